@@ -1,0 +1,168 @@
+//! SQL data types: identity (PostgreSQL type oids), typmods, and the per-type
+//! input/output, comparison, arithmetic and cast routines (PostgreSQL's utils/adt).
+
+pub mod numeric;
+
+use crate::ids::Oid;
+
+/// The built-in types Scalegres knows, with PostgreSQL's oids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TypeId {
+    Bool,
+    Int2,
+    Int4,
+    Int8,
+    Float4,
+    Float8,
+    Numeric,
+    Text,
+    Varchar,
+    /// `character(n)`, blank-padded.
+    Bpchar,
+    /// `name`: 63-byte identifiers in catalogs.
+    Name,
+    Oid,
+    /// `regclass`: an oid that prints as a relation name.
+    RegClass,
+    Date,
+    Timestamp,
+    Timestamptz,
+    /// Type of an untyped string literal before resolution.
+    Unknown,
+    Void,
+}
+
+impl TypeId {
+    pub fn oid(self) -> Oid {
+        match self {
+            TypeId::Bool => 16,
+            TypeId::Int2 => 21,
+            TypeId::Int4 => 23,
+            TypeId::Int8 => 20,
+            TypeId::Float4 => 700,
+            TypeId::Float8 => 701,
+            TypeId::Numeric => 1700,
+            TypeId::Text => 25,
+            TypeId::Varchar => 1043,
+            TypeId::Bpchar => 1042,
+            TypeId::Name => 19,
+            TypeId::Oid => 26,
+            TypeId::RegClass => 2205,
+            TypeId::Date => 1082,
+            TypeId::Timestamp => 1114,
+            TypeId::Timestamptz => 1184,
+            TypeId::Unknown => 705,
+            TypeId::Void => 2278,
+        }
+    }
+
+    pub const ALL: [TypeId; 18] = [
+        TypeId::Bool,
+        TypeId::Int2,
+        TypeId::Int4,
+        TypeId::Int8,
+        TypeId::Float4,
+        TypeId::Float8,
+        TypeId::Numeric,
+        TypeId::Text,
+        TypeId::Varchar,
+        TypeId::Bpchar,
+        TypeId::Name,
+        TypeId::Oid,
+        TypeId::RegClass,
+        TypeId::Date,
+        TypeId::Timestamp,
+        TypeId::Timestamptz,
+        TypeId::Unknown,
+        TypeId::Void,
+    ];
+
+    pub fn from_oid(oid: Oid) -> Option<TypeId> {
+        TypeId::ALL.iter().copied().find(|t| t.oid() == oid)
+    }
+
+    /// `pg_type.typname`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TypeId::Bool => "bool",
+            TypeId::Int2 => "int2",
+            TypeId::Int4 => "int4",
+            TypeId::Int8 => "int8",
+            TypeId::Float4 => "float4",
+            TypeId::Float8 => "float8",
+            TypeId::Numeric => "numeric",
+            TypeId::Text => "text",
+            TypeId::Varchar => "varchar",
+            TypeId::Bpchar => "bpchar",
+            TypeId::Name => "name",
+            TypeId::Oid => "oid",
+            TypeId::RegClass => "regclass",
+            TypeId::Date => "date",
+            TypeId::Timestamp => "timestamp",
+            TypeId::Timestamptz => "timestamptz",
+            TypeId::Unknown => "unknown",
+            TypeId::Void => "void",
+        }
+    }
+
+    /// `pg_type.typlen`: fixed size in bytes, or -1 for variable length.
+    pub fn typlen(self) -> i16 {
+        match self {
+            TypeId::Bool => 1,
+            TypeId::Int2 => 2,
+            TypeId::Int4 | TypeId::Oid | TypeId::RegClass | TypeId::Date | TypeId::Float4 => 4,
+            TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => 8,
+            TypeId::Name => 64,
+            TypeId::Void => 4,
+            TypeId::Unknown => -2,
+            TypeId::Numeric | TypeId::Text | TypeId::Varchar | TypeId::Bpchar => -1,
+        }
+    }
+
+    pub fn is_string(self) -> bool {
+        matches!(
+            self,
+            TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name | TypeId::Unknown
+        )
+    }
+
+    pub fn is_numeric_family(self) -> bool {
+        matches!(
+            self,
+            TypeId::Int2
+                | TypeId::Int4
+                | TypeId::Int8
+                | TypeId::Float4
+                | TypeId::Float8
+                | TypeId::Numeric
+        )
+    }
+}
+
+/// A type with its modifier, as stored in `pg_attribute.atttypmod`
+/// (-1: none; varchar(n)/char(n): n + 4; numeric(p,s): ((p << 16) | s) + 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DataType {
+    pub id: TypeId,
+    pub typmod: i32,
+}
+
+impl DataType {
+    pub const fn new(id: TypeId) -> Self {
+        DataType { id, typmod: -1 }
+    }
+    pub const fn with_typmod(id: TypeId, typmod: i32) -> Self {
+        DataType { id, typmod }
+    }
+    /// Declared length of varchar(n)/char(n), if any.
+    pub fn char_length(&self) -> Option<usize> {
+        (matches!(self.id, TypeId::Varchar | TypeId::Bpchar) && self.typmod >= 4)
+            .then(|| (self.typmod - 4) as usize)
+    }
+}
+
+impl From<TypeId> for DataType {
+    fn from(id: TypeId) -> Self {
+        DataType::new(id)
+    }
+}

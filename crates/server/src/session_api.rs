@@ -1,0 +1,96 @@
+//! The contract between the wire protocol (`protocol/`) and the SQL session
+//! (`session.rs`). The protocol layer owns framing, message order, prepared
+//! statement and portal names, and value encoding; the session owns parsing,
+//! planning, execution, transactions and settings.
+
+use std::sync::Arc;
+
+use common::{PgError, PgResult, Value};
+
+/// One column of a result, as sent in RowDescription.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnDesc {
+    pub name: String,
+    /// Oid of the table the column comes from, or 0.
+    pub table_oid: u32,
+    /// Attribute number in that table, or 0.
+    pub column_id: i16,
+    pub type_oid: u32,
+    pub type_len: i16,
+    pub type_mod: i32,
+}
+
+/// Receives the results of one statement, in order: `columns` at most once
+/// (only for statements that return rows), then `row` per row, then `complete`.
+pub trait ResultSink {
+    fn columns(&mut self, columns: &[ColumnDesc]) -> PgResult<()>;
+    fn row(&mut self, row: &[Value]) -> PgResult<()>;
+    /// `tag` is the CommandComplete tag, e.g. "SELECT 3" or "INSERT 0 1".
+    fn complete(&mut self, tag: &str) -> PgResult<()>;
+    /// A notice (e.g. "table does not exist, skipping") raised while executing.
+    fn notice(&mut self, notice: &PgError) -> PgResult<()>;
+}
+
+/// A parsed and analyzed statement (extended protocol's Parse).
+pub struct PreparedStatement {
+    pub sql: String,
+    /// Parameter type oids, resolved (never 0 after prepare succeeds).
+    pub param_types: Vec<u32>,
+    /// Result columns, or None for statements that return no rows (NoData).
+    pub columns: Option<Vec<ColumnDesc>>,
+    /// Session-private compiled form.
+    pub inner: Arc<dyn std::any::Any + Send + Sync>,
+}
+
+/// What the protocol layer needs from a SQL session.
+pub trait SessionHandler {
+    /// ParameterStatus pairs to send after authentication.
+    fn startup_parameters(&self) -> Vec<(String, String)>;
+    /// Settings reported to the client that changed since the last call
+    /// (sent as ParameterStatus before ReadyForQuery).
+    fn take_changed_parameters(&mut self) -> Vec<(String, String)>;
+    /// 'I' idle, 'T' in a transaction block, 'E' in a failed transaction block.
+    fn transaction_status(&self) -> u8;
+    /// Runs every statement of a simple Query message in order, stopping at the
+    /// first error, which is returned. Returns Ok(false) if the string held no
+    /// statement at all (EmptyQueryResponse).
+    fn simple_query(&mut self, sql: &str, sink: &mut dyn ResultSink) -> PgResult<bool>;
+    /// Parses one statement (extended protocol). `param_types` may hold 0 for
+    /// "infer". Empty string gives a statement that completes as EmptyQueryResponse:
+    /// it is reported with `columns == None` and `sql` empty.
+    fn prepare(&mut self, sql: &str, param_types: &[u32]) -> PgResult<PreparedStatement>;
+    /// Executes a prepared statement with bound parameter values, streaming all rows.
+    fn execute(
+        &mut self,
+        stmt: &PreparedStatement,
+        params: &[Value],
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<()>;
+    /// Called when an error was sent in the extended protocol, so an open
+    /// transaction block becomes failed until ROLLBACK.
+    fn on_extended_error(&mut self);
+    /// Called at Sync: ends an implicit transaction if no block is open.
+    fn sync(&mut self);
+    /// Client encoding/date style etc. are fixed to UTF8/ISO for value output.
+    fn session_timezone_offset_secs(&self) -> i32;
+}
+
+/// Parameters of a StartupMessage.
+#[derive(Debug, Clone, Default)]
+pub struct StartupParams {
+    pub user: String,
+    pub database: String,
+    /// Every other startup parameter (application_name, client_encoding, ...), plus
+    /// the `-c name=value` / `--name=value` settings found in `options`.
+    pub settings: Vec<(String, String)>,
+}
+
+/// Opens SQL sessions for new connections.
+pub trait SessionFactory: Send + Sync {
+    /// `cancel` is set by a CancelRequest naming this backend; the session polls it.
+    fn open(
+        &self,
+        params: &StartupParams,
+        cancel: Arc<std::sync::atomic::AtomicBool>,
+    ) -> PgResult<Box<dyn SessionHandler>>;
+}
