@@ -1,0 +1,611 @@
+//! The shared buffer pool (design.md §6). See the crate README for the rules.
+//!
+//! * descriptors: one atomic state word each (`state.rs`), pinned by CAS;
+//! * mapping: tag -> buffer id in 128 partitions, each under its own LWLock;
+//! * victims: the freelist first, then a clock sweep with an atomic hand;
+//! * rings (`strategy.rs`) keep big scans and bulk writes from flushing the pool.
+
+pub mod state;
+pub mod strategy;
+
+use std::alloc::Layout;
+use std::cell::UnsafeCell;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use common::{BlockNumber, RelFileLocator};
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
+use rustc_hash::{FxHashMap, FxHasher};
+
+use crate::lwlock::{ExclusiveGuard, LwLock, LwRwLock, SharedGuard, Tranche};
+use crate::page;
+use crate::smgr::Smgr;
+use crate::{ForkNumber, StorageError, StorageResult, BLCKSZ};
+use state::*;
+pub use strategy::{BufferStrategy, StrategyKind};
+
+pub const NUM_MAPPING_PARTITIONS: usize = 128;
+
+/// Identity of a page: relation fork and block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BufferTag {
+    pub rel: RelFileLocator,
+    pub fork: ForkNumber,
+    pub block: BlockNumber,
+}
+
+impl BufferTag {
+    fn hash_code(&self) -> u64 {
+        let mut h = FxHasher::default();
+        self.hash(&mut h);
+        h.finish()
+    }
+}
+
+const INVALID_TAG: BufferTag = BufferTag {
+    rel: RelFileLocator {
+        spc_oid: 0,
+        db_oid: 0,
+        rel_number: 0,
+    },
+    fork: ForkNumber::Main,
+    block: u32::MAX,
+};
+
+#[repr(align(64))]
+struct BufferDesc {
+    state: AtomicU32,
+    /// Written only under the header lock (state rule 2).
+    tag: UnsafeCell<BufferTag>,
+    content: LwLock,
+    io: LwLock,
+}
+
+#[repr(C, align(4096))]
+struct Frame([u8; BLCKSZ]);
+
+/// Counters behind pg_stat_bgwriter / pg_stat_database.
+#[derive(Default)]
+pub struct BufferStats {
+    pub buffers_alloc: AtomicU64,
+    pub buffers_backend: AtomicU64,
+    pub buffers_clean: AtomicU64,
+    pub buffers_checkpoint: AtomicU64,
+    pub blks_read: AtomicU64,
+    pub blks_hit: AtomicU64,
+}
+
+/// How to fill a buffer that is not yet in the pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadMode {
+    /// Read it from disk (verifying the checksum).
+    Normal,
+    /// The block is new: zero the frame instead of reading.
+    Zero,
+}
+
+pub struct BufferPool {
+    descs: Box<[BufferDesc]>,
+    frames: *mut Frame,
+    mapping: Box<[CachePadded<LwRwLock<FxHashMap<BufferTag, u32>>>]>,
+    /// Clock hand; `hand / nbuffers` is the number of complete passes.
+    clock_hand: CachePadded<AtomicU64>,
+    freelist: CachePadded<Mutex<Vec<u32>>>,
+    smgr: Arc<Smgr>,
+    pub stats: BufferStats,
+}
+
+// SAFETY: frames are accessed only under the owning descriptor's content lock
+// (or by the thread holding its I/O lock while the buffer is not yet valid).
+unsafe impl Send for BufferPool {}
+unsafe impl Sync for BufferPool {}
+
+/// Snapshot of one descriptor, for pg_buffercache.
+#[derive(Debug, Clone)]
+pub struct BufferInfo {
+    pub buffer_id: u32,
+    pub tag: Option<BufferTag>,
+    pub dirty: bool,
+    pub usage_count: u32,
+    pub pin_count: u32,
+}
+
+impl BufferPool {
+    /// Creates the pool for the server's life (it is never freed: every pin
+    /// handle refers to it as `&'static`).
+    pub fn new(nbuffers: usize, smgr: Arc<Smgr>) -> &'static BufferPool {
+        assert!(nbuffers >= 16, "shared_buffers too small");
+        let descs: Box<[BufferDesc]> = (0..nbuffers)
+            .map(|_| BufferDesc {
+                state: AtomicU32::new(0),
+                tag: UnsafeCell::new(INVALID_TAG),
+                content: LwLock::new(Tranche::BufferContent),
+                io: LwLock::new(Tranche::BufferIO),
+            })
+            .collect();
+        let layout = Layout::array::<Frame>(nbuffers).unwrap();
+        // SAFETY: non-zero layout; zeroed memory is a valid Frame.
+        let frames = unsafe { std::alloc::alloc_zeroed(layout) } as *mut Frame;
+        assert!(!frames.is_null(), "could not allocate shared buffers");
+        let mapping = (0..NUM_MAPPING_PARTITIONS)
+            .map(|_| CachePadded::new(LwRwLock::new(Tranche::BufferMapping, FxHashMap::default())))
+            .collect();
+        Box::leak(Box::new(BufferPool {
+            descs,
+            frames,
+            mapping,
+            clock_hand: CachePadded::new(AtomicU64::new(0)),
+            freelist: CachePadded::new(Mutex::new((0..nbuffers as u32).rev().collect())),
+            smgr,
+            stats: BufferStats::default(),
+        }))
+    }
+
+    pub fn nbuffers(&self) -> usize {
+        self.descs.len()
+    }
+
+    pub fn smgr(&self) -> &Arc<Smgr> {
+        &self.smgr
+    }
+
+    pub fn freelist_len(&self) -> usize {
+        self.freelist.lock().len()
+    }
+
+    #[inline]
+    fn frame_ptr(&self, id: u32) -> *mut u8 {
+        debug_assert!((id as usize) < self.descs.len());
+        // SAFETY: id is in range of the allocation.
+        unsafe { (*self.frames.add(id as usize)).0.as_mut_ptr() }
+    }
+
+    #[inline]
+    fn partition(&self, hash: u64) -> usize {
+        (hash % NUM_MAPPING_PARTITIONS as u64) as usize
+    }
+
+    /// Pins a buffer found through the mapping (partition lock held by caller).
+    #[inline]
+    fn pin_found(&self, id: u32, strategy: bool) {
+        update(&self.descs[id as usize].state, |s| {
+            let mut n = s + 1;
+            let u = usage(s);
+            if !strategy && u < MAX_USAGE {
+                n += USAGE_ONE;
+            } else if strategy && u == 0 {
+                n += USAGE_ONE;
+            }
+            Some(n)
+        });
+    }
+
+    #[inline]
+    fn unpin(&self, id: u32) {
+        let (old, _) = update(&self.descs[id as usize].state, |s| {
+            debug_assert!(refcount(s) > 0);
+            Some(s - 1)
+        });
+        debug_assert!(refcount(old) > 0, "unpin of an unpinned buffer");
+    }
+
+    /// Pins the page `tag`, reading it into the pool if needed.
+    pub fn read_buffer(
+        &'static self,
+        rel: RelFileLocator,
+        fork: ForkNumber,
+        block: BlockNumber,
+        mode: ReadMode,
+        strategy: Option<&mut BufferStrategy>,
+    ) -> StorageResult<Buffer> {
+        let tag = BufferTag { rel, fork, block };
+        let hash = tag.hash_code();
+        let part = &self.mapping[self.partition(hash)];
+        let mut strategy = strategy;
+        loop {
+            let found = {
+                let map = part.read();
+                map.get(&tag).copied().inspect(|&id| {
+                    self.pin_found(id, strategy.is_some());
+                })
+            };
+            if let Some(id) = found {
+                let buf = Buffer { pool: self, id };
+                if self.descs[id as usize].state.load(Ordering::Acquire) & VALID != 0 {
+                    self.stats.blks_hit.fetch_add(1, Ordering::Relaxed);
+                    return Ok(buf);
+                }
+                // Someone is reading it in: wait for their I/O, then re-check.
+                drop(self.descs[id as usize].io.shared());
+                if self.descs[id as usize].state.load(Ordering::Acquire) & VALID != 0 {
+                    self.stats.blks_hit.fetch_add(1, Ordering::Relaxed);
+                    return Ok(buf);
+                }
+                continue; // their read failed; try ourselves
+            }
+            match self.alloc_buffer(tag, hash, strategy.as_deref_mut())? {
+                Alloc::Found(id) => {
+                    let buf = Buffer { pool: self, id };
+                    if self.descs[id as usize].state.load(Ordering::Acquire) & VALID != 0 {
+                        return Ok(buf);
+                    }
+                    continue;
+                }
+                Alloc::New(id, io_guard) => {
+                    return self.fill_new_buffer(tag, hash, id, io_guard, mode);
+                }
+            }
+        }
+    }
+
+    fn fill_new_buffer(
+        &'static self,
+        tag: BufferTag,
+        hash: u64,
+        id: u32,
+        io_guard: ExclusiveGuard<'static>,
+        mode: ReadMode,
+    ) -> StorageResult<Buffer> {
+        // SAFETY: the buffer is not VALID, so nobody else touches the frame while
+        // we hold its I/O lock exclusively.
+        let frame = unsafe { std::slice::from_raw_parts_mut(self.frame_ptr(id), BLCKSZ) };
+        let result = match mode {
+            ReadMode::Zero => {
+                frame.fill(0);
+                Ok(())
+            }
+            ReadMode::Normal => {
+                self.stats.blks_read.fetch_add(1, Ordering::Relaxed);
+                self.smgr
+                    .read_block(tag.rel, tag.fork, tag.block, frame)
+                    .and_then(|_| {
+                        if page::verify_checksum(frame, tag.block) {
+                            Ok(())
+                        } else {
+                            Err(StorageError::Corrupt {
+                                block: tag.block,
+                                path: Smgr::relative_path(tag.rel, tag.fork),
+                            })
+                        }
+                    })
+            }
+        };
+        let desc = &self.descs[id as usize];
+        match result {
+            Ok(()) => {
+                update(&desc.state, |s| Some(s | VALID));
+                drop(io_guard);
+                Ok(Buffer { pool: self, id })
+            }
+            Err(e) => {
+                // Forget the mapping so the next reader retries from disk.
+                {
+                    let mut map = self.mapping[self.partition(hash)].write();
+                    if map.get(&tag) == Some(&id) {
+                        map.remove(&tag);
+                    }
+                    let s = lock_header(&desc.state);
+                    unlock_header(&desc.state, (s & !(TAG_VALID | VALID | DIRTY)) | IO_ERROR);
+                }
+                drop(io_guard);
+                self.unpin(id);
+                Err(e)
+            }
+        }
+    }
+
+    /// Finds a victim and, holding the mapping locks, either discovers that
+    /// someone else mapped `tag` meanwhile or maps the victim to `tag`.
+    fn alloc_buffer(
+        &'static self,
+        tag: BufferTag,
+        hash: u64,
+        mut strategy: Option<&mut BufferStrategy>,
+    ) -> StorageResult<Alloc> {
+        self.stats.buffers_alloc.fetch_add(1, Ordering::Relaxed);
+        loop {
+            let victim = self.get_victim(strategy.as_deref_mut())?;
+            let desc = &self.descs[victim as usize];
+            let s = desc.state.load(Ordering::Acquire);
+            if s & DIRTY != 0 {
+                if let Err(e) = self.flush_buffer(victim) {
+                    self.unpin(victim);
+                    return Err(e);
+                }
+                self.stats.buffers_backend.fetch_add(1, Ordering::Relaxed);
+            }
+            let s = desc.state.load(Ordering::Acquire);
+            // SAFETY: we hold a pin, so the tag cannot change under us (rule 2).
+            let old_tag = (s & TAG_VALID != 0).then(|| unsafe { *desc.tag.get() });
+            let new_part = self.partition(hash);
+            let old_part = old_tag.map(|t| self.partition(t.hash_code()));
+            // Lock partitions in number order (crate README, lock order rule).
+            let (first, second) = match old_part {
+                Some(op) if op != new_part => (op.min(new_part), Some(op.max(new_part))),
+                _ => (new_part, None),
+            };
+            let mut g1 = self.mapping[first].write();
+            let mut g2 = second.map(|p| self.mapping[p].write());
+            let new_map: &mut FxHashMap<BufferTag, u32> = if first == new_part {
+                &mut g1
+            } else {
+                g2.as_mut().unwrap()
+            };
+            if let Some(&existing) = new_map.get(&tag) {
+                self.pin_found(existing, strategy.is_some());
+                drop(g2);
+                drop(g1);
+                self.unpin(victim);
+                return Ok(Alloc::Found(existing));
+            }
+            let s = lock_header(&desc.state);
+            if refcount(s) != 1 || s & DIRTY != 0 {
+                // Pinned or re-dirtied by someone else since we chose it.
+                unlock_header(&desc.state, s);
+                drop(g2);
+                drop(g1);
+                self.unpin(victim);
+                continue;
+            }
+            new_map.insert(tag, victim);
+            if let Some(ot) = old_tag {
+                let old_map: &mut FxHashMap<BufferTag, u32> = if old_part == Some(first) {
+                    &mut g1
+                } else {
+                    g2.as_mut().unwrap()
+                };
+                old_map.remove(&ot);
+            }
+            // SAFETY: header lock held, refcount is our pin only (rule 2).
+            unsafe { *desc.tag.get() = tag };
+            let io = desc.io.exclusive();
+            unlock_header(&desc.state, 1 | USAGE_ONE | TAG_VALID);
+            drop(g2);
+            drop(g1);
+            if let Some(st) = strategy.as_deref_mut() {
+                st.remember(victim);
+            }
+            // SAFETY: the guard borrows a descriptor of a 'static pool.
+            let io: ExclusiveGuard<'static> = unsafe { std::mem::transmute(io) };
+            return Ok(Alloc::New(victim, io));
+        }
+    }
+
+    /// Returns a pinned buffer with refcount 1 (ours) that nobody else uses.
+    fn get_victim(&self, mut strategy: Option<&mut BufferStrategy>) -> StorageResult<u32> {
+        if let Some(st) = strategy.as_deref_mut() {
+            if let Some(id) = st.current() {
+                let desc = &self.descs[id as usize];
+                let (old, new) = update(&desc.state, |s| {
+                    (refcount(s) == 0 && usage(s) <= 1).then_some(s + 1)
+                });
+                if old != new {
+                    return Ok(id);
+                }
+            }
+        }
+        loop {
+            let Some(id) = self.freelist.lock().pop() else {
+                break;
+            };
+            let desc = &self.descs[id as usize];
+            let (old, new) =
+                update(&desc.state, |s| (refcount(s) == 0 && usage(s) == 0).then_some(s + 1));
+            if old != new {
+                return Ok(id);
+            }
+        }
+        let n = self.descs.len() as u64;
+        let mut tries = n * (MAX_USAGE as u64 + 1);
+        loop {
+            let hand = self.clock_hand.fetch_add(1, Ordering::Relaxed) % n;
+            let desc = &self.descs[hand as usize];
+            let (old, new) = update(&desc.state, |s| {
+                if refcount(s) != 0 {
+                    None
+                } else if usage(s) > 0 {
+                    Some(s - USAGE_ONE)
+                } else {
+                    Some(s + 1)
+                }
+            });
+            if old != new && refcount(new) == 1 {
+                return Ok(hand as u32);
+            }
+            tries -= 1;
+            if tries == 0 {
+                return Err(StorageError::NoFreeBuffers);
+            }
+        }
+    }
+
+    /// Writes a dirty buffer out. The caller holds a pin.
+    fn flush_buffer(&self, id: u32) -> StorageResult<()> {
+        let desc = &self.descs[id as usize];
+        let _content = desc.content.shared();
+        let _io = desc.io.exclusive();
+        let (old, _) = update(&desc.state, |s| {
+            (s & DIRTY != 0 && s & VALID != 0).then_some(s & !JUST_DIRTIED)
+        });
+        if old & DIRTY == 0 || old & VALID == 0 {
+            return Ok(());
+        }
+        // SAFETY: pinned, tag stable.
+        let tag = unsafe { *desc.tag.get() };
+        let mut copy = Box::new(Frame([0; BLCKSZ]));
+        // SAFETY: content lock held in shared mode: nobody modifies the frame.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.frame_ptr(id), copy.0.as_mut_ptr(), BLCKSZ)
+        };
+        page::set_checksum(&mut copy.0, tag.block);
+        self.smgr.write_block(tag.rel, tag.fork, tag.block, &copy.0)?;
+        update(&desc.state, |s| {
+            Some(if s & JUST_DIRTIED == 0 { s & !DIRTY } else { s })
+        });
+        Ok(())
+    }
+
+    /// Writes every dirty buffer and fsyncs the files (shutdown, checkpoint).
+    pub fn flush_all(&'static self) -> StorageResult<()> {
+        for id in 0..self.descs.len() as u32 {
+            let desc = &self.descs[id as usize];
+            if desc.state.load(Ordering::Acquire) & DIRTY == 0 {
+                continue;
+            }
+            let (old, new) = update(&desc.state, |s| (s & VALID != 0).then_some(s + 1));
+            if old == new {
+                continue;
+            }
+            let r = self.flush_buffer(id);
+            self.unpin(id);
+            r?;
+            self.stats.buffers_checkpoint.fetch_add(1, Ordering::Relaxed);
+        }
+        self.smgr.sync_all()
+    }
+
+    /// Forgets every buffer of `rel` without writing it (DROP/TRUNCATE).
+    pub fn drop_relation_buffers(&self, rel: RelFileLocator) {
+        for id in 0..self.descs.len() as u32 {
+            let desc = &self.descs[id as usize];
+            // SAFETY: racy peek; re-checked under the locks below.
+            let peek = unsafe { *desc.tag.get() };
+            if peek.rel != rel || desc.state.load(Ordering::Acquire) & TAG_VALID == 0 {
+                continue;
+            }
+            let mut map = self.mapping[self.partition(peek.hash_code())].write();
+            let s = lock_header(&desc.state);
+            // SAFETY: header lock held.
+            let tag = unsafe { *desc.tag.get() };
+            if s & TAG_VALID == 0 || tag.rel != rel {
+                unlock_header(&desc.state, s);
+                continue;
+            }
+            debug_assert_eq!(refcount(s), 0, "dropping a pinned buffer of {rel:?}");
+            map.remove(&tag);
+            unlock_header(&desc.state, s & !(TAG_VALID | VALID | DIRTY | JUST_DIRTIED) & !USAGE_MASK);
+            drop(map);
+            self.freelist.lock().push(id);
+        }
+    }
+
+    /// Descriptor snapshots for pg_buffercache.
+    pub fn buffer_infos(&self) -> Vec<BufferInfo> {
+        self.descs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let s = lock_header(&d.state);
+                // SAFETY: header lock held.
+                let tag = unsafe { *d.tag.get() };
+                unlock_header(&d.state, s);
+                BufferInfo {
+                    buffer_id: i as u32,
+                    tag: (s & VALID != 0).then_some(tag),
+                    dirty: s & DIRTY != 0,
+                    usage_count: usage(s),
+                    pin_count: refcount(s),
+                }
+            })
+            .collect()
+    }
+}
+
+enum Alloc {
+    Found(u32),
+    New(u32, ExclusiveGuard<'static>),
+}
+
+/// A pinned buffer. Unpinned on drop. Lock its content to read or change the page.
+pub struct Buffer {
+    pool: &'static BufferPool,
+    id: u32,
+}
+
+impl Buffer {
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    pub fn tag(&self) -> BufferTag {
+        // SAFETY: pinned, so the tag is stable.
+        unsafe { *self.pool.descs[self.id as usize].tag.get() }
+    }
+
+    pub fn block(&self) -> BlockNumber {
+        self.tag().block
+    }
+
+    /// Takes the content lock in shared mode.
+    pub fn read(&self) -> PageRead<'_> {
+        let guard = self.pool.descs[self.id as usize].content.shared();
+        PageRead {
+            _guard: guard,
+            // SAFETY: shared content lock held for the guard's life.
+            page: unsafe { std::slice::from_raw_parts(self.pool.frame_ptr(self.id), BLCKSZ) },
+        }
+    }
+
+    /// Takes the content lock in exclusive mode.
+    pub fn write(&self) -> PageWrite<'_> {
+        let guard = self.pool.descs[self.id as usize].content.exclusive();
+        PageWrite {
+            buffer: self,
+            _guard: guard,
+            // SAFETY: exclusive content lock held for the guard's life.
+            page: unsafe {
+                std::slice::from_raw_parts_mut(self.pool.frame_ptr(self.id), BLCKSZ)
+            },
+        }
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        self.pool.unpin(self.id);
+    }
+}
+
+pub struct PageRead<'a> {
+    _guard: SharedGuard<'a>,
+    page: &'a [u8],
+}
+impl std::ops::Deref for PageRead<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.page
+    }
+}
+
+pub struct PageWrite<'a> {
+    buffer: &'a Buffer,
+    _guard: ExclusiveGuard<'a>,
+    page: &'a mut [u8],
+}
+impl PageWrite<'_> {
+    /// Marks the page dirty; the exclusive content lock proves we changed it.
+    pub fn mark_dirty(&mut self) {
+        let desc = &self.buffer.pool.descs[self.buffer.id as usize];
+        let s = desc.state.load(Ordering::Relaxed);
+        if s & (DIRTY | JUST_DIRTIED) == DIRTY | JUST_DIRTIED {
+            return;
+        }
+        update(&desc.state, |s| Some(s | DIRTY | JUST_DIRTIED));
+    }
+}
+impl std::ops::Deref for PageWrite<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.page
+    }
+}
+impl std::ops::DerefMut for PageWrite<'_> {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        self.page
+    }
+}
+
+#[cfg(test)]
+mod tests;
