@@ -1,1 +1,7 @@
-//! access
+//! Access methods: the heap (tuple format, insert/update/delete, scans).
+//! B-tree indexes join here later. See README.md.
+
+pub mod heap;
+pub mod tuple;
+
+pub use heap::{HeapScan, InsertTarget, Tid};

@@ -1,1 +1,315 @@
-//! catalog
+//! The system catalog: databases, schemas, tables and their columns, roles.
+//!
+//! Stored durably by the server in `global/pg_catalog.json`, rewritten
+//! atomically (write, fsync, rename, fsync directory) on every DDL. Readers
+//! take a cheap `Arc` snapshot of the whole catalog, so a statement sees one
+//! consistent version even while DDL runs. DDL is not transactional yet: it
+//! takes effect at once, even inside a transaction block that later rolls back.
+//!
+//! Lock order: `Catalog::ddl` (serialises writers) before `Catalog::current`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use common::ids::{DEFAULT_TABLESPACE_OID, GLOBAL_TABLESPACE_OID};
+use common::{DataType, Oid, PgError, PgResult, RelFileLocator, SqlState, TypeId};
+use parking_lot::{Mutex, RwLock};
+use serde::{Deserialize, Serialize};
+
+pub const PG_CATALOG_NAMESPACE: Oid = 11;
+pub const PUBLIC_NAMESPACE: Oid = 2200;
+pub const INFORMATION_SCHEMA_NAMESPACE: Oid = 13000;
+pub const BOOTSTRAP_SUPERUSER: Oid = 10;
+pub const TEMPLATE1_OID: Oid = 1;
+pub const POSTGRES_DB_OID: Oid = 5;
+pub const FIRST_NORMAL_OID: Oid = 16384;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Column {
+    pub name: String,
+    pub type_oid: Oid,
+    pub typmod: i32,
+    pub not_null: bool,
+    /// DEFAULT expression as SQL text.
+    pub default: Option<String>,
+}
+
+impl Column {
+    pub fn data_type(&self) -> DataType {
+        DataType::with_typmod(
+            TypeId::from_oid(self.type_oid).expect("catalog holds known types"),
+            self.typmod,
+        )
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Table {
+    pub oid: Oid,
+    pub name: String,
+    pub namespace: Oid,
+    pub db_oid: Oid,
+    pub relfilenode: Oid,
+    pub columns: Vec<Column>,
+}
+
+impl Table {
+    pub fn locator(&self) -> RelFileLocator {
+        RelFileLocator {
+            spc_oid: DEFAULT_TABLESPACE_OID,
+            db_oid: self.db_oid,
+            rel_number: self.relfilenode,
+        }
+    }
+    pub fn column_types(&self) -> Vec<DataType> {
+        self.columns.iter().map(Column::data_type).collect()
+    }
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Database {
+    pub oid: Oid,
+    pub name: String,
+    pub owner: Oid,
+    pub allow_connections: bool,
+    pub is_template: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Namespace {
+    pub oid: Oid,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Role {
+    pub oid: Oid,
+    pub name: String,
+    pub superuser: bool,
+}
+
+/// One consistent version of the whole catalog.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CatalogData {
+    pub next_oid: Oid,
+    pub databases: BTreeMap<Oid, Database>,
+    pub namespaces: BTreeMap<Oid, Namespace>,
+    pub roles: BTreeMap<Oid, Role>,
+    pub tables: BTreeMap<Oid, Table>,
+}
+
+impl CatalogData {
+    fn bootstrap() -> Self {
+        let mut d = CatalogData {
+            next_oid: FIRST_NORMAL_OID,
+            databases: BTreeMap::new(),
+            namespaces: BTreeMap::new(),
+            roles: BTreeMap::new(),
+            tables: BTreeMap::new(),
+        };
+        for (oid, name, template) in [(TEMPLATE1_OID, "template1", true), (POSTGRES_DB_OID, "postgres", false)] {
+            d.databases.insert(
+                oid,
+                Database {
+                    oid,
+                    name: name.into(),
+                    owner: BOOTSTRAP_SUPERUSER,
+                    allow_connections: true,
+                    is_template: template,
+                },
+            );
+        }
+        for (oid, name) in [
+            (PG_CATALOG_NAMESPACE, "pg_catalog"),
+            (PUBLIC_NAMESPACE, "public"),
+            (INFORMATION_SCHEMA_NAMESPACE, "information_schema"),
+        ] {
+            d.namespaces.insert(oid, Namespace { oid, name: name.into() });
+        }
+        d.roles.insert(
+            BOOTSTRAP_SUPERUSER,
+            Role {
+                oid: BOOTSTRAP_SUPERUSER,
+                name: "postgres".into(),
+                superuser: true,
+            },
+        );
+        d
+    }
+
+    pub fn database_by_name(&self, name: &str) -> Option<&Database> {
+        self.databases.values().find(|d| d.name == name)
+    }
+    pub fn namespace_by_name(&self, name: &str) -> Option<&Namespace> {
+        self.namespaces.values().find(|n| n.name == name)
+    }
+    pub fn role_by_name(&self, name: &str) -> Option<&Role> {
+        self.roles.values().find(|r| r.name == name)
+    }
+    pub fn table(&self, db: Oid, namespace: Oid, name: &str) -> Option<&Table> {
+        self.tables
+            .values()
+            .find(|t| t.db_oid == db && t.namespace == namespace && t.name == name)
+    }
+    pub fn table_by_oid(&self, oid: Oid) -> Option<&Table> {
+        self.tables.get(&oid)
+    }
+    fn alloc_oid(&mut self) -> Oid {
+        let o = self.next_oid;
+        self.next_oid += 1;
+        o
+    }
+}
+
+pub struct Catalog {
+    path: PathBuf,
+    ddl: Mutex<()>,
+    current: RwLock<Arc<CatalogData>>,
+}
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> PgError {
+    PgError::new(SqlState::IO_ERROR, format!("could not {what} \"{}\": {e}", path.display()))
+}
+
+impl Catalog {
+    /// Opens the catalog of `data_dir`, creating the bootstrap catalog if absent.
+    pub fn open(data_dir: &Path) -> PgResult<Catalog> {
+        let path = data_dir.join("global").join("pg_catalog.json");
+        let data = match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                PgError::new(SqlState::DATA_CORRUPTED, format!("catalog file is corrupt: {e}"))
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let d = CatalogData::bootstrap();
+                write_atomically(&path, &d)?;
+                d
+            }
+            Err(e) => return Err(io_error("read", &path, e)),
+        };
+        Ok(Catalog {
+            path,
+            ddl: Mutex::new(()),
+            current: RwLock::new(Arc::new(data)),
+        })
+    }
+
+    /// The current catalog version.
+    pub fn snapshot(&self) -> Arc<CatalogData> {
+        self.current.read().clone()
+    }
+
+    /// Applies a DDL change: `f` edits a copy, which is written durably and
+    /// then published. An error from `f` leaves the catalog unchanged.
+    pub fn modify<R>(&self, f: impl FnOnce(&mut CatalogData) -> PgResult<R>) -> PgResult<R> {
+        let _ddl = self.ddl.lock();
+        let mut copy = (**self.current.read()).clone();
+        let r = f(&mut copy)?;
+        write_atomically(&self.path, &copy)?;
+        *self.current.write() = Arc::new(copy);
+        Ok(r)
+    }
+
+    /// Creates a table; returns it. Errors: 42P07 if it exists.
+    pub fn create_table(&self, db: Oid, namespace: Oid, name: &str, columns: Vec<Column>) -> PgResult<Table> {
+        self.modify(|c| {
+            if c.table(db, namespace, name).is_some() {
+                return Err(PgError::new(
+                    SqlState::DUPLICATE_TABLE,
+                    format!("relation \"{name}\" already exists"),
+                ));
+            }
+            let oid = c.alloc_oid();
+            let t = Table {
+                oid,
+                name: name.to_owned(),
+                namespace,
+                db_oid: db,
+                relfilenode: oid,
+                columns,
+            };
+            c.tables.insert(oid, t.clone());
+            Ok(t)
+        })
+    }
+
+    pub fn drop_table(&self, oid: Oid) -> PgResult<Option<Table>> {
+        self.modify(|c| Ok(c.tables.remove(&oid)))
+    }
+
+    /// Gives the table a new, empty relfilenode (TRUNCATE); returns the old locator.
+    pub fn new_relfilenode(&self, oid: Oid) -> PgResult<(RelFileLocator, Table)> {
+        self.modify(|c| {
+            let node = c.alloc_oid();
+            let t = c.tables.get_mut(&oid).ok_or_else(|| PgError::internal("table vanished"))?;
+            let old = t.locator();
+            t.relfilenode = node;
+            Ok((old, t.clone()))
+        })
+    }
+
+    pub fn add_column(&self, oid: Oid, column: Column) -> PgResult<Table> {
+        self.modify(|c| {
+            let t = c.tables.get_mut(&oid).ok_or_else(|| PgError::internal("table vanished"))?;
+            if t.column_index(&column.name).is_some() {
+                return Err(PgError::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!("column \"{}\" of relation \"{}\" already exists", column.name, t.name),
+                ));
+            }
+            t.columns.push(column);
+            Ok(t.clone())
+        })
+    }
+}
+
+fn write_atomically(path: &Path, data: &CatalogData) -> PgResult<()> {
+    let dir = path.parent().expect("catalog path has a parent");
+    std::fs::create_dir_all(dir).map_err(|e| io_error("create directory", dir, e))?;
+    let tmp = path.with_extension("tmp");
+    let bytes = serde_json::to_vec(data).expect("catalog serialises");
+    std::fs::write(&tmp, bytes).map_err(|e| io_error("write", &tmp, e))?;
+    std::fs::File::open(&tmp)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| io_error("fsync", &tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| io_error("rename", &tmp, e))?;
+    std::fs::File::open(dir)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| io_error("fsync", dir, e))?;
+    Ok(())
+}
+
+/// Tablespace oid of shared catalogs (for pg_relation_filepath of those).
+pub const GLOBAL_TABLESPACE: Oid = GLOBAL_TABLESPACE_OID;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalog_survives_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Catalog::open(dir.path()).unwrap();
+        let col = Column {
+            name: "a".into(),
+            type_oid: 23,
+            typmod: -1,
+            not_null: true,
+            default: None,
+        };
+        let t = c.create_table(POSTGRES_DB_OID, PUBLIC_NAMESPACE, "t", vec![col.clone()]).unwrap();
+        let err = c
+            .create_table(POSTGRES_DB_OID, PUBLIC_NAMESPACE, "t", vec![col])
+            .unwrap_err();
+        assert_eq!(err.code, SqlState::DUPLICATE_TABLE);
+        drop(c);
+        let c = Catalog::open(dir.path()).unwrap();
+        let snap = c.snapshot();
+        let t2 = snap.table(POSTGRES_DB_OID, PUBLIC_NAMESPACE, "t").unwrap();
+        assert_eq!(t2.oid, t.oid);
+        assert!(snap.database_by_name("template1").is_some());
+    }
+}

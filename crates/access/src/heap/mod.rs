@@ -1,0 +1,290 @@
+//! Heap relations: unordered tuple versions in slotted pages (design.md §5).
+//!
+//! Rules:
+//! 1. A tuple's bytes are read or changed only under its page's content lock
+//!    (shared to read, exclusive to set xmax/ctid or add tuples).
+//! 2. Updates are a delete (xmax set, ctid pointing at the new version) plus an
+//!    insert; the old version stays until VACUUM.
+//! 3. A writer that finds xmax set by a running transaction waits for it; if
+//!    that transaction committed, the statement fails with 40001 (READ COMMITTED
+//!    re-check of the new version is a later step).
+
+use common::{BlockNumber, PgError, PgResult, RelFileLocator, SqlState, Xid};
+use storage::buffer::{Buffer, BufferPool, BufferStrategy, ReadMode, StrategyKind};
+use storage::page::{self, OffsetNumber};
+use storage::{fsm, ForkNumber};
+use txn::{Snapshot, TransactionManager, XidStatus};
+
+use crate::tuple;
+
+/// A tuple's address: block and 1-based offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Tid {
+    pub block: BlockNumber,
+    pub offset: OffsetNumber,
+}
+
+/// Where inserts go: the last block used (PostgreSQL's rd_targblock) and,
+/// for bulk loads, the pinned buffer and a ring.
+pub struct InsertTarget {
+    current: Option<Buffer>,
+    strategy: Option<BufferStrategy>,
+}
+
+impl InsertTarget {
+    pub fn new() -> Self {
+        InsertTarget {
+            current: None,
+            strategy: None,
+        }
+    }
+    /// For loads big enough to flush the pool (INSERT ... SELECT, COPY).
+    pub fn bulk(pool: &BufferPool) -> Self {
+        InsertTarget {
+            current: None,
+            strategy: Some(BufferStrategy::new(StrategyKind::BulkWrite, pool.nbuffers())),
+        }
+    }
+}
+
+impl Default for InsertTarget {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Inserts a formed tuple (header already stamped with xmin/cmin).
+pub fn insert(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    tuple_bytes: &mut [u8],
+    target: &mut InsertTarget,
+) -> PgResult<Tid> {
+    if tuple_bytes.len() > page::MAX_ITEM_SIZE {
+        return Err(PgError::new(
+            SqlState::PROGRAM_LIMIT_EXCEEDED,
+            format!(
+                "row is too big: size {}, maximum size {}",
+                tuple_bytes.len(),
+                page::MAX_ITEM_SIZE
+            ),
+        ));
+    }
+    let needed = (tuple_bytes.len() + 7) & !7;
+    loop {
+        if let Some(buf) = &target.current {
+            let block = buf.block();
+            let mut pg = buf.write();
+            if page::free_space(&pg) >= needed {
+                tuple::set_ctid(tuple_bytes, block, page::item_count(&pg) + 1);
+                let off = page::add_item(&mut pg, tuple_bytes).expect("space checked");
+                pg.mark_dirty();
+                return Ok(Tid { block, offset: off });
+            }
+            let free = page::free_space(&pg);
+            drop(pg);
+            target.current = None;
+            fsm::record_free_space(pool, rel, block, free)?;
+        }
+        // Another page: one the FSM knows has room, else a new one.
+        let buf = match fsm::search(pool, rel, needed)? {
+            Some(block) if block < pool.smgr().nblocks(rel, ForkNumber::Main)? => {
+                let b = pool.read_buffer(rel, ForkNumber::Main, block, ReadMode::Normal, target.strategy.as_mut())?;
+                if page::free_space(&b.read()) < needed {
+                    fsm::record_free_space(pool, rel, block, page::free_space(&b.read()))?;
+                    continue;
+                }
+                b
+            }
+            _ => {
+                let block = pool.smgr().extend(rel, ForkNumber::Main, 1)?;
+                let b = pool.read_buffer(rel, ForkNumber::Main, block, ReadMode::Zero, target.strategy.as_mut())?;
+                {
+                    let mut pg = b.write();
+                    page::init(&mut pg, 0);
+                    pg.mark_dirty();
+                }
+                b
+            }
+        };
+        target.current = Some(buf);
+    }
+}
+
+/// Outcome of trying to delete/update one tuple version.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ModifyResult {
+    Done,
+    /// Already deleted or updated by this command (not an error: skip it).
+    SelfModified,
+}
+
+/// Sets xmax on the tuple at `tid`, waiting for a concurrent writer (rule 3).
+pub fn mark_deleted(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    tid: Tid,
+    xid: Xid,
+    cid: u32,
+    tm: &TransactionManager,
+    cancelled: &dyn Fn() -> bool,
+) -> PgResult<ModifyResult> {
+    let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
+    loop {
+        let mut pg = buf.write();
+        let Some(t) = page::item_mut(&mut pg, tid.offset) else {
+            return Err(PgError::internal(format!("tuple {tid:?} vanished")));
+        };
+        let xmax = tuple::xmax(t);
+        let free = xmax == 0 || (xmax != xid && tm.status(xmax) == XidStatus::Aborted);
+        if free {
+            tuple::set_xmax(t, xid, cid);
+            pg.mark_dirty();
+            return Ok(ModifyResult::Done);
+        }
+        if xmax == xid {
+            return Ok(ModifyResult::SelfModified);
+        }
+        drop(pg);
+        match tm.wait_for(xmax, cancelled) {
+            None => {
+                return Err(PgError::new(
+                    SqlState::QUERY_CANCELED,
+                    "canceling statement due to user request",
+                ))
+            }
+            Some(XidStatus::Committed) => {
+                return Err(PgError::new(
+                    SqlState::SERIALIZATION_FAILURE,
+                    "could not serialize access due to concurrent update",
+                ))
+            }
+            Some(_) => continue,
+        }
+    }
+}
+
+/// Points the old version's ctid at its replacement (after `mark_deleted` and
+/// the insert of the new version).
+pub fn link_update(pool: &'static BufferPool, rel: RelFileLocator, old: Tid, new: Tid) -> PgResult<()> {
+    let buf = pool.read_buffer(rel, ForkNumber::Main, old.block, ReadMode::Normal, None)?;
+    let mut pg = buf.write();
+    if let Some(t) = page::item_mut(&mut pg, old.offset) {
+        tuple::set_ctid(t, new.block, new.offset);
+        let m = tuple::infomask(t) | tuple::UPDATED;
+        tuple::set_infomask(t, m);
+        pg.mark_dirty();
+    }
+    Ok(())
+}
+
+/// Sequential scan over the visible tuples of a heap, a page at a time.
+pub struct HeapScan<'a> {
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    snapshot: &'a Snapshot,
+    tm: &'a TransactionManager,
+    next_block: BlockNumber,
+    end_block: BlockNumber,
+    strategy: Option<BufferStrategy>,
+}
+
+impl<'a> HeapScan<'a> {
+    pub fn new(
+        pool: &'static BufferPool,
+        rel: RelFileLocator,
+        snapshot: &'a Snapshot,
+        tm: &'a TransactionManager,
+    ) -> PgResult<Self> {
+        let nblocks = pool.smgr().nblocks(rel, ForkNumber::Main)?;
+        // Tables over a quarter of the pool scan through a ring (seed 003).
+        let strategy = (nblocks as usize > pool.nbuffers() / 4)
+            .then(|| BufferStrategy::new(StrategyKind::BulkRead, pool.nbuffers()));
+        Ok(HeapScan {
+            pool,
+            rel,
+            snapshot,
+            tm,
+            next_block: 0,
+            end_block: nblocks,
+            strategy,
+        })
+    }
+
+    pub fn nblocks(&self) -> BlockNumber {
+        self.end_block
+    }
+
+    /// Calls `f` for each visible tuple of the next page, under its share
+    /// lock. Returns Ok(false) when the scan is done.
+    pub fn next_page(&mut self, mut f: impl FnMut(Tid, &[u8]) -> PgResult<()>) -> PgResult<bool> {
+        if self.next_block >= self.end_block {
+            return Ok(false);
+        }
+        let block = self.next_block;
+        self.next_block += 1;
+        let buf = self.pool.read_buffer(
+            self.rel,
+            ForkNumber::Main,
+            block,
+            ReadMode::Normal,
+            self.strategy.as_mut(),
+        )?;
+        let pg = buf.read();
+        for off in 1..=page::item_count(&pg) {
+            let Some(t) = page::item(&pg, off) else {
+                continue;
+            };
+            if self.snapshot.tuple_visible(
+                tuple::xmin(t),
+                tuple::cmin(t),
+                tuple::xmax(t),
+                tuple::cmax(t),
+                self.tm,
+            ) {
+                f(Tid { block, offset: off }, t)?;
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Fetches the tuple at `tid` if visible (TID scans, re-reads).
+pub fn fetch(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    tid: Tid,
+    snapshot: &Snapshot,
+    tm: &TransactionManager,
+    out: &mut Vec<u8>,
+) -> PgResult<bool> {
+    if tid.block >= pool.smgr().nblocks(rel, ForkNumber::Main)? || tid.offset == 0 {
+        return Ok(false);
+    }
+    let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
+    let pg = buf.read();
+    if tid.offset > page::item_count(&pg) {
+        return Ok(false);
+    }
+    let Some(t) = page::item(&pg, tid.offset) else {
+        return Ok(false);
+    };
+    if !snapshot.tuple_visible(tuple::xmin(t), tuple::cmin(t), tuple::xmax(t), tuple::cmax(t), tm) {
+        return Ok(false);
+    }
+    out.clear();
+    out.extend_from_slice(t);
+    Ok(true)
+}
+
+/// Creates the relation's main fork file.
+pub fn create_storage(pool: &'static BufferPool, rel: RelFileLocator) -> PgResult<()> {
+    pool.smgr().create(rel, ForkNumber::Main)?;
+    Ok(())
+}
+
+/// Drops the relation's buffers and files.
+pub fn drop_storage(pool: &'static BufferPool, rel: RelFileLocator) {
+    pool.drop_relation_buffers(rel);
+    pool.smgr().unlink(rel);
+}

@@ -1,0 +1,221 @@
+//! Heap tuple format.
+//!
+//! ```text
+//! 0..8    xmin      (64-bit xid that inserted this version)
+//! 8..16   xmax      (64-bit xid that deleted/updated it, or 0)
+//! 16..20  cmin      (command id within xmin's transaction)
+//! 20..24  cmax      (command id within xmax's transaction)
+//! 24..28  ctid block  } forward link to the newer version after an update;
+//! 28..30  ctid offset } points at itself otherwise
+//! 30..32  infomask
+//! 32..34  natts
+//! 34..    null bitmap (1 bit per attribute, 1 = not null) when HAS_NULLS
+//! hoff..  attribute data, unaligned
+//! ```
+//! Fixed-width types are stored little-endian at their natural width.
+//! Variable-width values have a 1-byte header `(len << 1) | 1` when shorter
+//! than 128 bytes, else a 4-byte header `len << 1`.
+
+use common::types::io::{format_text, parse_text};
+use common::{DataType, PgResult, TypeId, Value, Xid};
+
+pub const HEADER_SIZE: usize = 34;
+pub const HAS_NULLS: u16 = 0x0001;
+pub const UPDATED: u16 = 0x0002;
+
+pub fn xmin(t: &[u8]) -> Xid {
+    u64::from_le_bytes(t[0..8].try_into().unwrap())
+}
+pub fn xmax(t: &[u8]) -> Xid {
+    u64::from_le_bytes(t[8..16].try_into().unwrap())
+}
+pub fn cmin(t: &[u8]) -> u32 {
+    u32::from_le_bytes(t[16..20].try_into().unwrap())
+}
+pub fn cmax(t: &[u8]) -> u32 {
+    u32::from_le_bytes(t[20..24].try_into().unwrap())
+}
+pub fn ctid(t: &[u8]) -> (u32, u16) {
+    (
+        u32::from_le_bytes(t[24..28].try_into().unwrap()),
+        u16::from_le_bytes(t[28..30].try_into().unwrap()),
+    )
+}
+pub fn infomask(t: &[u8]) -> u16 {
+    u16::from_le_bytes(t[30..32].try_into().unwrap())
+}
+pub fn natts(t: &[u8]) -> usize {
+    u16::from_le_bytes(t[32..34].try_into().unwrap()) as usize
+}
+pub fn set_xmax(t: &mut [u8], xid: Xid, cid: u32) {
+    t[8..16].copy_from_slice(&xid.to_le_bytes());
+    t[20..24].copy_from_slice(&cid.to_le_bytes());
+}
+pub fn set_ctid(t: &mut [u8], block: u32, off: u16) {
+    t[24..28].copy_from_slice(&block.to_le_bytes());
+    t[28..30].copy_from_slice(&off.to_le_bytes());
+}
+pub fn set_infomask(t: &mut [u8], mask: u16) {
+    t[30..32].copy_from_slice(&mask.to_le_bytes());
+}
+
+fn bitmap_len(natts: usize) -> usize {
+    natts.div_ceil(8)
+}
+
+fn hoff(t: &[u8]) -> usize {
+    if infomask(t) & HAS_NULLS != 0 {
+        HEADER_SIZE + bitmap_len(natts(t))
+    } else {
+        HEADER_SIZE
+    }
+}
+
+fn fixed_width(ty: TypeId) -> Option<usize> {
+    match ty {
+        TypeId::Bool => Some(1),
+        TypeId::Int2 => Some(2),
+        TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid | TypeId::RegClass => Some(4),
+        TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => Some(8),
+        _ => None,
+    }
+}
+
+fn put_varlena(out: &mut Vec<u8>, bytes: &[u8]) {
+    if bytes.len() < 128 {
+        out.push(((bytes.len() as u8) << 1) | 1);
+    } else {
+        out.extend_from_slice(&((bytes.len() as u32) << 1).to_le_bytes());
+    }
+    out.extend_from_slice(bytes);
+}
+
+/// Builds a tuple from values already coerced to the column types.
+pub fn form_tuple(types: &[DataType], values: &[Value], xmin: Xid, cid: u32, out: &mut Vec<u8>) {
+    debug_assert_eq!(types.len(), values.len());
+    out.clear();
+    let has_nulls = values.iter().any(Value::is_null);
+    out.extend_from_slice(&xmin.to_le_bytes());
+    out.extend_from_slice(&0u64.to_le_bytes());
+    out.extend_from_slice(&cid.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&[0u8; 6]);
+    out.extend_from_slice(&(if has_nulls { HAS_NULLS } else { 0 }).to_le_bytes());
+    out.extend_from_slice(&(values.len() as u16).to_le_bytes());
+    if has_nulls {
+        let start = out.len();
+        out.resize(start + bitmap_len(values.len()), 0);
+        for (i, v) in values.iter().enumerate() {
+            if !v.is_null() {
+                out[start + i / 8] |= 1 << (i % 8);
+            }
+        }
+    }
+    let mut scratch = String::new();
+    for (ty, v) in types.iter().zip(values) {
+        match v {
+            Value::Null => {}
+            Value::Bool(b) => out.push(*b as u8),
+            Value::Int2(x) => out.extend_from_slice(&x.to_le_bytes()),
+            Value::Int4(x) | Value::Date(x) => out.extend_from_slice(&x.to_le_bytes()),
+            Value::Oid(x) => out.extend_from_slice(&x.to_le_bytes()),
+            Value::Int8(x) | Value::Timestamp(x) | Value::Timestamptz(x) => {
+                out.extend_from_slice(&x.to_le_bytes())
+            }
+            Value::Float4(x) => out.extend_from_slice(&x.to_le_bytes()),
+            Value::Float8(x) => out.extend_from_slice(&x.to_le_bytes()),
+            Value::Text(s) => put_varlena(out, s.as_bytes()),
+            Value::Numeric(_) => {
+                scratch.clear();
+                format_text(v, ty.id, &mut scratch);
+                put_varlena(out, scratch.as_bytes());
+            }
+        }
+    }
+}
+
+/// Incremental decoder of one tuple's attributes (PostgreSQL's slot_deform_tuple):
+/// decodes columns in order, remembering where it stopped.
+pub struct Deformer<'t> {
+    tuple: &'t [u8],
+    natts: usize,
+    nulls: Option<&'t [u8]>,
+    offset: usize,
+    next: usize,
+}
+
+impl<'t> Deformer<'t> {
+    pub fn new(tuple: &'t [u8]) -> Self {
+        let n = natts(tuple);
+        let nulls = (infomask(tuple) & HAS_NULLS != 0)
+            .then(|| &tuple[HEADER_SIZE..HEADER_SIZE + bitmap_len(n)]);
+        Deformer {
+            tuple,
+            natts: n,
+            nulls,
+            offset: hoff(tuple),
+            next: 0,
+        }
+    }
+
+    /// Number of attributes decoded so far.
+    pub fn decoded(&self) -> usize {
+        self.next
+    }
+
+    /// Decodes attributes up to (excluding) `upto` into `out`. Attributes
+    /// missing from the tuple (added by ALTER TABLE ADD COLUMN later) are NULL.
+    pub fn deform_until(&mut self, types: &[DataType], upto: usize, out: &mut Vec<Value>) -> PgResult<()> {
+        while self.next < upto {
+            let i = self.next;
+            self.next += 1;
+            if i >= self.natts || self.nulls.is_some_and(|b| b[i / 8] & (1 << (i % 8)) == 0) {
+                out.push(Value::Null);
+                continue;
+            }
+            let ty = types[i];
+            let t = self.tuple;
+            let o = self.offset;
+            let v = if let Some(w) = fixed_width(ty.id) {
+                self.offset += w;
+                let b = &t[o..o + w];
+                match ty.id {
+                    TypeId::Bool => Value::Bool(b[0] != 0),
+                    TypeId::Int2 => Value::Int2(i16::from_le_bytes(b.try_into().unwrap())),
+                    TypeId::Int4 => Value::Int4(i32::from_le_bytes(b.try_into().unwrap())),
+                    TypeId::Date => Value::Date(i32::from_le_bytes(b.try_into().unwrap())),
+                    TypeId::Oid | TypeId::RegClass => Value::Oid(u32::from_le_bytes(b.try_into().unwrap())),
+                    TypeId::Float4 => Value::Float4(f32::from_le_bytes(b.try_into().unwrap())),
+                    TypeId::Int8 => Value::Int8(i64::from_le_bytes(b.try_into().unwrap())),
+                    TypeId::Float8 => Value::Float8(f64::from_le_bytes(b.try_into().unwrap())),
+                    TypeId::Timestamp => Value::Timestamp(i64::from_le_bytes(b.try_into().unwrap())),
+                    _ => Value::Timestamptz(i64::from_le_bytes(b.try_into().unwrap())),
+                }
+            } else {
+                let (len, hdr) = if t[o] & 1 == 1 {
+                    ((t[o] >> 1) as usize, 1)
+                } else {
+                    ((u32::from_le_bytes(t[o..o + 4].try_into().unwrap()) >> 1) as usize, 4)
+                };
+                let bytes = &t[o + hdr..o + hdr + len];
+                self.offset += hdr + len;
+                let s = std::str::from_utf8(bytes).map_err(|_| {
+                    common::PgError::new(common::SqlState::DATA_CORRUPTED, "invalid UTF-8 in stored tuple")
+                })?;
+                if ty.id == TypeId::Numeric {
+                    parse_text(DataType::new(TypeId::Numeric), s)?
+                } else {
+                    Value::Text(s.to_owned())
+                }
+            };
+            out.push(v);
+        }
+        Ok(())
+    }
+}
+
+/// Decodes all `types.len()` attributes.
+pub fn deform_tuple(tuple: &[u8], types: &[DataType], out: &mut Vec<Value>) -> PgResult<()> {
+    out.clear();
+    Deformer::new(tuple).deform_until(types, types.len(), out)
+}
