@@ -165,7 +165,12 @@ impl<'t> Deformer<'t> {
 
     /// Decodes attributes up to (excluding) `upto` into `out`. Attributes
     /// missing from the tuple (added by ALTER TABLE ADD COLUMN later) are NULL.
-    pub fn deform_until(&mut self, types: &[DataType], upto: usize, out: &mut Vec<Value>) -> PgResult<()> {
+    pub fn deform_until(
+        &mut self,
+        types: &[DataType],
+        upto: usize,
+        out: &mut Vec<Value>,
+    ) -> PgResult<()> {
         while self.next < upto {
             let i = self.next;
             self.next += 1;
@@ -184,23 +189,33 @@ impl<'t> Deformer<'t> {
                     TypeId::Int2 => Value::Int2(i16::from_le_bytes(b.try_into().unwrap())),
                     TypeId::Int4 => Value::Int4(i32::from_le_bytes(b.try_into().unwrap())),
                     TypeId::Date => Value::Date(i32::from_le_bytes(b.try_into().unwrap())),
-                    TypeId::Oid | TypeId::RegClass => Value::Oid(u32::from_le_bytes(b.try_into().unwrap())),
+                    TypeId::Oid | TypeId::RegClass => {
+                        Value::Oid(u32::from_le_bytes(b.try_into().unwrap()))
+                    }
                     TypeId::Float4 => Value::Float4(f32::from_le_bytes(b.try_into().unwrap())),
                     TypeId::Int8 => Value::Int8(i64::from_le_bytes(b.try_into().unwrap())),
                     TypeId::Float8 => Value::Float8(f64::from_le_bytes(b.try_into().unwrap())),
-                    TypeId::Timestamp => Value::Timestamp(i64::from_le_bytes(b.try_into().unwrap())),
+                    TypeId::Timestamp => {
+                        Value::Timestamp(i64::from_le_bytes(b.try_into().unwrap()))
+                    }
                     _ => Value::Timestamptz(i64::from_le_bytes(b.try_into().unwrap())),
                 }
             } else {
                 let (len, hdr) = if t[o] & 1 == 1 {
                     ((t[o] >> 1) as usize, 1)
                 } else {
-                    ((u32::from_le_bytes(t[o..o + 4].try_into().unwrap()) >> 1) as usize, 4)
+                    (
+                        (u32::from_le_bytes(t[o..o + 4].try_into().unwrap()) >> 1) as usize,
+                        4,
+                    )
                 };
                 let bytes = &t[o + hdr..o + hdr + len];
                 self.offset += hdr + len;
                 let s = std::str::from_utf8(bytes).map_err(|_| {
-                    common::PgError::new(common::SqlState::DATA_CORRUPTED, "invalid UTF-8 in stored tuple")
+                    common::PgError::new(
+                        common::SqlState::DATA_CORRUPTED,
+                        "invalid UTF-8 in stored tuple",
+                    )
                 })?;
                 if ty.id == TypeId::Numeric {
                     parse_text(DataType::new(TypeId::Numeric), s)?

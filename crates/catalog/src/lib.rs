@@ -25,7 +25,7 @@ pub const TEMPLATE1_OID: Oid = 1;
 pub const POSTGRES_DB_OID: Oid = 5;
 pub const FIRST_NORMAL_OID: Oid = 16384;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Column {
     pub name: String,
     pub type_oid: Oid,
@@ -44,7 +44,7 @@ impl Column {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Table {
     pub oid: Oid,
     pub name: String,
@@ -111,7 +111,10 @@ impl CatalogData {
             roles: BTreeMap::new(),
             tables: BTreeMap::new(),
         };
-        for (oid, name, template) in [(TEMPLATE1_OID, "template1", true), (POSTGRES_DB_OID, "postgres", false)] {
+        for (oid, name, template) in [
+            (TEMPLATE1_OID, "template1", true),
+            (POSTGRES_DB_OID, "postgres", false),
+        ] {
             d.databases.insert(
                 oid,
                 Database {
@@ -128,7 +131,13 @@ impl CatalogData {
             (PUBLIC_NAMESPACE, "public"),
             (INFORMATION_SCHEMA_NAMESPACE, "information_schema"),
         ] {
-            d.namespaces.insert(oid, Namespace { oid, name: name.into() });
+            d.namespaces.insert(
+                oid,
+                Namespace {
+                    oid,
+                    name: name.into(),
+                },
+            );
         }
         d.roles.insert(
             BOOTSTRAP_SUPERUSER,
@@ -172,7 +181,10 @@ pub struct Catalog {
 }
 
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> PgError {
-    PgError::new(SqlState::IO_ERROR, format!("could not {what} \"{}\": {e}", path.display()))
+    PgError::new(
+        SqlState::IO_ERROR,
+        format!("could not {what} \"{}\": {e}", path.display()),
+    )
 }
 
 impl Catalog {
@@ -181,7 +193,10 @@ impl Catalog {
         let path = data_dir.join("global").join("pg_catalog.json");
         let data = match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                PgError::new(SqlState::DATA_CORRUPTED, format!("catalog file is corrupt: {e}"))
+                PgError::new(
+                    SqlState::DATA_CORRUPTED,
+                    format!("catalog file is corrupt: {e}"),
+                )
             })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let d = CatalogData::bootstrap();
@@ -214,7 +229,13 @@ impl Catalog {
     }
 
     /// Creates a table; returns it. Errors: 42P07 if it exists.
-    pub fn create_table(&self, db: Oid, namespace: Oid, name: &str, columns: Vec<Column>) -> PgResult<Table> {
+    pub fn create_table(
+        &self,
+        db: Oid,
+        namespace: Oid,
+        name: &str,
+        columns: Vec<Column>,
+    ) -> PgResult<Table> {
         self.modify(|c| {
             if c.table(db, namespace, name).is_some() {
                 return Err(PgError::new(
@@ -244,7 +265,10 @@ impl Catalog {
     pub fn new_relfilenode(&self, oid: Oid) -> PgResult<(RelFileLocator, Table)> {
         self.modify(|c| {
             let node = c.alloc_oid();
-            let t = c.tables.get_mut(&oid).ok_or_else(|| PgError::internal("table vanished"))?;
+            let t = c
+                .tables
+                .get_mut(&oid)
+                .ok_or_else(|| PgError::internal("table vanished"))?;
             let old = t.locator();
             t.relfilenode = node;
             Ok((old, t.clone()))
@@ -253,11 +277,17 @@ impl Catalog {
 
     pub fn add_column(&self, oid: Oid, column: Column) -> PgResult<Table> {
         self.modify(|c| {
-            let t = c.tables.get_mut(&oid).ok_or_else(|| PgError::internal("table vanished"))?;
+            let t = c
+                .tables
+                .get_mut(&oid)
+                .ok_or_else(|| PgError::internal("table vanished"))?;
             if t.column_index(&column.name).is_some() {
                 return Err(PgError::new(
                     SqlState::DUPLICATE_COLUMN,
-                    format!("column \"{}\" of relation \"{}\" already exists", column.name, t.name),
+                    format!(
+                        "column \"{}\" of relation \"{}\" already exists",
+                        column.name, t.name
+                    ),
                 ));
             }
             t.columns.push(column);
@@ -300,7 +330,9 @@ mod tests {
             not_null: true,
             default: None,
         };
-        let t = c.create_table(POSTGRES_DB_OID, PUBLIC_NAMESPACE, "t", vec![col.clone()]).unwrap();
+        let t = c
+            .create_table(POSTGRES_DB_OID, PUBLIC_NAMESPACE, "t", vec![col.clone()])
+            .unwrap();
         let err = c
             .create_table(POSTGRES_DB_OID, PUBLIC_NAMESPACE, "t", vec![col])
             .unwrap_err();

@@ -77,6 +77,7 @@ impl SqlState {
     pub const QUERY_CANCELED: SqlState = SqlState("57014");
     pub const ADMIN_SHUTDOWN: SqlState = SqlState("57P01");
     pub const IO_ERROR: SqlState = SqlState("58030");
+    pub const UNDEFINED_FILE_OR_OBJECT: SqlState = SqlState("58P01");
     pub const PROTOCOL_VIOLATION: SqlState = SqlState("08P01");
     pub const INTERNAL_ERROR: SqlState = SqlState("XX000");
     pub const DATA_CORRUPTED: SqlState = SqlState("XX001");

@@ -2,6 +2,7 @@
 //! SQL types and values with their text and binary representations.
 
 pub mod error;
+pub mod functions;
 pub mod ids;
 pub mod types;
 pub mod value;

@@ -1,1 +1,55 @@
-//! exec
+//! Executor: pull-based operators over plans from `sql`, expression
+//! evaluation, and DML against the heap. See README.md.
+
+pub mod agg;
+pub mod dml;
+pub mod eval;
+pub mod ops;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use common::{PgError, PgResult, SqlState, Value, Xid};
+use storage::buffer::BufferPool;
+use txn::{Snapshot, TransactionManager};
+
+pub type Row = Vec<Value>;
+
+/// What functions like current_setting() need from the session.
+pub trait SessionHooks {
+    fn current_setting(&mut self, name: &str, missing_ok: bool) -> PgResult<Option<String>>;
+    fn set_config(&mut self, name: &str, value: &str, is_local: bool) -> PgResult<String>;
+    fn backend_pid(&self) -> i32;
+    /// Whether backend `pid` waits on a lock held by one of `others`.
+    fn is_backend_blocked(&self, pid: i32) -> bool;
+}
+
+/// Everything a statement's execution needs.
+pub struct ExecEnv<'a> {
+    pub pool: &'static BufferPool,
+    pub tm: &'a TransactionManager,
+    pub catalog: &'a catalog::CatalogData,
+    pub snapshot: &'a Snapshot,
+    pub xid: Xid,
+    pub cid: u32,
+    pub params: &'a [Value],
+    pub cancel: &'a AtomicBool,
+    pub hooks: &'a mut dyn SessionHooks,
+    /// Rows of enclosing queries, innermost last (correlated subqueries).
+    pub outer: Vec<Row>,
+}
+
+impl ExecEnv<'_> {
+    pub fn check_cancel(&self) -> PgResult<()> {
+        // Relaxed: the flag is a request; seeing it one page late is fine.
+        if self.cancel.load(Ordering::Relaxed) {
+            self.cancel.store(false, Ordering::Relaxed);
+            return Err(PgError::new(
+                SqlState::QUERY_CANCELED,
+                "canceling statement due to user request",
+            ));
+        }
+        Ok(())
+    }
+}
+
+pub use ops::{build, Operator};

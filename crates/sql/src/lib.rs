@@ -1,1 +1,13 @@
-//! sql
+//! SQL front end: statement splitting and parsing (`sqlparser` plus a small
+//! pre-parser for PostgreSQL utility commands), binding names and types
+//! against the catalog, and planning into the operator tree `exec` runs.
+
+pub mod bind;
+pub mod expr;
+pub mod parse;
+pub mod plan;
+
+pub use bind::{bind_statement, BindContext};
+pub use expr::{AggCall, AggFunc, Expr, SysFunc};
+pub use parse::{parse_statement, split_statements, ParsedStatement};
+pub use plan::{BoundStatement, Plan, SetOpKind};

@@ -21,7 +21,11 @@ pub fn category(bytes: usize) -> u8 {
     (bytes / STEP).min(255) as u8
 }
 
-fn ensure_block(pool: &'static BufferPool, rel: RelFileLocator, block: BlockNumber) -> StorageResult<()> {
+fn ensure_block(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    block: BlockNumber,
+) -> StorageResult<()> {
     let smgr = pool.smgr();
     let n = smgr.nblocks(rel, ForkNumber::Fsm)?;
     if n > block {

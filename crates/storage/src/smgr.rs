@@ -144,9 +144,7 @@ impl Smgr {
     }
 
     pub fn exists(&self, rel: RelFileLocator, fork: ForkNumber) -> bool {
-        self.data_dir
-            .join(Self::relative_path(rel, fork))
-            .exists()
+        self.data_dir.join(Self::relative_path(rel, fork)).exists()
     }
 
     pub fn nblocks(&self, rel: RelFileLocator, fork: ForkNumber) -> StorageResult<BlockNumber> {

@@ -101,7 +101,12 @@ impl TransactionManager {
 
     pub fn snapshot(&self, own_xid: Xid, command_id: u32) -> Snapshot {
         let pa = self.procarray.lock();
-        let running: Vec<Xid> = pa.running.iter().copied().filter(|&x| x != own_xid).collect();
+        let running: Vec<Xid> = pa
+            .running
+            .iter()
+            .copied()
+            .filter(|&x| x != own_xid)
+            .collect();
         Snapshot {
             xmin: running.first().copied().unwrap_or(pa.next_xid),
             xmax: pa.next_xid,

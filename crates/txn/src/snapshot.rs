@@ -33,7 +33,14 @@ impl Snapshot {
     }
 
     /// Visibility of a tuple version with header fields xmin/cmin and xmax/cmax.
-    pub fn tuple_visible(&self, xmin: Xid, cid: u32, xmax: Xid, xmax_cid: u32, tm: &TransactionManager) -> bool {
+    pub fn tuple_visible(
+        &self,
+        xmin: Xid,
+        cid: u32,
+        xmax: Xid,
+        xmax_cid: u32,
+        tm: &TransactionManager,
+    ) -> bool {
         if xmin == self.own_xid {
             if cid >= self.command_id {
                 return false; // inserted by this or a later command

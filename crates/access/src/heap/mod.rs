@@ -42,7 +42,10 @@ impl InsertTarget {
     pub fn bulk(pool: &BufferPool) -> Self {
         InsertTarget {
             current: None,
-            strategy: Some(BufferStrategy::new(StrategyKind::BulkWrite, pool.nbuffers())),
+            strategy: Some(BufferStrategy::new(
+                StrategyKind::BulkWrite,
+                pool.nbuffers(),
+            )),
         }
     }
 }
@@ -89,7 +92,13 @@ pub fn insert(
         // Another page: one the FSM knows has room, else a new one.
         let buf = match fsm::search(pool, rel, needed)? {
             Some(block) if block < pool.smgr().nblocks(rel, ForkNumber::Main)? => {
-                let b = pool.read_buffer(rel, ForkNumber::Main, block, ReadMode::Normal, target.strategy.as_mut())?;
+                let b = pool.read_buffer(
+                    rel,
+                    ForkNumber::Main,
+                    block,
+                    ReadMode::Normal,
+                    target.strategy.as_mut(),
+                )?;
                 if page::free_space(&b.read()) < needed {
                     fsm::record_free_space(pool, rel, block, page::free_space(&b.read()))?;
                     continue;
@@ -98,7 +107,13 @@ pub fn insert(
             }
             _ => {
                 let block = pool.smgr().extend(rel, ForkNumber::Main, 1)?;
-                let b = pool.read_buffer(rel, ForkNumber::Main, block, ReadMode::Zero, target.strategy.as_mut())?;
+                let b = pool.read_buffer(
+                    rel,
+                    ForkNumber::Main,
+                    block,
+                    ReadMode::Zero,
+                    target.strategy.as_mut(),
+                )?;
                 {
                     let mut pg = b.write();
                     page::init(&mut pg, 0);
@@ -166,7 +181,12 @@ pub fn mark_deleted(
 
 /// Points the old version's ctid at its replacement (after `mark_deleted` and
 /// the insert of the new version).
-pub fn link_update(pool: &'static BufferPool, rel: RelFileLocator, old: Tid, new: Tid) -> PgResult<()> {
+pub fn link_update(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    old: Tid,
+    new: Tid,
+) -> PgResult<()> {
     let buf = pool.read_buffer(rel, ForkNumber::Main, old.block, ReadMode::Normal, None)?;
     let mut pg = buf.write();
     if let Some(t) = page::item_mut(&mut pg, old.offset) {
@@ -179,23 +199,16 @@ pub fn link_update(pool: &'static BufferPool, rel: RelFileLocator, old: Tid, new
 }
 
 /// Sequential scan over the visible tuples of a heap, a page at a time.
-pub struct HeapScan<'a> {
+pub struct HeapScan {
     pool: &'static BufferPool,
     rel: RelFileLocator,
-    snapshot: &'a Snapshot,
-    tm: &'a TransactionManager,
     next_block: BlockNumber,
     end_block: BlockNumber,
     strategy: Option<BufferStrategy>,
 }
 
-impl<'a> HeapScan<'a> {
-    pub fn new(
-        pool: &'static BufferPool,
-        rel: RelFileLocator,
-        snapshot: &'a Snapshot,
-        tm: &'a TransactionManager,
-    ) -> PgResult<Self> {
+impl HeapScan {
+    pub fn new(pool: &'static BufferPool, rel: RelFileLocator) -> PgResult<Self> {
         let nblocks = pool.smgr().nblocks(rel, ForkNumber::Main)?;
         // Tables over a quarter of the pool scan through a ring (seed 003).
         let strategy = (nblocks as usize > pool.nbuffers() / 4)
@@ -203,8 +216,6 @@ impl<'a> HeapScan<'a> {
         Ok(HeapScan {
             pool,
             rel,
-            snapshot,
-            tm,
             next_block: 0,
             end_block: nblocks,
             strategy,
@@ -217,7 +228,12 @@ impl<'a> HeapScan<'a> {
 
     /// Calls `f` for each visible tuple of the next page, under its share
     /// lock. Returns Ok(false) when the scan is done.
-    pub fn next_page(&mut self, mut f: impl FnMut(Tid, &[u8]) -> PgResult<()>) -> PgResult<bool> {
+    pub fn next_page(
+        &mut self,
+        snapshot: &Snapshot,
+        tm: &TransactionManager,
+        mut f: impl FnMut(Tid, &[u8]) -> PgResult<()>,
+    ) -> PgResult<bool> {
         if self.next_block >= self.end_block {
             return Ok(false);
         }
@@ -235,12 +251,12 @@ impl<'a> HeapScan<'a> {
             let Some(t) = page::item(&pg, off) else {
                 continue;
             };
-            if self.snapshot.tuple_visible(
+            if snapshot.tuple_visible(
                 tuple::xmin(t),
                 tuple::cmin(t),
                 tuple::xmax(t),
                 tuple::cmax(t),
-                self.tm,
+                tm,
             ) {
                 f(Tid { block, offset: off }, t)?;
             }
@@ -269,7 +285,13 @@ pub fn fetch(
     let Some(t) = page::item(&pg, tid.offset) else {
         return Ok(false);
     };
-    if !snapshot.tuple_visible(tuple::xmin(t), tuple::cmin(t), tuple::xmax(t), tuple::cmax(t), tm) {
+    if !snapshot.tuple_visible(
+        tuple::xmin(t),
+        tuple::cmin(t),
+        tuple::xmax(t),
+        tuple::cmax(t),
+        tm,
+    ) {
         return Ok(false);
     }
     out.clear();

@@ -119,6 +119,64 @@ impl TypeId {
         }
     }
 
+    /// The name PostgreSQL uses in messages (`format_type`): integer, bigint,
+    /// character varying, timestamp with time zone, ...
+    pub fn display_name(self) -> &'static str {
+        match self {
+            TypeId::Bool => "boolean",
+            TypeId::Int2 => "smallint",
+            TypeId::Int4 => "integer",
+            TypeId::Int8 => "bigint",
+            TypeId::Float4 => "real",
+            TypeId::Float8 => "double precision",
+            TypeId::Numeric => "numeric",
+            TypeId::Text => "text",
+            TypeId::Varchar => "character varying",
+            TypeId::Bpchar => "character",
+            TypeId::Name => "name",
+            TypeId::Oid => "oid",
+            TypeId::RegClass => "regclass",
+            TypeId::Date => "date",
+            TypeId::Timestamp => "timestamp without time zone",
+            TypeId::Timestamptz => "timestamp with time zone",
+            TypeId::Unknown => "unknown",
+            TypeId::Void => "void",
+        }
+    }
+
+    /// `pg_type.typcategory`: B boolean, N numeric, S string, D date/time,
+    /// X unknown, P pseudo-type.
+    pub fn category(self) -> char {
+        match self {
+            TypeId::Bool => 'B',
+            TypeId::Int2
+            | TypeId::Int4
+            | TypeId::Int8
+            | TypeId::Float4
+            | TypeId::Float8
+            | TypeId::Numeric
+            | TypeId::Oid
+            | TypeId::RegClass => 'N',
+            TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name => 'S',
+            TypeId::Date | TypeId::Timestamp | TypeId::Timestamptz => 'D',
+            TypeId::Unknown => 'X',
+            TypeId::Void => 'P',
+        }
+    }
+
+    /// `pg_type.typispreferred` (bool, float8, oid, text, timestamptz).
+    pub fn is_preferred(self) -> bool {
+        matches!(
+            self,
+            TypeId::Bool | TypeId::Float8 | TypeId::Oid | TypeId::Text | TypeId::Timestamptz
+        )
+    }
+
+    /// Integer types: int2, int4, int8.
+    pub fn is_integer(self) -> bool {
+        matches!(self, TypeId::Int2 | TypeId::Int4 | TypeId::Int8)
+    }
+
     pub fn is_string(self) -> bool {
         matches!(
             self,
@@ -154,6 +212,34 @@ impl DataType {
     pub const fn with_typmod(id: TypeId, typmod: i32) -> Self {
         DataType { id, typmod }
     }
+    /// `numeric(p, s)`'s typmod.
+    pub fn numeric(precision: i32, scale: i32) -> Self {
+        DataType::with_typmod(TypeId::Numeric, numeric::numeric_typmod(precision, scale))
+    }
+    /// `varchar(n)`.
+    pub fn varchar(n: usize) -> Self {
+        DataType::with_typmod(TypeId::Varchar, n as i32 + 4)
+    }
+    /// `char(n)`.
+    pub fn bpchar(n: usize) -> Self {
+        DataType::with_typmod(TypeId::Bpchar, n as i32 + 4)
+    }
+    /// PostgreSQL's `format_type` with typmod: `character varying(5)`, `numeric(10,2)`,
+    /// `timestamp(3) without time zone`, ...
+    pub fn display_name(&self) -> String {
+        match (self.id, self.typmod) {
+            (TypeId::Varchar | TypeId::Bpchar, t) if t >= 4 => {
+                format!("{}({})", self.id.display_name(), t - 4)
+            }
+            (TypeId::Numeric, t) if t >= 4 => match numeric::numeric_typmod_precision_scale(t) {
+                Some((p, s)) => format!("numeric({p},{s})"),
+                None => "numeric".to_string(),
+            },
+            (TypeId::Timestamp, t) if t >= 0 => format!("timestamp({t}) without time zone"),
+            (TypeId::Timestamptz, t) if t >= 0 => format!("timestamp({t}) with time zone"),
+            (id, _) => id.display_name().to_string(),
+        }
+    }
     /// Declared length of varchar(n)/char(n), if any.
     pub fn char_length(&self) -> Option<usize> {
         (matches!(self.id, TypeId::Varchar | TypeId::Bpchar) && self.typmod >= 4)
@@ -166,3 +252,10 @@ impl From<TypeId> for DataType {
         DataType::new(id)
     }
 }
+
+pub mod cast;
+pub mod datetime;
+pub mod float;
+pub mod io;
+mod like;
+pub mod ops;

@@ -391,8 +391,9 @@ impl BufferPool {
                 break;
             };
             let desc = &self.descs[id as usize];
-            let (old, new) =
-                update(&desc.state, |s| (refcount(s) == 0 && usage(s) == 0).then_some(s + 1));
+            let (old, new) = update(&desc.state, |s| {
+                (refcount(s) == 0 && usage(s) == 0).then_some(s + 1)
+            });
             if old != new {
                 return Ok(id);
             }
@@ -436,11 +437,10 @@ impl BufferPool {
         let tag = unsafe { *desc.tag.get() };
         let mut copy = Box::new(Frame([0; BLCKSZ]));
         // SAFETY: content lock held in shared mode: nobody modifies the frame.
-        unsafe {
-            std::ptr::copy_nonoverlapping(self.frame_ptr(id), copy.0.as_mut_ptr(), BLCKSZ)
-        };
+        unsafe { std::ptr::copy_nonoverlapping(self.frame_ptr(id), copy.0.as_mut_ptr(), BLCKSZ) };
         page::set_checksum(&mut copy.0, tag.block);
-        self.smgr.write_block(tag.rel, tag.fork, tag.block, &copy.0)?;
+        self.smgr
+            .write_block(tag.rel, tag.fork, tag.block, &copy.0)?;
         update(&desc.state, |s| {
             Some(if s & JUST_DIRTIED == 0 { s & !DIRTY } else { s })
         });
@@ -461,7 +461,9 @@ impl BufferPool {
             let r = self.flush_buffer(id);
             self.unpin(id);
             r?;
-            self.stats.buffers_checkpoint.fetch_add(1, Ordering::Relaxed);
+            self.stats
+                .buffers_checkpoint
+                .fetch_add(1, Ordering::Relaxed);
         }
         self.smgr.sync_all()
     }
@@ -485,7 +487,10 @@ impl BufferPool {
             }
             debug_assert_eq!(refcount(s), 0, "dropping a pinned buffer of {rel:?}");
             map.remove(&tag);
-            unlock_header(&desc.state, s & !(TAG_VALID | VALID | DIRTY | JUST_DIRTIED) & !USAGE_MASK);
+            unlock_header(
+                &desc.state,
+                s & !(TAG_VALID | VALID | DIRTY | JUST_DIRTIED) & !USAGE_MASK,
+            );
             drop(map);
             self.freelist.lock().push(id);
         }
@@ -555,9 +560,7 @@ impl Buffer {
             buffer: self,
             _guard: guard,
             // SAFETY: exclusive content lock held for the guard's life.
-            page: unsafe {
-                std::slice::from_raw_parts_mut(self.pool.frame_ptr(self.id), BLCKSZ)
-            },
+            page: unsafe { std::slice::from_raw_parts_mut(self.pool.frame_ptr(self.id), BLCKSZ) },
         }
     }
 }

@@ -98,7 +98,10 @@ fn concurrent_increments_match_model() {
                         .unwrap();
                     assert_eq!(buf.block(), b);
                     let mut page = buf.write();
-                    assert_eq!(u64::from_le_bytes(page[100..108].try_into().unwrap()), b as u64);
+                    assert_eq!(
+                        u64::from_le_bytes(page[100..108].try_into().unwrap()),
+                        b as u64
+                    );
                     let v = u64::from_le_bytes(page[108..116].try_into().unwrap());
                     page[108..116].copy_from_slice(&(v + 1).to_le_bytes());
                     page.mark_dirty();
@@ -115,7 +118,11 @@ fn concurrent_increments_match_model() {
         }
     }
     for b in 0..BLOCKS {
-        assert_eq!(read_block(pool, b), (b as u64, model[b as usize]), "block {b}");
+        assert_eq!(
+            read_block(pool, b),
+            (b as u64, model[b as usize]),
+            "block {b}"
+        );
     }
     for info in pool.buffer_infos() {
         assert_eq!(info.pin_count, 0, "leaked pin on buffer {}", info.buffer_id);

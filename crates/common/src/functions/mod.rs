@@ -1,0 +1,473 @@
+//! Built-in scalar functions (string, math, date/time), resolved by name and
+//! argument types as PostgreSQL's function lookup does.
+//!
+//! Declared argument types follow pg_proc. A few functions take PostgreSQL's
+//! `"any"` (see [`accepts_any`]): `concat` and `concat_ws` accept arguments of
+//! every type in their variadic part; the caller casts them to the declared
+//! `text` (any type casts to text).
+
+mod datetime;
+mod math;
+mod string;
+#[cfg(test)]
+mod tests;
+
+use crate::types::cast::{can_cast, CastContext};
+use crate::types::TypeId;
+use crate::{PgError, PgResult, SqlState, Value};
+
+/// Signature of a built-in's implementation: non-null args if `strict`.
+pub type BuiltinImpl = fn(&[Value]) -> PgResult<Value>;
+
+pub struct BuiltinFunction {
+    pub name: &'static str,
+    /// Declared argument types; the caller casts actual arguments to these.
+    pub arg_types: &'static [TypeId],
+    /// If set, the last arg type repeats for any number of extra arguments.
+    pub variadic: bool,
+    pub ret: TypeId,
+    /// Returns NULL (without calling `imp`) when any argument is NULL.
+    pub strict: bool,
+    /// Result may change within a statement (random(), clock_timestamp()).
+    pub volatile: bool,
+    pub imp: BuiltinImpl,
+}
+
+impl BuiltinFunction {
+    /// Declared type of argument `i` (variadic functions repeat the last one).
+    pub fn arg_type(&self, i: usize) -> Option<TypeId> {
+        match self.arg_types.get(i) {
+            Some(t) => Some(*t),
+            None if self.variadic => self.arg_types.last().copied(),
+            None => None,
+        }
+    }
+
+    /// Whether the function takes `n` arguments.
+    pub fn accepts_arity(&self, n: usize) -> bool {
+        if self.variadic {
+            n >= self.arg_types.len()
+        } else {
+            n == self.arg_types.len()
+        }
+    }
+
+    /// Calls the function, honouring `strict` (NULL in, NULL out).
+    pub fn call(&self, args: &[Value]) -> PgResult<Value> {
+        if self.strict && args.iter().any(Value::is_null) {
+            return Ok(Value::Null);
+        }
+        (self.imp)(args)
+    }
+}
+
+impl std::fmt::Debug for BuiltinFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}(", self.name)?;
+        for (i, t) in self.arg_types.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(t.name())?;
+        }
+        if self.variadic {
+            f.write_str(", ...")?;
+        }
+        write!(f, ") -> {}", self.ret.name())
+    }
+}
+
+/// Whether argument position `i` of `f` is PostgreSQL's `"any"`: every type is
+/// accepted there (the caller casts the argument to the declared text).
+pub fn accepts_any(f: &BuiltinFunction, i: usize) -> bool {
+    match f.name {
+        "concat" => true,
+        "concat_ws" => i >= 1,
+        _ => false,
+    }
+}
+
+const fn f(
+    name: &'static str,
+    arg_types: &'static [TypeId],
+    ret: TypeId,
+    imp: BuiltinImpl,
+) -> BuiltinFunction {
+    BuiltinFunction {
+        name,
+        arg_types,
+        variadic: false,
+        ret,
+        strict: true,
+        volatile: false,
+        imp,
+    }
+}
+
+const fn volatile(func: BuiltinFunction) -> BuiltinFunction {
+    BuiltinFunction {
+        volatile: true,
+        ..func
+    }
+}
+
+use TypeId::{
+    Bool, Bpchar, Date, Float4, Float8, Int2, Int4, Int8, Numeric, Text, Timestamp, Timestamptz,
+};
+
+static BUILTINS: &[BuiltinFunction] = &[
+    // ----- strings -----
+    f("length", &[Text], Int4, string::length),
+    f("length", &[Bpchar], Int4, string::bpchar_length),
+    f("char_length", &[Text], Int4, string::length),
+    f("char_length", &[Bpchar], Int4, string::bpchar_length),
+    f("character_length", &[Text], Int4, string::length),
+    f("character_length", &[Bpchar], Int4, string::bpchar_length),
+    f("octet_length", &[Text], Int4, string::octet_length),
+    f("octet_length", &[Bpchar], Int4, string::octet_length),
+    f("bit_length", &[Text], Int4, string::bit_length),
+    f("lower", &[Text], Text, string::lower),
+    f("upper", &[Text], Text, string::upper),
+    f("initcap", &[Text], Text, string::initcap),
+    f("substr", &[Text, Int4], Text, string::substr),
+    f("substr", &[Text, Int4, Int4], Text, string::substr),
+    f("substring", &[Text, Int4], Text, string::substr),
+    f("substring", &[Text, Int4, Int4], Text, string::substr),
+    f("strpos", &[Text, Text], Int4, string::strpos),
+    f("position", &[Text, Text], Int4, string::position),
+    f("btrim", &[Text], Text, string::btrim),
+    f("btrim", &[Text, Text], Text, string::btrim),
+    f("ltrim", &[Text], Text, string::ltrim),
+    f("ltrim", &[Text, Text], Text, string::ltrim),
+    f("rtrim", &[Text], Text, string::rtrim),
+    f("rtrim", &[Text, Text], Text, string::rtrim),
+    f("lpad", &[Text, Int4], Text, string::lpad),
+    f("lpad", &[Text, Int4, Text], Text, string::lpad),
+    f("rpad", &[Text, Int4], Text, string::rpad),
+    f("rpad", &[Text, Int4, Text], Text, string::rpad),
+    f("replace", &[Text, Text, Text], Text, string::replace),
+    f("translate", &[Text, Text, Text], Text, string::translate),
+    BuiltinFunction {
+        variadic: true,
+        strict: false,
+        ..f("concat", &[Text], Text, string::concat)
+    },
+    BuiltinFunction {
+        variadic: true,
+        strict: false,
+        ..f("concat_ws", &[Text, Text], Text, string::concat_ws)
+    },
+    f("left", &[Text, Int4], Text, string::left),
+    f("right", &[Text, Int4], Text, string::right),
+    f("repeat", &[Text, Int4], Text, string::repeat),
+    f("reverse", &[Text], Text, string::reverse),
+    f("split_part", &[Text, Text, Int4], Text, string::split_part),
+    f("md5", &[Text], Text, string::md5),
+    f("chr", &[Int4], Text, string::chr),
+    f("ascii", &[Text], Int4, string::ascii),
+    f("to_hex", &[Int4], Text, string::to_hex),
+    f("to_hex", &[Int8], Text, string::to_hex),
+    f("starts_with", &[Text, Text], Bool, string::starts_with),
+    // ----- math -----
+    f("abs", &[Int2], Int2, math::abs),
+    f("abs", &[Int4], Int4, math::abs),
+    f("abs", &[Int8], Int8, math::abs),
+    f("abs", &[Float4], Float4, math::abs),
+    f("abs", &[Float8], Float8, math::abs),
+    f("abs", &[Numeric], Numeric, math::abs),
+    f("round", &[Float8], Float8, math::round),
+    f("round", &[Numeric], Numeric, math::round),
+    f("round", &[Numeric, Int4], Numeric, math::round),
+    f("trunc", &[Float8], Float8, math::trunc),
+    f("trunc", &[Numeric], Numeric, math::trunc),
+    f("trunc", &[Numeric, Int4], Numeric, math::trunc),
+    f("ceil", &[Float8], Float8, math::ceil),
+    f("ceil", &[Numeric], Numeric, math::ceil),
+    f("ceiling", &[Float8], Float8, math::ceil),
+    f("ceiling", &[Numeric], Numeric, math::ceil),
+    f("floor", &[Float8], Float8, math::floor),
+    f("floor", &[Numeric], Numeric, math::floor),
+    f("sign", &[Float8], Float8, math::sign),
+    f("sign", &[Numeric], Numeric, math::sign),
+    f("sqrt", &[Float8], Float8, math::sqrt),
+    f("sqrt", &[Numeric], Numeric, math::sqrt),
+    f("cbrt", &[Float8], Float8, math::cbrt),
+    f("power", &[Float8, Float8], Float8, math::power),
+    f("power", &[Numeric, Numeric], Numeric, math::power),
+    f("pow", &[Float8, Float8], Float8, math::power),
+    f("pow", &[Numeric, Numeric], Numeric, math::power),
+    f("exp", &[Float8], Float8, math::exp),
+    f("exp", &[Numeric], Numeric, math::exp),
+    f("ln", &[Float8], Float8, math::ln),
+    f("ln", &[Numeric], Numeric, math::ln),
+    f("log", &[Float8], Float8, math::log10),
+    f("log", &[Numeric], Numeric, math::log10),
+    f("log", &[Numeric, Numeric], Numeric, math::log),
+    f("log10", &[Float8], Float8, math::log10),
+    f("log10", &[Numeric], Numeric, math::log10),
+    f("mod", &[Int2, Int2], Int2, math::modulo),
+    f("mod", &[Int4, Int4], Int4, math::modulo),
+    f("mod", &[Int8, Int8], Int8, math::modulo),
+    f("mod", &[Numeric, Numeric], Numeric, math::modulo),
+    f("div", &[Numeric, Numeric], Numeric, math::div),
+    f("gcd", &[Int4, Int4], Int4, math::gcd),
+    f("gcd", &[Int8, Int8], Int8, math::gcd),
+    f("gcd", &[Numeric, Numeric], Numeric, math::gcd),
+    f("lcm", &[Int4, Int4], Int4, math::lcm),
+    f("lcm", &[Int8, Int8], Int8, math::lcm),
+    f("lcm", &[Numeric, Numeric], Numeric, math::lcm),
+    f("pi", &[], Float8, math::pi),
+    volatile(f("random", &[], Float8, math::random)),
+    f("degrees", &[Float8], Float8, math::degrees),
+    f("radians", &[Float8], Float8, math::radians),
+    f("sin", &[Float8], Float8, math::sin),
+    f("cos", &[Float8], Float8, math::cos),
+    f("tan", &[Float8], Float8, math::tan),
+    f("asin", &[Float8], Float8, math::asin),
+    f("acos", &[Float8], Float8, math::acos),
+    f("atan", &[Float8], Float8, math::atan),
+    f("atan2", &[Float8, Float8], Float8, math::atan2),
+    // ----- date/time -----
+    volatile(f("now", &[], Timestamptz, datetime::now)),
+    volatile(f("current_timestamp", &[], Timestamptz, datetime::now)),
+    volatile(f("transaction_timestamp", &[], Timestamptz, datetime::now)),
+    volatile(f("statement_timestamp", &[], Timestamptz, datetime::now)),
+    volatile(f("clock_timestamp", &[], Timestamptz, datetime::now)),
+    volatile(f(
+        "localtimestamp",
+        &[],
+        Timestamp,
+        datetime::localtimestamp,
+    )),
+    volatile(f("current_date", &[], Date, datetime::current_date)),
+    f(
+        "date_part",
+        &[Text, Timestamp],
+        Float8,
+        datetime::date_part_ts,
+    ),
+    f(
+        "date_part",
+        &[Text, Timestamptz],
+        Float8,
+        datetime::date_part_tstz,
+    ),
+    f("date_part", &[Text, Date], Float8, datetime::date_part_date),
+    f("extract", &[Text, Timestamp], Numeric, datetime::extract_ts),
+    f(
+        "extract",
+        &[Text, Timestamptz],
+        Numeric,
+        datetime::extract_tstz,
+    ),
+    f("extract", &[Text, Date], Numeric, datetime::extract_date),
+    f(
+        "date_trunc",
+        &[Text, Timestamp],
+        Timestamp,
+        datetime::date_trunc_ts,
+    ),
+    f(
+        "date_trunc",
+        &[Text, Timestamptz],
+        Timestamptz,
+        datetime::date_trunc_tstz,
+    ),
+    f("make_date", &[Int4, Int4, Int4], Date, datetime::make_date),
+    f(
+        "to_timestamp",
+        &[Float8],
+        Timestamptz,
+        datetime::to_timestamp,
+    ),
+];
+
+/// Every built-in function.
+pub fn builtins() -> &'static [BuiltinFunction] {
+    BUILTINS
+}
+
+/// Whether a built-in with this name exists (any arity).
+pub fn function_exists(name: &str) -> bool {
+    BUILTINS.iter().any(|f| f.name.eq_ignore_ascii_case(name))
+}
+
+fn signature_text(name: &str, arg_types: &[TypeId]) -> String {
+    let args: Vec<&str> = arg_types.iter().map(|t| t.display_name()).collect();
+    format!("{name}({})", args.join(", "))
+}
+
+/// Whether input type `input` at position `i` can be passed to `f`.
+fn arg_coercible(f: &BuiltinFunction, i: usize, input: TypeId) -> bool {
+    let Some(decl) = f.arg_type(i) else {
+        return false;
+    };
+    input == decl
+        || input == TypeId::Unknown
+        || accepts_any(f, i)
+        || can_cast(input, decl, CastContext::Implicit)
+}
+
+/// Finds the best-matching built-in `name(arg_types)`; Unknown args match any type.
+/// Errors: 42883 "function name(types) does not exist" with PostgreSQL's hint;
+/// 42725 if ambiguous.
+pub fn lookup_function(name: &str, arg_types: &[TypeId]) -> PgResult<&'static BuiltinFunction> {
+    let n = arg_types.len();
+    let mut cands: Vec<&'static BuiltinFunction> = BUILTINS
+        .iter()
+        .filter(|f| f.name.eq_ignore_ascii_case(name) && f.accepts_arity(n))
+        .filter(|f| {
+            arg_types
+                .iter()
+                .enumerate()
+                .all(|(i, t)| arg_coercible(f, i, *t))
+        })
+        .collect();
+    if cands.is_empty() {
+        return Err(PgError::new(
+            SqlState::UNDEFINED_FUNCTION,
+            format!(
+                "function {} does not exist",
+                signature_text(&name.to_ascii_lowercase(), arg_types)
+            ),
+        )
+        .with_hint(
+            "No function matches the given name and argument types. You might need to add explicit type casts.",
+        ));
+    }
+    if cands.len() > 1 {
+        cands = select_candidate(cands, arg_types);
+    }
+    if cands.len() == 1 {
+        return Ok(cands[0]);
+    }
+    Err(PgError::new(
+        SqlState::AMBIGUOUS_FUNCTION,
+        format!(
+            "function {} is not unique",
+            signature_text(&name.to_ascii_lowercase(), arg_types)
+        ),
+    )
+    .with_hint(
+        "Could not choose a best candidate function. You might need to add explicit type casts.",
+    ))
+}
+
+/// Keeps the candidates maximising `score`, or all of them if none scores.
+fn keep_best(
+    cands: Vec<&'static BuiltinFunction>,
+    score: impl Fn(&BuiltinFunction) -> usize,
+) -> Vec<&'static BuiltinFunction> {
+    let best = cands.iter().map(|f| score(f)).max().unwrap_or(0);
+    cands.into_iter().filter(|f| score(f) == best).collect()
+}
+
+/// PostgreSQL's func_select_candidate heuristics.
+fn select_candidate(
+    cands: Vec<&'static BuiltinFunction>,
+    inputs: &[TypeId],
+) -> Vec<&'static BuiltinFunction> {
+    use TypeId::Unknown;
+    let decl = |f: &BuiltinFunction, i: usize| f.arg_type(i).unwrap_or(Unknown);
+    // 1. Most exact matches.
+    let cands = keep_best(cands, |f| {
+        inputs
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| **t != Unknown && decl(f, *i) == **t)
+            .count()
+    });
+    if cands.len() <= 1 {
+        return cands;
+    }
+    // 2. Most exact-or-preferred-in-category matches at coerced positions.
+    let cands = keep_best(cands, |f| {
+        inputs
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| {
+                let d = decl(f, *i);
+                **t != Unknown && (d == **t || (d.category() == t.category() && d.is_preferred()))
+            })
+            .count()
+    });
+    if cands.len() <= 1 {
+        return cands;
+    }
+    let nunknown = inputs.iter().filter(|t| **t == Unknown).count();
+    if nunknown == 0 {
+        return cands;
+    }
+    // 3. Resolve unknown positions by category (string wins), preferring preferred types.
+    let mut slot: Vec<Option<(char, bool)>> = vec![None; inputs.len()];
+    let mut resolved = true;
+    for (i, t) in inputs.iter().enumerate() {
+        if *t != Unknown {
+            continue;
+        }
+        let mut cat: Option<char> = None;
+        let mut pref = false;
+        let mut conflict = false;
+        for f in &cands {
+            let d = decl(f, i);
+            match cat {
+                None => {
+                    cat = Some(d.category());
+                    pref = d.is_preferred();
+                }
+                Some(c) if c == d.category() => pref |= d.is_preferred(),
+                Some(_) => {
+                    if d.category() == 'S' {
+                        cat = Some('S');
+                        pref = d.is_preferred();
+                    } else {
+                        conflict = true;
+                    }
+                }
+            }
+        }
+        if conflict && cat != Some('S') {
+            resolved = false;
+            break;
+        }
+        slot[i] = cat.map(|c| (c, pref));
+    }
+    let mut cands = cands;
+    if resolved {
+        let kept: Vec<_> = cands
+            .iter()
+            .copied()
+            .filter(|f| {
+                slot.iter().enumerate().all(|(i, s)| match s {
+                    None => true,
+                    Some((c, pref)) => {
+                        let d = decl(f, i);
+                        d.category() == *c && (!pref || d.is_preferred())
+                    }
+                })
+            })
+            .collect();
+        if !kept.is_empty() {
+            cands = kept;
+        }
+        if cands.len() == 1 {
+            return cands;
+        }
+    }
+    // 4. All known inputs of one type: assume the unknowns are of it too.
+    if nunknown < inputs.len() {
+        let mut known = inputs.iter().filter(|t| **t != Unknown);
+        let first = *known.next().unwrap_or(&Unknown);
+        if known.all(|t| *t == first) {
+            let fits: Vec<_> = cands
+                .iter()
+                .copied()
+                .filter(|f| (0..inputs.len()).all(|i| arg_coercible(f, i, first)))
+                .collect();
+            if fits.len() == 1 {
+                return fits;
+            }
+        }
+    }
+    cands
+}

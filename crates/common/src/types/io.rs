@@ -1,0 +1,542 @@
+//! Text and binary input/output functions (PostgreSQL's typinput/typoutput,
+//! typreceive/typsend).
+
+use std::fmt::Write as _;
+
+use crate::types::datetime;
+use crate::types::float;
+use crate::types::numeric::Numeric;
+use crate::types::{DataType, TypeId};
+use crate::{PgError, PgResult, SqlState, Value};
+
+/// Longest `name` in bytes (NAMEDATALEN - 1).
+pub const NAME_MAX_BYTES: usize = 63;
+
+/// Parses the text form of a value of type `ty`, enforcing its typmod
+/// (varchar(n)/char(n): 22001 if too long, char(n) is blank-padded; numeric(p,s) rounds).
+/// Bad input: 22P02 (or 22003/22008/22007 as PostgreSQL reports them).
+pub fn parse_text(ty: DataType, s: &str) -> PgResult<Value> {
+    Ok(match ty.id {
+        TypeId::Bool => Value::Bool(parse_bool(s)?),
+        TypeId::Int2 => Value::Int2(parse_int2(s)?),
+        TypeId::Int4 => Value::Int4(parse_int4(s)?),
+        TypeId::Int8 => Value::Int8(parse_int8(s)?),
+        TypeId::Float4 => Value::Float4(float::parse_f32(s)?),
+        TypeId::Float8 => Value::Float8(float::parse_f64(s)?),
+        TypeId::Numeric => Value::Numeric(Box::new(Numeric::parse(s)?.apply_typmod(ty.typmod)?)),
+        TypeId::Text | TypeId::Unknown => Value::Text(s.to_string()),
+        TypeId::Varchar | TypeId::Bpchar => {
+            Value::Text(enforce_string_typmod(s.to_string(), ty, false)?)
+        }
+        TypeId::Name => Value::Text(truncate_name(s).to_string()),
+        TypeId::Oid => Value::Oid(parse_oid(s)?),
+        TypeId::RegClass => Value::Oid(parse_regclass(s)?),
+        TypeId::Date => Value::Date(datetime::parse_date(s)?),
+        TypeId::Timestamp => Value::Timestamp(datetime::adjust_timestamp_typmod(
+            datetime::parse_timestamp(s)?,
+            ty.typmod,
+        )),
+        TypeId::Timestamptz => Value::Timestamptz(datetime::adjust_timestamp_typmod(
+            datetime::parse_timestamptz(s)?,
+            ty.typmod,
+        )),
+        TypeId::Void => Value::Null,
+    })
+}
+
+/// Appends PostgreSQL's text output of `v` (non-null) as type `ty` to `out`.
+pub fn format_text(v: &Value, ty: TypeId, out: &mut String) {
+    match v {
+        Value::Null => {}
+        Value::Bool(b) => out.push(if *b { 't' } else { 'f' }),
+        Value::Int2(i) => push_int(out, *i as i64),
+        Value::Int4(i) => push_int(out, *i as i64),
+        Value::Int8(i) => push_int(out, *i),
+        Value::Float4(f) => float::write_f32(*f, out),
+        Value::Float8(f) => float::write_f64(*f, out),
+        Value::Numeric(n) => n.write_text(out),
+        Value::Text(s) => out.push_str(s),
+        Value::Oid(o) => {
+            let _ = write!(out, "{o}");
+        }
+        Value::Date(d) => datetime::write_date(*d, out),
+        Value::Timestamp(t) | Value::Timestamptz(t) => {
+            if ty == TypeId::Timestamptz
+                || (ty != TypeId::Timestamp && matches!(v, Value::Timestamptz(_)))
+            {
+                datetime::write_timestamptz(*t, out)
+            } else {
+                datetime::write_timestamp(*t, out)
+            }
+        }
+    }
+}
+
+/// Text output as a new String.
+pub fn to_text(v: &Value, ty: TypeId) -> String {
+    let mut s = String::new();
+    format_text(v, ty, &mut s);
+    s
+}
+
+fn push_int(out: &mut String, v: i64) {
+    let mut buf = [0u8; 20];
+    let mut pos = buf.len();
+    let mut n = v.unsigned_abs();
+    loop {
+        pos -= 1;
+        buf[pos] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push('-');
+    }
+    out.push_str(std::str::from_utf8(&buf[pos..]).unwrap_or("0"));
+}
+
+fn binary_format_error() -> PgError {
+    PgError::new(
+        SqlState::INVALID_BINARY_REPRESENTATION,
+        "incorrect binary data format",
+    )
+}
+
+fn fixed<const N: usize>(bytes: &[u8]) -> PgResult<[u8; N]> {
+    bytes.try_into().map_err(|_| binary_format_error())
+}
+
+/// Parses PostgreSQL's binary send format of type `ty` (22P03 on bad input).
+pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
+    Ok(match ty.id {
+        TypeId::Bool => Value::Bool(fixed::<1>(bytes)?[0] != 0),
+        TypeId::Int2 => Value::Int2(i16::from_be_bytes(fixed(bytes)?)),
+        TypeId::Int4 => Value::Int4(i32::from_be_bytes(fixed(bytes)?)),
+        TypeId::Int8 => Value::Int8(i64::from_be_bytes(fixed(bytes)?)),
+        TypeId::Float4 => Value::Float4(f32::from_be_bytes(fixed(bytes)?)),
+        TypeId::Float8 => Value::Float8(f64::from_be_bytes(fixed(bytes)?)),
+        TypeId::Numeric => Value::Numeric(Box::new(
+            Numeric::read_binary(bytes)?.apply_typmod(ty.typmod)?,
+        )),
+        TypeId::Text | TypeId::Unknown | TypeId::Varchar | TypeId::Bpchar | TypeId::Name => {
+            let s = std::str::from_utf8(bytes).map_err(|e| {
+                let bad = bytes[e.valid_up_to()..]
+                    .iter()
+                    .take(e.error_len().unwrap_or(1))
+                    .map(|b| format!("0x{b:02x}"))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                PgError::new(
+                    SqlState("22021"),
+                    format!("invalid byte sequence for encoding \"UTF8\": {bad}"),
+                )
+            })?;
+            if s.contains('\0') {
+                return Err(PgError::new(
+                    SqlState("22021"),
+                    "invalid byte sequence for encoding \"UTF8\": 0x00",
+                ));
+            }
+            match ty.id {
+                TypeId::Varchar | TypeId::Bpchar => {
+                    Value::Text(enforce_string_typmod(s.to_string(), ty, false)?)
+                }
+                TypeId::Name => Value::Text(truncate_name(s).to_string()),
+                _ => Value::Text(s.to_string()),
+            }
+        }
+        TypeId::Oid | TypeId::RegClass => Value::Oid(u32::from_be_bytes(fixed(bytes)?)),
+        TypeId::Date => Value::Date(i32::from_be_bytes(fixed(bytes)?)),
+        TypeId::Timestamp => Value::Timestamp(datetime::adjust_timestamp_typmod(
+            i64::from_be_bytes(fixed(bytes)?),
+            ty.typmod,
+        )),
+        TypeId::Timestamptz => Value::Timestamptz(datetime::adjust_timestamp_typmod(
+            i64::from_be_bytes(fixed(bytes)?),
+            ty.typmod,
+        )),
+        TypeId::Void => Value::Null,
+    })
+}
+
+/// Appends PostgreSQL's binary send format of `v` (non-null) as type `ty` to `out`.
+pub fn format_binary(v: &Value, ty: TypeId, out: &mut Vec<u8>) {
+    let int = |v: &Value| -> Option<i64> {
+        match v {
+            Value::Int2(i) => Some(*i as i64),
+            Value::Int4(i) => Some(*i as i64),
+            Value::Int8(i) => Some(*i),
+            Value::Oid(o) => Some(*o as i64),
+            _ => None,
+        }
+    };
+    match (ty, v) {
+        (_, Value::Null) | (TypeId::Void, _) => {}
+        (TypeId::Int2, _) if int(v).is_some() => {
+            out.extend_from_slice(&(int(v).unwrap_or(0) as i16).to_be_bytes())
+        }
+        (TypeId::Int4, _) if int(v).is_some() => {
+            out.extend_from_slice(&(int(v).unwrap_or(0) as i32).to_be_bytes())
+        }
+        (TypeId::Int8, _) if int(v).is_some() => {
+            out.extend_from_slice(&int(v).unwrap_or(0).to_be_bytes())
+        }
+        (TypeId::Float4, Value::Float8(f)) => out.extend_from_slice(&(*f as f32).to_be_bytes()),
+        (TypeId::Float8, Value::Float4(f)) => out.extend_from_slice(&(*f as f64).to_be_bytes()),
+        (_, Value::Bool(b)) => out.push(*b as u8),
+        (_, Value::Int2(i)) => out.extend_from_slice(&i.to_be_bytes()),
+        (_, Value::Int4(i)) => out.extend_from_slice(&i.to_be_bytes()),
+        (_, Value::Int8(i)) => out.extend_from_slice(&i.to_be_bytes()),
+        (_, Value::Float4(f)) => out.extend_from_slice(&f.to_be_bytes()),
+        (_, Value::Float8(f)) => out.extend_from_slice(&f.to_be_bytes()),
+        (_, Value::Numeric(n)) => n.write_binary(out),
+        (_, Value::Text(s)) => out.extend_from_slice(s.as_bytes()),
+        (_, Value::Oid(o)) => out.extend_from_slice(&o.to_be_bytes()),
+        (_, Value::Date(d)) => out.extend_from_slice(&d.to_be_bytes()),
+        (_, Value::Timestamp(t) | Value::Timestamptz(t)) => out.extend_from_slice(&t.to_be_bytes()),
+    }
+}
+
+// ----- scalar parsers -----
+
+/// PostgreSQL's boolin: t/true/yes/on/1 and f/false/no/off/0, any unique
+/// prefix, case-insensitive, surrounding whitespace ignored.
+pub fn parse_bool(input: &str) -> PgResult<bool> {
+    let s = float::trim_pg(input);
+    let l = s.len();
+    let prefix_of = |word: &str| l >= 1 && l <= word.len() && word[..l].eq_ignore_ascii_case(s);
+    let v = match s.as_bytes().first().map(|b| b.to_ascii_lowercase()) {
+        Some(b't') if prefix_of("true") => Some(true),
+        Some(b'f') if prefix_of("false") => Some(false),
+        Some(b'y') if prefix_of("yes") => Some(true),
+        Some(b'n') if prefix_of("no") => Some(false),
+        Some(b'o') if l >= 2 && prefix_of("on") => Some(true),
+        Some(b'o') if l >= 2 && prefix_of("off") => Some(false),
+        Some(b'1') if l == 1 => Some(true),
+        Some(b'0') if l == 1 => Some(false),
+        _ => None,
+    };
+    v.ok_or_else(|| {
+        PgError::new(
+            SqlState::INVALID_TEXT_REPRESENTATION,
+            format!("invalid input syntax for type boolean: \"{input}\""),
+        )
+    })
+}
+
+/// Parses a decimal integer as PostgreSQL's pg_strtoint*: optional surrounding
+/// whitespace and sign, at least one digit. Returns None on bad syntax and
+/// Some(None) on overflow of [min, max].
+fn parse_int_range(input: &str, min: i64, max: i64) -> Option<Option<i64>> {
+    let s = float::trim_pg(input).as_bytes();
+    let (neg, digits) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !digits.iter().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut acc: i128 = 0;
+    for d in digits {
+        acc = acc * 10 + (d - b'0') as i128;
+        if acc > (max as i128) + 1 {
+            return Some(None);
+        }
+    }
+    let v = if neg { -acc } else { acc };
+    if v < min as i128 || v > max as i128 {
+        return Some(None);
+    }
+    Some(Some(v as i64))
+}
+
+fn parse_int_typed(input: &str, min: i64, max: i64, type_name: &str) -> PgResult<i64> {
+    match parse_int_range(input, min, max) {
+        Some(Some(v)) => Ok(v),
+        Some(None) => Err(PgError::new(
+            SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+            format!("value \"{input}\" is out of range for type {type_name}"),
+        )),
+        None => Err(PgError::new(
+            SqlState::INVALID_TEXT_REPRESENTATION,
+            format!("invalid input syntax for type {type_name}: \"{input}\""),
+        )),
+    }
+}
+
+/// smallint input.
+pub fn parse_int2(s: &str) -> PgResult<i16> {
+    parse_int_typed(s, i16::MIN as i64, i16::MAX as i64, "smallint").map(|v| v as i16)
+}
+
+/// integer input.
+pub fn parse_int4(s: &str) -> PgResult<i32> {
+    parse_int_typed(s, i32::MIN as i64, i32::MAX as i64, "integer").map(|v| v as i32)
+}
+
+/// bigint input.
+pub fn parse_int8(s: &str) -> PgResult<i64> {
+    parse_int_typed(s, i64::MIN, i64::MAX, "bigint")
+}
+
+/// oid input: like strtoul, so values from -2147483648 wrap around.
+pub fn parse_oid(s: &str) -> PgResult<u32> {
+    parse_int_typed(s, i32::MIN as i64, u32::MAX as i64, "oid").map(|v| v as u32)
+}
+
+/// regclass input without a catalog: only numeric oids are understood; a name
+/// raises 42P01 (the caller resolves names before reaching here).
+pub fn parse_regclass(s: &str) -> PgResult<u32> {
+    let t = float::trim_pg(s);
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return parse_oid(t);
+    }
+    Err(PgError::new(
+        SqlState::UNDEFINED_TABLE,
+        format!("relation \"{s}\" does not exist"),
+    ))
+}
+
+/// Truncates to at most 63 bytes at a character boundary (namein).
+pub fn truncate_name(s: &str) -> &str {
+    if s.len() <= NAME_MAX_BYTES {
+        return s;
+    }
+    let mut end = NAME_MAX_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// Applies a varchar(n) / char(n) typmod to `s`. Longer values raise 22001
+/// "value too long for type character varying(n)" unless the excess is all
+/// blanks (then it is cut) or `truncate` (explicit casts) is set; char(n) is
+/// then blank-padded to n characters. Other types / typmod -1: unchanged.
+pub fn enforce_string_typmod(mut s: String, ty: DataType, truncate: bool) -> PgResult<String> {
+    let Some(n) = ty.char_length() else {
+        return Ok(s);
+    };
+    let bpchar = ty.id == TypeId::Bpchar;
+    if s.len() <= n && !bpchar {
+        return Ok(s);
+    }
+    // Byte offset of the n-th character, if the string is longer.
+    let cut = s.char_indices().nth(n).map(|(i, _)| i);
+    if let Some(cut) = cut {
+        if !truncate && s.as_bytes()[cut..].iter().any(|b| *b != b' ') {
+            return Err(PgError::new(
+                SqlState::STRING_DATA_RIGHT_TRUNCATION,
+                format!("value too long for type {}({n})", ty.id.display_name()),
+            ));
+        }
+        s.truncate(cut);
+    } else if bpchar {
+        let chars = if s.is_ascii() {
+            s.len()
+        } else {
+            s.chars().count()
+        };
+        s.extend(std::iter::repeat_n(' ', n - chars));
+    }
+    Ok(s)
+}
+
+/// The significant part of a char(n) value: trailing blanks removed.
+pub fn bpchar_trim(s: &str) -> &str {
+    s.trim_end_matches(' ')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(ty: DataType, s: &str) -> String {
+        match parse_text(ty, s) {
+            Ok(v) => to_text(&v, ty.id),
+            Err(e) => format!("ERROR {}: {}", e.code.0, e.message),
+        }
+    }
+
+    #[test]
+    fn bools() {
+        let b = DataType::new(TypeId::Bool);
+        for (i, o) in [
+            ("  TRUE ", "t"),
+            ("yes", "t"),
+            ("of", "f"),
+            ("off", "f"),
+            ("on", "t"),
+            ("1", "t"),
+            ("0", "f"),
+            ("f", "f"),
+            ("tr", "t"),
+            ("n", "f"),
+        ] {
+            assert_eq!(p(b, i), o, "{i}");
+        }
+        for bad in ["o", "x", "", "10", "truex", "yess"] {
+            assert_eq!(
+                p(b, bad),
+                format!("ERROR 22P02: invalid input syntax for type boolean: \"{bad}\"")
+            );
+        }
+    }
+
+    #[test]
+    fn ints() {
+        let i4 = DataType::new(TypeId::Int4);
+        assert_eq!(p(i4, " 12 "), "12");
+        assert_eq!(p(i4, "-2147483648"), "-2147483648");
+        assert_eq!(
+            p(i4, "abc"),
+            "ERROR 22P02: invalid input syntax for type integer: \"abc\""
+        );
+        assert_eq!(
+            p(i4, "1.5"),
+            "ERROR 22P02: invalid input syntax for type integer: \"1.5\""
+        );
+        assert_eq!(
+            p(i4, ""),
+            "ERROR 22P02: invalid input syntax for type integer: \"\""
+        );
+        assert_eq!(
+            p(i4, "99999999999"),
+            "ERROR 22003: value \"99999999999\" is out of range for type integer"
+        );
+        assert_eq!(
+            p(i4, "99999999999999999999999999"),
+            "ERROR 22003: value \"99999999999999999999999999\" is out of range for type integer"
+        );
+        let i2 = DataType::new(TypeId::Int2);
+        assert_eq!(p(i2, "+5"), "5");
+        assert_eq!(
+            p(i2, "40000"),
+            "ERROR 22003: value \"40000\" is out of range for type smallint"
+        );
+        let i8 = DataType::new(TypeId::Int8);
+        assert_eq!(p(i8, "-9223372036854775808"), "-9223372036854775808");
+        assert_eq!(
+            p(i8, "9223372036854775808"),
+            "ERROR 22003: value \"9223372036854775808\" is out of range for type bigint"
+        );
+        assert_eq!(p(DataType::new(TypeId::Oid), "-1"), "4294967295");
+    }
+
+    #[test]
+    fn strings() {
+        let vc = DataType::varchar(5);
+        assert_eq!(p(vc, "abc"), "abc");
+        assert_eq!(p(vc, "abcde   "), "abcde");
+        assert_eq!(
+            p(vc, "abcdef"),
+            "ERROR 22001: value too long for type character varying(5)"
+        );
+        let c = DataType::bpchar(5);
+        assert_eq!(p(c, "ab"), "ab   ");
+        assert_eq!(p(c, "ééé"), "ééé  ");
+        assert_eq!(
+            p(c, "abcdefgh"),
+            "ERROR 22001: value too long for type character(5)"
+        );
+        assert_eq!(p(c, "abcde  "), "abcde");
+        assert_eq!(
+            enforce_string_typmod("abcdef".into(), DataType::varchar(2), true).unwrap(),
+            "ab"
+        );
+        assert_eq!(
+            enforce_string_typmod("abcdef".into(), DataType::bpchar(3), true).unwrap(),
+            "abc"
+        );
+        let long = "x".repeat(70);
+        assert_eq!(p(DataType::new(TypeId::Name), &long).len(), 63);
+        assert_eq!(p(DataType::new(TypeId::Unknown), " a "), " a ");
+    }
+
+    #[test]
+    fn numerics_and_dates() {
+        assert_eq!(p(DataType::numeric(5, 2), "123.456"), "123.46");
+        assert_eq!(p(DataType::new(TypeId::Numeric), "1.50"), "1.50");
+        assert_eq!(p(DataType::new(TypeId::Float8), "1e20"), "1e+20");
+        assert_eq!(p(DataType::new(TypeId::Date), "2024-01-02"), "2024-01-02");
+        assert_eq!(
+            p(DataType::new(TypeId::Timestamptz), "2024-01-02 03:04:05+02"),
+            "2024-01-02 01:04:05+00"
+        );
+        assert_eq!(
+            p(
+                DataType::with_typmod(TypeId::Timestamp, 0),
+                "2024-01-02 03:04:05.9999"
+            ),
+            "2024-01-02 03:04:06"
+        );
+    }
+
+    #[test]
+    fn binary() {
+        let cases: Vec<(DataType, Value, Vec<u8>)> = vec![
+            (TypeId::Bool.into(), Value::Bool(true), vec![1]),
+            (TypeId::Int2.into(), Value::Int2(-2), vec![0xff, 0xfe]),
+            (TypeId::Int4.into(), Value::Int4(1), vec![0, 0, 0, 1]),
+            (
+                TypeId::Int8.into(),
+                Value::Int8(256),
+                vec![0, 0, 0, 0, 0, 0, 1, 0],
+            ),
+            (
+                TypeId::Float8.into(),
+                Value::Float8(1.5),
+                1.5f64.to_be_bytes().to_vec(),
+            ),
+            (
+                TypeId::Float4.into(),
+                Value::Float4(1.5),
+                1.5f32.to_be_bytes().to_vec(),
+            ),
+            (
+                TypeId::Text.into(),
+                Value::Text("hé".into()),
+                "hé".as_bytes().to_vec(),
+            ),
+            (
+                TypeId::Date.into(),
+                Value::Date(-1),
+                vec![0xff, 0xff, 0xff, 0xff],
+            ),
+            (
+                TypeId::Timestamp.into(),
+                Value::Timestamp(1),
+                vec![0, 0, 0, 0, 0, 0, 0, 1],
+            ),
+            (TypeId::Oid.into(), Value::Oid(4294967295), vec![0xff; 4]),
+            (
+                TypeId::Numeric.into(),
+                Value::Numeric(Box::new(Numeric::parse("1.50").unwrap())),
+                vec![0, 2, 0, 0, 0, 0, 0, 2, 0, 1, 0x13, 0x88],
+            ),
+        ];
+        for (ty, v, bytes) in cases {
+            let mut out = Vec::new();
+            format_binary(&v, ty.id, &mut out);
+            assert_eq!(out, bytes, "{ty:?}");
+            assert_eq!(parse_binary(ty, &bytes).unwrap(), v);
+        }
+        assert_eq!(
+            parse_binary(TypeId::Int4.into(), &[0, 1]).unwrap_err().code,
+            SqlState::INVALID_BINARY_REPRESENTATION
+        );
+        assert_eq!(
+            parse_binary(TypeId::Text.into(), &[0xff])
+                .unwrap_err()
+                .message,
+            "invalid byte sequence for encoding \"UTF8\": 0xff"
+        );
+        assert_eq!(
+            parse_binary(DataType::bpchar(3), b"a").unwrap(),
+            Value::Text("a  ".into())
+        );
+    }
+}

@@ -1,0 +1,645 @@
+//! Operators on built-in types: resolution of operand types (PostgreSQL's
+//! operator lookup with implicit casts) and evaluation.
+
+use std::cmp::Ordering;
+
+use crate::types::datetime::{self, DATE_NOBEGIN, DATE_NOEND};
+use crate::types::float::{check_f32, check_f64};
+use crate::types::numeric::Numeric;
+use crate::types::TypeId;
+use crate::{PgError, PgResult, SqlState, Value};
+
+pub use crate::types::like::LikePattern;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Pow,
+    Concat,
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+}
+
+impl BinaryOp {
+    /// The operator's SQL spelling (for "operator does not exist: a + b").
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Mod => "%",
+            BinaryOp::Pow => "^",
+            BinaryOp::Concat => "||",
+            BinaryOp::Eq => "=",
+            BinaryOp::NotEq => "<>",
+            BinaryOp::Lt => "<",
+            BinaryOp::LtEq => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::GtEq => ">=",
+        }
+    }
+
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq
+                | BinaryOp::NotEq
+                | BinaryOp::Lt
+                | BinaryOp::LtEq
+                | BinaryOp::Gt
+                | BinaryOp::GtEq
+        )
+    }
+}
+
+/// The operand types both sides are cast to, and the result type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpResolution {
+    pub left: TypeId,
+    pub right: TypeId,
+    pub result: TypeId,
+}
+
+/// 42883 "operator does not exist: integer || integer" with PostgreSQL's hint.
+pub fn operator_not_exist_error(op: BinaryOp, left: TypeId, right: TypeId) -> PgError {
+    PgError::new(
+        SqlState::UNDEFINED_FUNCTION,
+        format!(
+            "operator does not exist: {} {} {}",
+            left.display_name(),
+            op.symbol(),
+            right.display_name()
+        ),
+    )
+    .with_hint(
+        "No operator matches the given name and argument types. You might need to add explicit type casts.",
+    )
+}
+
+fn int_rank(t: TypeId) -> u8 {
+    match t {
+        TypeId::Int2 => 1,
+        TypeId::Int4 => 2,
+        _ => 3,
+    }
+}
+
+/// The common type of two numeric-family types for arithmetic / comparison.
+fn numeric_common(l: TypeId, r: TypeId) -> TypeId {
+    use TypeId::*;
+    if l.is_integer() && r.is_integer() {
+        return if int_rank(l) >= int_rank(r) { l } else { r };
+    }
+    if l == Float4 && r == Float4 {
+        return Float4;
+    }
+    if matches!(l, Float4 | Float8) || matches!(r, Float4 | Float8) {
+        return Float8;
+    }
+    Numeric
+}
+
+fn res(left: TypeId, right: TypeId, result: TypeId) -> Option<OpResolution> {
+    Some(OpResolution {
+        left,
+        right,
+        result,
+    })
+}
+
+/// Resolves `left op right` as PostgreSQL would (Unknown = untyped literal).
+/// None: no such operator (the caller reports 42883).
+///
+/// String comparisons resolve to text (char(n) operands are cast to text, which
+/// drops their trailing blanks, so char(n) compares blank-insensitively).
+pub fn resolve_binary_op(op: BinaryOp, left: TypeId, right: TypeId) -> Option<OpResolution> {
+    use TypeId::*;
+    if left == Void || right == Void {
+        return None;
+    }
+    if op == BinaryOp::Concat {
+        // text || text, text || anynonarray, anynonarray || text.
+        let stringy = |t: TypeId| t.is_string();
+        return if stringy(left) || stringy(right) {
+            res(Text, Text, Text)
+        } else {
+            None
+        };
+    }
+    // An untyped literal takes the other side's type.
+    let (l, r) = match (left, right) {
+        (Unknown, Unknown) => {
+            return if op.is_comparison() {
+                res(Text, Text, Bool)
+            } else {
+                None
+            }
+        }
+        (Unknown, t) => (t, t),
+        (t, Unknown) => (t, t),
+        lr => lr,
+    };
+    let cmp = op.is_comparison();
+    let result = |t: TypeId| if cmp { Bool } else { t };
+    if l.is_numeric_family() && r.is_numeric_family() {
+        return match op {
+            BinaryOp::Pow => {
+                let t = numeric_common(l, r);
+                let t = if t == Numeric { Numeric } else { Float8 };
+                res(t, t, t)
+            }
+            BinaryOp::Mod => {
+                let t = numeric_common(l, r);
+                if matches!(t, Float4 | Float8) {
+                    None
+                } else {
+                    res(t, t, t)
+                }
+            }
+            _ => {
+                let t = numeric_common(l, r);
+                res(t, t, result(t))
+            }
+        };
+    }
+    if cmp {
+        if l.is_string() && r.is_string() {
+            if l == r && l == Name {
+                return res(Name, Name, Bool);
+            }
+            return res(Text, Text, Bool);
+        }
+        let dt = |t: TypeId| matches!(t, Date | Timestamp | Timestamptz);
+        if dt(l) && dt(r) {
+            let t = if l == r {
+                l
+            } else if l == Timestamptz || r == Timestamptz {
+                Timestamptz
+            } else {
+                Timestamp
+            };
+            return res(t, t, Bool);
+        }
+        let oidish = |t: TypeId| matches!(t, Oid | RegClass | Int2 | Int4 | Int8);
+        if (matches!(l, Oid | RegClass) || matches!(r, Oid | RegClass)) && oidish(l) && oidish(r) {
+            let t = if l == RegClass && r == RegClass {
+                RegClass
+            } else {
+                Oid
+            };
+            return res(t, t, Bool);
+        }
+        if l == r && l == Bool {
+            return res(Bool, Bool, Bool);
+        }
+        return None;
+    }
+    match (op, l, r) {
+        (BinaryOp::Add | BinaryOp::Sub, Date, Int2 | Int4) => res(Date, Int4, Date),
+        (BinaryOp::Add, Int2 | Int4, Date) => res(Int4, Date, Date),
+        (BinaryOp::Sub, Date, Date) => res(Date, Date, Int4),
+        _ => None,
+    }
+}
+
+fn int_overflow(t: TypeId) -> PgError {
+    let name = match t {
+        TypeId::Int2 => "smallint",
+        TypeId::Int4 => "integer",
+        _ => "bigint",
+    };
+    PgError::new(
+        SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+        format!("{name} out of range"),
+    )
+}
+
+fn div_zero() -> PgError {
+    PgError::new(SqlState::DIVISION_BY_ZERO, "division by zero")
+}
+
+fn pow_error(msg: &str) -> PgError {
+    PgError::new(SqlState::INVALID_ARGUMENT_FOR_POWER, msg)
+}
+
+fn wrap_int(v: i64, t: TypeId) -> Value {
+    match t {
+        TypeId::Int2 => Value::Int2(v as i16),
+        TypeId::Int4 => Value::Int4(v as i32),
+        _ => Value::Int8(v),
+    }
+}
+
+/// Integer arithmetic in type `t` (values already within it).
+fn int_arith(op: BinaryOp, a: i64, b: i64, t: TypeId) -> PgResult<Value> {
+    let (min, max) = match t {
+        TypeId::Int2 => (i16::MIN as i64, i16::MAX as i64),
+        TypeId::Int4 => (i32::MIN as i64, i32::MAX as i64),
+        _ => (i64::MIN, i64::MAX),
+    };
+    let r = match op {
+        BinaryOp::Add => a.checked_add(b),
+        BinaryOp::Sub => a.checked_sub(b),
+        BinaryOp::Mul => a.checked_mul(b),
+        BinaryOp::Div => {
+            if b == 0 {
+                return Err(div_zero());
+            }
+            if b == -1 && a == min {
+                return Err(int_overflow(t));
+            }
+            Some(a / b)
+        }
+        BinaryOp::Mod => {
+            if b == 0 {
+                return Err(div_zero());
+            }
+            if b == -1 {
+                return Ok(wrap_int(0, t));
+            }
+            Some(a % b)
+        }
+        BinaryOp::Pow => return float_arith(op, a as f64, b as f64),
+        _ => return Err(PgError::internal("bad integer operator")),
+    };
+    match r {
+        Some(v) if v >= min && v <= max => Ok(wrap_int(v, t)),
+        _ => Err(int_overflow(t)),
+    }
+}
+
+/// PostgreSQL's dpow.
+pub fn float_pow(a: f64, b: f64) -> PgResult<f64> {
+    if a == 0.0 && b < 0.0 {
+        return Err(pow_error("zero raised to a negative power is undefined"));
+    }
+    if a < 0.0 && b.is_finite() && b.floor() != b {
+        return Err(pow_error(
+            "a negative number raised to a non-integer power yields a complex result",
+        ));
+    }
+    if a.is_nan() {
+        return Ok(if b == 0.0 { 1.0 } else { f64::NAN });
+    }
+    if b.is_nan() {
+        return Ok(if a == 1.0 { 1.0 } else { f64::NAN });
+    }
+    let r = a.powf(b);
+    let finite_in = a.is_finite() && b.is_finite();
+    check_f64(r, !finite_in, !finite_in || a == 0.0)
+}
+
+fn float_arith(op: BinaryOp, a: f64, b: f64) -> PgResult<Value> {
+    let inf_in = a.is_infinite() || b.is_infinite();
+    let r = match op {
+        BinaryOp::Add => check_f64(a + b, inf_in, true)?,
+        BinaryOp::Sub => check_f64(a - b, inf_in, true)?,
+        BinaryOp::Mul => check_f64(a * b, inf_in, a == 0.0 || b == 0.0)?,
+        BinaryOp::Div => {
+            if b == 0.0 && !a.is_nan() {
+                return Err(div_zero());
+            }
+            check_f64(a / b, inf_in, a == 0.0 || b.is_infinite())?
+        }
+        BinaryOp::Pow => float_pow(a, b)?,
+        _ => return Err(operator_not_exist_error(op, TypeId::Float8, TypeId::Float8)),
+    };
+    Ok(Value::Float8(r))
+}
+
+fn float4_arith(op: BinaryOp, a: f32, b: f32) -> PgResult<Value> {
+    let inf_in = a.is_infinite() || b.is_infinite();
+    let r = match op {
+        BinaryOp::Add => check_f32(a + b, inf_in, true)?,
+        BinaryOp::Sub => check_f32(a - b, inf_in, true)?,
+        BinaryOp::Mul => check_f32(a * b, inf_in, a == 0.0 || b == 0.0)?,
+        BinaryOp::Div => {
+            if b == 0.0 && !a.is_nan() {
+                return Err(div_zero());
+            }
+            check_f32(a / b, inf_in, a == 0.0 || b.is_infinite())?
+        }
+        _ => return float_arith(op, a as f64, b as f64),
+    };
+    Ok(Value::Float4(r))
+}
+
+fn numeric_arith(op: BinaryOp, a: &Numeric, b: &Numeric) -> PgResult<Value> {
+    let r = match op {
+        BinaryOp::Add => a.add(b)?,
+        BinaryOp::Sub => a.sub(b)?,
+        BinaryOp::Mul => a.mul(b)?,
+        BinaryOp::Div => a.div(b)?,
+        BinaryOp::Mod => a.rem(b)?,
+        BinaryOp::Pow => a.pow(b)?,
+        _ => return Err(PgError::internal("bad numeric operator")),
+    };
+    Ok(Value::Numeric(Box::new(r)))
+}
+
+fn date_out_of_range() -> PgError {
+    PgError::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range")
+}
+
+fn date_plus(d: i32, days: i64) -> PgResult<Value> {
+    if d == DATE_NOBEGIN || d == DATE_NOEND {
+        return Ok(Value::Date(d));
+    }
+    let r = d as i64 + days;
+    if r < datetime::MIN_DATE as i64 || r >= datetime::END_DATE as i64 {
+        return Err(date_out_of_range());
+    }
+    Ok(Value::Date(r as i32))
+}
+
+fn int_value(v: &Value) -> Option<(i64, TypeId)> {
+    match v {
+        Value::Int2(i) => Some((*i as i64, TypeId::Int2)),
+        Value::Int4(i) => Some((*i as i64, TypeId::Int4)),
+        Value::Int8(i) => Some((*i, TypeId::Int8)),
+        _ => None,
+    }
+}
+
+fn float_value(v: &Value) -> Option<f64> {
+    match v {
+        Value::Int2(i) => Some(*i as f64),
+        Value::Int4(i) => Some(*i as f64),
+        Value::Int8(i) => Some(*i as f64),
+        Value::Float4(f) => Some(*f as f64),
+        Value::Float8(f) => Some(*f),
+        Value::Numeric(n) => Some(n.to_f64()),
+        _ => None,
+    }
+}
+
+fn numeric_value(v: &Value) -> Option<std::borrow::Cow<'_, Numeric>> {
+    match v {
+        Value::Numeric(n) => Some(std::borrow::Cow::Borrowed(n)),
+        _ => int_value(v).map(|(i, _)| std::borrow::Cow::Owned(Numeric::from_i64(i))),
+    }
+}
+
+/// Evaluates `op` on non-null operands already cast per `resolve_binary_op`.
+pub fn eval_binary_op(op: BinaryOp, left: &Value, right: &Value) -> PgResult<Value> {
+    if op.is_comparison() {
+        let o = compare(left, right);
+        return Ok(Value::Bool(match op {
+            BinaryOp::Eq => o == Ordering::Equal,
+            BinaryOp::NotEq => o != Ordering::Equal,
+            BinaryOp::Lt => o == Ordering::Less,
+            BinaryOp::LtEq => o != Ordering::Greater,
+            BinaryOp::Gt => o == Ordering::Greater,
+            _ => o != Ordering::Less,
+        }));
+    }
+    match (left, right) {
+        (Value::Int4(a), Value::Int4(b)) => int_arith(op, *a as i64, *b as i64, TypeId::Int4),
+        (Value::Int8(a), Value::Int8(b)) => int_arith(op, *a, *b, TypeId::Int8),
+        (Value::Float8(a), Value::Float8(b)) => float_arith(op, *a, *b),
+        (Value::Numeric(a), Value::Numeric(b)) => numeric_arith(op, a, b),
+        (Value::Text(a), b) if op == BinaryOp::Concat => Ok(Value::Text(concat(a, b))),
+        (a, Value::Text(b)) if op == BinaryOp::Concat => {
+            let mut s = crate::types::io::to_text(a, a.type_id().unwrap_or(TypeId::Text));
+            s.push_str(b);
+            Ok(Value::Text(s))
+        }
+        (Value::Float4(a), Value::Float4(b)) => float4_arith(op, *a, *b),
+        (Value::Date(d), Value::Date(e)) if op == BinaryOp::Sub => {
+            if [*d, *e]
+                .iter()
+                .any(|x| *x == DATE_NOBEGIN || *x == DATE_NOEND)
+            {
+                return Err(PgError::new(
+                    SqlState::DATETIME_FIELD_OVERFLOW,
+                    "cannot subtract infinite dates",
+                ));
+            }
+            Ok(Value::Int4((*d as i64 - *e as i64) as i32))
+        }
+        (Value::Date(d), n) if int_value(n).is_some() => {
+            let days = int_value(n).map(|x| x.0).unwrap_or(0);
+            match op {
+                BinaryOp::Add => date_plus(*d, days),
+                BinaryOp::Sub => date_plus(*d, -days),
+                _ => Err(operator_not_exist_error(op, TypeId::Date, TypeId::Int4)),
+            }
+        }
+        (n, Value::Date(d)) if int_value(n).is_some() && op == BinaryOp::Add => {
+            date_plus(*d, int_value(n).map(|x| x.0).unwrap_or(0))
+        }
+        _ => eval_mixed(op, left, right),
+    }
+}
+
+/// Arithmetic on operands of different (numeric-family) types: widened as
+/// resolve_binary_op would have cast them.
+fn eval_mixed(op: BinaryOp, left: &Value, right: &Value) -> PgResult<Value> {
+    if let (Some((a, ta)), Some((b, tb))) = (int_value(left), int_value(right)) {
+        let t = if int_rank(ta) >= int_rank(tb) { ta } else { tb };
+        return int_arith(op, a, b, t);
+    }
+    let is_float = |v: &Value| matches!(v, Value::Float4(_) | Value::Float8(_));
+    if is_float(left) || is_float(right) {
+        if let (Some(a), Some(b)) = (float_value(left), float_value(right)) {
+            return float_arith(op, a, b);
+        }
+    }
+    if let (Some(a), Some(b)) = (numeric_value(left), numeric_value(right)) {
+        return numeric_arith(op, &a, &b);
+    }
+    let lt = left.type_id().unwrap_or(TypeId::Unknown);
+    let rt = right.type_id().unwrap_or(TypeId::Unknown);
+    Err(operator_not_exist_error(op, lt, rt))
+}
+
+fn concat(a: &str, b: &Value) -> String {
+    match b {
+        Value::Text(b) => {
+            let mut s = String::with_capacity(a.len() + b.len());
+            s.push_str(a);
+            s.push_str(b);
+            s
+        }
+        other => {
+            let mut s = a.to_string();
+            crate::types::io::format_text(other, other.type_id().unwrap_or(TypeId::Text), &mut s);
+            s
+        }
+    }
+}
+
+/// Unary minus on a non-null numeric-family value (22003 on overflow).
+pub fn negate(v: &Value) -> PgResult<Value> {
+    Ok(match v {
+        Value::Int2(i) => Value::Int2(i.checked_neg().ok_or_else(|| int_overflow(TypeId::Int2))?),
+        Value::Int4(i) => Value::Int4(i.checked_neg().ok_or_else(|| int_overflow(TypeId::Int4))?),
+        Value::Int8(i) => Value::Int8(i.checked_neg().ok_or_else(|| int_overflow(TypeId::Int8))?),
+        Value::Float4(f) => Value::Float4(-f),
+        Value::Float8(f) => Value::Float8(-f),
+        Value::Numeric(n) => Value::Numeric(Box::new(n.neg())),
+        Value::Null => Value::Null,
+        other => {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!(
+                    "operator does not exist: - {}",
+                    other.type_id().map_or("unknown", |t| t.display_name())
+                ),
+            ))
+        }
+    })
+}
+
+/// Total order on doubles as PostgreSQL's float8 btree: NaN equals NaN and
+/// sorts above everything; -0 equals 0.
+#[inline]
+pub fn cmp_f64(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (false, false) => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+    }
+}
+
+fn variant_rank(v: &Value) -> u8 {
+    match v {
+        Value::Bool(_) => 0,
+        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => 1,
+        Value::Float4(_) | Value::Float8(_) => 1,
+        Value::Numeric(_) => 1,
+        Value::Text(_) => 2,
+        Value::Oid(_) => 3,
+        Value::Date(_) | Value::Timestamp(_) | Value::Timestamptz(_) => 4,
+        Value::Null => 5,
+    }
+}
+
+fn date_as_ts(d: i32) -> i64 {
+    match d {
+        DATE_NOBEGIN => i64::MIN,
+        DATE_NOEND => i64::MAX,
+        _ => (d as i64).saturating_mul(datetime::USECS_PER_DAY),
+    }
+}
+
+/// Total order of two non-null values of the same type (NaN sorts above all numbers).
+/// Strings compare bytewise (C collation). Mixed numeric types compare by value.
+pub fn compare(left: &Value, right: &Value) -> Ordering {
+    match (left, right) {
+        (Value::Int4(a), Value::Int4(b)) => a.cmp(b),
+        (Value::Int8(a), Value::Int8(b)) => a.cmp(b),
+        (Value::Text(a), Value::Text(b)) => a.as_bytes().cmp(b.as_bytes()),
+        (Value::Float8(a), Value::Float8(b)) => cmp_f64(*a, *b),
+        (Value::Numeric(a), Value::Numeric(b)) => a.cmp(b),
+        (Value::Int2(a), Value::Int2(b)) => a.cmp(b),
+        (Value::Float4(a), Value::Float4(b)) => cmp_f64(*a as f64, *b as f64),
+        (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
+        (Value::Oid(a), Value::Oid(b)) => a.cmp(b),
+        (Value::Date(a), Value::Date(b)) => a.cmp(b),
+        (
+            Value::Timestamp(a) | Value::Timestamptz(a),
+            Value::Timestamp(b) | Value::Timestamptz(b),
+        ) => a.cmp(b),
+        (Value::Date(a), Value::Timestamp(b) | Value::Timestamptz(b)) => date_as_ts(*a).cmp(b),
+        (Value::Timestamp(a) | Value::Timestamptz(a), Value::Date(b)) => a.cmp(&date_as_ts(*b)),
+        (Value::Null, Value::Null) => Ordering::Equal,
+        _ => compare_mixed(left, right),
+    }
+}
+
+fn compare_mixed(left: &Value, right: &Value) -> Ordering {
+    if let (Some((a, _)), Some((b, _))) = (int_value(left), int_value(right)) {
+        return a.cmp(&b);
+    }
+    let (rl, rr) = (variant_rank(left), variant_rank(right));
+    if rl == 1 && rr == 1 {
+        let is_float = |v: &Value| matches!(v, Value::Float4(_) | Value::Float8(_));
+        if is_float(left) || is_float(right) {
+            return cmp_f64(
+                float_value(left).unwrap_or(f64::NAN),
+                float_value(right).unwrap_or(f64::NAN),
+            );
+        }
+        if let (Some(a), Some(b)) = (numeric_value(left), numeric_value(right)) {
+            return a.as_ref().cmp(b.as_ref());
+        }
+    }
+    if let (Value::Oid(a), Some((b, _))) = (left, int_value(right)) {
+        return (*a as i64).cmp(&b);
+    }
+    if let (Some((a, _)), Value::Oid(b)) = (int_value(left), right) {
+        return a.cmp(&(*b as i64));
+    }
+    rl.cmp(&rr)
+}
+
+/// `compare` with the semantics of operand type `ty`: char(n) (Bpchar) values
+/// compare without their trailing blanks.
+pub fn compare_typed(ty: TypeId, left: &Value, right: &Value) -> Ordering {
+    if ty == TypeId::Bpchar {
+        if let (Value::Text(a), Value::Text(b)) = (left, right) {
+            return a.trim_end_matches(' ').cmp(b.trim_end_matches(' '));
+        }
+    }
+    compare(left, right)
+}
+
+/// Hashes a non-null value consistently with `compare` equality.
+/// Integers of all widths hash alike; float -0 and 0 (and all NaNs) hash alike;
+/// numerics hash by value (1.0 and 1.00 alike).
+pub fn hash_value<H: std::hash::Hasher>(v: &Value, state: &mut H) {
+    match v {
+        Value::Null => state.write_u8(0),
+        Value::Bool(b) => state.write_u8(*b as u8 + 1),
+        Value::Int2(i) => state.write_i64(*i as i64),
+        Value::Int4(i) => state.write_i64(*i as i64),
+        Value::Int8(i) => state.write_i64(*i),
+        Value::Float4(f) => hash_f64(*f as f64, state),
+        Value::Float8(f) => hash_f64(*f, state),
+        Value::Numeric(n) => std::hash::Hash::hash(n.as_ref(), state),
+        Value::Text(s) => {
+            state.write(s.as_bytes());
+            state.write_u8(0xff);
+        }
+        Value::Oid(o) => state.write_u32(*o),
+        Value::Date(d) => state.write_i32(*d),
+        Value::Timestamp(t) | Value::Timestamptz(t) => state.write_i64(*t),
+    }
+}
+
+/// `hash_value` with the semantics of type `ty` (char(n): trailing blanks ignored).
+pub fn hash_value_typed<H: std::hash::Hasher>(ty: TypeId, v: &Value, state: &mut H) {
+    if let (TypeId::Bpchar, Value::Text(s)) = (ty, v) {
+        state.write(s.trim_end_matches(' ').as_bytes());
+        state.write_u8(0xff);
+        return;
+    }
+    hash_value(v, state)
+}
+
+#[inline]
+fn hash_f64<H: std::hash::Hasher>(f: f64, state: &mut H) {
+    let bits = if f == 0.0 {
+        0
+    } else if f.is_nan() {
+        f64::NAN.to_bits()
+    } else {
+        f.to_bits()
+    };
+    state.write_u64(bits);
+}
+
+#[cfg(test)]
+#[path = "ops_tests.rs"]
+mod tests;

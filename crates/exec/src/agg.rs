@@ -1,0 +1,223 @@
+//! Aggregation: transition states for count/sum/avg/min/max/bool_and/bool_or/
+//! string_agg, and grouping keys hashed consistently with SQL equality.
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+
+use common::types::io::parse_text;
+use common::types::ops::{compare, eval_binary_op, hash_value, BinaryOp};
+use common::{PgError, PgResult, SqlState, TypeId, Value};
+use sql::expr::{AggCall, AggFunc};
+
+/// A row of values usable as a hash key (NULLs group together).
+#[derive(Clone, Debug)]
+pub struct GroupKey(pub Vec<Value>);
+
+impl Hash for GroupKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        for v in &self.0 {
+            if v.is_null() {
+                0u8.hash(state);
+            } else {
+                1u8.hash(state);
+                hash_value(v, state);
+            }
+        }
+    }
+}
+impl PartialEq for GroupKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .zip(&other.0)
+                .all(|(a, b)| match (a.is_null(), b.is_null()) {
+                    (true, true) => true,
+                    (false, false) => compare(a, b) == Ordering::Equal,
+                    _ => false,
+                })
+    }
+}
+impl Eq for GroupKey {}
+
+fn numeric_of(i: i128) -> PgResult<Value> {
+    parse_text(TypeId::Numeric.into(), &i.to_string())
+}
+
+pub enum AggState {
+    Count(i64),
+    SumInt(Option<i128>),
+    SumFloat(Option<f64>),
+    SumNumeric(Option<Value>),
+    AvgInt(i128, i64),
+    AvgFloat(f64, i64),
+    AvgNumeric(Option<Value>, i64),
+    MinMax(Option<Value>),
+    Bool(Option<bool>),
+    StringAgg(Option<String>),
+}
+
+pub struct AggAccumulator {
+    pub state: AggState,
+    seen: Option<HashSet<GroupKey>>,
+}
+
+impl AggAccumulator {
+    pub fn new(call: &AggCall) -> Self {
+        use AggFunc::*;
+        let t = call.arg_type;
+        let state = match call.func {
+            CountStar | Count => AggState::Count(0),
+            Sum => match t {
+                TypeId::Int2 | TypeId::Int4 | TypeId::Int8 => AggState::SumInt(None),
+                TypeId::Float4 | TypeId::Float8 => AggState::SumFloat(None),
+                _ => AggState::SumNumeric(None),
+            },
+            Avg => match t {
+                TypeId::Int2 | TypeId::Int4 | TypeId::Int8 => AggState::AvgInt(0, 0),
+                TypeId::Float4 | TypeId::Float8 => AggState::AvgFloat(0.0, 0),
+                _ => AggState::AvgNumeric(None, 0),
+            },
+            Min | Max => AggState::MinMax(None),
+            BoolAnd | BoolOr => AggState::Bool(None),
+            StringAgg => AggState::StringAgg(None),
+        };
+        AggAccumulator {
+            state,
+            seen: call.distinct.then(HashSet::new),
+        }
+    }
+
+    /// Folds one input; `args` are the evaluated arguments.
+    pub fn accumulate(&mut self, call: &AggCall, args: &[Value]) -> PgResult<()> {
+        if call.func == AggFunc::CountStar {
+            if let AggState::Count(n) = &mut self.state {
+                *n += 1;
+            }
+            return Ok(());
+        }
+        let v = &args[0];
+        if v.is_null() {
+            return Ok(());
+        }
+        if let Some(seen) = &mut self.seen {
+            if !seen.insert(GroupKey(vec![v.clone()])) {
+                return Ok(());
+            }
+        }
+        let int_of = |v: &Value| -> i128 {
+            match v {
+                Value::Int2(x) => *x as i128,
+                Value::Int4(x) => *x as i128,
+                Value::Int8(x) => *x as i128,
+                _ => 0,
+            }
+        };
+        let float_of = |v: &Value| -> f64 {
+            match v {
+                Value::Float4(x) => *x as f64,
+                Value::Float8(x) => *x,
+                _ => 0.0,
+            }
+        };
+        match &mut self.state {
+            AggState::Count(n) => *n += 1,
+            AggState::SumInt(s) => *s = Some(s.unwrap_or(0) + int_of(v)),
+            AggState::SumFloat(s) => *s = Some(s.unwrap_or(0.0) + float_of(v)),
+            AggState::SumNumeric(s) => {
+                *s = Some(match s.take() {
+                    None => v.clone(),
+                    Some(acc) => eval_binary_op(BinaryOp::Add, &acc, v)?,
+                })
+            }
+            AggState::AvgInt(s, n) => {
+                *s += int_of(v);
+                *n += 1;
+            }
+            AggState::AvgFloat(s, n) => {
+                *s += float_of(v);
+                *n += 1;
+            }
+            AggState::AvgNumeric(s, n) => {
+                *s = Some(match s.take() {
+                    None => v.clone(),
+                    Some(acc) => eval_binary_op(BinaryOp::Add, &acc, v)?,
+                });
+                *n += 1;
+            }
+            AggState::MinMax(cur) => {
+                let replace = match cur {
+                    None => true,
+                    Some(c) => {
+                        let o = compare(v, c);
+                        if call.func == AggFunc::Min {
+                            o == Ordering::Less
+                        } else {
+                            o == Ordering::Greater
+                        }
+                    }
+                };
+                if replace {
+                    *cur = Some(v.clone());
+                }
+            }
+            AggState::Bool(b) => {
+                let x = matches!(v, Value::Bool(true));
+                *b = Some(match (*b, call.func) {
+                    (None, _) => x,
+                    (Some(p), AggFunc::BoolAnd) => p && x,
+                    (Some(p), _) => p || x,
+                });
+            }
+            AggState::StringAgg(s) => {
+                let Value::Text(t) = v else { return Ok(()) };
+                match s {
+                    None => *s = Some(t.clone()),
+                    Some(acc) => {
+                        if let Some(Value::Text(sep)) = args.get(1) {
+                            acc.push_str(sep);
+                        }
+                        acc.push_str(t);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn finish(self, call: &AggCall) -> PgResult<Value> {
+        Ok(match self.state {
+            AggState::Count(n) => Value::Int8(n),
+            AggState::SumInt(None) | AggState::SumFloat(None) | AggState::SumNumeric(None) => {
+                Value::Null
+            }
+            AggState::SumInt(Some(s)) => match call.result.id {
+                TypeId::Int8 => Value::Int8(i64::try_from(s).map_err(|_| {
+                    PgError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "bigint out of range")
+                })?),
+                _ => numeric_of(s)?,
+            },
+            AggState::SumFloat(Some(s)) => match call.result.id {
+                TypeId::Float4 => Value::Float4(s as f32),
+                _ => Value::Float8(s),
+            },
+            AggState::SumNumeric(Some(v)) => v,
+            AggState::AvgInt(_, 0) | AggState::AvgFloat(_, 0) | AggState::AvgNumeric(_, 0) => {
+                Value::Null
+            }
+            AggState::AvgInt(s, n) => {
+                eval_binary_op(BinaryOp::Div, &numeric_of(s)?, &numeric_of(n as i128)?)?
+            }
+            AggState::AvgFloat(s, n) => Value::Float8(s / n as f64),
+            AggState::AvgNumeric(Some(s), n) => {
+                eval_binary_op(BinaryOp::Div, &s, &numeric_of(n as i128)?)?
+            }
+            AggState::AvgNumeric(None, _) => Value::Null,
+            AggState::MinMax(v) => v.unwrap_or(Value::Null),
+            AggState::Bool(b) => b.map(Value::Bool).unwrap_or(Value::Null),
+            AggState::StringAgg(s) => s.map(Value::Text).unwrap_or(Value::Null),
+        })
+    }
+}

@@ -1,0 +1,485 @@
+//! Expression evaluation over a row.
+
+use std::cmp::Ordering;
+
+use common::types::cast::{cast_value, CastContext};
+use common::types::io::format_text;
+use common::types::ops::{compare, eval_binary_op, negate, BinaryOp, LikePattern};
+use common::{PgError, PgResult, SqlState, TypeId, Value};
+use sql::expr::{Expr, SysFunc};
+
+use crate::ops::build;
+use crate::ExecEnv;
+
+#[inline]
+fn truth(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        _ => None,
+    }
+}
+
+/// Evaluates a boolean qual: NULL counts as false.
+#[inline]
+pub fn eval_qual(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<bool> {
+    Ok(eval(e, row, env)? == Value::Bool(true))
+}
+
+fn equal(a: &Value, b: &Value) -> PgResult<Option<bool>> {
+    if a.is_null() || b.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(compare(a, b) == Ordering::Equal))
+}
+
+pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
+    Ok(match e {
+        Expr::Const(v, _) => v.clone(),
+        Expr::Column(i, _) => row[*i].clone(),
+        Expr::OuterColumn { depth, index, .. } => {
+            let n = env.outer.len();
+            env.outer[n - depth][*index].clone()
+        }
+        Expr::Param(i, _) => env.params.get(*i).cloned().unwrap_or(Value::Null),
+        Expr::Binary {
+            op, left, right, ..
+        } => {
+            let l = eval(left, row, env)?;
+            if l.is_null() {
+                return Ok(Value::Null);
+            }
+            let r = eval(right, row, env)?;
+            if r.is_null() {
+                return Ok(Value::Null);
+            }
+            eval_binary_op(*op, &l, &r)?
+        }
+        Expr::Neg(x, _) => {
+            let v = eval(x, row, env)?;
+            if v.is_null() {
+                v
+            } else {
+                negate(&v)?
+            }
+        }
+        Expr::And(v) => {
+            let mut null = false;
+            for x in v {
+                match truth(&eval(x, row, env)?) {
+                    Some(false) => return Ok(Value::Bool(false)),
+                    None => null = true,
+                    Some(true) => {}
+                }
+            }
+            if null {
+                Value::Null
+            } else {
+                Value::Bool(true)
+            }
+        }
+        Expr::Or(v) => {
+            let mut null = false;
+            for x in v {
+                match truth(&eval(x, row, env)?) {
+                    Some(true) => return Ok(Value::Bool(true)),
+                    None => null = true,
+                    Some(false) => {}
+                }
+            }
+            if null {
+                Value::Null
+            } else {
+                Value::Bool(false)
+            }
+        }
+        Expr::Not(x) => match truth(&eval(x, row, env)?) {
+            Some(b) => Value::Bool(!b),
+            None => Value::Null,
+        },
+        Expr::IsNull { expr, negated } => Value::Bool(eval(expr, row, env)?.is_null() != *negated),
+        Expr::IsBool {
+            expr,
+            value,
+            negated,
+        } => {
+            let v = truth(&eval(expr, row, env)?);
+            Value::Bool((v == Some(*value)) != *negated)
+        }
+        Expr::IsDistinctFrom {
+            left,
+            right,
+            negated,
+        } => {
+            let l = eval(left, row, env)?;
+            let r = eval(right, row, env)?;
+            let distinct = match (l.is_null(), r.is_null()) {
+                (true, true) => false,
+                (true, false) | (false, true) => true,
+                _ => compare(&l, &r) != Ordering::Equal,
+            };
+            Value::Bool(distinct != *negated)
+        }
+        Expr::LikeConst {
+            expr,
+            pattern,
+            negated,
+        } => match eval(expr, row, env)? {
+            Value::Text(s) => Value::Bool(pattern.0.matches(&s) != *negated),
+            _ => Value::Null,
+        },
+        Expr::Like {
+            expr,
+            pattern,
+            case_insensitive,
+            negated,
+        } => {
+            let s = eval(expr, row, env)?;
+            let p = eval(pattern, row, env)?;
+            match (s, p) {
+                (Value::Text(s), Value::Text(p)) => {
+                    let pat = LikePattern::compile(&p, None, *case_insensitive)?;
+                    Value::Bool(pat.matches(&s) != *negated)
+                }
+                _ => Value::Null,
+            }
+        }
+        Expr::Cast {
+            expr,
+            from,
+            to,
+            explicit,
+        } => {
+            let v = eval(expr, row, env)?;
+            if v.is_null() {
+                return Ok(v);
+            }
+            if *to == TypeId::RegClass.into() && from.is_string() {
+                let Value::Text(s) = &v else { unreachable!() };
+                return regclass_in(s, env);
+            }
+            let ctx = if *explicit {
+                CastContext::Explicit
+            } else {
+                CastContext::Assignment
+            };
+            cast_value(v, *from, *to, ctx)?
+        }
+        Expr::Func { func, args } => {
+            let mut vals = Vec::with_capacity(args.len());
+            for a in args {
+                let v = eval(a, row, env)?;
+                if v.is_null() && func.0.strict {
+                    return Ok(Value::Null);
+                }
+                vals.push(v);
+            }
+            (func.0.imp)(&vals)?
+        }
+        Expr::Sys { func, args, .. } => {
+            let mut vals = Vec::with_capacity(args.len());
+            for a in args {
+                vals.push(eval(a, row, env)?);
+            }
+            eval_sys(*func, &vals, env)?
+        }
+        Expr::Case { whens, else_, .. } => {
+            for (cond, result) in whens {
+                if truth(&eval(cond, row, env)?) == Some(true) {
+                    return eval(result, row, env);
+                }
+            }
+            match else_ {
+                Some(x) => eval(x, row, env)?,
+                None => Value::Null,
+            }
+        }
+        Expr::Coalesce(v, _) => {
+            for x in v {
+                let r = eval(x, row, env)?;
+                if !r.is_null() {
+                    return Ok(r);
+                }
+            }
+            Value::Null
+        }
+        Expr::NullIf(a, b, _) => {
+            let l = eval(a, row, env)?;
+            let r = eval(b, row, env)?;
+            if equal(&l, &r)? == Some(true) {
+                Value::Null
+            } else {
+                l
+            }
+        }
+        Expr::MinMax { args, greatest, .. } => {
+            let mut best = Value::Null;
+            for a in args {
+                let v = eval(a, row, env)?;
+                if v.is_null() {
+                    continue;
+                }
+                let better = best.is_null() || {
+                    let o = compare(&v, &best);
+                    if *greatest {
+                        o == Ordering::Greater
+                    } else {
+                        o == Ordering::Less
+                    }
+                };
+                if better {
+                    best = v;
+                }
+            }
+            best
+        }
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } => {
+            let x = eval(expr, row, env)?;
+            if x.is_null() {
+                return Ok(Value::Null);
+            }
+            let mut null = false;
+            for item in list {
+                let v = eval(item, row, env)?;
+                match equal(&x, &v)? {
+                    Some(true) => return Ok(Value::Bool(!negated)),
+                    None => null = true,
+                    _ => {}
+                }
+            }
+            if null {
+                Value::Null
+            } else {
+                Value::Bool(*negated)
+            }
+        }
+        Expr::ScalarSubquery(plan, _) => {
+            let rows = run_subquery(plan, row, env, Some(2))?;
+            match rows.len() {
+                0 => Value::Null,
+                1 => rows
+                    .into_iter()
+                    .next()
+                    .unwrap()
+                    .into_iter()
+                    .next()
+                    .unwrap_or(Value::Null),
+                _ => {
+                    return Err(PgError::new(
+                        SqlState::CARDINALITY_VIOLATION,
+                        "more than one row returned by a subquery used as an expression",
+                    ))
+                }
+            }
+        }
+        Expr::Exists { plan, negated } => {
+            let rows = run_subquery(plan, row, env, Some(1))?;
+            Value::Bool(rows.is_empty() == *negated)
+        }
+        Expr::InSubquery {
+            expr,
+            plan,
+            negated,
+        } => {
+            let x = eval(expr, row, env)?;
+            let rows = run_subquery(plan, row, env, None)?;
+            if rows.is_empty() {
+                return Ok(Value::Bool(*negated));
+            }
+            if x.is_null() {
+                return Ok(Value::Null);
+            }
+            let mut null = false;
+            for r in &rows {
+                match equal(&x, &r[0])? {
+                    Some(true) => return Ok(Value::Bool(!negated)),
+                    None => null = true,
+                    _ => {}
+                }
+            }
+            if null {
+                Value::Null
+            } else {
+                Value::Bool(*negated)
+            }
+        }
+        Expr::Agg(_) => {
+            return Err(PgError::internal(
+                "aggregate evaluated outside an Aggregate",
+            ))
+        }
+        Expr::RegClassName(oid) => Value::Text(relname(*oid, env)),
+    })
+}
+
+fn run_subquery(
+    plan: &sql::Plan,
+    row: &[Value],
+    env: &mut ExecEnv,
+    limit: Option<usize>,
+) -> PgResult<Vec<crate::Row>> {
+    env.outer.push(row.to_vec());
+    let result = (|| {
+        let mut op = build(plan, env, None)?;
+        let mut out = Vec::new();
+        while let Some(r) = op.next(env)? {
+            out.push(r);
+            if limit.is_some_and(|l| out.len() >= l) {
+                break;
+            }
+        }
+        Ok(out)
+    })();
+    env.outer.pop();
+    result
+}
+
+fn relname(oid: u32, env: &ExecEnv) -> String {
+    env.catalog
+        .table_by_oid(oid)
+        .map(|t| t.name.clone())
+        .unwrap_or_else(|| oid.to_string())
+}
+
+fn regclass_in(name: &str, env: &ExecEnv) -> PgResult<Value> {
+    let short = name.rsplit('.').next().unwrap_or(name).trim_matches('"');
+    env.catalog
+        .tables
+        .values()
+        .find(|t| {
+            t.db_oid == env.catalog.tables.values().next().map_or(0, |x| x.db_oid)
+                && t.name == short
+        })
+        .or_else(|| env.catalog.tables.values().find(|t| t.name == short))
+        .map(|t| Value::Oid(t.oid))
+        .ok_or_else(|| {
+            PgError::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            )
+        })
+}
+
+fn table_of(v: &Value, env: &ExecEnv) -> Option<catalog::Table> {
+    match v {
+        Value::Oid(o) => env.catalog.table_by_oid(*o).cloned(),
+        _ => None,
+    }
+}
+
+fn eval_sys(func: SysFunc, args: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
+    let text_arg = |i: usize| -> Option<String> {
+        match args.get(i) {
+            Some(Value::Text(s)) => Some(s.clone()),
+            _ => None,
+        }
+    };
+    Ok(match func {
+        SysFunc::CurrentSetting => {
+            let Some(name) = text_arg(0) else {
+                return Ok(Value::Null);
+            };
+            let missing_ok = matches!(args.get(1), Some(Value::Bool(true)));
+            match env.hooks.current_setting(&name, missing_ok)? {
+                Some(s) => Value::Text(s),
+                None => Value::Null,
+            }
+        }
+        SysFunc::SetConfig => {
+            let (Some(name), Some(value)) = (text_arg(0), text_arg(1)) else {
+                return Err(PgError::new(
+                    SqlState::NULL_VALUE_NOT_ALLOWED,
+                    "SET requires parameter name",
+                ));
+            };
+            let local = matches!(args.get(2), Some(Value::Bool(true)));
+            Value::Text(env.hooks.set_config(&name, &value, local)?)
+        }
+        SysFunc::RelationSize | SysFunc::TotalRelationSize => {
+            let Some(t) = table_of(&args[0], env) else {
+                return Ok(Value::Null);
+            };
+            let fork = match text_arg(1).as_deref() {
+                None | Some("main") => storage::ForkNumber::Main,
+                Some("fsm") => storage::ForkNumber::Fsm,
+                Some("vm") => storage::ForkNumber::VisibilityMap,
+                Some(other) => {
+                    return Err(PgError::new(SqlState::INVALID_PARAMETER_VALUE, format!("invalid fork name")).with_hint(format!("Valid fork names are \"main\", \"fsm\", \"vm\", and \"init\"; got \"{other}\".")))
+                }
+            };
+            let smgr = env.pool.smgr();
+            let mut blocks = smgr.nblocks(t.locator(), fork)? as i64;
+            if func == SysFunc::TotalRelationSize {
+                blocks += smgr.nblocks(t.locator(), storage::ForkNumber::Fsm)? as i64;
+            }
+            Value::Int8(blocks * storage::BLCKSZ as i64)
+        }
+        SysFunc::RelationFilepath => match table_of(&args[0], env) {
+            Some(t) => Value::Text(storage::smgr::Smgr::relative_path(
+                t.locator(),
+                storage::ForkNumber::Main,
+            )),
+            None => Value::Null,
+        },
+        SysFunc::RelationFilenode => match table_of(&args[0], env) {
+            Some(t) => Value::Oid(t.relfilenode),
+            None => Value::Null,
+        },
+        SysFunc::BackendPid => Value::Int4(env.hooks.backend_pid()),
+        SysFunc::TableIsVisible => Value::Bool(true),
+        SysFunc::FormatType => match &args[0] {
+            Value::Oid(o) => match TypeId::from_oid(*o) {
+                Some(t) => {
+                    let typmod = match args.get(1) {
+                        Some(Value::Int4(m)) => *m,
+                        _ => -1,
+                    };
+                    Value::Text(sql::bind::format_type(common::DataType::with_typmod(
+                        t, typmod,
+                    )))
+                }
+                None => Value::Text("???".into()),
+            },
+            _ => Value::Null,
+        },
+        SysFunc::IsolationTestSessionIsBlocked => match &args[0] {
+            Value::Int4(pid) => Value::Bool(env.hooks.is_backend_blocked(*pid)),
+            _ => Value::Null,
+        },
+        SysFunc::PgSleep => {
+            if let Value::Float8(secs) = args[0] {
+                let end =
+                    std::time::Instant::now() + std::time::Duration::from_secs_f64(secs.max(0.0));
+                while std::time::Instant::now() < end {
+                    env.check_cancel()?;
+                    std::thread::sleep(
+                        std::time::Duration::from_millis(10).min(end - std::time::Instant::now()),
+                    );
+                }
+            }
+            Value::Null
+        }
+        SysFunc::StatLwlockReset => {
+            storage::lwlock::reset_stats();
+            Value::Null
+        }
+    })
+}
+
+/// Text output of a value (for messages like "Failing row contains").
+pub fn value_to_text(v: &Value, ty: TypeId) -> String {
+    if v.is_null() {
+        return "null".into();
+    }
+    let mut s = String::new();
+    format_text(v, ty, &mut s);
+    s
+}
+
+/// Applies `BinaryOp` folding helper for aggregates.
+pub fn add(a: &Value, b: &Value) -> PgResult<Value> {
+    eval_binary_op(BinaryOp::Add, a, b)
+}

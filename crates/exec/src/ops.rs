@@ -1,0 +1,774 @@
+//! Pull-based operators (PostgreSQL's executor nodes), built from a `Plan`.
+
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use access::heap::HeapScan;
+use access::tuple::Deformer;
+use common::types::ops::{compare, eval_binary_op, BinaryOp};
+use common::{DataType, PgError, PgResult, SqlState, TypeId, Value};
+use sql::expr::{AggCall, Expr};
+use sql::plan::{JoinKind, Plan, SetOpKind, SortKey};
+
+use crate::agg::{AggAccumulator, GroupKey};
+use crate::eval::{eval, eval_qual};
+use crate::{ExecEnv, Row};
+
+pub trait Operator {
+    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>>;
+}
+
+fn needs_all(e: &Expr) -> bool {
+    let mut sub = false;
+    e.visit(&mut |x| {
+        sub |= matches!(
+            x,
+            Expr::ScalarSubquery(..) | Expr::Exists { .. } | Expr::InSubquery { .. }
+        )
+    });
+    sub
+}
+
+fn needed_by(exprs: &[&Expr], width: usize) -> usize {
+    exprs
+        .iter()
+        .map(|e| {
+            if needs_all(e) {
+                width
+            } else {
+                e.columns_needed()
+            }
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Builds the operator tree. `needed`: how many leading columns the parent
+/// reads (None = all), so scans decode no more than that.
+pub fn build<'p>(
+    plan: &'p Plan,
+    env: &mut ExecEnv,
+    needed: Option<usize>,
+) -> PgResult<Box<dyn Operator + 'p>> {
+    Ok(match plan {
+        Plan::SeqScan { table, qual } => {
+            let width = table.columns.len();
+            let out = needed.unwrap_or(width).min(width);
+            let quals = qual
+                .iter()
+                .map(|q| {
+                    (
+                        q,
+                        if needs_all(q) {
+                            width
+                        } else {
+                            q.columns_needed()
+                        },
+                    )
+                })
+                .collect();
+            Box::new(SeqScanOp {
+                scan: HeapScan::new(env.pool, table.locator())?,
+                types: table.column_types(),
+                quals,
+                out,
+                buffered: VecDeque::new(),
+            })
+        }
+        Plan::Values { rows, .. } => Box::new(ValuesOp { rows, next: 0 }),
+        Plan::Filter { input, qual } => {
+            let n = needed.map(|n| n.max(needed_by(&[qual], usize::MAX)));
+            Box::new(FilterOp {
+                input: build(input, env, n)?,
+                qual,
+            })
+        }
+        Plan::Project { input, exprs } => {
+            let refs: Vec<&Expr> = exprs.iter().collect();
+            let n = needed_by(&refs, usize::MAX);
+            let n = if n == usize::MAX { None } else { Some(n) };
+            Box::new(ProjectOp {
+                input: build(input, env, n)?,
+                exprs,
+            })
+        }
+        Plan::ProjectSet {
+            input,
+            exprs,
+            srf_index,
+            srf_args,
+        } => Box::new(ProjectSetOp {
+            input: build(input, env, None)?,
+            exprs,
+            srf_index: *srf_index,
+            srf_args,
+            current: None,
+            series: None,
+        }),
+        Plan::SeriesScan { args, ty } => {
+            let empty: Row = Vec::new();
+            let vals = args
+                .iter()
+                .map(|a| eval(a, &empty, env))
+                .collect::<PgResult<Vec<_>>>()?;
+            Box::new(SeriesOp {
+                series: Series::new(&vals, *ty)?,
+                ty: *ty,
+            })
+        }
+        Plan::NestedLoop {
+            left,
+            right,
+            kind,
+            on,
+            left_width,
+            right_width,
+        } => Box::new(NestedLoopOp {
+            left: build(left, env, None)?,
+            right_plan: right,
+            right_rows: None,
+            right_matched: Vec::new(),
+            kind: *kind,
+            on: on.as_ref(),
+            left_width: *left_width,
+            right_width: *right_width,
+            current: None,
+            pos: 0,
+            matched: false,
+            tail: None,
+        }),
+        Plan::Aggregate { input, keys, aggs } => {
+            let mut refs: Vec<&Expr> = keys.iter().collect();
+            for a in aggs {
+                refs.extend(a.args.iter());
+            }
+            let n = needed_by(&refs, usize::MAX);
+            let n = if n == usize::MAX { None } else { Some(n) };
+            Box::new(AggregateOp {
+                input: build(input, env, n)?,
+                keys,
+                aggs,
+                output: None,
+            })
+        }
+        Plan::Sort { input, keys } => Box::new(SortOp {
+            input: build(input, env, None)?,
+            keys,
+            sorted: None,
+        }),
+        Plan::Limit {
+            input,
+            limit,
+            offset,
+        } => {
+            let empty: Row = Vec::new();
+            let count =
+                |e: &Option<Expr>, env: &mut ExecEnv, what: &str, code| -> PgResult<Option<i64>> {
+                    match e {
+                        None => Ok(None),
+                        Some(e) => match eval(e, &empty, env)? {
+                            Value::Null => Ok(None),
+                            Value::Int8(n) if n < 0 => {
+                                Err(PgError::new(code, format!("{what} must not be negative")))
+                            }
+                            Value::Int8(n) => Ok(Some(n)),
+                            _ => Err(PgError::internal("LIMIT is not bigint")),
+                        },
+                    }
+                };
+            let limit = count(limit, env, "LIMIT", SqlState::INVALID_ROW_COUNT_IN_LIMIT)?;
+            let offset =
+                count(offset, env, "OFFSET", SqlState::INVALID_ROW_COUNT_IN_OFFSET)?.unwrap_or(0);
+            Box::new(LimitOp {
+                input: build(input, env, needed)?,
+                remaining: limit,
+                skip: offset,
+            })
+        }
+        Plan::Distinct { input } => Box::new(DistinctOp {
+            input: build(input, env, None)?,
+            seen: HashSet::new(),
+        }),
+        Plan::SetOp {
+            left,
+            right,
+            op,
+            all,
+        } => Box::new(SetOpOp {
+            left: Some(build(left, env, None)?),
+            right: Some(build(right, env, None)?),
+            op: *op,
+            all: *all,
+            output: None,
+        }),
+    })
+}
+
+struct SeqScanOp<'p> {
+    scan: HeapScan,
+    types: Vec<DataType>,
+    quals: Vec<(&'p Expr, usize)>,
+    out: usize,
+    buffered: VecDeque<Row>,
+}
+
+impl Operator for SeqScanOp<'_> {
+    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        loop {
+            if let Some(r) = self.buffered.pop_front() {
+                return Ok(Some(r));
+            }
+            env.check_cancel()?;
+            let (snapshot, tm) = (env.snapshot, env.tm);
+            let types = &self.types;
+            let quals = &self.quals;
+            let out = self.out;
+            let buffered = &mut self.buffered;
+            // Decode lazily: each qual only as far as it reads, the rest
+            // only for rows that pass (a page's tuples in one tight loop).
+            let more = self.scan.next_page(snapshot, tm, |_tid, t| {
+                let mut row = Vec::new();
+                let mut d = Deformer::new(t);
+                for (q, need) in quals {
+                    if d.decoded() < *need {
+                        d.deform_until(types, *need, &mut row)?;
+                    }
+                    if !eval_qual(q, &row, env)? {
+                        return Ok(());
+                    }
+                }
+                if d.decoded() < out {
+                    d.deform_until(types, out, &mut row)?;
+                }
+                buffered.push_back(row);
+                Ok(())
+            })?;
+            if !more {
+                return Ok(None);
+            }
+        }
+    }
+}
+
+struct ValuesOp<'p> {
+    rows: &'p [Vec<Expr>],
+    next: usize,
+}
+impl Operator for ValuesOp<'_> {
+    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        let Some(exprs) = self.rows.get(self.next) else {
+            return Ok(None);
+        };
+        self.next += 1;
+        let empty: Row = Vec::new();
+        Ok(Some(
+            exprs
+                .iter()
+                .map(|e| eval(e, &empty, env))
+                .collect::<PgResult<_>>()?,
+        ))
+    }
+}
+
+struct FilterOp<'p> {
+    input: Box<dyn Operator + 'p>,
+    qual: &'p Expr,
+}
+impl Operator for FilterOp<'_> {
+    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        while let Some(r) = self.input.next(env)? {
+            if eval_qual(self.qual, &r, env)? {
+                return Ok(Some(r));
+            }
+        }
+        Ok(None)
+    }
+}
+
+struct ProjectOp<'p> {
+    input: Box<dyn Operator + 'p>,
+    exprs: &'p [Expr],
+}
+impl Operator for ProjectOp<'_> {
+    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        let Some(r) = self.input.next(env)? else {
+            return Ok(None);
+        };
+        Ok(Some(
+            self.exprs
+                .iter()
+                .map(|e| eval(e, &r, env))
+                .collect::<PgResult<_>>()?,
+        ))
+    }
+}
+
+/// generate_series state.
+enum Series {
+    Int {
+        next: i64,
+        stop: i64,
+        step: i64,
+    },
+    Numeric {
+        next: Value,
+        stop: Value,
+        step: Value,
+        ascending: bool,
+    },
+    Empty,
+}
+
+impl Series {
+    fn new(vals: &[Value], ty: DataType) -> PgResult<Series> {
+        if vals.iter().any(Value::is_null) {
+            return Ok(Series::Empty);
+        }
+        let zero_step = || {
+            PgError::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                "step size cannot equal zero",
+            )
+        };
+        let as_i64 = |v: &Value| match v {
+            Value::Int4(x) => *x as i64,
+            Value::Int8(x) => *x,
+            Value::Int2(x) => *x as i64,
+            _ => 0,
+        };
+        if ty.id == TypeId::Numeric {
+            let step = vals
+                .get(2)
+                .cloned()
+                .unwrap_or(common::types::io::parse_text(TypeId::Numeric.into(), "1")?);
+            let zero = common::types::io::parse_text(TypeId::Numeric.into(), "0")?;
+            let ord = compare(&step, &zero);
+            if ord == Ordering::Equal {
+                return Err(zero_step());
+            }
+            return Ok(Series::Numeric {
+                next: vals[0].clone(),
+                stop: vals[1].clone(),
+                step,
+                ascending: ord == Ordering::Greater,
+            });
+        }
+        let step = vals.get(2).map(as_i64).unwrap_or(1);
+        if step == 0 {
+            return Err(zero_step());
+        }
+        Ok(Series::Int {
+            next: as_i64(&vals[0]),
+            stop: as_i64(&vals[1]),
+            step,
+        })
+    }
+
+    fn next(&mut self, ty: DataType) -> PgResult<Option<Value>> {
+        match self {
+            Series::Empty => Ok(None),
+            Series::Int { next, stop, step } => {
+                if (*step > 0 && *next > *stop) || (*step < 0 && *next < *stop) {
+                    return Ok(None);
+                }
+                let v = *next;
+                match next.checked_add(*step) {
+                    Some(n) => *next = n,
+                    None => *self = Series::Empty,
+                }
+                Ok(Some(if ty.id == TypeId::Int4 {
+                    Value::Int4(v as i32)
+                } else {
+                    Value::Int8(v)
+                }))
+            }
+            Series::Numeric {
+                next,
+                stop,
+                step,
+                ascending,
+            } => {
+                let o = compare(next, stop);
+                if (*ascending && o == Ordering::Greater) || (!*ascending && o == Ordering::Less) {
+                    return Ok(None);
+                }
+                let v = next.clone();
+                *next = eval_binary_op(BinaryOp::Add, next, step)?;
+                Ok(Some(v))
+            }
+        }
+    }
+}
+
+struct SeriesOp {
+    series: Series,
+    ty: DataType,
+}
+impl Operator for SeriesOp {
+    fn next(&mut self, _env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        Ok(self.series.next(self.ty)?.map(|v| vec![v]))
+    }
+}
+
+struct ProjectSetOp<'p> {
+    input: Box<dyn Operator + 'p>,
+    exprs: &'p [Expr],
+    srf_index: usize,
+    srf_args: &'p [Expr],
+    current: Option<Row>,
+    series: Option<Series>,
+}
+impl Operator for ProjectSetOp<'_> {
+    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        loop {
+            if let (Some(row), Some(series)) = (&self.current, &mut self.series) {
+                let ty = self.exprs[self.srf_index].data_type();
+                if let Some(v) = series.next(ty)? {
+                    let mut out = Vec::with_capacity(self.exprs.len());
+                    for (i, e) in self.exprs.iter().enumerate() {
+                        out.push(if i == self.srf_index {
+                            v.clone()
+                        } else {
+                            eval(e, row, env)?
+                        });
+                    }
+                    return Ok(Some(out));
+                }
+            }
+            let Some(row) = self.input.next(env)? else {
+                return Ok(None);
+            };
+            let vals = self
+                .srf_args
+                .iter()
+                .map(|a| eval(a, &row, env))
+                .collect::<PgResult<Vec<_>>>()?;
+            let ty = self.exprs[self.srf_index].data_type();
+            self.series = Some(Series::new(&vals, ty)?);
+            self.current = Some(row);
+        }
+    }
+}
+
+struct NestedLoopOp<'p> {
+    left: Box<dyn Operator + 'p>,
+    right_plan: &'p Plan,
+    right_rows: Option<Vec<Row>>,
+    right_matched: Vec<bool>,
+    kind: JoinKind,
+    on: Option<&'p Expr>,
+    left_width: usize,
+    right_width: usize,
+    current: Option<Row>,
+    pos: usize,
+    matched: bool,
+    tail: Option<usize>,
+}
+impl Operator for NestedLoopOp<'_> {
+    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        if self.right_rows.is_none() {
+            let mut op = build(self.right_plan, env, None)?;
+            let mut rows = Vec::new();
+            while let Some(r) = op.next(env)? {
+                rows.push(r);
+            }
+            self.right_matched = vec![false; rows.len()];
+            self.right_rows = Some(rows);
+        }
+        loop {
+            if let Some(t) = &mut self.tail {
+                // Unmatched right rows for RIGHT/FULL joins.
+                let rows = self.right_rows.as_ref().unwrap();
+                while *t < rows.len() {
+                    let i = *t;
+                    *t += 1;
+                    if !self.right_matched[i] {
+                        let mut out = vec![Value::Null; self.left_width];
+                        out.extend(rows[i].iter().cloned());
+                        return Ok(Some(out));
+                    }
+                }
+                return Ok(None);
+            }
+            if self.current.is_none() {
+                match self.left.next(env)? {
+                    Some(r) => {
+                        self.current = Some(r);
+                        self.pos = 0;
+                        self.matched = false;
+                    }
+                    None => {
+                        if matches!(self.kind, JoinKind::Right | JoinKind::Full) {
+                            self.tail = Some(0);
+                            continue;
+                        }
+                        return Ok(None);
+                    }
+                }
+            }
+            let left = self.current.as_ref().unwrap();
+            let rows = self.right_rows.as_ref().unwrap();
+            while self.pos < rows.len() {
+                let i = self.pos;
+                self.pos += 1;
+                let mut out = Vec::with_capacity(self.left_width + self.right_width);
+                out.extend(left.iter().cloned());
+                out.extend(rows[i].iter().cloned());
+                let ok = match self.on {
+                    None => true,
+                    Some(q) => eval_qual(q, &out, env)?,
+                };
+                if ok {
+                    self.matched = true;
+                    self.right_matched[i] = true;
+                    return Ok(Some(out));
+                }
+            }
+            let left = self.current.take().unwrap();
+            if !self.matched && matches!(self.kind, JoinKind::Left | JoinKind::Full) {
+                let mut out = left;
+                out.extend(std::iter::repeat_n(Value::Null, self.right_width));
+                return Ok(Some(out));
+            }
+        }
+    }
+}
+
+struct AggregateOp<'p> {
+    input: Box<dyn Operator + 'p>,
+    keys: &'p [Expr],
+    aggs: &'p [AggCall],
+    output: Option<std::vec::IntoIter<Row>>,
+}
+impl Operator for AggregateOp<'_> {
+    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        if self.output.is_none() {
+            let mut groups: HashMap<GroupKey, Vec<AggAccumulator>> = HashMap::new();
+            let mut order: Vec<GroupKey> = Vec::new();
+            let mut args = Vec::new();
+            let mut n = 0u64;
+            while let Some(r) = self.input.next(env)? {
+                n += 1;
+                if n.is_multiple_of(4096) {
+                    env.check_cancel()?;
+                }
+                let key = GroupKey(
+                    self.keys
+                        .iter()
+                        .map(|k| eval(k, &r, env))
+                        .collect::<PgResult<_>>()?,
+                );
+                let accs = match groups.get_mut(&key) {
+                    Some(a) => a,
+                    None => {
+                        order.push(key.clone());
+                        groups
+                            .entry(key)
+                            .or_insert_with(|| self.aggs.iter().map(AggAccumulator::new).collect())
+                    }
+                };
+                for (acc, call) in accs.iter_mut().zip(self.aggs) {
+                    args.clear();
+                    for a in &call.args {
+                        args.push(eval(a, &r, env)?);
+                    }
+                    acc.accumulate(call, &args)?;
+                }
+            }
+            if self.keys.is_empty() && groups.is_empty() {
+                let key = GroupKey(Vec::new());
+                order.push(key.clone());
+                groups.insert(key, self.aggs.iter().map(AggAccumulator::new).collect());
+            }
+            let mut out = Vec::with_capacity(order.len());
+            for key in order {
+                let accs = groups.remove(&key).unwrap();
+                let mut row = key.0;
+                for (acc, call) in accs.into_iter().zip(self.aggs) {
+                    row.push(acc.finish(call)?);
+                }
+                out.push(row);
+            }
+            self.output = Some(out.into_iter());
+        }
+        Ok(self.output.as_mut().unwrap().next())
+    }
+}
+
+/// Orders rows by sort keys (NULLs last ascending, first descending, unless given).
+pub fn compare_rows(a: &Row, b: &Row, keys: &[SortKey]) -> Ordering {
+    for k in keys {
+        let (x, y) = (&a[k.column], &b[k.column]);
+        let o = match (x.is_null(), y.is_null()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => {
+                if k.nulls_first {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            }
+            (false, true) => {
+                if k.nulls_first {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            }
+            _ => {
+                let o = compare(x, y);
+                if k.descending {
+                    o.reverse()
+                } else {
+                    o
+                }
+            }
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
+struct SortOp<'p> {
+    input: Box<dyn Operator + 'p>,
+    keys: &'p [SortKey],
+    sorted: Option<std::vec::IntoIter<Row>>,
+}
+impl Operator for SortOp<'_> {
+    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        if self.sorted.is_none() {
+            let mut rows = Vec::new();
+            while let Some(r) = self.input.next(env)? {
+                rows.push(r);
+            }
+            let keys = self.keys;
+            rows.sort_by(|a, b| compare_rows(a, b, keys));
+            self.sorted = Some(rows.into_iter());
+        }
+        Ok(self.sorted.as_mut().unwrap().next())
+    }
+}
+
+struct LimitOp<'p> {
+    input: Box<dyn Operator + 'p>,
+    remaining: Option<i64>,
+    skip: i64,
+}
+impl Operator for LimitOp<'_> {
+    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        loop {
+            if self.remaining == Some(0) {
+                return Ok(None);
+            }
+            let Some(r) = self.input.next(env)? else {
+                return Ok(None);
+            };
+            if self.skip > 0 {
+                self.skip -= 1;
+                continue;
+            }
+            if let Some(n) = &mut self.remaining {
+                *n -= 1;
+            }
+            return Ok(Some(r));
+        }
+    }
+}
+
+struct DistinctOp<'p> {
+    input: Box<dyn Operator + 'p>,
+    seen: HashSet<GroupKey>,
+}
+impl Operator for DistinctOp<'_> {
+    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        while let Some(r) = self.input.next(env)? {
+            if self.seen.insert(GroupKey(r.clone())) {
+                return Ok(Some(r));
+            }
+        }
+        Ok(None)
+    }
+}
+
+struct SetOpOp<'p> {
+    left: Option<Box<dyn Operator + 'p>>,
+    right: Option<Box<dyn Operator + 'p>>,
+    op: SetOpKind,
+    all: bool,
+    output: Option<std::vec::IntoIter<Row>>,
+}
+impl Operator for SetOpOp<'_> {
+    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        if self.op == SetOpKind::Union && self.all {
+            if let Some(l) = &mut self.left {
+                if let Some(r) = l.next(env)? {
+                    return Ok(Some(r));
+                }
+                self.left = None;
+            }
+            return match &mut self.right {
+                Some(r) => r.next(env),
+                None => Ok(None),
+            };
+        }
+        if self.output.is_none() {
+            let drain = |op: &mut Option<Box<dyn Operator + '_>>,
+                         env: &mut ExecEnv|
+             -> PgResult<Vec<Row>> {
+                let mut v = Vec::new();
+                if let Some(o) = op {
+                    while let Some(r) = o.next(env)? {
+                        v.push(r);
+                    }
+                }
+                Ok(v)
+            };
+            let left = drain(&mut self.left, env)?;
+            let right = drain(&mut self.right, env)?;
+            let mut counts: HashMap<GroupKey, i64> = HashMap::new();
+            let mut out = Vec::new();
+            match self.op {
+                SetOpKind::Union => {
+                    let mut seen = HashSet::new();
+                    for r in left.into_iter().chain(right) {
+                        if seen.insert(GroupKey(r.clone())) {
+                            out.push(r);
+                        }
+                    }
+                }
+                SetOpKind::Intersect | SetOpKind::Except => {
+                    for r in right {
+                        *counts.entry(GroupKey(r)).or_default() += 1;
+                    }
+                    let mut emitted = HashSet::new();
+                    for r in left {
+                        let k = GroupKey(r.clone());
+                        let c = counts.get(&k).copied().unwrap_or(0);
+                        let keep = match self.op {
+                            SetOpKind::Intersect => c > 0,
+                            _ => c == 0,
+                        };
+                        if self.all {
+                            if self.op == SetOpKind::Intersect && c > 0 {
+                                *counts.get_mut(&k).unwrap() -= 1;
+                                out.push(r);
+                            } else if self.op == SetOpKind::Except {
+                                if c > 0 {
+                                    *counts.get_mut(&k).unwrap() -= 1;
+                                } else {
+                                    out.push(r);
+                                }
+                            }
+                        } else if keep && emitted.insert(k) {
+                            out.push(r);
+                        }
+                    }
+                }
+            }
+            self.output = Some(out.into_iter());
+        }
+        Ok(self.output.as_mut().unwrap().next())
+    }
+}

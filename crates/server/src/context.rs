@@ -1,0 +1,34 @@
+//! State shared by all sessions of one server: the buffer pool, transaction
+//! manager, catalog and server-wide settings.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use catalog::Catalog;
+use storage::buffer::BufferPool;
+use txn::TransactionManager;
+
+use crate::gucs::Settings;
+use crate::protocol::BackendRegistry;
+
+pub struct ServerContext {
+    pub data_dir: PathBuf,
+    pub pool: &'static BufferPool,
+    pub tm: TransactionManager,
+    pub catalog: Catalog,
+    pub settings: Settings,
+    pub registry: BackendRegistry,
+}
+
+impl ServerContext {
+    /// Flushes everything durable (shutdown, CHECKPOINT).
+    pub fn checkpoint(&self) -> common::PgResult<()> {
+        self.pool.flush_all()?;
+        self.tm
+            .flush()
+            .map_err(|e| common::PgError::io("could not write pg_xact", e))?;
+        Ok(())
+    }
+}
+
+pub type SharedContext = Arc<ServerContext>;

@@ -1,0 +1,460 @@
+//! Settings (GUCs) with PostgreSQL's names, defaults and contexts.
+
+use std::collections::BTreeMap;
+
+use common::{PgError, PgResult, SqlState};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GucContext {
+    /// Fixed at server start (shared_buffers, port, ...).
+    Postmaster,
+    /// Internal, read-only (server_version, ...).
+    Internal,
+    /// Settable by any session.
+    User,
+}
+
+pub struct GucDef {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub context: GucContext,
+    /// Sent to the client as ParameterStatus when it changes.
+    pub reported: bool,
+    pub description: &'static str,
+}
+
+const fn g(
+    name: &'static str,
+    default: &'static str,
+    context: GucContext,
+    reported: bool,
+    description: &'static str,
+) -> GucDef {
+    GucDef {
+        name,
+        default,
+        context,
+        reported,
+        description,
+    }
+}
+
+use GucContext::*;
+
+pub const SERVER_VERSION: &str = "15.18";
+pub const SERVER_VERSION_NUM: &str = "150018";
+
+pub static GUCS: &[GucDef] = &[
+    g(
+        "application_name",
+        "",
+        User,
+        true,
+        "Sets the application name to be reported in statistics and logs.",
+    ),
+    g(
+        "bgwriter_delay",
+        "200ms",
+        User,
+        false,
+        "Background writer sleep time between rounds.",
+    ),
+    g(
+        "bgwriter_lru_maxpages",
+        "100",
+        User,
+        false,
+        "Background writer maximum number of LRU pages to flush per round.",
+    ),
+    g(
+        "bgwriter_lru_multiplier",
+        "2",
+        User,
+        false,
+        "Multiple of the average buffer usage to free per round.",
+    ),
+    g(
+        "checkpoint_timeout",
+        "5min",
+        User,
+        false,
+        "Sets the maximum time between automatic WAL checkpoints.",
+    ),
+    g(
+        "client_encoding",
+        "UTF8",
+        User,
+        true,
+        "Sets the client's character set encoding.",
+    ),
+    g(
+        "client_min_messages",
+        "notice",
+        User,
+        false,
+        "Sets the message levels that are sent to the client.",
+    ),
+    g(
+        "data_directory",
+        "",
+        Postmaster,
+        false,
+        "Sets the server's data directory.",
+    ),
+    g(
+        "DateStyle",
+        "ISO, MDY",
+        User,
+        true,
+        "Sets the display format for date and time values.",
+    ),
+    g(
+        "default_transaction_isolation",
+        "read committed",
+        User,
+        false,
+        "Sets the transaction isolation level of each new transaction.",
+    ),
+    g(
+        "extra_float_digits",
+        "1",
+        User,
+        false,
+        "Sets the number of digits displayed for floating-point values.",
+    ),
+    g(
+        "fsync",
+        "on",
+        Postmaster,
+        false,
+        "Forces synchronization of updates to disk.",
+    ),
+    g(
+        "integer_datetimes",
+        "on",
+        Internal,
+        true,
+        "Shows whether datetimes are integer based.",
+    ),
+    g(
+        "IntervalStyle",
+        "postgres",
+        User,
+        true,
+        "Sets the display format for interval values.",
+    ),
+    g(
+        "is_superuser",
+        "on",
+        Internal,
+        true,
+        "Shows whether the current user is a superuser.",
+    ),
+    g(
+        "lc_messages",
+        "C",
+        User,
+        false,
+        "Sets the language in which messages are displayed.",
+    ),
+    g(
+        "listen_addresses",
+        "localhost",
+        Postmaster,
+        false,
+        "Sets the host name or IP address(es) to listen to.",
+    ),
+    g(
+        "max_connections",
+        "100",
+        Postmaster,
+        false,
+        "Sets the maximum number of concurrent connections.",
+    ),
+    g(
+        "max_parallel_workers",
+        "8",
+        User,
+        false,
+        "Sets the maximum number of parallel workers that can be active at one time.",
+    ),
+    g(
+        "max_parallel_workers_per_gather",
+        "2",
+        User,
+        false,
+        "Sets the maximum number of parallel processes per executor node.",
+    ),
+    g(
+        "max_wal_size",
+        "1GB",
+        User,
+        false,
+        "Sets the WAL size that triggers a checkpoint.",
+    ),
+    g(
+        "max_worker_processes",
+        "8",
+        Postmaster,
+        false,
+        "Maximum number of concurrent worker processes.",
+    ),
+    g(
+        "port",
+        "5432",
+        Postmaster,
+        false,
+        "Sets the TCP port the server listens on.",
+    ),
+    g(
+        "search_path",
+        "\"$user\", public",
+        User,
+        false,
+        "Sets the schema search order for names that are not schema-qualified.",
+    ),
+    g(
+        "server_encoding",
+        "UTF8",
+        Internal,
+        true,
+        "Shows the server (database) character set encoding.",
+    ),
+    g(
+        "server_version",
+        SERVER_VERSION,
+        Internal,
+        true,
+        "Shows the server version.",
+    ),
+    g(
+        "server_version_num",
+        SERVER_VERSION_NUM,
+        Internal,
+        false,
+        "Shows the server version as an integer.",
+    ),
+    g(
+        "session_authorization",
+        "postgres",
+        Internal,
+        true,
+        "Sets the session user name.",
+    ),
+    g(
+        "shared_buffers",
+        "128MB",
+        Postmaster,
+        false,
+        "Sets the number of shared memory buffers used by the server.",
+    ),
+    g(
+        "standard_conforming_strings",
+        "on",
+        User,
+        true,
+        "Causes '...' strings to treat backslashes literally.",
+    ),
+    g(
+        "statement_timeout",
+        "0",
+        User,
+        false,
+        "Sets the maximum allowed duration of any statement.",
+    ),
+    g(
+        "synchronous_commit",
+        "on",
+        User,
+        false,
+        "Sets the current transaction's synchronization level.",
+    ),
+    g(
+        "TimeZone",
+        "UTC",
+        User,
+        true,
+        "Sets the time zone for displaying and interpreting time stamps.",
+    ),
+    g(
+        "transaction_isolation",
+        "read committed",
+        User,
+        false,
+        "Sets the current transaction's isolation level.",
+    ),
+    g(
+        "unix_socket_directories",
+        "/tmp",
+        Postmaster,
+        false,
+        "Sets the directories where Unix-domain sockets will be created.",
+    ),
+    g(
+        "work_mem",
+        "4MB",
+        User,
+        false,
+        "Sets the maximum memory to be used for query workspaces.",
+    ),
+];
+
+pub fn lookup(name: &str) -> Option<&'static GucDef> {
+    GUCS.iter().find(|d| d.name.eq_ignore_ascii_case(name))
+}
+
+fn unrecognized(name: &str) -> PgError {
+    PgError::new(
+        SqlState::UNDEFINED_OBJECT,
+        format!("unrecognized configuration parameter \"{name}\""),
+    )
+}
+
+/// A set of setting values (server-wide or one session's).
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    values: BTreeMap<&'static str, String>,
+}
+
+impl Settings {
+    pub fn defaults() -> Self {
+        Settings {
+            values: GUCS
+                .iter()
+                .map(|d| (d.name, d.default.to_string()))
+                .collect(),
+        }
+    }
+
+    pub fn get(&self, name: &str) -> PgResult<&str> {
+        let def = lookup(name).ok_or_else(|| unrecognized(name))?;
+        Ok(self
+            .values
+            .get(def.name)
+            .map(String::as_str)
+            .unwrap_or(def.default))
+    }
+
+    /// Sets from a config file or the command line (any context but Internal).
+    pub fn set_startup(&mut self, name: &str, value: &str) -> PgResult<()> {
+        let def = lookup(name).ok_or_else(|| unrecognized(name))?;
+        validate(def, value)?;
+        self.values.insert(def.name, value.to_string());
+        Ok(())
+    }
+
+    /// SET by a session. Returns the canonical name.
+    pub fn set_user(
+        &mut self,
+        name: &str,
+        value: Option<&str>,
+        defaults: &Settings,
+    ) -> PgResult<&'static str> {
+        let def = lookup(name).ok_or_else(|| unrecognized(name))?;
+        match def.context {
+            GucContext::Postmaster => {
+                return Err(PgError::new(
+                    SqlState::CANT_CHANGE_RUNTIME_PARAM,
+                    format!(
+                        "parameter \"{}\" cannot be changed without restarting the server",
+                        def.name
+                    ),
+                ))
+            }
+            GucContext::Internal => {
+                return Err(PgError::new(
+                    SqlState::CANT_CHANGE_RUNTIME_PARAM,
+                    format!("parameter \"{}\" cannot be changed", def.name),
+                ))
+            }
+            GucContext::User => {}
+        }
+        let v = match value {
+            Some(v) => {
+                validate(def, v)?;
+                v.to_string()
+            }
+            None => defaults.get(def.name)?.to_string(),
+        };
+        self.values.insert(def.name, v);
+        Ok(def.name)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        self.values.iter().map(|(k, v)| (*k, v.as_str()))
+    }
+}
+
+fn validate(def: &GucDef, value: &str) -> PgResult<()> {
+    let bad = || {
+        PgError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("invalid value for parameter \"{}\": \"{value}\"", def.name),
+        )
+    };
+    match def.name {
+        "port"
+        | "max_connections"
+        | "bgwriter_lru_maxpages"
+        | "max_parallel_workers_per_gather"
+        | "max_parallel_workers"
+        | "max_worker_processes"
+        | "extra_float_digits" => {
+            value.trim().parse::<i64>().map_err(|_| bad())?;
+        }
+        "shared_buffers" | "work_mem" | "max_wal_size" => {
+            parse_memory_kb(value).ok_or_else(bad)?;
+        }
+        "client_encoding" => {
+            let v = value.to_ascii_uppercase().replace(['-', '_'], "");
+            if v != "UTF8" && v != "UNICODE" && v != "SQLASCII" {
+                return Err(PgError::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!("invalid value for parameter \"client_encoding\": \"{value}\""),
+                ));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Parses a memory setting ("128MB", "16384" = 8kB pages for shared_buffers
+/// is handled by the caller) into kilobytes.
+pub fn parse_memory_kb(value: &str) -> Option<u64> {
+    let v = value.trim();
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (num, unit) = v.split_at(split);
+    let n: u64 = num.parse().ok()?;
+    let mult = match unit.trim() {
+        "" => 8, // bare numbers are 8 kB blocks for shared_buffers
+        "B" => return Some(n / 1024),
+        "kB" => 1,
+        "MB" => 1024,
+        "GB" => 1024 * 1024,
+        "TB" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    Some(n * mult)
+}
+
+/// Reads `name = value` lines of a postgresql.conf.
+pub fn read_config_file(path: &std::path::Path, settings: &mut Settings) -> PgResult<()> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Ok(());
+    };
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Some((k, v)) = line.split_once('=').or_else(|| line.split_once(' ')) else {
+            continue;
+        };
+        let v = v.trim().trim_matches('\'');
+        settings
+            .set_startup(k.trim(), v)
+            .map_err(|e| PgError::new(e.code, format!("{} (in {})", e.message, path.display())))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,442 @@
+//! Message encoding and decoding.
+//!
+//! This is a small hand-written codec rather than `pgwire::messages`: the
+//! blocking state machine needs to borrow fields straight out of a reused
+//! receive buffer, write DataRows into a reused send buffer without per-value
+//! allocations, and report each kind of malformed input with PostgreSQL's own
+//! SQLSTATE and message, which is simpler to get right with a few dozen lines
+//! of explicit code.
+
+use common::error::Severity;
+use common::types::io::{format_binary, format_text};
+use common::{PgError, PgResult, SqlState, TypeId, Value};
+
+use crate::session_api::ColumnDesc;
+
+pub(crate) const PROTOCOL_VIOLATION: SqlState = SqlState::PROTOCOL_VIOLATION;
+pub(crate) const CHARACTER_NOT_IN_REPERTOIRE: SqlState = SqlState("22021");
+
+/// A FATAL protocol violation (08P01): the connection is closed after it is sent.
+pub(crate) fn protocol_violation(message: impl Into<String>) -> PgError {
+    PgError::fatal(PROTOCOL_VIOLATION, message)
+}
+
+/// Checks that `bytes` are valid UTF-8 without NUL bytes (the server and client
+/// encoding are both UTF8), with PostgreSQL's error for invalid input.
+pub(crate) fn check_utf8(bytes: &[u8]) -> PgResult<&str> {
+    let invalid = |at: usize, len: usize| {
+        let end = (at + len.max(1)).min(bytes.len());
+        let hex: Vec<String> = bytes[at..end]
+            .iter()
+            .map(|b| format!("0x{b:02x}"))
+            .collect();
+        PgError::new(
+            CHARACTER_NOT_IN_REPERTOIRE,
+            format!(
+                "invalid byte sequence for encoding \"UTF8\": {}",
+                hex.join(" ")
+            ),
+        )
+    };
+    match std::str::from_utf8(bytes) {
+        Ok(s) => match bytes.iter().position(|&b| b == 0) {
+            Some(at) => Err(invalid(at, 1)),
+            None => Ok(s),
+        },
+        Err(e) => {
+            let at = e.valid_up_to();
+            let len = e.error_len().unwrap_or(bytes.len() - at);
+            Err(invalid(at, len))
+        }
+    }
+}
+
+/// Reads the fields of one frontend message body.
+pub(crate) struct MsgReader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> MsgReader<'a> {
+    pub(crate) fn new(buf: &'a [u8]) -> Self {
+        MsgReader { buf, pos: 0 }
+    }
+
+    pub(crate) fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    pub(crate) fn bytes(&mut self, n: usize) -> PgResult<&'a [u8]> {
+        if n > self.remaining() {
+            return Err(protocol_violation("insufficient data left in message"));
+        }
+        let out = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(out)
+    }
+
+    fn array<const N: usize>(&mut self) -> PgResult<[u8; N]> {
+        let b = self.bytes(N)?;
+        let mut out = [0u8; N];
+        out.copy_from_slice(b);
+        Ok(out)
+    }
+
+    pub(crate) fn u8(&mut self) -> PgResult<u8> {
+        Ok(self.array::<1>()?[0])
+    }
+
+    pub(crate) fn i16(&mut self) -> PgResult<i16> {
+        Ok(i16::from_be_bytes(self.array()?))
+    }
+
+    pub(crate) fn u16(&mut self) -> PgResult<u16> {
+        Ok(u16::from_be_bytes(self.array()?))
+    }
+
+    pub(crate) fn i32(&mut self) -> PgResult<i32> {
+        Ok(i32::from_be_bytes(self.array()?))
+    }
+
+    pub(crate) fn u32(&mut self) -> PgResult<u32> {
+        Ok(u32::from_be_bytes(self.array()?))
+    }
+
+    /// A NUL-terminated string's bytes (without the NUL).
+    pub(crate) fn cstr_bytes(&mut self) -> PgResult<&'a [u8]> {
+        let rest = &self.buf[self.pos..];
+        match rest.iter().position(|&b| b == 0) {
+            Some(n) => {
+                self.pos += n + 1;
+                Ok(&rest[..n])
+            }
+            None => Err(protocol_violation("invalid string in message")),
+        }
+    }
+
+    /// A NUL-terminated UTF-8 string. An encoding error is a plain ERROR (22021),
+    /// after which the caller may keep going; framing errors are FATAL.
+    pub(crate) fn cstr(&mut self) -> PgResult<&'a str> {
+        let bytes = self.cstr_bytes()?;
+        check_utf8(bytes)
+    }
+
+    /// Checks that the whole body was consumed.
+    pub(crate) fn finish(&self) -> PgResult<()> {
+        if self.pos == self.buf.len() {
+            Ok(())
+        } else {
+            Err(protocol_violation("invalid message format"))
+        }
+    }
+}
+
+/// How one result column is sent: its type (for the output function) and
+/// whether in binary.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ColFmt {
+    pub ty: Option<TypeId>,
+    pub binary: bool,
+}
+
+impl ColFmt {
+    pub(crate) fn for_columns(
+        columns: &[ColumnDesc],
+        binary: impl Fn(usize) -> bool,
+    ) -> Vec<ColFmt> {
+        columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ColFmt {
+                ty: TypeId::from_oid(c.type_oid),
+                binary: binary(i),
+            })
+            .collect()
+    }
+}
+
+/// Backend messages, appended to a reusable send buffer.
+#[derive(Default)]
+pub(crate) struct MessageBuf {
+    pub buf: Vec<u8>,
+    /// Scratch space for text output, reused across values.
+    scratch: String,
+    /// Start of the message being written, so a panic mid-message can drop it.
+    open: Option<usize>,
+}
+
+impl MessageBuf {
+    pub(crate) fn begin(&mut self, ty: u8) {
+        self.open = Some(self.buf.len());
+        self.buf.push(ty);
+        self.buf.extend_from_slice(&[0; 4]);
+    }
+
+    pub(crate) fn end(&mut self) {
+        if let Some(start) = self.open.take() {
+            let len = (self.buf.len() - start - 1) as u32;
+            self.buf[start + 1..start + 5].copy_from_slice(&len.to_be_bytes());
+        }
+    }
+
+    /// Drops a partially written message (after a panic).
+    pub(crate) fn abort_partial(&mut self) {
+        if let Some(start) = self.open.take() {
+            self.buf.truncate(start);
+        }
+    }
+
+    pub(crate) fn put_u8(&mut self, v: u8) {
+        self.buf.push(v);
+    }
+    pub(crate) fn put_i16(&mut self, v: i16) {
+        self.buf.extend_from_slice(&v.to_be_bytes());
+    }
+    pub(crate) fn put_i32(&mut self, v: i32) {
+        self.buf.extend_from_slice(&v.to_be_bytes());
+    }
+    pub(crate) fn put_u32(&mut self, v: u32) {
+        self.buf.extend_from_slice(&v.to_be_bytes());
+    }
+    /// A NUL-terminated string; anything after an embedded NUL is dropped.
+    pub(crate) fn put_cstr(&mut self, s: &str) {
+        let bytes = s.as_bytes();
+        let n = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        self.buf.extend_from_slice(&bytes[..n]);
+        self.buf.push(0);
+    }
+
+    fn simple(&mut self, ty: u8) {
+        self.begin(ty);
+        self.end();
+    }
+
+    pub(crate) fn auth_ok(&mut self) {
+        self.begin(b'R');
+        self.put_i32(0);
+        self.end();
+    }
+
+    pub(crate) fn parameter_status(&mut self, name: &str, value: &str) {
+        self.begin(b'S');
+        self.put_cstr(name);
+        self.put_cstr(value);
+        self.end();
+    }
+
+    pub(crate) fn backend_key_data(&mut self, pid: i32, secret: i32) {
+        self.begin(b'K');
+        self.put_i32(pid);
+        self.put_i32(secret);
+        self.end();
+    }
+
+    pub(crate) fn negotiate_protocol_version(&mut self, minor: i32, unrecognized: &[String]) {
+        self.begin(b'v');
+        self.put_i32(minor);
+        self.put_i32(unrecognized.len() as i32);
+        for opt in unrecognized {
+            self.put_cstr(opt);
+        }
+        self.end();
+    }
+
+    pub(crate) fn ready_for_query(&mut self, status: u8) {
+        self.begin(b'Z');
+        self.put_u8(status);
+        self.end();
+    }
+
+    pub(crate) fn command_complete(&mut self, tag: &str) {
+        self.begin(b'C');
+        self.put_cstr(tag);
+        self.end();
+    }
+
+    pub(crate) fn empty_query(&mut self) {
+        self.simple(b'I');
+    }
+    pub(crate) fn parse_complete(&mut self) {
+        self.simple(b'1');
+    }
+    pub(crate) fn bind_complete(&mut self) {
+        self.simple(b'2');
+    }
+    pub(crate) fn close_complete(&mut self) {
+        self.simple(b'3');
+    }
+    pub(crate) fn no_data(&mut self) {
+        self.simple(b'n');
+    }
+    pub(crate) fn portal_suspended(&mut self) {
+        self.simple(b's');
+    }
+
+    pub(crate) fn parameter_description(&mut self, oids: &[u32]) {
+        self.begin(b't');
+        self.buf
+            .extend_from_slice(&(oids.len() as u16).to_be_bytes());
+        for &oid in oids {
+            self.put_u32(oid);
+        }
+        self.end();
+    }
+
+    /// RowDescription; column `i` is announced in binary if `binary(i)`.
+    pub(crate) fn row_description(
+        &mut self,
+        columns: &[ColumnDesc],
+        binary: impl Fn(usize) -> bool,
+    ) {
+        self.begin(b'T');
+        self.buf
+            .extend_from_slice(&(columns.len() as u16).to_be_bytes());
+        for (i, c) in columns.iter().enumerate() {
+            self.put_cstr(&c.name);
+            self.put_u32(c.table_oid);
+            self.put_i16(c.column_id);
+            self.put_u32(c.type_oid);
+            self.put_i16(c.type_len);
+            self.put_i32(c.type_mod);
+            self.put_i16(i16::from(binary(i)));
+        }
+        self.end();
+    }
+
+    /// DataRow; value `i` is output as `fmts[i]` says (text, by the value's own
+    /// type, when the column is unknown).
+    pub(crate) fn data_row(&mut self, row: &[Value], fmts: &[ColFmt]) {
+        self.begin(b'D');
+        self.buf
+            .extend_from_slice(&(row.len() as u16).to_be_bytes());
+        for (i, v) in row.iter().enumerate() {
+            let fmt = fmts.get(i);
+            let Some(ty) = fmt.and_then(|f| f.ty).or_else(|| v.type_id()) else {
+                // Only NULL has no type of its own.
+                self.put_i32(-1);
+                continue;
+            };
+            if v.is_null() {
+                self.put_i32(-1);
+            } else if fmt.is_some_and(|f| f.binary) {
+                let at = self.buf.len();
+                self.put_i32(0);
+                format_binary(v, ty, &mut self.buf);
+                let len = (self.buf.len() - at - 4) as u32;
+                self.buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
+            } else {
+                self.scratch.clear();
+                format_text(v, ty, &mut self.scratch);
+                self.put_u32(self.scratch.len() as u32);
+                self.buf.extend_from_slice(self.scratch.as_bytes());
+            }
+        }
+        if self.scratch.capacity() > 1 << 20 {
+            self.scratch = String::new();
+        }
+        self.end();
+    }
+
+    fn error_fields(&mut self, e: &PgError, severity: Severity) {
+        let sev = severity.as_str();
+        self.put_u8(b'S');
+        self.put_cstr(sev);
+        self.put_u8(b'V');
+        self.put_cstr(sev);
+        self.put_u8(b'C');
+        self.put_cstr(e.code.0);
+        self.put_u8(b'M');
+        self.put_cstr(&e.message);
+        if let Some(d) = &e.detail {
+            self.put_u8(b'D');
+            self.put_cstr(d);
+        }
+        if let Some(h) = &e.hint {
+            self.put_u8(b'H');
+            self.put_cstr(h);
+        }
+        if let Some(p) = e.position {
+            self.put_u8(b'P');
+            self.put_cstr(&p.to_string());
+        }
+        self.put_u8(0);
+    }
+
+    /// ErrorResponse with the error's own severity (ERROR or FATAL).
+    pub(crate) fn error(&mut self, e: &PgError) {
+        let severity = match e.severity {
+            Severity::Fatal => Severity::Fatal,
+            _ => Severity::Error,
+        };
+        self.begin(b'E');
+        self.error_fields(e, severity);
+        self.end();
+    }
+
+    /// NoticeResponse (NOTICE or WARNING).
+    pub(crate) fn notice(&mut self, e: &PgError) {
+        let severity = match e.severity {
+            Severity::Warning => Severity::Warning,
+            _ => Severity::Notice,
+        };
+        self.begin(b'N');
+        self.error_fields(e, severity);
+        self.end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reader_fields() {
+        let body = b"ab\0\x00\x01\xff\xff\xff\xfe";
+        let mut r = MsgReader::new(body);
+        assert_eq!(r.cstr().unwrap(), "ab");
+        assert_eq!(r.i16().unwrap(), 1);
+        assert_eq!(r.i32().unwrap(), -2);
+        r.finish().unwrap();
+        assert!(r.u8().is_err());
+    }
+
+    #[test]
+    fn reader_errors() {
+        let mut r = MsgReader::new(b"abc");
+        let e = r.cstr().unwrap_err();
+        assert_eq!(e.code, PROTOCOL_VIOLATION);
+        assert_eq!(e.severity, Severity::Fatal);
+        let mut r = MsgReader::new(b"\xc3\x28\0");
+        let e = r.cstr().unwrap_err();
+        assert_eq!(e.code, CHARACTER_NOT_IN_REPERTOIRE);
+        assert_eq!(e.severity, Severity::Error);
+        assert_eq!(
+            e.message,
+            "invalid byte sequence for encoding \"UTF8\": 0xc3"
+        );
+        let mut r = MsgReader::new(b"\x00\x01x");
+        r.i16().unwrap();
+        assert_eq!(r.finish().unwrap_err().message, "invalid message format");
+        assert!(check_utf8(b"a\0b").is_err());
+        assert!(r.bytes(usize::MAX).is_err());
+    }
+
+    #[test]
+    fn message_framing() {
+        let mut m = MessageBuf::default();
+        m.command_complete("SELECT 1");
+        m.ready_for_query(b'I');
+        assert_eq!(m.buf, b"C\0\0\0\x0dSELECT 1\0Z\0\0\0\x05I".to_vec());
+        m.begin(b'D');
+        m.put_i32(7);
+        m.abort_partial();
+        assert_eq!(m.buf.len(), 20);
+        m.buf.clear();
+        let e = PgError::syntax("bad").with_position(3).with_hint("h");
+        m.error(&e);
+        assert_eq!(
+            m.buf,
+            b"E\0\0\0\x25SERROR\0VERROR\0C42601\0Mbad\0Hh\0P3\0\0".to_vec()
+        );
+    }
+}

@@ -1,0 +1,259 @@
+//! The per-connection message loop after startup: simple query, sync/flush,
+//! error recovery, and dispatch to the extended-query handlers.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use common::error::Severity;
+use common::{PgError, PgResult, SqlState, Value};
+
+use super::codec::{ColFmt, MsgReader};
+use super::extended::Portal;
+use super::stream::{Conn, ReadError};
+use super::ProtocolLimits;
+use crate::session_api::{ColumnDesc, PreparedStatement, ResultSink, SessionHandler};
+
+/// Whether the connection goes on after a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    Continue,
+    Close,
+}
+
+/// The error a sink returns once the client socket has failed.
+pub(crate) fn connection_lost() -> PgError {
+    PgError::fatal(SqlState("08006"), "connection to client lost")
+}
+
+pub(crate) struct Connection<'a, S> {
+    pub(crate) io: &'a mut Conn<S>,
+    pub(crate) session: Box<dyn SessionHandler>,
+    pub(crate) limits: &'a ProtocolLimits,
+    pub(crate) cancel: Arc<AtomicBool>,
+    pub(crate) statements: HashMap<String, Rc<PreparedStatement>>,
+    pub(crate) portals: HashMap<String, Portal>,
+    /// After an error in an extended-query message, everything up to Sync is skipped.
+    pub(crate) skip_until_sync: bool,
+}
+
+impl<'a, S: Read + Write> Connection<'a, S> {
+    pub(crate) fn new(
+        io: &'a mut Conn<S>,
+        session: Box<dyn SessionHandler>,
+        limits: &'a ProtocolLimits,
+        cancel: Arc<AtomicBool>,
+    ) -> Self {
+        Connection {
+            io,
+            session,
+            limits,
+            cancel,
+            statements: HashMap::new(),
+            portals: HashMap::new(),
+            skip_until_sync: false,
+        }
+    }
+
+    /// Reads and handles messages until the connection ends.
+    pub(crate) fn run(&mut self) {
+        let mut body = Vec::new();
+        loop {
+            let ty = match self.io.read_message(self.limits.max_message_len, &mut body) {
+                Ok(ty) => ty,
+                Err(ReadError::Eof | ReadError::Io) => return,
+                Err(ReadError::Fatal(e)) => {
+                    self.io.out.error(&e);
+                    return;
+                }
+            };
+            let flow = self.handle(ty, &body);
+            self.io.spill_if_needed();
+            if flow == Flow::Close || self.io.broken {
+                return;
+            }
+        }
+    }
+
+    fn handle(&mut self, ty: u8, body: &[u8]) -> Flow {
+        if self.skip_until_sync && !matches!(ty, b'S' | b'X') {
+            return Flow::Continue;
+        }
+        match ty {
+            b'Q' => self.simple_query(body),
+            b'P' => {
+                let r = self.parse(body);
+                self.extended_result(r)
+            }
+            b'B' => {
+                let r = self.bind(body);
+                self.extended_result(r)
+            }
+            b'D' => {
+                let r = self.describe(body);
+                self.extended_result(r)
+            }
+            b'E' => {
+                let r = self.execute(body);
+                self.extended_result(r)
+            }
+            b'C' => {
+                let r = self.close(body);
+                self.extended_result(r)
+            }
+            b'H' => match MsgReader::new(body).finish() {
+                Ok(()) => {
+                    self.io.flush();
+                    Flow::Continue
+                }
+                Err(e) => self.send_error(&e),
+            },
+            b'S' => match MsgReader::new(body).finish() {
+                Ok(()) => self.sync(),
+                Err(e) => self.send_error(&e),
+            },
+            b'X' => Flow::Close,
+            b'F' => {
+                let e = PgError::unsupported("function call protocol is not supported");
+                self.io.out.error(&e);
+                self.session.on_extended_error();
+                self.session.sync();
+                self.ready_for_query();
+                Flow::Continue
+            }
+            // CopyData/CopyDone/CopyFail outside COPY: ignored, as PostgreSQL does.
+            _ => Flow::Continue,
+        }
+    }
+
+    /// Sends an error; a FATAL one ends the connection. Errors are flushed at
+    /// once, as PostgreSQL does, so a client waiting after Flush sees them.
+    pub(crate) fn send_error(&mut self, e: &PgError) -> Flow {
+        self.io.out.error(e);
+        self.io.flush();
+        if e.severity == Severity::Fatal {
+            Flow::Close
+        } else {
+            Flow::Continue
+        }
+    }
+
+    /// Error handling for extended-query messages: report, mark the
+    /// transaction failed, and skip until Sync.
+    fn extended_result(&mut self, r: PgResult<()>) -> Flow {
+        match r {
+            Ok(()) => Flow::Continue,
+            Err(e) => {
+                if self.send_error(&e) == Flow::Close {
+                    return Flow::Close;
+                }
+                self.session.on_extended_error();
+                self.skip_until_sync = true;
+                Flow::Continue
+            }
+        }
+    }
+
+    /// ParameterStatus for changed settings, ReadyForQuery, and flush.
+    pub(crate) fn ready_for_query(&mut self) {
+        for (name, value) in self.session.take_changed_parameters() {
+            self.io.out.parameter_status(&name, &value);
+        }
+        let status = self.session.transaction_status();
+        if status == b'I' {
+            // Portals do not outlive their transaction.
+            self.portals.clear();
+        }
+        self.io.out.ready_for_query(status);
+        self.io.flush();
+    }
+
+    fn sync(&mut self) -> Flow {
+        self.skip_until_sync = false;
+        self.session.sync();
+        self.ready_for_query();
+        Flow::Continue
+    }
+
+    fn simple_query(&mut self, body: &[u8]) -> Flow {
+        let mut r = MsgReader::new(body);
+        let sql = match r.cstr().and_then(|sql| r.finish().map(|()| sql)) {
+            Ok(sql) => sql,
+            Err(e) => {
+                if self.send_error(&e) == Flow::Close {
+                    return Flow::Close;
+                }
+                self.ready_for_query();
+                return Flow::Continue;
+            }
+        };
+        // A simple query drops the unnamed statement and portal, as in PostgreSQL.
+        self.statements.remove("");
+        self.portals.remove("");
+        self.cancel.store(false, Ordering::SeqCst);
+        let mut sink = SimpleSink {
+            io: &mut *self.io,
+            fmts: Vec::new(),
+        };
+        let result = self.session.simple_query(sql, &mut sink);
+        if self.io.broken {
+            return Flow::Close;
+        }
+        match result {
+            Ok(true) => {}
+            Ok(false) => self.io.out.empty_query(),
+            Err(e) => {
+                if self.send_error(&e) == Flow::Close {
+                    return Flow::Close;
+                }
+            }
+        }
+        self.ready_for_query();
+        Flow::Continue
+    }
+}
+
+/// Writes each statement's results of a simple query straight to the client, in text.
+struct SimpleSink<'c, S> {
+    io: &'c mut Conn<S>,
+    fmts: Vec<ColFmt>,
+}
+
+impl<S: Read + Write> SimpleSink<'_, S> {
+    fn check(&mut self) -> PgResult<()> {
+        self.io.spill_if_needed();
+        if self.io.broken {
+            Err(connection_lost())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl<S: Read + Write> ResultSink for SimpleSink<'_, S> {
+    fn columns(&mut self, columns: &[ColumnDesc]) -> PgResult<()> {
+        self.fmts = ColFmt::for_columns(columns, |_| false);
+        self.io.out.row_description(columns, |_| false);
+        self.check()
+    }
+
+    fn row(&mut self, row: &[Value]) -> PgResult<()> {
+        self.io.out.data_row(row, &self.fmts);
+        self.check()
+    }
+
+    fn complete(&mut self, tag: &str) -> PgResult<()> {
+        self.io.out.command_complete(tag);
+        self.fmts.clear();
+        self.check()
+    }
+
+    fn notice(&mut self, notice: &PgError) -> PgResult<()> {
+        // Flushed at once, as PostgreSQL does, so progress notices show up.
+        self.io.out.notice(notice);
+        self.io.flush();
+        self.check()
+    }
+}

@@ -1,0 +1,761 @@
+//! A SQL session: settings, transaction state, statement execution.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use common::types::io::format_text;
+use common::{PgError, PgResult, SqlState, TypeId, Value, Xid};
+use exec::{ExecEnv, SessionHooks};
+use sql::parse::{is_blank, parse_statement, split_statements, ParsedStatement, StatementText};
+use sql::plan::{BoundStatement, OutputColumn, TransactionOp};
+use sql::BindContext;
+
+use crate::context::SharedContext;
+use crate::gucs::{self, Settings};
+use crate::session_api::{
+    ColumnDesc, PreparedStatement, ResultSink, SessionFactory, SessionHandler, StartupParams,
+};
+
+enum TxnState {
+    Idle,
+    Block {
+        xid: Option<Xid>,
+        cid: u32,
+        failed: bool,
+    },
+}
+
+struct Hooks<'a> {
+    settings: &'a mut Settings,
+    defaults: &'a Settings,
+    changed: &'a mut Vec<(String, String)>,
+    pid: i32,
+}
+
+impl SessionHooks for Hooks<'_> {
+    fn current_setting(&mut self, name: &str, missing_ok: bool) -> PgResult<Option<String>> {
+        match self.settings.get(name) {
+            Ok(v) => Ok(Some(v.to_string())),
+            Err(_) if missing_ok => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+    fn set_config(&mut self, name: &str, value: &str, _is_local: bool) -> PgResult<String> {
+        let canonical = self.settings.set_user(name, Some(value), self.defaults)?;
+        if gucs::lookup(canonical).is_some_and(|d| d.reported) {
+            self.changed
+                .push((canonical.to_string(), value.to_string()));
+        }
+        Ok(value.to_string())
+    }
+    fn backend_pid(&self) -> i32 {
+        self.pid
+    }
+    fn is_backend_blocked(&self, _pid: i32) -> bool {
+        false
+    }
+}
+
+struct Prepared {
+    parsed: Option<ParsedStatement>,
+    param_types: Vec<Option<TypeId>>,
+    bound: parking_lot::Mutex<Option<(Arc<catalog::CatalogData>, Arc<BoundStatement>)>>,
+}
+
+pub struct Session {
+    ctx: SharedContext,
+    db_oid: u32,
+    db_name: String,
+    user: String,
+    settings: Settings,
+    changed: Vec<(String, String)>,
+    txn: TxnState,
+    pid: i32,
+    cancel: Arc<AtomicBool>,
+}
+
+fn column_desc(c: &OutputColumn) -> ColumnDesc {
+    let ty = c.ty.id;
+    ColumnDesc {
+        name: c.name.clone(),
+        table_oid: c.table_oid,
+        column_id: c.column_id,
+        type_oid: ty.oid(),
+        type_len: ty.typlen(),
+        type_mod: c.ty.typmod,
+    }
+}
+
+fn text_column(name: &str) -> ColumnDesc {
+    ColumnDesc {
+        name: name.into(),
+        table_oid: 0,
+        column_id: 0,
+        type_oid: 25,
+        type_len: -1,
+        type_mod: -1,
+    }
+}
+
+impl Session {
+    fn search_path(&self) -> Vec<String> {
+        let raw = self
+            .settings
+            .get("search_path")
+            .unwrap_or("public")
+            .to_string();
+        raw.split(',')
+            .map(|s| s.trim().trim_matches('"').to_string())
+            .map(|s| if s == "$user" { self.user.clone() } else { s })
+            .filter(|s| !s.is_empty())
+            .collect()
+    }
+
+    fn bind(
+        &self,
+        parsed: &ParsedStatement,
+        param_types: &mut Vec<Option<TypeId>>,
+    ) -> PgResult<BoundStatement> {
+        let catalog = self.ctx.catalog.snapshot();
+        let path = self.search_path();
+        let mut bctx = BindContext {
+            catalog: &catalog,
+            db_oid: self.db_oid,
+            db_name: &self.db_name,
+            user: &self.user,
+            search_path: path,
+            param_types: std::mem::take(param_types),
+            server_version: gucs::SERVER_VERSION,
+        };
+        let r = sql::bind_statement(&mut bctx, parsed);
+        *param_types = bctx.param_types;
+        r
+    }
+
+    fn check_failed(&self, stmt: &BoundStatement) -> PgResult<()> {
+        if let TxnState::Block { failed: true, .. } = self.txn {
+            if !matches!(
+                stmt,
+                BoundStatement::Transaction(TransactionOp::Commit | TransactionOp::Rollback)
+            ) {
+                return Err(PgError::new(
+                    SqlState::IN_FAILED_SQL_TRANSACTION,
+                    "current transaction is aborted, commands ignored until end of transaction block",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn in_failed_block(&self) -> bool {
+        matches!(self.txn, TxnState::Block { failed: true, .. })
+    }
+
+    /// Marks the open block failed and aborts its writes (after an error).
+    fn fail(&mut self) {
+        match &mut self.txn {
+            TxnState::Block { failed, .. } => *failed = true,
+            TxnState::Idle => {}
+        }
+    }
+
+    fn end_block(&mut self, commit: bool) {
+        if let TxnState::Block {
+            xid: Some(x),
+            failed,
+            ..
+        } = self.txn
+        {
+            self.ctx.tm.end(x, commit && !failed);
+        }
+        self.txn = TxnState::Idle;
+    }
+
+    fn run(
+        &mut self,
+        stmt: &BoundStatement,
+        params: &[Value],
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<()> {
+        self.check_failed(stmt)?;
+        match stmt {
+            BoundStatement::Transaction(op) => return self.run_transaction(op, sink),
+            BoundStatement::Set {
+                name,
+                value,
+                local: _,
+            } => {
+                if name == "all" {
+                    self.settings = self.ctx.settings.clone();
+                    return sink.complete("RESET");
+                }
+                let canonical =
+                    self.settings
+                        .set_user(name, value.as_deref(), &self.ctx.settings)?;
+                if gucs::lookup(canonical).is_some_and(|d| d.reported) {
+                    let v = self.settings.get(canonical)?.to_string();
+                    self.changed.push((canonical.to_string(), v));
+                }
+                return sink.complete(if value.is_some() { "SET" } else { "RESET" });
+            }
+            BoundStatement::Show { name } => {
+                let canonical = gucs::lookup(name).map(|d| d.name).unwrap_or(name.as_str());
+                let v = match name.as_str() {
+                    "transaction_isolation" | "transaction isolation level" => {
+                        "read committed".to_string()
+                    }
+                    _ => self.settings.get(name)?.to_string(),
+                };
+                sink.columns(&[text_column(&canonical.to_lowercase())])?;
+                sink.row(&[Value::Text(v)])?;
+                return sink.complete("SHOW");
+            }
+            BoundStatement::ShowAll => {
+                sink.columns(&[
+                    text_column("name"),
+                    text_column("setting"),
+                    text_column("description"),
+                ])?;
+                for d in gucs::GUCS {
+                    let v = self.settings.get(d.name)?.to_string();
+                    sink.row(&[
+                        Value::Text(d.name.into()),
+                        Value::Text(v),
+                        Value::Text(d.description.into()),
+                    ])?;
+                }
+                return sink.complete("SHOW");
+            }
+            BoundStatement::NoOp(tag) => return sink.complete(tag),
+            BoundStatement::Checkpoint => {
+                self.ctx.checkpoint()?;
+                return sink.complete("CHECKPOINT");
+            }
+            _ => {}
+        }
+        let implicit = matches!(self.txn, TxnState::Idle);
+        let writes = matches!(
+            stmt,
+            BoundStatement::Insert { .. }
+                | BoundStatement::Update { .. }
+                | BoundStatement::Delete { .. }
+                | BoundStatement::CreateTable {
+                    source: Some(_),
+                    ..
+                }
+        );
+        let (xid, cid) =
+            match &mut self.txn {
+                TxnState::Block { xid, cid, .. } => {
+                    if writes && xid.is_none() {
+                        *xid =
+                            Some(self.ctx.tm.begin().map_err(|e| {
+                                PgError::io("could not assign a transaction id", e)
+                            })?);
+                    }
+                    (xid.unwrap_or(0), *cid)
+                }
+                TxnState::Idle => {
+                    let x = if writes {
+                        self.ctx
+                            .tm
+                            .begin()
+                            .map_err(|e| PgError::io("could not assign a transaction id", e))?
+                    } else {
+                        0
+                    };
+                    (x, 0)
+                }
+            };
+        let result = self.execute_dml_or_query(stmt, params, sink, xid, cid);
+        if let TxnState::Block { cid, .. } = &mut self.txn {
+            *cid += 1;
+        }
+        if implicit && xid != 0 {
+            self.ctx.tm.end(xid, result.is_ok());
+        }
+        result
+    }
+
+    fn run_transaction(&mut self, op: &TransactionOp, sink: &mut dyn ResultSink) -> PgResult<()> {
+        match op {
+            TransactionOp::Begin => {
+                if matches!(self.txn, TxnState::Block { .. }) {
+                    sink.notice(&PgError::new(
+                        SqlState::ACTIVE_SQL_TRANSACTION,
+                        "there is already a transaction in progress",
+                    ))?;
+                } else {
+                    self.txn = TxnState::Block {
+                        xid: None,
+                        cid: 0,
+                        failed: false,
+                    };
+                }
+                sink.complete("BEGIN")
+            }
+            TransactionOp::Commit => {
+                let tag = if self.in_failed_block() {
+                    "ROLLBACK"
+                } else {
+                    "COMMIT"
+                };
+                if matches!(self.txn, TxnState::Idle) {
+                    sink.notice(&PgError::new(
+                        SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                        "there is no transaction in progress",
+                    ))?;
+                }
+                self.end_block(true);
+                sink.complete(tag)
+            }
+            TransactionOp::Rollback => {
+                if matches!(self.txn, TxnState::Idle) {
+                    sink.notice(&PgError::new(
+                        SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                        "there is no transaction in progress",
+                    ))?;
+                }
+                self.end_block(false);
+                sink.complete("ROLLBACK")
+            }
+        }
+    }
+
+    fn execute_dml_or_query(
+        &mut self,
+        stmt: &BoundStatement,
+        params: &[Value],
+        sink: &mut dyn ResultSink,
+        xid: Xid,
+        cid: u32,
+    ) -> PgResult<()> {
+        let ctx = self.ctx.clone();
+        let snapshot = ctx.tm.snapshot(xid, cid);
+        let catalog = ctx.catalog.snapshot();
+        let defaults = ctx.settings.clone();
+        let mut hooks = Hooks {
+            settings: &mut self.settings,
+            defaults: &defaults,
+            changed: &mut self.changed,
+            pid: self.pid,
+        };
+        let mut env = ExecEnv {
+            pool: ctx.pool,
+            tm: &ctx.tm,
+            catalog: &catalog,
+            snapshot: &snapshot,
+            xid,
+            cid,
+            params,
+            cancel: &self.cancel,
+            hooks: &mut hooks,
+            outer: Vec::new(),
+        };
+        match stmt {
+            BoundStatement::Query { plan, columns } => {
+                sink.columns(&columns.iter().map(column_desc).collect::<Vec<_>>())?;
+                let mut op = exec::build(plan, &mut env, None)?;
+                let mut n = 0u64;
+                while let Some(row) = op.next(&mut env)? {
+                    sink.row(&row)?;
+                    n += 1;
+                }
+                sink.complete(&format!("SELECT {n}"))
+            }
+            BoundStatement::Insert {
+                table,
+                source,
+                returning,
+                bulk,
+            } => {
+                if let Some((_, cols)) = returning {
+                    sink.columns(&cols.iter().map(column_desc).collect::<Vec<_>>())?;
+                }
+                let (n, rows) = exec::dml::insert(
+                    table,
+                    source,
+                    *bulk,
+                    returning.as_ref().map(|r| r.0.as_slice()),
+                    &mut env,
+                )?;
+                for r in rows {
+                    sink.row(&r)?;
+                }
+                sink.complete(&format!("INSERT 0 {n}"))
+            }
+            BoundStatement::Update {
+                table,
+                qual,
+                assignments,
+                returning,
+            } => {
+                if let Some((_, cols)) = returning {
+                    sink.columns(&cols.iter().map(column_desc).collect::<Vec<_>>())?;
+                }
+                let (n, rows) = exec::dml::update(
+                    table,
+                    qual,
+                    assignments,
+                    returning.as_ref().map(|r| r.0.as_slice()),
+                    &mut env,
+                )?;
+                for r in rows {
+                    sink.row(&r)?;
+                }
+                sink.complete(&format!("UPDATE {n}"))
+            }
+            BoundStatement::Delete {
+                table,
+                qual,
+                returning,
+            } => {
+                if let Some((_, cols)) = returning {
+                    sink.columns(&cols.iter().map(column_desc).collect::<Vec<_>>())?;
+                }
+                let (n, rows) = exec::dml::delete(
+                    table,
+                    qual,
+                    returning.as_ref().map(|r| r.0.as_slice()),
+                    &mut env,
+                )?;
+                for r in rows {
+                    sink.row(&r)?;
+                }
+                sink.complete(&format!("DELETE {n}"))
+            }
+            BoundStatement::CreateTable {
+                name,
+                namespace,
+                columns,
+                if_not_exists,
+                source,
+            } => {
+                if *if_not_exists && catalog.table(self.db_oid, *namespace, name).is_some() {
+                    sink.notice(&PgError::new(
+                        SqlState::DUPLICATE_TABLE,
+                        format!("relation \"{name}\" already exists, skipping"),
+                    ))?;
+                    return sink.complete("CREATE TABLE");
+                }
+                let table =
+                    ctx.catalog
+                        .create_table(self.db_oid, *namespace, name, columns.clone())?;
+                access::heap::create_storage(ctx.pool, table.locator())?;
+                if let Some((plan, _)) = source {
+                    let (n, _) = exec::dml::insert(&table, plan, true, None, &mut env)?;
+                    return sink.complete(&format!("SELECT {n}"));
+                }
+                sink.complete("CREATE TABLE")
+            }
+            BoundStatement::DropTable { tables, missing } => {
+                for m in missing {
+                    sink.notice(&PgError::new(
+                        SqlState::SUCCESSFUL_COMPLETION,
+                        format!("table \"{m}\" does not exist, skipping"),
+                    ))?;
+                }
+                for t in tables {
+                    ctx.catalog.drop_table(t.oid)?;
+                    access::heap::drop_storage(ctx.pool, t.locator());
+                }
+                sink.complete("DROP TABLE")
+            }
+            BoundStatement::Truncate { tables } => {
+                for t in tables {
+                    let (old, new) = ctx.catalog.new_relfilenode(t.oid)?;
+                    access::heap::create_storage(ctx.pool, new.locator())?;
+                    access::heap::drop_storage(ctx.pool, old);
+                }
+                sink.complete("TRUNCATE TABLE")
+            }
+            BoundStatement::AddColumn {
+                table,
+                column,
+                if_not_exists,
+            } => {
+                if table.column_index(&column.name).is_some() && *if_not_exists {
+                    sink.notice(&PgError::new(
+                        SqlState::DUPLICATE_COLUMN,
+                        format!(
+                            "column \"{}\" of relation \"{}\" already exists, skipping",
+                            column.name, table.name
+                        ),
+                    ))?;
+                } else {
+                    ctx.catalog.add_column(table.oid, column.clone())?;
+                }
+                sink.complete("ALTER TABLE")
+            }
+            BoundStatement::CreateDatabase { name } => {
+                ctx.catalog.modify(|c| {
+                    if c.database_by_name(name).is_some() {
+                        return Err(PgError::new(
+                            SqlState::DUPLICATE_DATABASE,
+                            format!("database \"{name}\" already exists"),
+                        ));
+                    }
+                    let oid = c.next_oid;
+                    c.next_oid += 1;
+                    c.databases.insert(
+                        oid,
+                        catalog::Database {
+                            oid,
+                            name: name.clone(),
+                            owner: catalog::BOOTSTRAP_SUPERUSER,
+                            allow_connections: true,
+                            is_template: false,
+                        },
+                    );
+                    Ok(())
+                })?;
+                sink.complete("CREATE DATABASE")
+            }
+            _ => Err(PgError::internal("statement kind handled elsewhere")),
+        }
+    }
+
+    fn run_parsed(
+        &mut self,
+        full: &str,
+        st: &StatementText<'_>,
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<()> {
+        let parsed = parse_statement(full, st)?;
+        let mut params = Vec::new();
+        let bound = self.bind(&parsed, &mut params)?;
+        if !params.is_empty() {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_PARAMETER,
+                "there is no parameter $1",
+            ));
+        }
+        self.run(&bound, &[], sink)
+    }
+}
+
+impl SessionHandler for Session {
+    fn startup_parameters(&self) -> Vec<(String, String)> {
+        gucs::GUCS
+            .iter()
+            .filter(|d| d.reported)
+            .map(|d| {
+                (
+                    d.name.to_string(),
+                    self.settings.get(d.name).unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn take_changed_parameters(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.changed)
+    }
+
+    fn transaction_status(&self) -> u8 {
+        match self.txn {
+            TxnState::Idle => b'I',
+            TxnState::Block { failed: false, .. } => b'T',
+            TxnState::Block { failed: true, .. } => b'E',
+        }
+    }
+
+    fn simple_query(&mut self, sql: &str, sink: &mut dyn ResultSink) -> PgResult<bool> {
+        let stmts = split_statements(sql);
+        if stmts.is_empty() {
+            return Ok(false);
+        }
+        for st in &stmts {
+            if let Err(e) = self.run_parsed(sql, st, sink) {
+                self.fail();
+                return Err(e);
+            }
+        }
+        Ok(true)
+    }
+
+    fn prepare(&mut self, sql: &str, param_types: &[u32]) -> PgResult<PreparedStatement> {
+        let stmts = split_statements(sql);
+        if stmts.is_empty() || is_blank(sql) {
+            return Ok(PreparedStatement {
+                sql: String::new(),
+                param_types: Vec::new(),
+                columns: None,
+                inner: Arc::new(Prepared {
+                    parsed: None,
+                    param_types: Vec::new(),
+                    bound: parking_lot::Mutex::new(None),
+                }),
+            });
+        }
+        if stmts.len() > 1 {
+            return Err(PgError::syntax(
+                "cannot insert multiple commands into a prepared statement",
+            ));
+        }
+        let parsed = parse_statement(sql, &stmts[0])?;
+        let mut types: Vec<Option<TypeId>> = param_types
+            .iter()
+            .map(|&o| {
+                if o == 0 {
+                    Ok(None)
+                } else {
+                    TypeId::from_oid(o).map(Some).ok_or_else(|| {
+                        PgError::new(
+                            SqlState::UNDEFINED_OBJECT,
+                            format!("type with OID {o} does not exist"),
+                        )
+                    })
+                }
+            })
+            .collect::<PgResult<_>>()?;
+        let bound = self.bind(&parsed, &mut types)?;
+        let resolved: Vec<u32> = types
+            .iter()
+            .map(|t| t.unwrap_or(TypeId::Text).oid())
+            .collect();
+        let columns = bound
+            .columns()
+            .map(|c| c.iter().map(column_desc).collect())
+            .or_else(|| match &bound {
+                BoundStatement::Show { name } => Some(vec![text_column(name)]),
+                BoundStatement::ShowAll => Some(vec![
+                    text_column("name"),
+                    text_column("setting"),
+                    text_column("description"),
+                ]),
+                _ => None,
+            });
+        let final_types: Vec<Option<TypeId>> = types
+            .iter()
+            .map(|t| Some(t.unwrap_or(TypeId::Text)))
+            .collect();
+        Ok(PreparedStatement {
+            sql: sql.to_string(),
+            param_types: resolved,
+            columns,
+            inner: Arc::new(Prepared {
+                parsed: Some(parsed),
+                param_types: final_types,
+                bound: parking_lot::Mutex::new(Some((
+                    self.ctx.catalog.snapshot(),
+                    Arc::new(bound),
+                ))),
+            }),
+        })
+    }
+
+    fn execute(
+        &mut self,
+        stmt: &PreparedStatement,
+        params: &[Value],
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<()> {
+        let Some(p) = stmt.inner.downcast_ref::<Prepared>() else {
+            return Err(PgError::internal("foreign prepared statement"));
+        };
+        let Some(parsed) = &p.parsed else {
+            return Ok(());
+        };
+        // Re-bind when DDL changed the catalog since the plan was made.
+        let current = self.ctx.catalog.snapshot();
+        let cached = p
+            .bound
+            .lock()
+            .as_ref()
+            .filter(|(c, _)| Arc::ptr_eq(c, &current))
+            .map(|(_, b)| b.clone());
+        let bound = match cached {
+            Some(b) => b,
+            None => {
+                let mut types = p.param_types.clone();
+                let b = Arc::new(self.bind(parsed, &mut types)?);
+                *p.bound.lock() = Some((current, b.clone()));
+                b
+            }
+        };
+        let r = self.run(&bound, params, sink);
+        if r.is_err() {
+            self.fail();
+        }
+        r
+    }
+
+    fn on_extended_error(&mut self) {
+        self.fail();
+    }
+
+    fn sync(&mut self) {}
+
+    fn session_timezone_offset_secs(&self) -> i32 {
+        0
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.end_block(false);
+    }
+}
+
+/// Opens sessions against a server context.
+pub struct Factory {
+    pub ctx: SharedContext,
+    pub next_pid: std::sync::atomic::AtomicI32,
+}
+
+impl SessionFactory for Factory {
+    fn open(
+        &self,
+        params: &StartupParams,
+        cancel: Arc<AtomicBool>,
+    ) -> PgResult<Box<dyn SessionHandler>> {
+        let catalog = self.ctx.catalog.snapshot();
+        if catalog.role_by_name(&params.user).is_none() {
+            return Err(PgError::fatal(
+                SqlState::INVALID_AUTHORIZATION_SPECIFICATION,
+                format!("role \"{}\" does not exist", params.user),
+            ));
+        }
+        let db = catalog.database_by_name(&params.database).ok_or_else(|| {
+            PgError::fatal(
+                SqlState::INVALID_CATALOG_NAME,
+                format!("database \"{}\" does not exist", params.database),
+            )
+        })?;
+        let mut settings = self.ctx.settings.clone();
+        for (k, v) in &params.settings {
+            if gucs::lookup(k).is_some_and(|d| d.context == gucs::GucContext::User) {
+                settings
+                    .set_user(k, Some(v), &self.ctx.settings)
+                    .map_err(|e| PgError::fatal(e.code, e.message))?;
+            }
+        }
+        settings
+            .set_startup("session_authorization", &params.user)
+            .ok();
+        let pid = self
+            .next_pid
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(Box::new(Session {
+            ctx: self.ctx.clone(),
+            db_oid: db.oid,
+            db_name: db.name.clone(),
+            user: params.user.clone(),
+            settings,
+            changed: Vec::new(),
+            txn: TxnState::Idle,
+            pid,
+            cancel,
+        }))
+    }
+}
+
+/// Text of a value for simple displays.
+pub fn display(v: &Value, ty: TypeId) -> String {
+    let mut s = String::new();
+    if !v.is_null() {
+        format_text(v, ty, &mut s);
+    }
+    s
+}

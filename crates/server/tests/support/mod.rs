@@ -1,0 +1,584 @@
+//! Shared helpers for the server's integration tests: start a `scalegres`
+//! process in a temporary data directory on a free port, talk to it with psql
+//! and the `postgres` crate, stop it with SIGTERM and restart it.
+//!
+//! Builds nothing itself: the binary is Cargo's `CARGO_BIN_EXE_scalegres`.
+//! `SCALEGRES_TEST_BIN=/path/to/binary` runs the tests against another binary
+//! with the same command line (e.g. a wrapper around real PostgreSQL, to check
+//! the tests themselves). `SCALEGRES_TEST_START_TIMEOUT` (seconds, default 30)
+//! and `SCALEGRES_TEST_WATCHDOG` (seconds, default 300: a server still running
+//! then is killed, so a hung test fails instead of hanging CI) tune timing.
+
+#![allow(dead_code)]
+
+use std::fs::OpenOptions;
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+pub const DEFAULT_SHARED_BUFFERS: &str = "16MB";
+/// How long a psql/pgbench run may take before the test fails.
+pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(120);
+const STOP_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn env_secs(name: &str, default: u64) -> Duration {
+    Duration::from_secs(
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default),
+    )
+}
+
+/// The server binary under test.
+pub fn server_binary() -> PathBuf {
+    match std::env::var_os("SCALEGRES_TEST_BIN") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(env!("CARGO_BIN_EXE_scalegres")),
+    }
+}
+
+/// Finds a PostgreSQL client program: PostgreSQL 15's bindir first, then PATH.
+pub fn pg_tool(name: &str) -> PathBuf {
+    let candidate = Path::new("/usr/lib/postgresql/15/bin").join(name);
+    if candidate.is_file() {
+        return candidate;
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            let p = dir.join(name);
+            if p.is_file() {
+                return p;
+            }
+        }
+    }
+    panic!(
+        "`{name}` not found in /usr/lib/postgresql/15/bin or on PATH; install PostgreSQL 15's \
+         client programs (apt-get install postgresql-15; .ci/run does this)"
+    );
+}
+
+/// A free TCP port on 127.0.0.1 (bind port 0, read it, release it).
+pub fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0 to find a free port");
+    l.local_addr().unwrap().port()
+}
+
+/// A command with no inherited PG* connection settings and no stdin.
+fn client_command(program: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("PG") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("PGCONNECT_TIMEOUT", "10");
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+/// Runs `cmd`, capturing its output; fails the test if it runs past `timeout`.
+pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> Output {
+    let desc = format!("{cmd:?}");
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("could not start {desc}: {e}"));
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_t = thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let err_t = thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for client process") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            let stdout = out_t.join().unwrap_or_default();
+            let stderr = err_t.join().unwrap_or_default();
+            panic!(
+                "{desc} did not finish within {timeout:?}\nstdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&stdout),
+                String::from_utf8_lossy(&stderr)
+            );
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out_t.join().unwrap_or_default(),
+        stderr: err_t.join().unwrap_or_default(),
+    }
+}
+
+/// Kills the server if it still runs when the watchdog's time is up.
+struct Watchdog {
+    done: Arc<AtomicBool>,
+}
+
+impl Watchdog {
+    fn start(pid: u32, after: Duration) -> Watchdog {
+        let done = Arc::new(AtomicBool::new(false));
+        let flag = done.clone();
+        thread::spawn(move || {
+            let deadline = Instant::now() + after;
+            while Instant::now() < deadline {
+                if flag.load(Ordering::SeqCst) {
+                    return;
+                }
+                thread::sleep(Duration::from_millis(100));
+            }
+            if !flag.load(Ordering::SeqCst) {
+                eprintln!(
+                    "test watchdog: server pid {pid} still running after {after:?}; killing it \
+                     (set SCALEGRES_TEST_WATCHDOG to allow longer)"
+                );
+                unsafe {
+                    libc::kill(pid as libc::pid_t, libc::SIGKILL);
+                }
+            }
+        });
+        Watchdog { done }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::SeqCst);
+    }
+}
+
+/// One server process (and, across restarts, its data directory).
+pub struct TestServer {
+    dir: TempDir,
+    settings: Vec<(String, String)>,
+    port: u16,
+    child: Option<Child>,
+    watchdog: Option<Watchdog>,
+}
+
+impl TestServer {
+    /// Starts a server with the default settings; fails the test if it doesn't come up.
+    #[track_caller]
+    pub fn start() -> TestServer {
+        Self::start_with(&[])
+    }
+
+    /// Starts a server with extra `-c name=value` settings (`shared_buffers` defaults to
+    /// DEFAULT_SHARED_BUFFERS unless given); fails the test if it doesn't come up.
+    #[track_caller]
+    pub fn start_with(settings: &[(&str, &str)]) -> TestServer {
+        match Self::try_start_with(settings) {
+            Ok(s) => s,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Like `start_with`, but returns why the server didn't come up instead of failing.
+    pub fn try_start_with(settings: &[(&str, &str)]) -> Result<TestServer, String> {
+        let dir = tempfile::Builder::new()
+            .prefix("scalegres-test-")
+            .tempdir()
+            .map_err(|e| format!("create temp dir: {e}"))?;
+        let mut settings: Vec<(String, String)> = settings
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        if !settings.iter().any(|(k, _)| k == "shared_buffers") {
+            settings.push(("shared_buffers".into(), DEFAULT_SHARED_BUFFERS.into()));
+        }
+        std::fs::create_dir(dir.path().join("sock")).map_err(|e| format!("mkdir sock: {e}"))?;
+        let mut server = TestServer {
+            dir,
+            settings,
+            port: 0,
+            child: None,
+            watchdog: None,
+        };
+        server.launch()?;
+        Ok(server)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// The directory holding the Unix socket `.s.PGSQL.<port>`.
+    pub fn socket_dir(&self) -> PathBuf {
+        self.dir.path().join("sock")
+    }
+
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.path().join("server.log")
+    }
+
+    /// The last `lines` lines the server printed (stdout and stderr, all runs).
+    pub fn log_tail(&self, lines: usize) -> String {
+        let text = std::fs::read_to_string(self.log_path()).unwrap_or_default();
+        let all: Vec<&str> = text.lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+
+    fn context(&self) -> String {
+        format!(
+            "server log ({}), last lines:\n{}",
+            self.log_path().display(),
+            self.log_tail(40)
+        )
+    }
+
+    /// Spawns the process (retrying on another port if the chosen one was taken
+    /// meanwhile) and waits until it accepts connections.
+    fn launch(&mut self) -> Result<(), String> {
+        let mut last_err = String::new();
+        for _attempt in 0..3 {
+            self.port = free_port();
+            let log = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(self.log_path())
+                .map_err(|e| format!("open server log: {e}"))?;
+            let mut cmd = Command::new(server_binary());
+            cmd.arg("-D")
+                .arg(self.data_dir())
+                .arg("-p")
+                .arg(self.port.to_string())
+                .arg("-c")
+                .arg(format!(
+                    "unix_socket_directories={}",
+                    self.socket_dir().display()
+                ));
+            for (k, v) in &self.settings {
+                cmd.arg("-c").arg(format!("{k}={v}"));
+            }
+            cmd.stdin(Stdio::null())
+                .stdout(log.try_clone().map_err(|e| e.to_string())?)
+                .stderr(log);
+            let desc = format!("{cmd:?}");
+            let child = cmd
+                .spawn()
+                .map_err(|e| format!("could not start {desc}: {e}"))?;
+            self.watchdog = Some(Watchdog::start(
+                child.id(),
+                env_secs("SCALEGRES_TEST_WATCHDOG", 300),
+            ));
+            self.child = Some(child);
+            match self.wait_ready() {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    self.kill();
+                    let log = self.log_tail(40);
+                    last_err = format!("{desc}: {e}\n{}", self.context());
+                    if !log.to_lowercase().contains("in use") {
+                        break;
+                    }
+                }
+            }
+        }
+        Err(last_err)
+    }
+
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let timeout = env_secs("SCALEGRES_TEST_START_TIMEOUT", 30);
+        let deadline = Instant::now() + timeout;
+        let mut last = String::from("no attempt yet");
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
+                return Err(format!("server exited during start-up with {status}"));
+            }
+            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                match self.try_connect() {
+                    Ok(mut c) => match c.simple_query("select 1") {
+                        Ok(_) => return Ok(()),
+                        Err(e) => last = format!("`select 1` failed: {e}"),
+                    },
+                    Err(e) => last = format!("connect failed: {e}"),
+                }
+            } else {
+                last = "TCP connection refused".into();
+            }
+            thread::sleep(Duration::from_millis(100));
+        }
+        Err(format!(
+            "server did not accept connections on port {} within {timeout:?} (last attempt: {last})",
+            self.port
+        ))
+    }
+
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        match self.child.as_mut() {
+            Some(c) => c.try_wait().map(|s| s.is_none()).unwrap_or(false),
+            None => false,
+        }
+    }
+
+    /// Fails the test if the server process has exited.
+    #[track_caller]
+    pub fn assert_running(&mut self, what: &str) {
+        if let Some(c) = self.child.as_mut() {
+            if let Some(status) = c.try_wait().unwrap() {
+                panic!("server process died ({status}) {what}\n{}", self.context());
+            }
+        } else {
+            panic!("server is not started ({what})");
+        }
+    }
+
+    /// Sends SIGTERM and waits for the process to exit; returns its exit status.
+    /// Fails the test if it is still running after 30 s (it is then killed).
+    #[track_caller]
+    pub fn stop(&mut self) -> ExitStatus {
+        let mut child = self.child.take().expect("stop: server is not running");
+        if let Some(status) = child.try_wait().unwrap() {
+            self.watchdog = None;
+            panic!(
+                "stop: server had already exited with {status}\n{}",
+                self.context()
+            );
+        }
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                self.watchdog = None;
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                self.watchdog = None;
+                panic!(
+                    "server did not exit within {STOP_TIMEOUT:?} after SIGTERM (killed it)\n{}",
+                    self.context()
+                );
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// `stop`, and fails the test unless the server exited with status 0.
+    #[track_caller]
+    pub fn stop_clean(&mut self) {
+        let status = self.stop();
+        assert!(
+            status.success(),
+            "server did not shut down cleanly on SIGTERM: {status}\n{}",
+            self.context()
+        );
+    }
+
+    /// SIGKILL, no clean shutdown (for crash tests), then wait.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.watchdog = None;
+    }
+
+    /// Stops the server cleanly if it runs, then starts it again on the same data
+    /// directory with the same settings (on a fresh port).
+    #[track_caller]
+    pub fn restart(&mut self) {
+        if self.child.is_some() {
+            self.stop_clean();
+        }
+        if let Err(e) = self.launch() {
+            panic!("restart on the same data directory failed: {e}");
+        }
+    }
+
+    /// Starts the server again after `stop`/`kill` (same directory and settings).
+    #[track_caller]
+    pub fn start_again(&mut self) {
+        assert!(self.child.is_none(), "start_again: server still running");
+        if let Err(e) = self.launch() {
+            panic!("start on the existing data directory failed: {e}");
+        }
+    }
+
+    // --- the postgres crate --------------------------------------------------------
+
+    pub fn config(&self) -> postgres::Config {
+        let mut c = postgres::Config::new();
+        c.host("127.0.0.1")
+            .port(self.port)
+            .user("postgres")
+            .dbname("postgres")
+            .connect_timeout(Duration::from_secs(10));
+        c
+    }
+
+    pub fn try_connect(&self) -> Result<postgres::Client, postgres::Error> {
+        self.config().connect(postgres::NoTls)
+    }
+
+    /// A `postgres::Client` over TCP; fails the test if it can't connect.
+    #[track_caller]
+    pub fn connect(&self) -> postgres::Client {
+        match self.try_connect() {
+            Ok(c) => c,
+            Err(e) => panic!(
+                "postgres crate could not connect to 127.0.0.1:{}: {e:?}\n{}",
+                self.port,
+                self.context()
+            ),
+        }
+    }
+
+    /// A `postgres::Client` over the Unix socket.
+    #[track_caller]
+    pub fn connect_unix(&self) -> postgres::Client {
+        let mut c = self.config();
+        c.host_path(self.socket_dir());
+        match c.connect(postgres::NoTls) {
+            Ok(c) => c,
+            Err(e) => panic!(
+                "postgres crate could not connect over the Unix socket in {}: {e:?}\n{}",
+                self.socket_dir().display(),
+                self.context()
+            ),
+        }
+    }
+
+    // --- psql ----------------------------------------------------------------------
+
+    /// `psql -X -h 127.0.0.1 -p PORT -U postgres -d postgres -v ON_ERROR_STOP=1 -At`.
+    pub fn psql_command(&self) -> Command {
+        self.psql_command_host("127.0.0.1")
+    }
+
+    /// The psql command line connecting through `host` (an address or a socket dir).
+    pub fn psql_command_host(&self, host: &str) -> Command {
+        let mut cmd = client_command(&pg_tool("psql"));
+        cmd.args(["-X", "-h", host, "-p", &self.port.to_string()])
+            .args([
+                "-U",
+                "postgres",
+                "-d",
+                "postgres",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-At",
+            ]);
+        cmd
+    }
+
+    /// Runs a psql command; returns its output (whatever its exit status).
+    pub fn run_psql(&self, mut cmd: Command) -> Output {
+        run_with_timeout(&mut cmd, CLIENT_TIMEOUT)
+    }
+
+    #[track_caller]
+    fn expect_success(&self, what: &str, out: Output) -> String {
+        if !out.status.success() {
+            panic!(
+                "psql {what} failed ({})\nstdout:\n{}\nstderr:\n{}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+                self.context()
+            );
+        }
+        let s = String::from_utf8_lossy(&out.stdout).into_owned();
+        s.strip_suffix('\n').unwrap_or(&s).to_string()
+    }
+
+    /// `psql ... -c SQL` over TCP; returns stdout without the final newline.
+    /// Fails the test (with psql's stderr and the server log) on an error.
+    #[track_caller]
+    pub fn psql(&self, sql: &str) -> String {
+        let mut cmd = self.psql_command();
+        cmd.arg("-c").arg(sql);
+        let out = self.run_psql(cmd);
+        self.expect_success(&format!("-c {sql:?}"), out)
+    }
+
+    /// `psql ... -c SQL` over the Unix socket.
+    #[track_caller]
+    pub fn psql_unix(&self, sql: &str) -> String {
+        let mut cmd = self.psql_command_host(&self.socket_dir().to_string_lossy());
+        cmd.arg("-c").arg(sql);
+        let out = self.run_psql(cmd);
+        self.expect_success(&format!("(Unix socket) -c {sql:?}"), out)
+    }
+
+    /// `psql ... -f FILE`; returns stdout without the final newline.
+    #[track_caller]
+    pub fn psql_file(&self, path: &Path) -> String {
+        let mut cmd = self.psql_command();
+        cmd.arg("-f").arg(path);
+        let out = self.run_psql(cmd);
+        self.expect_success(&format!("-f {}", path.display()), out)
+    }
+
+    /// Writes `script` to a file in the test's temp dir and runs it with `psql -f`.
+    #[track_caller]
+    pub fn psql_script(&self, script: &str) -> String {
+        let path = self.write_file("script.sql", script);
+        self.psql_file(&path)
+    }
+
+    /// Runs `sql` with psql expecting it to fail; returns psql's stderr.
+    #[track_caller]
+    pub fn psql_err(&self, sql: &str) -> String {
+        let mut cmd = self.psql_command();
+        cmd.arg("-c").arg(sql);
+        let out = self.run_psql(cmd);
+        assert!(
+            !out.status.success(),
+            "psql -c {sql:?} was expected to fail but succeeded; stdout:\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+
+    /// Writes a file in the test's temp dir; returns its path.
+    pub fn write_file(&self, name: &str, contents: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, contents).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+        path
+    }
+
+    /// The test's temp dir (holds data/, sock/, server.log and files written by tests).
+    pub fn temp_dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if thread::panicking() {
+            eprintln!(
+                "--- scalegres server log ({}), last 60 lines ---\n{}\n--- end of server log ---",
+                self.log_path().display(),
+                self.log_tail(60)
+            );
+        }
+        self.kill();
+    }
+}

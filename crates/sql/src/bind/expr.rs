@@ -1,0 +1,972 @@
+//! Expression binding and type coercion.
+
+use std::sync::Arc;
+
+use common::functions::lookup_function;
+use common::types::cast::{can_cast, cast_value, CastContext};
+use common::types::io::parse_text;
+use common::types::ops::{resolve_binary_op, BinaryOp, LikePattern};
+use common::{DataType, PgError, PgResult, SqlState, TypeId, Value};
+use sqlparser::ast;
+
+use super::{ident_name, object_name_parts, Binder, Scope};
+use crate::expr::{AggCall, AggFunc, Expr, Like, SysFunc};
+
+fn undefined_column(name: &str) -> PgError {
+    PgError::new(
+        SqlState::UNDEFINED_COLUMN,
+        format!("column {name} does not exist"),
+    )
+}
+
+fn type_mismatch(msg: String) -> PgError {
+    PgError::new(SqlState::DATATYPE_MISMATCH, msg)
+}
+
+impl Binder<'_, '_> {
+    /// Resolves a (possibly qualified) column name in `scope`, then outer scopes.
+    fn resolve_column(&self, parts: &[String], scope: &Scope) -> PgResult<Expr> {
+        let (qual, name) = match parts {
+            [n] => (None, n),
+            [q, n] => (Some(q), n),
+            [_, q, n] => (Some(q), n),
+            _ => return Err(PgError::syntax("improper qualified name")),
+        };
+        let find = |s: &Scope| -> PgResult<Option<usize>> {
+            let mut hits = s.iter().enumerate().filter(|(_, c)| {
+                &c.name == name && qual.is_none_or(|q| c.qualifier.as_deref() == Some(q.as_str()))
+            });
+            let first = hits.next().map(|(i, _)| i);
+            if first.is_some() && hits.next().is_some() {
+                return Err(PgError::new(
+                    SqlState::AMBIGUOUS_COLUMN,
+                    format!("column reference \"{name}\" is ambiguous"),
+                ));
+            }
+            Ok(first)
+        };
+        if let Some(i) = find(scope)? {
+            return Ok(Expr::Column(i, scope[i].ty));
+        }
+        for (d, s) in self.outer.iter().rev().enumerate() {
+            if let Some(i) = find(s)? {
+                return Ok(Expr::OuterColumn {
+                    depth: d + 1,
+                    index: i,
+                    ty: s[i].ty,
+                });
+            }
+        }
+        if let Some(q) = qual {
+            let known = scope
+                .iter()
+                .any(|c| c.qualifier.as_deref() == Some(q.as_str()))
+                || self
+                    .outer
+                    .iter()
+                    .any(|s| s.iter().any(|c| c.qualifier.as_deref() == Some(q.as_str())));
+            if !known {
+                return Err(PgError::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("missing FROM-clause entry for table \"{q}\""),
+                ));
+            }
+            return Err(undefined_column(&format!("{q}.{name}")));
+        }
+        Err(undefined_column(&format!("\"{name}\"")))
+    }
+
+    fn number_const(&self, s: &str) -> PgResult<Expr> {
+        if !s.contains(['.', 'e', 'E']) {
+            if let Ok(v) = s.parse::<i32>() {
+                return Ok(Expr::Const(Value::Int4(v), TypeId::Int4.into()));
+            }
+            if let Ok(v) = s.parse::<i64>() {
+                return Ok(Expr::Const(Value::Int8(v), TypeId::Int8.into()));
+            }
+        }
+        let v = parse_text(TypeId::Numeric.into(), s)?;
+        Ok(Expr::Const(v, TypeId::Numeric.into()))
+    }
+
+    fn bind_value(&mut self, v: &ast::Value) -> PgResult<Expr> {
+        use ast::Value as V;
+        Ok(match v {
+            V::Number(s, _) => self.number_const(s)?,
+            V::SingleQuotedString(s)
+            | V::EscapedStringLiteral(s)
+            | V::UnicodeStringLiteral(s)
+            | V::NationalStringLiteral(s) => {
+                Expr::Const(Value::Text(s.clone()), TypeId::Unknown.into())
+            }
+            V::DollarQuotedString(d) => {
+                Expr::Const(Value::Text(d.value.clone()), TypeId::Unknown.into())
+            }
+            V::Boolean(b) => Expr::Const(Value::Bool(*b), TypeId::Bool.into()),
+            V::Null => Expr::Const(Value::Null, TypeId::Unknown.into()),
+            V::Placeholder(p) => {
+                let n: usize = p
+                    .trim_start_matches('$')
+                    .parse()
+                    .map_err(|_| PgError::syntax(format!("syntax error at or near \"{p}\"")))?;
+                if n == 0 || n > 65535 {
+                    return Err(PgError::new(
+                        SqlState::UNDEFINED_PARAMETER,
+                        format!("there is no parameter ${n}"),
+                    ));
+                }
+                if self.ctx.param_types.len() < n {
+                    self.ctx.param_types.resize(n, None);
+                }
+                let ty = self.ctx.param_types[n - 1].unwrap_or(TypeId::Unknown);
+                Expr::Param(n - 1, ty.into())
+            }
+            other => {
+                return Err(PgError::unsupported(format!(
+                    "literal not supported: {other}"
+                )))
+            }
+        })
+    }
+
+    /// Coerces `e` to `to` in `context`, resolving unknown literals and
+    /// parameters to the target type.
+    pub(crate) fn coerce(&mut self, e: Expr, to: DataType, context: CastContext) -> PgResult<Expr> {
+        let from = e.type_id();
+        if to.id == TypeId::Unknown {
+            return Ok(e);
+        }
+        match e {
+            Expr::Param(i, t) if t.id == TypeId::Unknown => {
+                self.ctx.param_types[i] = Some(to.id);
+                return Ok(Expr::Param(i, to.id.into()));
+            }
+            Expr::Const(Value::Null, _) => return Ok(Expr::Const(Value::Null, to)),
+            Expr::Const(Value::Text(ref s), t) if t.id == TypeId::Unknown => {
+                if to.id == TypeId::RegClass {
+                    return self.regclass_const(s);
+                }
+                let v = parse_text(to, s)?;
+                return Ok(Expr::Const(v, to));
+            }
+            _ => {}
+        }
+        if from == to.id && (to.typmod < 0 || e.data_type().typmod == to.typmod) {
+            return Ok(e);
+        }
+        if from == to.id && context == CastContext::Implicit {
+            return Ok(e);
+        }
+        if !can_cast(from, to.id, context) {
+            return Err(PgError::new(
+                SqlState::CANNOT_COERCE,
+                format!(
+                    "cannot cast type {} to {}",
+                    from.display_name(),
+                    to.id.display_name()
+                ),
+            ));
+        }
+        if let Expr::Const(v, _) = &e {
+            // Fold constant casts now (errors surface at bind time, as PostgreSQL's).
+            let v = cast_value(v.clone(), from, to, context)?;
+            return Ok(Expr::Const(v, to));
+        }
+        Ok(Expr::Cast {
+            expr: Box::new(e),
+            from,
+            to,
+            explicit: context == CastContext::Explicit,
+        })
+    }
+
+    pub(crate) fn coerce_assign(&mut self, e: Expr, to: DataType, column: &str) -> PgResult<Expr> {
+        let from = e.type_id();
+        if from != TypeId::Unknown && !can_cast(from, to.id, CastContext::Assignment) {
+            return Err(type_mismatch(format!(
+                "column \"{column}\" is of type {} but expression is of type {}",
+                super::types::format_type(to),
+                from.display_name()
+            ))
+            .with_hint("You will need to rewrite or cast the expression."));
+        }
+        self.coerce(e, to, CastContext::Assignment)
+    }
+
+    pub(crate) fn coerce_bool(&mut self, e: Expr, clause: &str) -> PgResult<Expr> {
+        match e.type_id() {
+            TypeId::Bool => Ok(e),
+            TypeId::Unknown => self.coerce(e, TypeId::Bool.into(), CastContext::Implicit),
+            t => Err(type_mismatch(format!(
+                "argument of {clause} must be type boolean, not type {}",
+                t.display_name()
+            ))),
+        }
+    }
+
+    fn regclass_const(&mut self, name: &str) -> PgResult<Expr> {
+        let parts: Vec<String> = name
+            .split('.')
+            .map(|s| s.trim_matches('"').to_lowercase())
+            .collect();
+        if let Ok(oid) = name.parse::<u32>() {
+            return Ok(Expr::Const(Value::Oid(oid), TypeId::RegClass.into()));
+        }
+        let t = self.lookup_table(&parts)?.ok_or_else(|| {
+            PgError::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            )
+        })?;
+        Ok(Expr::Const(Value::Oid(t.oid), TypeId::RegClass.into()))
+    }
+
+    /// Finds a common type for CASE/COALESCE/UNION branches (PostgreSQL's
+    /// select_common_type, simplified to our type set).
+    pub(crate) fn common_type(&self, types: &[DataType], what: &str) -> PgResult<DataType> {
+        let known: Vec<DataType> = types
+            .iter()
+            .copied()
+            .filter(|t| t.id != TypeId::Unknown)
+            .collect();
+        let Some(&first) = known.first() else {
+            return Ok(TypeId::Text.into());
+        };
+        let mut best = first;
+        for &t in &known[1..] {
+            if t.id == best.id {
+                if t.typmod != best.typmod {
+                    best = DataType::new(best.id);
+                }
+                continue;
+            }
+            if can_cast(best.id, t.id, CastContext::Implicit) {
+                best = DataType::new(t.id);
+            } else if !can_cast(t.id, best.id, CastContext::Implicit) {
+                return Err(type_mismatch(format!(
+                    "{what} types {} and {} cannot be matched",
+                    best.id.display_name(),
+                    t.id.display_name()
+                )));
+            }
+        }
+        Ok(best)
+    }
+
+    pub(crate) fn bind_binary(&mut self, op: BinaryOp, l: Expr, r: Expr) -> PgResult<Expr> {
+        let (lt, rt) = (l.type_id(), r.type_id());
+        let res = resolve_binary_op(op, lt, rt).ok_or_else(|| {
+            PgError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("operator does not exist: {} {} {}", lt.display_name(), op_symbol(op), rt.display_name()),
+            )
+            .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+        })?;
+        // `||` with a non-string side converts it with its output function
+        // (PostgreSQL's anytextcat / textanycat).
+        let ctx_for = |t: TypeId| {
+            if op == BinaryOp::Concat && !t.is_string() {
+                CastContext::Explicit
+            } else {
+                CastContext::Implicit
+            }
+        };
+        let l = self.coerce(l, res.left.into(), ctx_for(lt))?;
+        let r = self.coerce(r, res.right.into(), ctx_for(rt))?;
+        Ok(Expr::Binary {
+            op,
+            left: Box::new(l),
+            right: Box::new(r),
+            ty: res.result.into(),
+        })
+    }
+
+    pub(crate) fn bind_expr(&mut self, e: &ast::Expr, scope: &Scope) -> PgResult<Expr> {
+        use ast::Expr as E;
+        match e {
+            E::Identifier(i) => {
+                let name = ident_name(i);
+                match (i.quote_style, name.as_str()) {
+                    (None, "current_user" | "session_user" | "user" | "current_role") => Ok(
+                        Expr::Const(Value::Text(self.ctx.user.to_string()), TypeId::Name.into()),
+                    ),
+                    (None, "current_catalog") => Ok(Expr::Const(
+                        Value::Text(self.ctx.db_name.to_string()),
+                        TypeId::Name.into(),
+                    )),
+                    (None, "current_schema") => self.current_schema(),
+                    (None, "current_date") => self.call_builtin("current_date", vec![]),
+                    (None, "current_timestamp" | "localtimestamp") => {
+                        self.call_builtin("now", vec![])
+                    }
+                    _ => self.resolve_column(&[name], scope),
+                }
+            }
+            E::CompoundIdentifier(ids) => {
+                let parts: Vec<String> = ids.iter().map(ident_name).collect();
+                self.resolve_column(&parts, scope)
+            }
+            E::Value(v) => self.bind_value(&v.value),
+            E::Nested(inner) => self.bind_expr(inner, scope),
+            E::TypedString(ts) => {
+                let to = super::types::parse_type_name(&ts.data_type.to_string())?;
+                let lit = self.bind_value(&ts.value.value)?;
+                self.coerce(lit, to, CastContext::Explicit)
+            }
+            E::Cast {
+                expr, data_type, ..
+            } => {
+                let to = super::types::parse_type_name(&data_type.to_string())?;
+                let inner = self.bind_expr(expr, scope)?;
+                self.coerce(inner, to, CastContext::Explicit)
+            }
+            E::BinaryOp { left, op, right } => {
+                use ast::BinaryOperator as B;
+                let l = self.bind_expr(left, scope)?;
+                let r = self.bind_expr(right, scope)?;
+                let op = match op {
+                    B::And | B::Or => {
+                        let l =
+                            self.coerce_bool(l, if matches!(op, B::And) { "AND" } else { "OR" })?;
+                        let r =
+                            self.coerce_bool(r, if matches!(op, B::And) { "AND" } else { "OR" })?;
+                        return Ok(if matches!(op, B::And) {
+                            Expr::And(vec![l, r])
+                        } else {
+                            Expr::Or(vec![l, r])
+                        });
+                    }
+                    B::Plus => BinaryOp::Add,
+                    B::Minus => BinaryOp::Sub,
+                    B::Multiply => BinaryOp::Mul,
+                    B::Divide => BinaryOp::Div,
+                    B::Modulo => BinaryOp::Mod,
+                    B::StringConcat => BinaryOp::Concat,
+                    B::PGExp => BinaryOp::Pow,
+                    B::Eq => BinaryOp::Eq,
+                    B::NotEq => BinaryOp::NotEq,
+                    B::Lt => BinaryOp::Lt,
+                    B::LtEq => BinaryOp::LtEq,
+                    B::Gt => BinaryOp::Gt,
+                    B::GtEq => BinaryOp::GtEq,
+                    other => {
+                        return Err(PgError::unsupported(format!(
+                            "operator not supported yet: {other}"
+                        )))
+                    }
+                };
+                self.bind_binary(op, l, r)
+            }
+            E::UnaryOp { op, expr } => {
+                let inner = self.bind_expr(expr, scope)?;
+                match op {
+                    ast::UnaryOperator::Not => {
+                        Ok(Expr::Not(Box::new(self.coerce_bool(inner, "NOT")?)))
+                    }
+                    ast::UnaryOperator::Plus => Ok(inner),
+                    ast::UnaryOperator::Minus => {
+                        if let Expr::Const(v, t) = &inner {
+                            let folded = common::types::ops::negate(v);
+                            if let Ok(v) = folded {
+                                return Ok(Expr::Const(v, *t));
+                            }
+                        }
+                        let inner = if inner.type_id() == TypeId::Unknown {
+                            self.coerce(inner, TypeId::Numeric.into(), CastContext::Implicit)?
+                        } else {
+                            inner
+                        };
+                        if !inner.type_id().is_numeric_family() {
+                            return Err(PgError::new(
+                                SqlState::UNDEFINED_FUNCTION,
+                                format!(
+                                    "operator does not exist: - {}",
+                                    inner.type_id().display_name()
+                                ),
+                            ));
+                        }
+                        let t = inner.data_type();
+                        Ok(Expr::Neg(Box::new(inner), t))
+                    }
+                    other => Err(PgError::unsupported(format!(
+                        "operator not supported yet: {other}"
+                    ))),
+                }
+            }
+            E::IsNull(x) | E::IsNotNull(x) => Ok(Expr::IsNull {
+                expr: Box::new(self.bind_expr(x, scope)?),
+                negated: matches!(e, E::IsNotNull(_)),
+            }),
+            E::IsTrue(x) | E::IsNotTrue(x) | E::IsFalse(x) | E::IsNotFalse(x) => {
+                let inner = self.bind_expr(x, scope)?;
+                Ok(Expr::IsBool {
+                    expr: Box::new(self.coerce_bool(inner, "IS TRUE")?),
+                    value: matches!(e, E::IsTrue(_) | E::IsNotTrue(_)),
+                    negated: matches!(e, E::IsNotTrue(_) | E::IsNotFalse(_)),
+                })
+            }
+            E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
+                let l = self.bind_expr(a, scope)?;
+                let r = self.bind_expr(b, scope)?;
+                let Expr::Binary { left, right, .. } = self.bind_binary(BinaryOp::Eq, l, r)? else {
+                    unreachable!()
+                };
+                Ok(Expr::IsDistinctFrom {
+                    left,
+                    right,
+                    negated: matches!(e, E::IsNotDistinctFrom(..)),
+                })
+            }
+            E::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let x = self.bind_expr(expr, scope)?;
+                let lo = self.bind_expr(low, scope)?;
+                let hi = self.bind_expr(high, scope)?;
+                let a = self.bind_binary(BinaryOp::GtEq, x.clone(), lo)?;
+                let b = self.bind_binary(BinaryOp::LtEq, x, hi)?;
+                let both = Expr::And(vec![a, b]);
+                Ok(if *negated {
+                    Expr::Not(Box::new(both))
+                } else {
+                    both
+                })
+            }
+            E::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any: false,
+            }
+            | E::ILike {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any: false,
+            } => {
+                let ci = matches!(e, E::ILike { .. });
+                let x = self.bind_expr(expr, scope)?;
+                let x = self.coerce(x, TypeId::Text.into(), CastContext::Implicit)?;
+                let p = self.bind_expr(pattern, scope)?;
+                let p = self.coerce(p, TypeId::Text.into(), CastContext::Implicit)?;
+                let escape = match escape_char {
+                    None => None,
+                    Some(ec) => match self.bind_expr(ec, scope)? {
+                        Expr::Const(Value::Text(s), _) => Some(s.chars().next().unwrap_or('\0')),
+                        _ => return Err(PgError::unsupported("non-constant ESCAPE")),
+                    },
+                };
+                if let Expr::Const(Value::Text(pat), _) = &p {
+                    let compiled = LikePattern::compile(pat, escape, ci)?;
+                    return Ok(Expr::LikeConst {
+                        expr: Box::new(x),
+                        pattern: Like(Arc::new(compiled)),
+                        negated: *negated,
+                    });
+                }
+                if escape.is_some() {
+                    return Err(PgError::unsupported("ESCAPE with a non-constant pattern"));
+                }
+                Ok(Expr::Like {
+                    expr: Box::new(x),
+                    pattern: Box::new(p),
+                    case_insensitive: ci,
+                    negated: *negated,
+                })
+            }
+            E::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let x = self.bind_expr(expr, scope)?;
+                let mut items = Vec::new();
+                for item in list {
+                    items.push(self.bind_expr(item, scope)?);
+                }
+                let mut types = vec![x.data_type()];
+                types.extend(items.iter().map(Expr::data_type));
+                let common = self.common_type(&types, "IN")?;
+                let x = self.coerce(x, common, CastContext::Implicit)?;
+                let items = items
+                    .into_iter()
+                    .map(|i| self.coerce(i, common, CastContext::Implicit))
+                    .collect::<PgResult<Vec<_>>>()?;
+                // Check the comparison exists.
+                resolve_binary_op(BinaryOp::Eq, common.id, common.id).ok_or_else(|| {
+                    PgError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!(
+                            "operator does not exist: {0} = {0}",
+                            common.id.display_name()
+                        ),
+                    )
+                })?;
+                Ok(Expr::InList {
+                    expr: Box::new(x),
+                    list: items,
+                    negated: *negated,
+                })
+            }
+            E::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let x = self.bind_expr(expr, scope)?;
+                let (plan, cols) = self.bind_subquery(subquery, scope)?;
+                if cols.len() != 1 {
+                    return Err(PgError::syntax("subquery has too many columns"));
+                }
+                let common = self.common_type(&[x.data_type(), cols[0].ty], "IN")?;
+                let x = self.coerce(x, common, CastContext::Implicit)?;
+                let plan = if cols[0].ty.id != common.id {
+                    let c =
+                        self.coerce(Expr::Column(0, cols[0].ty), common, CastContext::Implicit)?;
+                    crate::plan::Plan::Project {
+                        input: Box::new(plan),
+                        exprs: vec![c],
+                    }
+                } else {
+                    plan
+                };
+                Ok(Expr::InSubquery {
+                    expr: Box::new(x),
+                    plan: Box::new(plan),
+                    negated: *negated,
+                })
+            }
+            E::Exists { subquery, negated } => {
+                let (plan, _) = self.bind_subquery(subquery, scope)?;
+                Ok(Expr::Exists {
+                    plan: Box::new(plan),
+                    negated: *negated,
+                })
+            }
+            E::Subquery(q) => {
+                let (plan, cols) = self.bind_subquery(q, scope)?;
+                if cols.len() != 1 {
+                    return Err(PgError::syntax("subquery must return only one column"));
+                }
+                let ty = if cols[0].ty.id == TypeId::Unknown {
+                    TypeId::Text.into()
+                } else {
+                    cols[0].ty
+                };
+                Ok(Expr::ScalarSubquery(Box::new(plan), ty))
+            }
+            E::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let operand = operand
+                    .as_ref()
+                    .map(|o| self.bind_expr(o, scope))
+                    .transpose()?;
+                let mut whens = Vec::new();
+                for cw in conditions {
+                    let cond = self.bind_expr(&cw.condition, scope)?;
+                    let cond = match &operand {
+                        Some(o) => self.bind_binary(BinaryOp::Eq, o.clone(), cond)?,
+                        None => self.coerce_bool(cond, "CASE/WHEN")?,
+                    };
+                    whens.push((cond, self.bind_expr(&cw.result, scope)?));
+                }
+                let else_ = else_result
+                    .as_ref()
+                    .map(|e| self.bind_expr(e, scope))
+                    .transpose()?;
+                let mut types: Vec<DataType> = whens.iter().map(|w| w.1.data_type()).collect();
+                if let Some(e) = &else_ {
+                    types.push(e.data_type());
+                }
+                let ty = self.common_type(&types, "CASE")?;
+                let whens = whens
+                    .into_iter()
+                    .map(|(c, r)| Ok((c, self.coerce(r, ty, CastContext::Implicit)?)))
+                    .collect::<PgResult<Vec<_>>>()?;
+                let else_ = else_
+                    .map(|e| self.coerce(e, ty, CastContext::Implicit))
+                    .transpose()?
+                    .map(Box::new);
+                Ok(Expr::Case {
+                    operand: None,
+                    whens,
+                    else_,
+                    ty,
+                })
+            }
+            E::Function(f) => self.bind_function(f, scope),
+            E::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.bind_expr(expr, scope)?];
+                args.push(match substring_from {
+                    Some(f) => self.bind_expr(f, scope)?,
+                    None => Expr::Const(Value::Int4(1), TypeId::Int4.into()),
+                });
+                if let Some(f) = substring_for {
+                    args.push(self.bind_expr(f, scope)?);
+                }
+                self.call_builtin_exprs("substr", args)
+            }
+            E::Position { expr, r#in } => {
+                let args = vec![self.bind_expr(r#in, scope)?, self.bind_expr(expr, scope)?];
+                self.call_builtin_exprs("strpos", args)
+            }
+            E::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                ..
+            } => {
+                let mut args = vec![self.bind_expr(expr, scope)?];
+                if let Some(w) = trim_what {
+                    args.push(self.bind_expr(w, scope)?);
+                }
+                let name = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => "ltrim",
+                    Some(ast::TrimWhereField::Trailing) => "rtrim",
+                    _ => "btrim",
+                };
+                self.call_builtin_exprs(name, args)
+            }
+            E::Extract { field, expr, .. } => {
+                let f = Expr::Const(
+                    Value::Text(field.to_string().to_lowercase()),
+                    TypeId::Text.into(),
+                );
+                let x = self.bind_expr(expr, scope)?;
+                let r = self.call_builtin_exprs("date_part", vec![f, x])?;
+                self.coerce(r, TypeId::Numeric.into(), CastContext::Explicit)
+            }
+            E::Ceil { expr, .. } => {
+                let x = self.bind_expr(expr, scope)?;
+                self.call_builtin_exprs("ceil", vec![x])
+            }
+            E::Floor { expr, .. } => {
+                let x = self.bind_expr(expr, scope)?;
+                self.call_builtin_exprs("floor", vec![x])
+            }
+            other => Err(PgError::unsupported(format!(
+                "expression not supported yet: {other}"
+            ))),
+        }
+    }
+
+    fn current_schema(&self) -> PgResult<Expr> {
+        let s = self
+            .ctx
+            .search_path
+            .iter()
+            .find(|s| self.ctx.catalog.namespace_by_name(s).is_some())
+            .cloned();
+        Ok(match s {
+            Some(s) => Expr::Const(Value::Text(s), TypeId::Name.into()),
+            None => Expr::Const(Value::Null, TypeId::Name.into()),
+        })
+    }
+
+    fn call_builtin(&mut self, name: &str, args: Vec<Expr>) -> PgResult<Expr> {
+        self.call_builtin_exprs(name, args)
+    }
+
+    pub(crate) fn call_builtin_exprs(&mut self, name: &str, args: Vec<Expr>) -> PgResult<Expr> {
+        let types: Vec<TypeId> = args.iter().map(Expr::type_id).collect();
+        let f = lookup_function(name, &types)?;
+        let mut bound = Vec::with_capacity(args.len());
+        for (i, a) in args.into_iter().enumerate() {
+            let want = if i < f.arg_types.len() {
+                f.arg_types[i]
+            } else {
+                *f.arg_types.last().expect("variadic has an arg type")
+            };
+            bound.push(self.coerce(a, want.into(), CastContext::Implicit)?);
+        }
+        Ok(Expr::Func {
+            func: crate::expr::Builtin(f),
+            args: bound,
+        })
+    }
+
+    fn function_args(
+        &mut self,
+        f: &ast::Function,
+        scope: &Scope,
+    ) -> PgResult<(Vec<Expr>, bool, bool)> {
+        match &f.args {
+            ast::FunctionArguments::None => Ok((Vec::new(), false, false)),
+            ast::FunctionArguments::Subquery(_) => {
+                Err(PgError::unsupported("subquery as function argument"))
+            }
+            ast::FunctionArguments::List(list) => {
+                let distinct = matches!(
+                    list.duplicate_treatment,
+                    Some(ast::DuplicateTreatment::Distinct)
+                );
+                let mut out = Vec::new();
+                let mut star = false;
+                for a in &list.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                            out.push(self.bind_expr(e, scope)?)
+                        }
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
+                        _ => {
+                            return Err(PgError::unsupported(
+                                "named or qualified-wildcard function arguments",
+                            ))
+                        }
+                    }
+                }
+                Ok((out, distinct, star))
+            }
+        }
+    }
+
+    fn bind_function(&mut self, f: &ast::Function, scope: &Scope) -> PgResult<Expr> {
+        let parts = object_name_parts(&f.name)?;
+        let name = parts.last().unwrap().as_str();
+        if parts.len() > 1 && parts[0] != "pg_catalog" {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {} does not exist", parts.join(".")),
+            ));
+        }
+        if f.over.is_some() {
+            return Err(PgError::unsupported(
+                "window functions are not supported yet",
+            ));
+        }
+        let (args, distinct, star) = self.function_args(f, scope)?;
+        if let Some(agg) = self.bind_aggregate(name, args.clone(), distinct, star)? {
+            return Ok(agg);
+        }
+        let tyname = |t: &DataType| t.id;
+        let text = |s: String| Expr::Const(Value::Text(s), TypeId::Text.into());
+        match (name, args.len()) {
+            ("coalesce", n) if n > 0 => {
+                let ty = self.common_type(&args.iter().map(Expr::data_type).collect::<Vec<_>>(), "COALESCE")?;
+                let args = args.into_iter().map(|a| self.coerce(a, ty, CastContext::Implicit)).collect::<PgResult<_>>()?;
+                return Ok(Expr::Coalesce(args, ty));
+            }
+            ("nullif", 2) => {
+                let mut it = args.into_iter();
+                let (a, b) = (it.next().unwrap(), it.next().unwrap());
+                let Expr::Binary { left, right, .. } = self.bind_binary(BinaryOp::Eq, a, b)? else { unreachable!() };
+                let ty = left.data_type();
+                return Ok(Expr::NullIf(left, right, ty));
+            }
+            ("greatest" | "least", n) if n > 0 => {
+                let ty = self.common_type(&args.iter().map(Expr::data_type).collect::<Vec<_>>(), name)?;
+                let args = args.into_iter().map(|a| self.coerce(a, ty, CastContext::Implicit)).collect::<PgResult<_>>()?;
+                return Ok(Expr::MinMax { args, greatest: name == "greatest", ty });
+            }
+            ("version", 0) => {
+                return Ok(text(format!(
+                    "PostgreSQL {} (Scalegres {}) on x86_64-pc-linux-gnu, compiled by rustc, 64-bit",
+                    self.ctx.server_version,
+                    env!("CARGO_PKG_VERSION")
+                )))
+            }
+            ("current_database", 0) => return Ok(Expr::Const(Value::Text(self.ctx.db_name.into()), TypeId::Name.into())),
+            ("current_user" | "session_user", 0) => return Ok(Expr::Const(Value::Text(self.ctx.user.into()), TypeId::Name.into())),
+            ("current_schema", 0) => return self.current_schema(),
+            ("generate_series", _) => {
+                return Err(PgError::unsupported("set-returning functions are only supported at the top level of a select list or in FROM"))
+            }
+            _ => {}
+        }
+        let sys = |func: SysFunc, want: &[TypeId], ret: TypeId| (func, want.to_vec(), ret);
+        let spec = match name {
+            "current_setting" => Some(sys(
+                SysFunc::CurrentSetting,
+                &[TypeId::Text, TypeId::Bool],
+                TypeId::Text,
+            )),
+            "set_config" => Some(sys(
+                SysFunc::SetConfig,
+                &[TypeId::Text, TypeId::Text, TypeId::Bool],
+                TypeId::Text,
+            )),
+            "pg_relation_size" | "pg_table_size" => Some(sys(
+                SysFunc::RelationSize,
+                &[TypeId::RegClass, TypeId::Text],
+                TypeId::Int8,
+            )),
+            "pg_total_relation_size" => Some(sys(
+                SysFunc::TotalRelationSize,
+                &[TypeId::RegClass],
+                TypeId::Int8,
+            )),
+            "pg_relation_filepath" => Some(sys(
+                SysFunc::RelationFilepath,
+                &[TypeId::RegClass],
+                TypeId::Text,
+            )),
+            "pg_relation_filenode" => Some(sys(
+                SysFunc::RelationFilenode,
+                &[TypeId::RegClass],
+                TypeId::Oid,
+            )),
+            "pg_backend_pid" => Some(sys(SysFunc::BackendPid, &[], TypeId::Int4)),
+            "pg_table_is_visible" => {
+                Some(sys(SysFunc::TableIsVisible, &[TypeId::Oid], TypeId::Bool))
+            }
+            "format_type" => Some(sys(
+                SysFunc::FormatType,
+                &[TypeId::Oid, TypeId::Int4],
+                TypeId::Text,
+            )),
+            "pg_isolation_test_session_is_blocked" => Some(sys(
+                SysFunc::IsolationTestSessionIsBlocked,
+                &[TypeId::Int4, TypeId::Text],
+                TypeId::Bool,
+            )),
+            "pg_sleep" => Some(sys(SysFunc::PgSleep, &[TypeId::Float8], TypeId::Void)),
+            "pg_stat_lwlock_reset" => Some(sys(SysFunc::StatLwlockReset, &[], TypeId::Void)),
+            _ => None,
+        };
+        if let Some((func, want, ret)) = spec {
+            let min = match func {
+                SysFunc::CurrentSetting | SysFunc::RelationSize => 1,
+                _ => want.len(),
+            };
+            if args.len() < min || args.len() > want.len() {
+                let types: Vec<&str> = args
+                    .iter()
+                    .map(|a| tyname(&a.data_type()).display_name())
+                    .collect();
+                return Err(PgError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("function {name}({}) does not exist", types.join(", ")),
+                )
+                .with_hint("No function matches the given name and argument types. You might need to add explicit type casts."));
+            }
+            let mut bound = Vec::new();
+            for (a, t) in args.into_iter().zip(want) {
+                let t = if t == TypeId::RegClass && a.type_id() == TypeId::Oid {
+                    TypeId::Oid
+                } else {
+                    t
+                };
+                bound.push(self.coerce(a, t.into(), CastContext::Implicit)?);
+            }
+            return Ok(Expr::Sys {
+                func,
+                args: bound,
+                ty: ret.into(),
+            });
+        }
+        self.call_builtin_exprs(name, args)
+    }
+
+    fn bind_aggregate(
+        &mut self,
+        name: &str,
+        args: Vec<Expr>,
+        distinct: bool,
+        star: bool,
+    ) -> PgResult<Option<Expr>> {
+        let func = match (name, args.len(), star) {
+            ("count", 0, true) => AggFunc::CountStar,
+            ("count", 1, false) => AggFunc::Count,
+            ("sum", 1, _) => AggFunc::Sum,
+            ("avg", 1, _) => AggFunc::Avg,
+            ("min", 1, _) => AggFunc::Min,
+            ("max", 1, _) => AggFunc::Max,
+            ("bool_and" | "every", 1, _) => AggFunc::BoolAnd,
+            ("bool_or", 1, _) => AggFunc::BoolOr,
+            ("string_agg", 2, _) => AggFunc::StringAgg,
+            _ => return Ok(None),
+        };
+        if args.iter().any(Expr::contains_agg) {
+            return Err(PgError::new(
+                SqlState::GROUPING_ERROR,
+                "aggregate function calls cannot be nested",
+            ));
+        }
+        let mut args = args;
+        let arg_type = args.first().map(Expr::type_id).unwrap_or(TypeId::Int8);
+        let (arg_type, result) = match func {
+            AggFunc::CountStar | AggFunc::Count => (arg_type, TypeId::Int8),
+            AggFunc::Sum => match arg_type {
+                TypeId::Int2 | TypeId::Int4 => (arg_type, TypeId::Int8),
+                TypeId::Int8 | TypeId::Numeric => (arg_type, TypeId::Numeric),
+                TypeId::Float4 => (arg_type, TypeId::Float4),
+                TypeId::Float8 | TypeId::Unknown => (TypeId::Float8, TypeId::Float8),
+                t => return Err(no_agg(name, t)),
+            },
+            AggFunc::Avg => match arg_type {
+                TypeId::Int2 | TypeId::Int4 | TypeId::Int8 | TypeId::Numeric => {
+                    (arg_type, TypeId::Numeric)
+                }
+                TypeId::Float4 | TypeId::Float8 | TypeId::Unknown => {
+                    (TypeId::Float8, TypeId::Float8)
+                }
+                t => return Err(no_agg(name, t)),
+            },
+            AggFunc::Min | AggFunc::Max => match arg_type {
+                TypeId::Unknown => (TypeId::Text, TypeId::Text),
+                TypeId::Bool => return Err(no_agg(name, TypeId::Bool)),
+                t => (t, t),
+            },
+            AggFunc::BoolAnd | AggFunc::BoolOr => (TypeId::Bool, TypeId::Bool),
+            AggFunc::StringAgg => (TypeId::Text, TypeId::Text),
+        };
+        if func != AggFunc::CountStar && func != AggFunc::Count {
+            let a0 = args.remove(0);
+            let a0 = self.coerce(a0, arg_type.into(), CastContext::Implicit)?;
+            args.insert(0, a0);
+            if func == AggFunc::StringAgg {
+                let sep = args.remove(1);
+                args.push(self.coerce(sep, TypeId::Text.into(), CastContext::Implicit)?);
+            }
+        }
+        let result = if matches!(func, AggFunc::Min | AggFunc::Max) {
+            args[0].data_type()
+        } else {
+            result.into()
+        };
+        Ok(Some(Expr::Agg(Box::new(AggCall {
+            func,
+            args,
+            distinct,
+            arg_type,
+            result,
+        }))))
+    }
+}
+
+fn no_agg(name: &str, t: TypeId) -> PgError {
+    PgError::new(SqlState::UNDEFINED_FUNCTION, format!("function {name}({}) does not exist", t.display_name()))
+        .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+}
+
+pub(crate) fn op_symbol(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Add => "+",
+        BinaryOp::Sub => "-",
+        BinaryOp::Mul => "*",
+        BinaryOp::Div => "/",
+        BinaryOp::Mod => "%",
+        BinaryOp::Pow => "^",
+        BinaryOp::Concat => "||",
+        BinaryOp::Eq => "=",
+        BinaryOp::NotEq => "<>",
+        BinaryOp::Lt => "<",
+        BinaryOp::LtEq => "<=",
+        BinaryOp::Gt => ">",
+        BinaryOp::GtEq => ">=",
+    }
+}

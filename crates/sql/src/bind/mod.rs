@@ -1,0 +1,654 @@
+//! Binding: resolves names against a catalog snapshot, types every
+//! expression, and plans queries (see `query.rs`) and DML/DDL statements.
+
+mod expr;
+mod query;
+mod types;
+mod views;
+
+use std::sync::Arc;
+
+use catalog::{CatalogData, Column, Table, PG_CATALOG_NAMESPACE};
+use common::types::cast::CastContext;
+use common::{DataType, Oid, PgError, PgResult, SqlState, TypeId, Value};
+use sqlparser::ast;
+
+use crate::expr::Expr;
+use crate::parse::{ParsedStatement, Utility};
+use crate::plan::{BoundStatement, OutputColumn, Plan, TransactionOp};
+
+pub use types::{format_type, parse_type_name};
+
+/// What the binder needs to know about the session.
+pub struct BindContext<'a> {
+    pub catalog: &'a Arc<CatalogData>,
+    pub db_oid: Oid,
+    pub db_name: &'a str,
+    pub user: &'a str,
+    /// Schemas searched for unqualified names, in order (pg_catalog is implicit).
+    pub search_path: Vec<String>,
+    /// Declared or inferred parameter types ($1 is index 0); None = not yet known.
+    pub param_types: Vec<Option<TypeId>>,
+    pub server_version: &'a str,
+}
+
+/// One column visible to name resolution.
+#[derive(Debug, Clone)]
+pub(crate) struct ScopeColumn {
+    pub qualifier: Option<String>,
+    pub name: String,
+    pub ty: DataType,
+    pub table_oid: Oid,
+    pub attnum: i16,
+}
+
+pub(crate) type Scope = Vec<ScopeColumn>;
+
+pub(crate) struct Binder<'c, 'a> {
+    pub ctx: &'c mut BindContext<'a>,
+    /// Enclosing queries' scopes, innermost last (for correlated subqueries).
+    pub outer: Vec<Scope>,
+}
+
+/// Binds a parsed statement.
+pub fn bind_statement(
+    ctx: &mut BindContext<'_>,
+    stmt: &ParsedStatement,
+) -> PgResult<BoundStatement> {
+    let mut b = Binder {
+        ctx,
+        outer: Vec::new(),
+    };
+    match stmt {
+        ParsedStatement::Utility(u) => b.bind_utility(u),
+        ParsedStatement::Sql(s) => b.bind_sql(s),
+    }
+}
+
+pub(crate) fn ident_name(i: &ast::Ident) -> String {
+    if i.quote_style.is_some() {
+        i.value.clone()
+    } else {
+        i.value.to_lowercase()
+    }
+}
+
+pub(crate) fn object_name_parts(n: &ast::ObjectName) -> PgResult<Vec<String>> {
+    n.0.iter()
+        .map(|p| match p {
+            ast::ObjectNamePart::Identifier(i) => Ok(ident_name(i)),
+            _ => Err(PgError::syntax(format!("syntax error at or near \"{n}\""))),
+        })
+        .collect()
+}
+
+fn undefined_table(name: &str) -> PgError {
+    PgError::new(
+        SqlState::UNDEFINED_TABLE,
+        format!("relation \"{name}\" does not exist"),
+    )
+}
+
+impl Binder<'_, '_> {
+    pub(crate) fn namespace_oid(&self, name: &str) -> PgResult<Oid> {
+        self.ctx
+            .catalog
+            .namespace_by_name(name)
+            .map(|n| n.oid)
+            .ok_or_else(|| {
+                PgError::new(
+                    SqlState::INVALID_SCHEMA_NAME,
+                    format!("schema \"{name}\" does not exist"),
+                )
+            })
+    }
+
+    /// Schema for new objects: the first existing schema of the search path.
+    pub(crate) fn creation_namespace(&self, parts: &[String]) -> PgResult<(Oid, String)> {
+        match parts {
+            [name] => {
+                for s in &self.ctx.search_path {
+                    if let Some(ns) = self.ctx.catalog.namespace_by_name(s) {
+                        return Ok((ns.oid, name.clone()));
+                    }
+                }
+                Err(PgError::new(
+                    SqlState::INVALID_SCHEMA_NAME,
+                    "no schema has been selected to create in",
+                ))
+            }
+            [schema, name] => Ok((self.namespace_oid(schema)?, name.clone())),
+            [db, schema, name] => {
+                self.check_db(db)?;
+                Ok((self.namespace_oid(schema)?, name.clone()))
+            }
+            _ => Err(PgError::syntax(
+                "improper qualified name (too many dotted names)",
+            )),
+        }
+    }
+
+    fn check_db(&self, db: &str) -> PgResult<()> {
+        if db != self.ctx.db_name {
+            return Err(PgError::unsupported(format!(
+                "cross-database references are not implemented: \"{db}\""
+            )));
+        }
+        Ok(())
+    }
+
+    /// Finds a user table by possibly qualified name.
+    pub(crate) fn lookup_table(&self, parts: &[String]) -> PgResult<Option<Arc<Table>>> {
+        let cat = self.ctx.catalog;
+        let found = match parts {
+            [name] => self
+                .ctx
+                .search_path
+                .iter()
+                .filter_map(|s| cat.namespace_by_name(s))
+                .find_map(|ns| cat.table(self.ctx.db_oid, ns.oid, name)),
+            [schema, name] | [_, schema, name] => {
+                if parts.len() == 3 {
+                    self.check_db(&parts[0])?;
+                }
+                let ns = self.namespace_oid(schema)?;
+                cat.table(self.ctx.db_oid, ns, name)
+            }
+            _ => {
+                return Err(PgError::syntax(
+                    "improper qualified name (too many dotted names)",
+                ))
+            }
+        };
+        Ok(found.map(|t| Arc::new(t.clone())))
+    }
+
+    pub(crate) fn require_table(&self, parts: &[String]) -> PgResult<Arc<Table>> {
+        self.lookup_table(parts)?
+            .ok_or_else(|| undefined_table(&parts.join(".")))
+    }
+
+    fn bind_utility(&mut self, u: &Utility) -> PgResult<BoundStatement> {
+        Ok(match u {
+            Utility::Set { name, value, local } => BoundStatement::Set {
+                name: name.clone(),
+                value: value.clone(),
+                local: *local,
+            },
+            Utility::Show { name } if name == "all" => BoundStatement::ShowAll,
+            Utility::Show { name } => BoundStatement::Show {
+                name: name.replace(' ', ""),
+            },
+            Utility::Begin => BoundStatement::Transaction(TransactionOp::Begin),
+            Utility::Commit => BoundStatement::Transaction(TransactionOp::Commit),
+            Utility::Rollback => BoundStatement::Transaction(TransactionOp::Rollback),
+            Utility::Checkpoint => BoundStatement::Checkpoint,
+            Utility::NoOp(tag) => BoundStatement::NoOp(tag.clone()),
+            Utility::CreateExtension {
+                name,
+                if_not_exists: _,
+            } => match name.as_str() {
+                "pg_prewarm" | "pg_buffercache" | "plpgsql" => {
+                    BoundStatement::NoOp("CREATE EXTENSION".into())
+                }
+                _ => {
+                    return Err(PgError::new(
+                        SqlState::UNDEFINED_FILE_OR_OBJECT,
+                        format!("extension \"{name}\" is not available"),
+                    ))
+                }
+            },
+            Utility::DropTable { names, if_exists } => {
+                let mut tables = Vec::new();
+                let mut missing = Vec::new();
+                for n in names {
+                    match self.lookup_table(n)? {
+                        Some(t) => tables.push(t),
+                        None if *if_exists => missing.push(n.join(".")),
+                        None => {
+                            return Err(PgError::new(
+                                SqlState::UNDEFINED_TABLE,
+                                format!("table \"{}\" does not exist", n.join(".")),
+                            ))
+                        }
+                    }
+                }
+                BoundStatement::DropTable { tables, missing }
+            }
+            Utility::Truncate { names } => BoundStatement::Truncate {
+                tables: names
+                    .iter()
+                    .map(|n| self.require_table(n))
+                    .collect::<PgResult<_>>()?,
+            },
+        })
+    }
+
+    fn bind_sql(&mut self, s: &ast::Statement) -> PgResult<BoundStatement> {
+        use ast::Statement as S;
+        match s {
+            S::Query(q) => {
+                let (plan, columns) = self.bind_query(q)?;
+                Ok(BoundStatement::Query { plan, columns })
+            }
+            S::Insert(ins) => self.bind_insert(ins),
+            S::Update(u) => self.bind_update(u),
+            S::Delete(d) => self.bind_delete(d),
+            S::CreateTable(ct) => self.bind_create_table(ct),
+            S::AlterTable(at) => self.bind_alter_table(at),
+            S::CreateDatabase { db_name, .. } => Ok(BoundStatement::CreateDatabase {
+                name: object_name_parts(db_name)?.join("."),
+            }),
+            S::StartTransaction { .. } => Ok(BoundStatement::Transaction(TransactionOp::Begin)),
+            S::Commit { .. } => Ok(BoundStatement::Transaction(TransactionOp::Commit)),
+            S::Rollback {
+                savepoint: None, ..
+            } => Ok(BoundStatement::Transaction(TransactionOp::Rollback)),
+            other => Err(PgError::unsupported(format!(
+                "statement not supported yet: {}",
+                other
+                    .to_string()
+                    .split_whitespace()
+                    .take(3)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ))),
+        }
+    }
+
+    fn bind_column_def(&mut self, cd: &ast::ColumnDef) -> PgResult<Column> {
+        let ty = parse_type_name(&cd.data_type.to_string())?;
+        let mut col = Column {
+            name: ident_name(&cd.name),
+            type_oid: ty.id.oid(),
+            typmod: ty.typmod,
+            not_null: false,
+            default: None,
+        };
+        for opt in &cd.options {
+            match &opt.option {
+                ast::ColumnOption::Null => col.not_null = false,
+                ast::ColumnOption::NotNull => col.not_null = true,
+                ast::ColumnOption::Default(e) => {
+                    // Validate now so errors surface at CREATE time.
+                    let bound = self.bind_expr(e, &Vec::new())?;
+                    self.coerce(bound, ty, CastContext::Assignment)?;
+                    col.default = Some(e.to_string());
+                }
+                ast::ColumnOption::PrimaryKey(_) | ast::ColumnOption::Unique(_) => {
+                    return Err(PgError::unsupported(
+                        "PRIMARY KEY and UNIQUE constraints need indexes, which are not supported yet",
+                    ))
+                }
+                other => {
+                    return Err(PgError::unsupported(format!("column option not supported yet: {other}")))
+                }
+            }
+        }
+        Ok(col)
+    }
+
+    fn bind_create_table(&mut self, ct: &ast::CreateTable) -> PgResult<BoundStatement> {
+        let parts = object_name_parts(&ct.name)?;
+        let (namespace, name) = self.creation_namespace(&parts)?;
+        if namespace == PG_CATALOG_NAMESPACE {
+            return Err(PgError::new(
+                SqlState::INSUFFICIENT_PRIVILEGE,
+                format!("permission denied to create \"pg_catalog.{name}\""),
+            ));
+        }
+        if !ct.constraints.is_empty() {
+            return Err(PgError::unsupported(
+                "table constraints are not supported yet",
+            ));
+        }
+        let mut columns = Vec::new();
+        for cd in &ct.columns {
+            let c = self.bind_column_def(cd)?;
+            if columns.iter().any(|x: &Column| x.name == c.name) {
+                return Err(PgError::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!("column \"{}\" specified more than once", c.name),
+                ));
+            }
+            columns.push(c);
+        }
+        let source = match &ct.query {
+            Some(q) => {
+                let (plan, cols) = self.bind_query(q)?;
+                if columns.is_empty() {
+                    for c in &cols {
+                        let ty = if c.ty.id == TypeId::Unknown {
+                            DataType::new(TypeId::Text)
+                        } else {
+                            c.ty
+                        };
+                        columns.push(Column {
+                            name: c.name.clone(),
+                            type_oid: ty.id.oid(),
+                            typmod: ty.typmod,
+                            not_null: false,
+                            default: None,
+                        });
+                    }
+                }
+                Some((plan, cols))
+            }
+            None => None,
+        };
+        Ok(BoundStatement::CreateTable {
+            name,
+            namespace,
+            columns,
+            if_not_exists: ct.if_not_exists,
+            source,
+        })
+    }
+
+    fn bind_alter_table(&mut self, at: &ast::AlterTable) -> PgResult<BoundStatement> {
+        let parts = object_name_parts(&at.name)?;
+        let table = self.require_table(&parts)?;
+        match at.operations.as_slice() {
+            [ast::AlterTableOperation::AddColumn {
+                if_not_exists,
+                column_def,
+                ..
+            }] => {
+                let column = self.bind_column_def(column_def)?;
+                if column.default.is_some() || column.not_null {
+                    return Err(PgError::unsupported(
+                        "ADD COLUMN with DEFAULT or NOT NULL is not supported yet",
+                    ));
+                }
+                Ok(BoundStatement::AddColumn {
+                    table,
+                    column,
+                    if_not_exists: *if_not_exists,
+                })
+            }
+            _ => Err(PgError::unsupported(
+                "this ALTER TABLE form is not supported yet",
+            )),
+        }
+    }
+
+    pub(crate) fn table_scope(table: &Table, alias: Option<&str>) -> Scope {
+        table
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ScopeColumn {
+                qualifier: Some(alias.unwrap_or(&table.name).to_string()),
+                name: c.name.clone(),
+                ty: c.data_type(),
+                table_oid: table.oid,
+                attnum: i as i16 + 1,
+            })
+            .collect()
+    }
+
+    /// The DEFAULT of column `i` (NULL when none), coerced to the column type.
+    pub(crate) fn column_default(&mut self, table: &Table, i: usize) -> PgResult<Expr> {
+        let col = &table.columns[i];
+        match &col.default {
+            None => Ok(Expr::Const(Value::Null, col.data_type())),
+            Some(text) => {
+                let dialect = sqlparser::dialect::PostgreSqlDialect {};
+                let e = sqlparser::parser::Parser::new(&dialect)
+                    .try_with_sql(text)
+                    .and_then(|mut p| p.parse_expr())
+                    .map_err(|e| {
+                        PgError::internal(format!("stored default does not parse: {e}"))
+                    })?;
+                let bound = self.bind_expr(&e, &Vec::new())?;
+                self.coerce(bound, col.data_type(), CastContext::Assignment)
+            }
+        }
+    }
+
+    fn bind_returning(
+        &mut self,
+        items: &Option<Vec<ast::SelectItem>>,
+        scope: &Scope,
+    ) -> PgResult<Option<(Vec<Expr>, Vec<OutputColumn>)>> {
+        let Some(items) = items else { return Ok(None) };
+        let (exprs, cols) = self.bind_select_list(items, scope)?;
+        Ok(Some((exprs, cols)))
+    }
+
+    fn bind_insert(&mut self, ins: &ast::Insert) -> PgResult<BoundStatement> {
+        let ast::TableObject::TableName(name) = &ins.table else {
+            return Err(PgError::unsupported("INSERT into a table function"));
+        };
+        if ins.on.is_some() {
+            return Err(PgError::unsupported(
+                "INSERT ... ON CONFLICT is not supported yet",
+            ));
+        }
+        let table = self.require_table(&object_name_parts(name)?)?;
+        let alias = ins.table_alias.as_ref().map(|a| ident_name(&a.alias));
+        // Target column index for each source position.
+        let targets: Vec<usize> = if ins.columns.is_empty() {
+            // Without a column list, fewer values fill the leading columns.
+            let n = match ins.source.as_ref().map(|s| s.body.as_ref()) {
+                Some(ast::SetExpr::Values(v)) => v.rows.first().map_or(0, |r| r.len()),
+                _ => table.columns.len(),
+            };
+            (0..n.min(table.columns.len())).collect()
+        } else {
+            let mut v = Vec::new();
+            for c in &ins.columns {
+                let parts = object_name_parts(c)?;
+                let cname = parts.last().unwrap();
+                let i = table.column_index(cname).ok_or_else(|| {
+                    PgError::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!(
+                            "column \"{cname}\" of relation \"{}\" does not exist",
+                            table.name
+                        ),
+                    )
+                })?;
+                if v.contains(&i) {
+                    return Err(PgError::new(
+                        SqlState::DUPLICATE_COLUMN,
+                        format!("column \"{cname}\" specified more than once"),
+                    ));
+                }
+                v.push(i);
+            }
+            v
+        };
+        let types = table.column_types();
+        let source = ins
+            .source
+            .as_ref()
+            .ok_or_else(|| PgError::unsupported("INSERT without a source"))?;
+        let width = table.columns.len();
+        let mut bulk = false;
+        let plan = match source.body.as_ref() {
+            ast::SetExpr::Values(values)
+                if source.order_by.is_none() && source.limit_clause.is_none() =>
+            {
+                let mut rows = Vec::with_capacity(values.rows.len());
+                for row in &values.rows {
+                    if row.len() > targets.len() {
+                        return Err(PgError::syntax(
+                            "INSERT has more expressions than target columns",
+                        ));
+                    }
+                    if row.len() < targets.len() {
+                        return Err(PgError::syntax(
+                            "INSERT has more target columns than expressions",
+                        ));
+                    }
+                    let mut out: Vec<Option<Expr>> = vec![None; width];
+                    for (e, &t) in row.iter().zip(&targets) {
+                        let bound = if is_default_keyword(e) {
+                            self.column_default(&table, t)?
+                        } else {
+                            let b = self.bind_expr(e, &Vec::new())?;
+                            self.coerce_assign(b, types[t], &table.columns[t].name)?
+                        };
+                        out[t] = Some(bound);
+                    }
+                    let mut full = Vec::with_capacity(width);
+                    for (i, o) in out.into_iter().enumerate() {
+                        full.push(match o {
+                            Some(e) => e,
+                            None => self.column_default(&table, i)?,
+                        });
+                    }
+                    rows.push(full);
+                }
+                Plan::Values { rows, width }
+            }
+            _ => {
+                bulk = true;
+                let (plan, cols) = self.bind_query(source)?;
+                if cols.len() > targets.len() && !ins.columns.is_empty() {
+                    return Err(PgError::syntax(
+                        "INSERT has more expressions than target columns",
+                    ));
+                }
+                if cols.len() > width {
+                    return Err(PgError::syntax(
+                        "INSERT has more expressions than target columns",
+                    ));
+                }
+                let mut out: Vec<Option<Expr>> = vec![None; width];
+                for (k, (c, &t)) in cols.iter().zip(&targets).enumerate() {
+                    let e = Expr::Column(k, c.ty);
+                    out[t] = Some(self.coerce_assign(e, types[t], &table.columns[t].name)?);
+                }
+                let mut exprs = Vec::with_capacity(width);
+                for (i, o) in out.into_iter().enumerate() {
+                    exprs.push(match o {
+                        Some(e) => e,
+                        None => self.column_default(&table, i)?,
+                    });
+                }
+                Plan::Project {
+                    input: Box::new(plan),
+                    exprs,
+                }
+            }
+        };
+        let scope = Self::table_scope(&table, alias.as_deref());
+        let returning = self.bind_returning(&ins.returning, &scope)?;
+        Ok(BoundStatement::Insert {
+            table,
+            source: plan,
+            returning,
+            bulk,
+        })
+    }
+
+    fn single_table(&self, twj: &ast::TableWithJoins) -> PgResult<(Arc<Table>, Option<String>)> {
+        if !twj.joins.is_empty() {
+            return Err(PgError::unsupported(
+                "joins in UPDATE/DELETE are not supported yet",
+            ));
+        }
+        match &twj.relation {
+            ast::TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                ..
+            } => Ok((
+                self.require_table(&object_name_parts(name)?)?,
+                alias.as_ref().map(|a| ident_name(&a.name)),
+            )),
+            _ => Err(PgError::unsupported(
+                "this UPDATE/DELETE target is not supported",
+            )),
+        }
+    }
+
+    fn bind_where(&mut self, selection: &Option<ast::Expr>, scope: &Scope) -> PgResult<Vec<Expr>> {
+        let Some(w) = selection else {
+            return Ok(Vec::new());
+        };
+        let e = self.bind_expr(w, scope)?;
+        let e = self.coerce_bool(e, "WHERE")?;
+        Ok(split_conjuncts(e))
+    }
+
+    fn bind_update(&mut self, u: &ast::Update) -> PgResult<BoundStatement> {
+        if u.from.is_some() {
+            return Err(PgError::unsupported("UPDATE ... FROM is not supported yet"));
+        }
+        let (table, alias) = self.single_table(&u.table)?;
+        let scope = Self::table_scope(&table, alias.as_deref());
+        let qual = self.bind_where(&u.selection, &scope)?;
+        let mut assignments = Vec::new();
+        for a in &u.assignments {
+            let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+                return Err(PgError::unsupported(
+                    "multi-column assignment is not supported yet",
+                ));
+            };
+            let parts = object_name_parts(n)?;
+            let cname = parts.last().unwrap();
+            let i = table.column_index(cname).ok_or_else(|| {
+                PgError::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!(
+                        "column \"{cname}\" of relation \"{}\" does not exist",
+                        table.name
+                    ),
+                )
+            })?;
+            let e = if is_default_keyword(&a.value) {
+                self.column_default(&table, i)?
+            } else {
+                let b = self.bind_expr(&a.value, &scope)?;
+                self.coerce_assign(b, table.columns[i].data_type(), cname)?
+            };
+            assignments.push((i, e));
+        }
+        let returning = self.bind_returning(&u.returning, &scope)?;
+        Ok(BoundStatement::Update {
+            table,
+            qual,
+            assignments,
+            returning,
+        })
+    }
+
+    fn bind_delete(&mut self, d: &ast::Delete) -> PgResult<BoundStatement> {
+        let from = match &d.from {
+            ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
+        };
+        let [twj] = from.as_slice() else {
+            return Err(PgError::unsupported("DELETE from several tables"));
+        };
+        if d.using.is_some() {
+            return Err(PgError::unsupported(
+                "DELETE ... USING is not supported yet",
+            ));
+        }
+        let (table, alias) = self.single_table(twj)?;
+        let scope = Self::table_scope(&table, alias.as_deref());
+        let qual = self.bind_where(&d.selection, &scope)?;
+        let returning = self.bind_returning(&d.returning, &scope)?;
+        Ok(BoundStatement::Delete {
+            table,
+            qual,
+            returning,
+        })
+    }
+}
+
+fn is_default_keyword(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
+}
+
+/// Splits a boolean expression at top-level ANDs.
+pub(crate) fn split_conjuncts(e: Expr) -> Vec<Expr> {
+    match e {
+        Expr::And(v) => v.into_iter().flat_map(split_conjuncts).collect(),
+        other => vec![other],
+    }
+}

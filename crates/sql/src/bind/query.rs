@@ -1,0 +1,1041 @@
+//! SELECT planning: FROM/joins, WHERE (pushed into the scan), aggregation,
+//! projection, DISTINCT, ORDER BY, LIMIT, set operations.
+
+use common::types::cast::CastContext;
+use common::{DataType, PgError, PgResult, SqlState, TypeId, Value};
+use sqlparser::ast;
+
+use super::{ident_name, object_name_parts, split_conjuncts, Binder, Scope, ScopeColumn};
+use crate::expr::{AggCall, Expr};
+use crate::plan::{JoinKind, OutputColumn, Plan, SetOpKind, SortKey};
+
+fn output_name(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Identifier(i) => ident_name(i),
+        ast::Expr::CompoundIdentifier(v) => v.last().map(ident_name).unwrap_or_default(),
+        ast::Expr::Function(f) => f
+            .name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(ident_name)
+            .unwrap_or_else(|| "?column?".into()),
+        ast::Expr::Cast {
+            expr, data_type, ..
+        } => match expr.as_ref() {
+            ast::Expr::Value(_) => super::types::parse_type_name(&data_type.to_string())
+                .map(|t| t.id.name().to_string())
+                .unwrap_or_else(|_| "?column?".into()),
+            other => output_name(other),
+        },
+        ast::Expr::Nested(inner) => output_name(inner),
+        ast::Expr::Case { .. } => "case".into(),
+        ast::Expr::Exists { .. } => "exists".into(),
+        ast::Expr::Substring { .. } => "substring".into(),
+        ast::Expr::Position { .. } => "position".into(),
+        ast::Expr::Trim { .. } => "btrim".into(),
+        ast::Expr::Extract { .. } => "extract".into(),
+        ast::Expr::Ceil { .. } => "ceil".into(),
+        ast::Expr::Floor { .. } => "floor".into(),
+        _ => "?column?".into(),
+    }
+}
+
+fn is_generate_series(e: &ast::Expr) -> Option<&ast::Function> {
+    match e {
+        ast::Expr::Function(f)
+            if f.name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .is_some_and(|i| i.value.eq_ignore_ascii_case("generate_series")) =>
+        {
+            Some(f)
+        }
+        _ => None,
+    }
+}
+
+impl Binder<'_, '_> {
+    pub(crate) fn bind_subquery(
+        &mut self,
+        q: &ast::Query,
+        scope: &Scope,
+    ) -> PgResult<(Plan, Vec<OutputColumn>)> {
+        self.outer.push(scope.clone());
+        let r = self.bind_query(q);
+        self.outer.pop();
+        r
+    }
+
+    pub(crate) fn bind_query(&mut self, q: &ast::Query) -> PgResult<(Plan, Vec<OutputColumn>)> {
+        if q.with.is_some() {
+            return Err(PgError::unsupported("WITH queries are not supported yet"));
+        }
+        if !q.locks.is_empty() {
+            return Err(PgError::unsupported(
+                "SELECT ... FOR UPDATE/SHARE is not supported yet",
+            ));
+        }
+        let order: Vec<ast::OrderByExpr> = match &q.order_by {
+            Some(ob) => match &ob.kind {
+                ast::OrderByKind::Expressions(v) => v.clone(),
+                ast::OrderByKind::All(_) => return Err(PgError::unsupported("ORDER BY ALL")),
+            },
+            None => Vec::new(),
+        };
+        let (mut plan, cols) = match q.body.as_ref() {
+            ast::SetExpr::Select(s) => self.bind_select(s, &order)?,
+            other => {
+                let (plan, cols) = self.bind_set_expr(other)?;
+                let plan = self.order_by_output(plan, &cols, &order)?;
+                (plan, cols)
+            }
+        };
+        let (limit, offset) = match &q.limit_clause {
+            None => (None, None),
+            Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => {
+                (limit.clone(), offset.as_ref().map(|o| o.value.clone()))
+            }
+            Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
+                (Some(limit.clone()), Some(offset.clone()))
+            }
+        };
+        let limit = match q.fetch.as_ref() {
+            Some(f) => f.quantity.clone().or(Some(ast::Expr::Value(
+                ast::Value::Number("1".into(), false).into(),
+            ))),
+            None => limit,
+        };
+        if limit.is_some() || offset.is_some() {
+            let bind_count = |b: &mut Self, e: Option<ast::Expr>| -> PgResult<Option<Expr>> {
+                match e {
+                    None => Ok(None),
+                    Some(ast::Expr::Value(v)) if matches!(v.value, ast::Value::Null) => Ok(None),
+                    Some(e) => {
+                        let x = b.bind_expr(&e, &Vec::new())?;
+                        Ok(Some(b.coerce(
+                            x,
+                            TypeId::Int8.into(),
+                            CastContext::Assignment,
+                        )?))
+                    }
+                }
+            };
+            let limit = bind_count(self, limit)?;
+            let offset = bind_count(self, offset)?;
+            plan = Plan::Limit {
+                input: Box::new(plan),
+                limit,
+                offset,
+            };
+        }
+        Ok((plan, cols))
+    }
+
+    fn bind_set_expr(&mut self, s: &ast::SetExpr) -> PgResult<(Plan, Vec<OutputColumn>)> {
+        match s {
+            ast::SetExpr::Select(sel) => self.bind_select(sel, &[]),
+            ast::SetExpr::Query(q) => self.bind_query(q),
+            ast::SetExpr::Values(v) => self.bind_values(v),
+            ast::SetExpr::SetOperation {
+                left,
+                op,
+                set_quantifier,
+                right,
+            } => {
+                let (lp, lc) = self.bind_set_expr(left)?;
+                let (rp, rc) = self.bind_set_expr(right)?;
+                let opname = match op {
+                    ast::SetOperator::Union => "UNION",
+                    ast::SetOperator::Intersect => "INTERSECT",
+                    ast::SetOperator::Except => "EXCEPT",
+                    _ => return Err(PgError::unsupported("set operation")),
+                };
+                if lc.len() != rc.len() {
+                    return Err(PgError::syntax(format!(
+                        "each {opname} query must have the same number of columns"
+                    )));
+                }
+                let mut lexprs = Vec::new();
+                let mut rexprs = Vec::new();
+                let mut cols = Vec::new();
+                for (i, (l, r)) in lc.iter().zip(&rc).enumerate() {
+                    let ty = self.common_type(&[l.ty, r.ty], opname)?;
+                    let ty = if ty.id == TypeId::Unknown {
+                        TypeId::Text.into()
+                    } else {
+                        ty
+                    };
+                    lexprs.push(self.coerce(Expr::Column(i, l.ty), ty, CastContext::Implicit)?);
+                    rexprs.push(self.coerce(Expr::Column(i, r.ty), ty, CastContext::Implicit)?);
+                    cols.push(OutputColumn {
+                        name: l.name.clone(),
+                        ty,
+                        table_oid: 0,
+                        column_id: 0,
+                    });
+                }
+                let kind = match op {
+                    ast::SetOperator::Union => SetOpKind::Union,
+                    ast::SetOperator::Intersect => SetOpKind::Intersect,
+                    _ => SetOpKind::Except,
+                };
+                let all = matches!(set_quantifier, ast::SetQuantifier::All);
+                Ok((
+                    Plan::SetOp {
+                        left: Box::new(Plan::Project {
+                            input: Box::new(lp),
+                            exprs: lexprs,
+                        }),
+                        right: Box::new(Plan::Project {
+                            input: Box::new(rp),
+                            exprs: rexprs,
+                        }),
+                        op: kind,
+                        all,
+                    },
+                    cols,
+                ))
+            }
+            _ => Err(PgError::unsupported("this query form is not supported yet")),
+        }
+    }
+
+    fn bind_values(&mut self, v: &ast::Values) -> PgResult<(Plan, Vec<OutputColumn>)> {
+        let mut rows: Vec<Vec<Expr>> = Vec::new();
+        for r in &v.rows {
+            let row = r
+                .iter()
+                .map(|e| self.bind_expr(e, &Vec::new()))
+                .collect::<PgResult<Vec<_>>>()?;
+            if let Some(first) = rows.first() {
+                if first.len() != row.len() {
+                    return Err(PgError::syntax("VALUES lists must all be the same length"));
+                }
+            }
+            rows.push(row);
+        }
+        let width = rows.first().map_or(0, Vec::len);
+        let mut cols = Vec::new();
+        for i in 0..width {
+            let types: Vec<DataType> = rows.iter().map(|r| r[i].data_type()).collect();
+            let ty = self.common_type(&types, "VALUES")?;
+            let ty = if ty.id == TypeId::Unknown {
+                TypeId::Text.into()
+            } else {
+                ty
+            };
+            for r in rows.iter_mut() {
+                let e = std::mem::replace(&mut r[i], Expr::Const(Value::Null, ty));
+                r[i] = self.coerce(e, ty, CastContext::Implicit)?;
+            }
+            cols.push(OutputColumn {
+                name: format!("column{}", i + 1),
+                ty,
+                table_oid: 0,
+                column_id: 0,
+            });
+        }
+        Ok((Plan::Values { rows, width }, cols))
+    }
+
+    /// ORDER BY over output columns only (set operations).
+    fn order_by_output(
+        &mut self,
+        plan: Plan,
+        cols: &[OutputColumn],
+        order: &[ast::OrderByExpr],
+    ) -> PgResult<Plan> {
+        if order.is_empty() {
+            return Ok(plan);
+        }
+        let mut keys = Vec::new();
+        for o in order {
+            let idx = match &o.expr {
+                ast::Expr::Value(v) => match &v.value {
+                    ast::Value::Number(n, _) => n
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|&k| k >= 1 && k <= cols.len())
+                        .map(|k| k - 1),
+                    _ => None,
+                },
+                ast::Expr::Identifier(i) => cols.iter().position(|c| c.name == ident_name(i)),
+                _ => None,
+            }
+            .ok_or_else(|| {
+                PgError::unsupported("ORDER BY on a set operation must name an output column")
+            })?;
+            keys.push(sort_key(idx, o));
+        }
+        Ok(Plan::Sort {
+            input: Box::new(plan),
+            keys,
+        })
+    }
+
+    fn bind_table_factor(&mut self, tf: &ast::TableFactor) -> PgResult<(Plan, Scope)> {
+        match tf {
+            ast::TableFactor::Table {
+                name, alias, args, ..
+            } => {
+                let parts = object_name_parts(name)?;
+                let alias_name = alias.as_ref().map(|a| ident_name(&a.name));
+                if let Some(args) = args {
+                    let fname = parts.last().unwrap();
+                    if fname != "generate_series" {
+                        return Err(PgError::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("function {fname} does not exist"),
+                        ));
+                    }
+                    let mut exprs = Vec::new();
+                    for a in &args.args {
+                        match a {
+                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                                exprs.push(self.bind_expr(e, &Vec::new())?)
+                            }
+                            _ => return Err(PgError::unsupported("generate_series argument")),
+                        }
+                    }
+                    let (args, ty) = self.series_args(exprs)?;
+                    let colname = alias
+                        .as_ref()
+                        .and_then(|a| a.columns.first().map(|c| ident_name(&c.name)))
+                        .or_else(|| alias_name.clone())
+                        .unwrap_or_else(|| "generate_series".into());
+                    let scope = vec![ScopeColumn {
+                        qualifier: Some(alias_name.unwrap_or_else(|| "generate_series".into())),
+                        name: colname,
+                        ty,
+                        table_oid: 0,
+                        attnum: 0,
+                    }];
+                    return Ok((Plan::SeriesScan { args, ty }, scope));
+                }
+                if let Some((plan, cols)) = self.catalog_view(&parts)? {
+                    let q = alias_name.unwrap_or_else(|| parts.last().unwrap().clone());
+                    let scope = cols
+                        .into_iter()
+                        .map(|c| ScopeColumn {
+                            qualifier: Some(q.clone()),
+                            name: c.name,
+                            ty: c.ty,
+                            table_oid: 0,
+                            attnum: 0,
+                        })
+                        .collect();
+                    return Ok((plan, scope));
+                }
+                let table = self.require_table(&parts)?;
+                let mut scope = Self::table_scope(&table, alias_name.as_deref());
+                if let Some(a) = alias {
+                    for (c, n) in scope.iter_mut().zip(&a.columns) {
+                        c.name = ident_name(&n.name);
+                    }
+                }
+                Ok((
+                    Plan::SeqScan {
+                        table,
+                        qual: Vec::new(),
+                    },
+                    scope,
+                ))
+            }
+            ast::TableFactor::Derived {
+                subquery,
+                alias,
+                lateral: false,
+                ..
+            } => {
+                let (plan, cols) = self.bind_query(subquery)?;
+                let q = alias.as_ref().map(|a| ident_name(&a.name));
+                let mut scope: Scope = cols
+                    .into_iter()
+                    .map(|c| ScopeColumn {
+                        qualifier: q.clone(),
+                        name: c.name,
+                        ty: c.ty,
+                        table_oid: 0,
+                        attnum: 0,
+                    })
+                    .collect();
+                if let Some(a) = alias {
+                    for (c, n) in scope.iter_mut().zip(&a.columns) {
+                        c.name = ident_name(&n.name);
+                    }
+                }
+                Ok((plan, scope))
+            }
+            ast::TableFactor::NestedJoin {
+                table_with_joins,
+                alias: None,
+            } => self.bind_table_with_joins(table_with_joins),
+            _ => Err(PgError::unsupported("this FROM item is not supported yet")),
+        }
+    }
+
+    fn series_args(&mut self, exprs: Vec<Expr>) -> PgResult<(Vec<Expr>, DataType)> {
+        if !(2..=3).contains(&exprs.len()) {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                "function generate_series with these arguments does not exist",
+            ));
+        }
+        let ty = self.common_type(
+            &exprs.iter().map(Expr::data_type).collect::<Vec<_>>(),
+            "generate_series",
+        )?;
+        let ty = match ty.id {
+            TypeId::Int2 | TypeId::Int4 | TypeId::Unknown => TypeId::Int4,
+            TypeId::Int8 => TypeId::Int8,
+            TypeId::Numeric => TypeId::Numeric,
+            t => {
+                return Err(PgError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!(
+                        "function generate_series({0}, {0}) does not exist",
+                        t.display_name()
+                    ),
+                ))
+            }
+        };
+        let args = exprs
+            .into_iter()
+            .map(|e| self.coerce(e, ty.into(), CastContext::Implicit))
+            .collect::<PgResult<_>>()?;
+        Ok((args, ty.into()))
+    }
+
+    fn bind_table_with_joins(&mut self, twj: &ast::TableWithJoins) -> PgResult<(Plan, Scope)> {
+        let (mut plan, mut scope) = self.bind_table_factor(&twj.relation)?;
+        for j in &twj.joins {
+            let (rplan, rscope) = self.bind_table_factor(&j.relation)?;
+            use ast::JoinOperator as J;
+            let (kind, constraint) = match &j.join_operator {
+                J::Join(c) | J::Inner(c) => (JoinKind::Inner, Some(c)),
+                J::Left(c) | J::LeftOuter(c) => (JoinKind::Left, Some(c)),
+                J::Right(c) | J::RightOuter(c) => (JoinKind::Right, Some(c)),
+                J::FullOuter(c) => (JoinKind::Full, Some(c)),
+                J::CrossJoin(_) => (JoinKind::Inner, None),
+                _ => return Err(PgError::unsupported("this join type is not supported yet")),
+            };
+            let left_width = scope.len();
+            let right_width = rscope.len();
+            let mut joined = scope.clone();
+            joined.extend(rscope.iter().cloned());
+            let on = match constraint {
+                None | Some(ast::JoinConstraint::None) => None,
+                Some(ast::JoinConstraint::On(e)) => {
+                    let b = self.bind_expr(e, &joined)?;
+                    Some(self.coerce_bool(b, "JOIN/ON")?)
+                }
+                Some(ast::JoinConstraint::Using(names)) => {
+                    let mut conds = Vec::new();
+                    for n in names {
+                        let name = object_name_parts(n)?.pop().unwrap();
+                        let li = scope.iter().position(|c| c.name == name);
+                        let ri = rscope.iter().position(|c| c.name == name);
+                        let (Some(li), Some(ri)) = (li, ri) else {
+                            return Err(PgError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{name}\" specified in USING clause does not exist in left table")));
+                        };
+                        conds.push(self.bind_binary(
+                            common::types::ops::BinaryOp::Eq,
+                            Expr::Column(li, scope[li].ty),
+                            Expr::Column(left_width + ri, rscope[ri].ty),
+                        )?);
+                    }
+                    Some(Expr::And(conds))
+                }
+                Some(ast::JoinConstraint::Natural) => {
+                    return Err(PgError::unsupported("NATURAL JOIN is not supported yet"))
+                }
+            };
+            plan = Plan::NestedLoop {
+                left: Box::new(plan),
+                right: Box::new(rplan),
+                kind,
+                on,
+                left_width,
+                right_width,
+            };
+            scope = joined;
+        }
+        Ok((plan, scope))
+    }
+
+    pub(crate) fn bind_select_list(
+        &mut self,
+        items: &[ast::SelectItem],
+        scope: &Scope,
+    ) -> PgResult<(Vec<Expr>, Vec<OutputColumn>)> {
+        let mut exprs = Vec::new();
+        let mut cols = Vec::new();
+        for item in items {
+            match item {
+                ast::SelectItem::Wildcard(_) => {
+                    if scope.is_empty() {
+                        return Err(PgError::syntax(
+                            "SELECT * with no tables specified is not valid",
+                        ));
+                    }
+                    for (i, c) in scope.iter().enumerate() {
+                        exprs.push(Expr::Column(i, c.ty));
+                        cols.push(OutputColumn {
+                            name: c.name.clone(),
+                            ty: c.ty,
+                            table_oid: c.table_oid,
+                            column_id: c.attnum,
+                        });
+                    }
+                }
+                ast::SelectItem::QualifiedWildcard(
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(n),
+                    _,
+                ) => {
+                    let q = object_name_parts(n)?.pop().unwrap();
+                    let mut any = false;
+                    for (i, c) in scope.iter().enumerate() {
+                        if c.qualifier.as_deref() == Some(q.as_str()) {
+                            any = true;
+                            exprs.push(Expr::Column(i, c.ty));
+                            cols.push(OutputColumn {
+                                name: c.name.clone(),
+                                ty: c.ty,
+                                table_oid: c.table_oid,
+                                column_id: c.attnum,
+                            });
+                        }
+                    }
+                    if !any {
+                        return Err(PgError::new(
+                            SqlState::UNDEFINED_TABLE,
+                            format!("missing FROM-clause entry for table \"{q}\""),
+                        ));
+                    }
+                }
+                ast::SelectItem::UnnamedExpr(e)
+                | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                    let name = match item {
+                        ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
+                        _ => output_name(e),
+                    };
+                    let b = self.bind_expr(e, scope)?;
+                    let (table_oid, column_id) = match &b {
+                        Expr::Column(i, _) => (scope[*i].table_oid, scope[*i].attnum),
+                        _ => (0, 0),
+                    };
+                    let ty = b.data_type();
+                    cols.push(OutputColumn {
+                        name,
+                        ty,
+                        table_oid,
+                        column_id,
+                    });
+                    exprs.push(b);
+                }
+                _ => return Err(PgError::unsupported("this select item is not supported")),
+            }
+        }
+        Ok((exprs, cols))
+    }
+
+    pub(crate) fn bind_select(
+        &mut self,
+        s: &ast::Select,
+        order: &[ast::OrderByExpr],
+    ) -> PgResult<(Plan, Vec<OutputColumn>)> {
+        if s.into.is_some() {
+            return Err(PgError::unsupported("SELECT INTO is not supported yet"));
+        }
+        // FROM
+        let (mut plan, scope) = if s.from.is_empty() {
+            (
+                Plan::Values {
+                    rows: vec![vec![]],
+                    width: 0,
+                },
+                Vec::new(),
+            )
+        } else {
+            let mut acc: Option<(Plan, Scope)> = None;
+            for twj in &s.from {
+                let (p, sc) = self.bind_table_with_joins(twj)?;
+                acc = Some(match acc {
+                    None => (p, sc),
+                    Some((lp, mut ls)) => {
+                        let (lw, rw) = (ls.len(), sc.len());
+                        ls.extend(sc);
+                        (
+                            Plan::NestedLoop {
+                                left: Box::new(lp),
+                                right: Box::new(p),
+                                kind: JoinKind::Inner,
+                                on: None,
+                                left_width: lw,
+                                right_width: rw,
+                            },
+                            ls,
+                        )
+                    }
+                });
+            }
+            acc.unwrap()
+        };
+        // WHERE
+        if let Some(w) = &s.selection {
+            let e = self.bind_expr(w, &scope)?;
+            if e.contains_agg() {
+                return Err(PgError::new(
+                    SqlState::GROUPING_ERROR,
+                    "aggregate functions are not allowed in WHERE",
+                ));
+            }
+            let e = self.coerce_bool(e, "WHERE")?;
+            plan = match plan {
+                Plan::SeqScan { table, mut qual } => {
+                    qual.extend(split_conjuncts(e));
+                    Plan::SeqScan { table, qual }
+                }
+                other => Plan::Filter {
+                    input: Box::new(other),
+                    qual: e,
+                },
+            };
+        }
+        // Select list, with a top-level generate_series handled as ProjectSet.
+        let mut srf: Option<(usize, Vec<Expr>)> = None;
+        let mut exprs = Vec::new();
+        let mut cols = Vec::new();
+        for item in &s.projection {
+            let e = match item {
+                ast::SelectItem::UnnamedExpr(e)
+                | ast::SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
+                _ => None,
+            };
+            if let Some(f) = e.and_then(is_generate_series) {
+                if srf.is_some() {
+                    return Err(PgError::unsupported(
+                        "more than one set-returning function in a select list",
+                    ));
+                }
+                let ast::FunctionArguments::List(list) = &f.args else {
+                    return Err(PgError::unsupported("generate_series arguments"));
+                };
+                let mut args = Vec::new();
+                for a in &list.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
+                            args.push(self.bind_expr(x, &scope)?)
+                        }
+                        _ => return Err(PgError::unsupported("generate_series arguments")),
+                    }
+                }
+                let (args, ty) = self.series_args(args)?;
+                let name = match item {
+                    ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
+                    _ => "generate_series".into(),
+                };
+                srf = Some((exprs.len(), args));
+                exprs.push(Expr::Const(Value::Null, ty));
+                cols.push(OutputColumn {
+                    name,
+                    ty,
+                    table_oid: 0,
+                    column_id: 0,
+                });
+                continue;
+            }
+            let (e, c) = self.bind_select_list(std::slice::from_ref(item), &scope)?;
+            exprs.extend(e);
+            cols.extend(c);
+        }
+        let visible = exprs.len();
+        // GROUP BY
+        let mut keys = Vec::new();
+        if let ast::GroupByExpr::Expressions(gs, _) = &s.group_by {
+            for g in gs {
+                keys.push(self.bind_output_ref(g, &scope, &exprs, &cols)?);
+            }
+        } else {
+            return Err(PgError::unsupported("GROUP BY ALL"));
+        }
+        let having = s
+            .having
+            .as_ref()
+            .map(|h| self.bind_expr(h, &scope))
+            .transpose()?;
+        // ORDER BY: output positions/aliases, or extra hidden columns.
+        let mut sort_keys = Vec::new();
+        for o in order {
+            let idx = match self.output_position(&o.expr, &cols, &scope)? {
+                Some(i) => i,
+                None => {
+                    let e = self.bind_expr(&o.expr, &scope)?;
+                    match exprs.iter().position(|x| *x == e) {
+                        Some(i) => i,
+                        None => {
+                            if s.distinct.is_some() {
+                                return Err(PgError::new(
+                                    SqlState::INVALID_COLUMN_REFERENCE,
+                                    "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
+                                ));
+                            }
+                            exprs.push(e);
+                            exprs.len() - 1
+                        }
+                    }
+                }
+            };
+            sort_keys.push(sort_key(idx, o));
+        }
+        // Aggregation
+        let has_aggs =
+            exprs.iter().any(Expr::contains_agg) || having.as_ref().is_some_and(Expr::contains_agg);
+        if has_aggs || !keys.is_empty() {
+            if srf.is_some() {
+                return Err(PgError::unsupported(
+                    "set-returning functions with aggregates",
+                ));
+            }
+            let mut aggs: Vec<AggCall> = Vec::new();
+            let nkeys = keys.len();
+            let mut rewrite = |e: Expr| -> PgResult<Expr> {
+                rewrite_post_agg(e, &keys, &mut aggs, nkeys, &cols, &scope)
+            };
+            let new_exprs = exprs
+                .into_iter()
+                .map(&mut rewrite)
+                .collect::<PgResult<Vec<_>>>()?;
+            let having = having.map(&mut rewrite).transpose()?;
+            plan = Plan::Aggregate {
+                input: Box::new(plan),
+                keys,
+                aggs,
+            };
+            if let Some(h) = having {
+                let h = self.coerce_bool(h, "HAVING")?;
+                plan = Plan::Filter {
+                    input: Box::new(plan),
+                    qual: h,
+                };
+            }
+            exprs = new_exprs;
+        } else if let Some(h) = having {
+            let h = self.coerce_bool(h, "HAVING")?;
+            plan = Plan::Filter {
+                input: Box::new(plan),
+                qual: h,
+            };
+        }
+        // Unknown-typed outputs become text.
+        for (e, c) in exprs.iter_mut().zip(cols.iter_mut()) {
+            if c.ty.id == TypeId::Unknown {
+                let x = std::mem::replace(e, Expr::Const(Value::Null, TypeId::Text.into()));
+                *e = self.coerce(x, TypeId::Text.into(), CastContext::Implicit)?;
+                c.ty = TypeId::Text.into();
+            }
+        }
+        let width = exprs.len();
+        plan = match srf {
+            Some((srf_index, srf_args)) => Plan::ProjectSet {
+                input: Box::new(plan),
+                exprs,
+                srf_index,
+                srf_args,
+            },
+            None => Plan::Project {
+                input: Box::new(plan),
+                exprs,
+            },
+        };
+        match &s.distinct {
+            None | Some(ast::Distinct::All) => {}
+            Some(ast::Distinct::Distinct) => {
+                plan = Plan::Distinct {
+                    input: Box::new(plan),
+                }
+            }
+            Some(ast::Distinct::On(_)) => {
+                return Err(PgError::unsupported("DISTINCT ON is not supported yet"))
+            }
+        }
+        if !sort_keys.is_empty() {
+            plan = Plan::Sort {
+                input: Box::new(plan),
+                keys: sort_keys,
+            };
+        }
+        if width > visible {
+            let trim = cols
+                .iter()
+                .enumerate()
+                .map(|(i, c)| Expr::Column(i, c.ty))
+                .collect();
+            plan = Plan::Project {
+                input: Box::new(plan),
+                exprs: trim,
+            };
+        }
+        Ok((plan, cols))
+    }
+
+    /// `ORDER BY 2` or `ORDER BY alias`: the output column it names, if any.
+    fn output_position(
+        &self,
+        e: &ast::Expr,
+        cols: &[OutputColumn],
+        scope: &Scope,
+    ) -> PgResult<Option<usize>> {
+        match e {
+            ast::Expr::Value(v) => {
+                if let ast::Value::Number(n, _) = &v.value {
+                    let k: usize = n.parse().unwrap_or(0);
+                    if k == 0 || k > cols.len() {
+                        return Err(PgError::new(
+                            SqlState::INVALID_COLUMN_REFERENCE,
+                            format!("ORDER BY position {n} is not in select list"),
+                        ));
+                    }
+                    return Ok(Some(k - 1));
+                }
+                Ok(None)
+            }
+            ast::Expr::Identifier(i) => {
+                let name = ident_name(i);
+                if scope.iter().any(|c| c.name == name) {
+                    return Ok(None);
+                }
+                Ok(cols.iter().position(|c| c.name == name))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn bind_output_ref(
+        &mut self,
+        g: &ast::Expr,
+        scope: &Scope,
+        exprs: &[Expr],
+        cols: &[OutputColumn],
+    ) -> PgResult<Expr> {
+        if let Some(i) = self.output_position(g, cols, scope)? {
+            return Ok(exprs[i].clone());
+        }
+        let e = self.bind_expr(g, scope)?;
+        if e.contains_agg() {
+            return Err(PgError::new(
+                SqlState::GROUPING_ERROR,
+                "aggregate functions are not allowed in GROUP BY",
+            ));
+        }
+        Ok(e)
+    }
+}
+
+fn sort_key(column: usize, o: &ast::OrderByExpr) -> SortKey {
+    let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+    SortKey {
+        column,
+        descending,
+        nulls_first: o.options.nulls_first.unwrap_or(descending),
+    }
+}
+
+/// Rewrites an expression to run above an Aggregate whose output row is
+/// `[keys..., aggs...]`.
+fn rewrite_post_agg(
+    e: Expr,
+    keys: &[Expr],
+    aggs: &mut Vec<AggCall>,
+    nkeys: usize,
+    cols: &[OutputColumn],
+    scope: &Scope,
+) -> PgResult<Expr> {
+    if let Some(i) = keys.iter().position(|k| *k == e) {
+        return Ok(Expr::Column(i, e.data_type()));
+    }
+    match e {
+        Expr::Agg(a) => {
+            let ty = a.result;
+            let idx = match aggs.iter().position(|x| *x == *a) {
+                Some(i) => i,
+                None => {
+                    aggs.push(*a);
+                    aggs.len() - 1
+                }
+            };
+            Ok(Expr::Column(nkeys + idx, ty))
+        }
+        Expr::Column(i, _) => {
+            let _ = cols;
+            let c = &scope[i];
+            let name = match &c.qualifier {
+                Some(q) => format!("{q}.{}", c.name),
+                None => c.name.clone(),
+            };
+            Err(PgError::new(
+                SqlState::GROUPING_ERROR,
+                format!("column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"),
+            ))
+        }
+        other => {
+            // Rebuild children, checking each against keys first.
+            let mut err = None;
+            let rebuilt = rebuild_children(other, &mut |child| {
+                if err.is_some() {
+                    return child;
+                }
+                match rewrite_post_agg(child, keys, aggs, nkeys, cols, scope) {
+                    Ok(x) => x,
+                    Err(e) => {
+                        err = Some(e);
+                        Expr::Const(Value::Null, TypeId::Text.into())
+                    }
+                }
+            });
+            match err {
+                Some(e) => Err(e),
+                None => Ok(rebuilt),
+            }
+        }
+    }
+}
+
+/// Applies `f` to each direct child expression.
+fn rebuild_children(e: Expr, f: &mut dyn FnMut(Expr) -> Expr) -> Expr {
+    use Expr::*;
+    let mut bx = |b: Box<Expr>| Box::new(f(*b));
+    match e {
+        Binary {
+            op,
+            left,
+            right,
+            ty,
+        } => {
+            let l = bx(left);
+            Binary {
+                op,
+                left: l,
+                right: bx(right),
+                ty,
+            }
+        }
+        IsDistinctFrom {
+            left,
+            right,
+            negated,
+        } => {
+            let l = bx(left);
+            IsDistinctFrom {
+                left: l,
+                right: bx(right),
+                negated,
+            }
+        }
+        NullIf(a, b, t) => {
+            let a = bx(a);
+            NullIf(a, bx(b), t)
+        }
+        Like {
+            expr,
+            pattern,
+            case_insensitive,
+            negated,
+        } => {
+            let x = bx(expr);
+            Like {
+                expr: x,
+                pattern: bx(pattern),
+                case_insensitive,
+                negated,
+            }
+        }
+        Neg(x, t) => Neg(bx(x), t),
+        Not(x) => Not(bx(x)),
+        IsNull { expr, negated } => IsNull {
+            expr: bx(expr),
+            negated,
+        },
+        IsBool {
+            expr,
+            value,
+            negated,
+        } => IsBool {
+            expr: bx(expr),
+            value,
+            negated,
+        },
+        LikeConst {
+            expr,
+            pattern,
+            negated,
+        } => LikeConst {
+            expr: bx(expr),
+            pattern,
+            negated,
+        },
+        Cast {
+            expr,
+            from,
+            to,
+            explicit,
+        } => Cast {
+            expr: bx(expr),
+            from,
+            to,
+            explicit,
+        },
+        And(v) => And(v.into_iter().map(&mut *f).collect()),
+        Or(v) => Or(v.into_iter().map(&mut *f).collect()),
+        Coalesce(v, t) => Coalesce(v.into_iter().map(&mut *f).collect(), t),
+        Func { func, args } => Func {
+            func,
+            args: args.into_iter().map(&mut *f).collect(),
+        },
+        Sys { func, args, ty } => Sys {
+            func,
+            args: args.into_iter().map(&mut *f).collect(),
+            ty,
+        },
+        MinMax { args, greatest, ty } => MinMax {
+            args: args.into_iter().map(&mut *f).collect(),
+            greatest,
+            ty,
+        },
+        Case {
+            operand,
+            whens,
+            else_,
+            ty,
+        } => Case {
+            operand: operand.map(|o| Box::new(f(*o))),
+            whens: whens.into_iter().map(|(w, t)| (f(w), f(t))).collect(),
+            else_: else_.map(|x| Box::new(f(*x))),
+            ty,
+        },
+        InList {
+            expr,
+            list,
+            negated,
+        } => {
+            let x = bx(expr);
+            InList {
+                expr: x,
+                list: list.into_iter().map(&mut *f).collect(),
+                negated,
+            }
+        }
+        InSubquery {
+            expr,
+            plan,
+            negated,
+        } => InSubquery {
+            expr: bx(expr),
+            plan,
+            negated,
+        },
+        other => other,
+    }
+}

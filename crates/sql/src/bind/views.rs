@@ -1,0 +1,200 @@
+//! `pg_catalog` relations, built from the catalog snapshot as constant rows.
+
+use catalog::{BOOTSTRAP_SUPERUSER, PG_CATALOG_NAMESPACE};
+use common::{DataType, PgResult, TypeId, Value};
+
+use super::Binder;
+use crate::plan::{const_row, OutputColumn, Plan};
+
+fn col(name: &str, ty: TypeId) -> OutputColumn {
+    OutputColumn {
+        name: name.into(),
+        ty: DataType::new(ty),
+        table_oid: 0,
+        column_id: 0,
+    }
+}
+
+fn name(s: &str) -> (Value, DataType) {
+    (Value::Text(s.to_string()), TypeId::Name.into())
+}
+fn oid(o: u32) -> (Value, DataType) {
+    (Value::Oid(o), TypeId::Oid.into())
+}
+fn int2(v: i16) -> (Value, DataType) {
+    (Value::Int2(v), TypeId::Int2.into())
+}
+fn int4(v: i32) -> (Value, DataType) {
+    (Value::Int4(v), TypeId::Int4.into())
+}
+fn boolean(v: bool) -> (Value, DataType) {
+    (Value::Bool(v), TypeId::Bool.into())
+}
+fn text(s: &str) -> (Value, DataType) {
+    (Value::Text(s.to_string()), TypeId::Text.into())
+}
+
+impl Binder<'_, '_> {
+    /// The rows of a pg_catalog relation named by `parts`, if it is one.
+    pub(crate) fn catalog_view(
+        &self,
+        parts: &[String],
+    ) -> PgResult<Option<(Plan, Vec<OutputColumn>)>> {
+        let relname = match parts {
+            [n] => n.as_str(),
+            [s, n] if s == "pg_catalog" => n.as_str(),
+            _ => return Ok(None),
+        };
+        if parts.len() == 1 && self.lookup_table(parts)?.is_some() {
+            // A user table shadows nothing in pg_catalog in PostgreSQL either
+            // (pg_catalog is searched first) — but only for these names.
+        }
+        let cat = self.ctx.catalog;
+        let db = self.ctx.db_oid;
+        let (cols, rows): (Vec<OutputColumn>, Vec<Vec<(Value, DataType)>>) = match relname {
+            "pg_namespace" => (
+                vec![
+                    col("oid", TypeId::Oid),
+                    col("nspname", TypeId::Name),
+                    col("nspowner", TypeId::Oid),
+                ],
+                cat.namespaces
+                    .values()
+                    .map(|n| vec![oid(n.oid), name(&n.name), oid(BOOTSTRAP_SUPERUSER)])
+                    .collect(),
+            ),
+            "pg_database" => (
+                vec![
+                    col("oid", TypeId::Oid),
+                    col("datname", TypeId::Name),
+                    col("datdba", TypeId::Oid),
+                    col("encoding", TypeId::Int4),
+                    col("datistemplate", TypeId::Bool),
+                    col("datallowconn", TypeId::Bool),
+                ],
+                cat.databases
+                    .values()
+                    .map(|d| {
+                        vec![
+                            oid(d.oid),
+                            name(&d.name),
+                            oid(d.owner),
+                            int4(6),
+                            boolean(d.is_template),
+                            boolean(d.allow_connections),
+                        ]
+                    })
+                    .collect(),
+            ),
+            "pg_class" => (
+                vec![
+                    col("oid", TypeId::Oid),
+                    col("relname", TypeId::Name),
+                    col("relnamespace", TypeId::Oid),
+                    col("relowner", TypeId::Oid),
+                    col("relfilenode", TypeId::Oid),
+                    col("reltablespace", TypeId::Oid),
+                    col("relkind", TypeId::Text),
+                    col("relpersistence", TypeId::Text),
+                    col("relnatts", TypeId::Int2),
+                    col("relhasindex", TypeId::Bool),
+                ],
+                cat.tables
+                    .values()
+                    .filter(|t| t.db_oid == db)
+                    .map(|t| {
+                        vec![
+                            oid(t.oid),
+                            name(&t.name),
+                            oid(t.namespace),
+                            oid(BOOTSTRAP_SUPERUSER),
+                            oid(t.relfilenode),
+                            oid(0),
+                            text("r"),
+                            text("p"),
+                            int2(t.columns.len() as i16),
+                            boolean(false),
+                        ]
+                    })
+                    .collect(),
+            ),
+            "pg_tables" => (
+                vec![
+                    col("schemaname", TypeId::Name),
+                    col("tablename", TypeId::Name),
+                    col("tableowner", TypeId::Name),
+                ],
+                cat.tables
+                    .values()
+                    .filter(|t| t.db_oid == db)
+                    .map(|t| {
+                        let ns = cat
+                            .namespaces
+                            .get(&t.namespace)
+                            .map(|n| n.name.as_str())
+                            .unwrap_or("");
+                        vec![name(ns), name(&t.name), name("postgres")]
+                    })
+                    .collect(),
+            ),
+            "pg_attribute" => (
+                vec![
+                    col("attrelid", TypeId::Oid),
+                    col("attname", TypeId::Name),
+                    col("atttypid", TypeId::Oid),
+                    col("attlen", TypeId::Int2),
+                    col("attnum", TypeId::Int2),
+                    col("atttypmod", TypeId::Int4),
+                    col("attnotnull", TypeId::Bool),
+                    col("atthasdef", TypeId::Bool),
+                    col("attisdropped", TypeId::Bool),
+                ],
+                cat.tables
+                    .values()
+                    .filter(|t| t.db_oid == db)
+                    .flat_map(|t| {
+                        t.columns.iter().enumerate().map(move |(i, c)| {
+                            let ty = c.data_type();
+                            vec![
+                                oid(t.oid),
+                                name(&c.name),
+                                oid(c.type_oid),
+                                int2(ty.id.typlen()),
+                                int2(i as i16 + 1),
+                                int4(c.typmod),
+                                boolean(c.not_null),
+                                boolean(c.default.is_some()),
+                                boolean(false),
+                            ]
+                        })
+                    })
+                    .collect(),
+            ),
+            "pg_type" => (
+                vec![
+                    col("oid", TypeId::Oid),
+                    col("typname", TypeId::Name),
+                    col("typnamespace", TypeId::Oid),
+                    col("typlen", TypeId::Int2),
+                    col("typtype", TypeId::Text),
+                ],
+                TypeId::ALL
+                    .iter()
+                    .map(|t| {
+                        vec![
+                            oid(t.oid()),
+                            name(t.name()),
+                            oid(PG_CATALOG_NAMESPACE),
+                            int2(t.typlen()),
+                            text(if *t == TypeId::Unknown { "p" } else { "b" }),
+                        ]
+                    })
+                    .collect(),
+            ),
+            _ => return Ok(None),
+        };
+        let width = cols.len();
+        let rows = rows.into_iter().map(const_row).collect();
+        Ok(Some((Plan::Values { rows, width }, cols)))
+    }
+}

@@ -1,0 +1,433 @@
+//! Bound expressions: names resolved to row positions, types resolved,
+//! operators and functions chosen. Built once per statement, evaluated per row
+//! by `exec` (PostgreSQL's ExprState).
+
+use std::sync::Arc;
+
+use common::functions::BuiltinFunction;
+use common::types::ops::{BinaryOp, LikePattern};
+use common::{DataType, Oid, TypeId, Value};
+
+use crate::plan::Plan;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggFunc {
+    CountStar,
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+    BoolAnd,
+    BoolOr,
+    StringAgg,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggCall {
+    pub func: AggFunc,
+    pub args: Vec<Expr>,
+    pub distinct: bool,
+    /// Type of the input (first argument).
+    pub arg_type: TypeId,
+    pub result: DataType,
+}
+
+/// Functions that need the session or the storage layer at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SysFunc {
+    CurrentSetting,
+    SetConfig,
+    RelationSize,
+    TotalRelationSize,
+    RelationFilepath,
+    RelationFilenode,
+    BackendPid,
+    TableIsVisible,
+    FormatType,
+    IsolationTestSessionIsBlocked,
+    PgSleep,
+    StatLwlockReset,
+}
+
+#[derive(Clone)]
+pub struct Like(pub Arc<LikePattern>);
+
+impl std::fmt::Debug for Like {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LikePattern")
+    }
+}
+
+/// A built-in function, compared by identity.
+#[derive(Clone, Copy)]
+pub struct Builtin(pub &'static BuiltinFunction);
+
+impl PartialEq for Builtin {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl std::fmt::Debug for Builtin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
+    }
+}
+
+impl PartialEq for Like {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    Const(Value, DataType),
+    /// Column `index` of the input row.
+    Column(usize, DataType),
+    /// Column of an enclosing query's row (`depth` 1 = the immediate outer).
+    OuterColumn {
+        depth: usize,
+        index: usize,
+        ty: DataType,
+    },
+    /// `$n` (0-based here).
+    Param(usize, DataType),
+    Binary {
+        op: BinaryOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+        ty: DataType,
+    },
+    Neg(Box<Expr>, DataType),
+    And(Vec<Expr>),
+    Or(Vec<Expr>),
+    Not(Box<Expr>),
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
+    /// IS [NOT] TRUE / FALSE.
+    IsBool {
+        expr: Box<Expr>,
+        value: bool,
+        negated: bool,
+    },
+    IsDistinctFrom {
+        left: Box<Expr>,
+        right: Box<Expr>,
+        negated: bool,
+    },
+    /// LIKE / ILIKE with a constant pattern compiled once.
+    LikeConst {
+        expr: Box<Expr>,
+        pattern: Like,
+        negated: bool,
+    },
+    /// LIKE / ILIKE with a pattern computed per row.
+    Like {
+        expr: Box<Expr>,
+        pattern: Box<Expr>,
+        case_insensitive: bool,
+        negated: bool,
+    },
+    Cast {
+        expr: Box<Expr>,
+        from: TypeId,
+        to: DataType,
+        explicit: bool,
+    },
+    Func {
+        func: Builtin,
+        args: Vec<Expr>,
+    },
+    Sys {
+        func: SysFunc,
+        args: Vec<Expr>,
+        ty: DataType,
+    },
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        else_: Option<Box<Expr>>,
+        ty: DataType,
+    },
+    Coalesce(Vec<Expr>, DataType),
+    NullIf(Box<Expr>, Box<Expr>, DataType),
+    /// GREATEST (true) / LEAST (false).
+    MinMax {
+        args: Vec<Expr>,
+        greatest: bool,
+        ty: DataType,
+    },
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Expr>,
+        negated: bool,
+    },
+    ScalarSubquery(Box<Plan>, DataType),
+    Exists {
+        plan: Box<Plan>,
+        negated: bool,
+    },
+    InSubquery {
+        expr: Box<Expr>,
+        plan: Box<Plan>,
+        negated: bool,
+    },
+    /// Aggregate call; only inside an Aggregate's input to the planner,
+    /// replaced by a Column reference above the Aggregate.
+    Agg(Box<AggCall>),
+    /// `regclass` constant printed as a relation name.
+    RegClassName(Oid),
+}
+
+impl Expr {
+    pub fn data_type(&self) -> DataType {
+        use Expr::*;
+        match self {
+            Const(_, t) | Column(_, t) | Param(_, t) | Neg(_, t) => *t,
+            OuterColumn { ty, .. } | Binary { ty, .. } | Sys { ty, .. } | Case { ty, .. } => *ty,
+            Coalesce(_, t) | NullIf(_, _, t) | ScalarSubquery(_, t) => *t,
+            MinMax { ty, .. } => *ty,
+            And(_) | Or(_) | Not(_) | IsNull { .. } | IsBool { .. } | IsDistinctFrom { .. } => {
+                DataType::new(TypeId::Bool)
+            }
+            LikeConst { .. } | Like { .. } | InList { .. } | Exists { .. } | InSubquery { .. } => {
+                DataType::new(TypeId::Bool)
+            }
+            Cast { to, .. } => *to,
+            Func { func, .. } => DataType::new(func.0.ret),
+            Agg(a) => a.result,
+            RegClassName(_) => DataType::new(TypeId::Text),
+        }
+    }
+
+    pub fn type_id(&self) -> TypeId {
+        self.data_type().id
+    }
+
+    /// Highest input column index referenced (+1), for lazy deforming.
+    pub fn columns_needed(&self) -> usize {
+        let mut max = 0;
+        self.visit(&mut |e| {
+            if let Expr::Column(i, _) = e {
+                max = max.max(i + 1);
+            }
+        });
+        max
+    }
+
+    /// Whether the expression has an aggregate call (not inside a subquery).
+    pub fn contains_agg(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| found |= matches!(e, Expr::Agg(_)));
+        found
+    }
+
+    /// Pre-order walk over this expression and its children (not into subquery plans).
+    pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
+        use Expr::*;
+        f(self);
+        match self {
+            Const(..) | Column(..) | OuterColumn { .. } | Param(..) | RegClassName(_) => {}
+            Binary { left, right, .. } | IsDistinctFrom { left, right, .. } => {
+                left.visit(f);
+                right.visit(f);
+            }
+            NullIf(a, b, _) => {
+                a.visit(f);
+                b.visit(f);
+            }
+            Like { expr, pattern, .. } => {
+                expr.visit(f);
+                pattern.visit(f);
+            }
+            Neg(e, _) | Not(e) | IsNull { expr: e, .. } | IsBool { expr: e, .. } => e.visit(f),
+            LikeConst { expr, .. } | Cast { expr, .. } => expr.visit(f),
+            And(v) | Or(v) | Coalesce(v, _) => v.iter().for_each(|e| e.visit(f)),
+            Func { args, .. } | Sys { args, .. } | MinMax { args, .. } => {
+                args.iter().for_each(|e| e.visit(f))
+            }
+            Case {
+                operand,
+                whens,
+                else_,
+                ..
+            } => {
+                if let Some(o) = operand {
+                    o.visit(f);
+                }
+                for (w, t) in whens {
+                    w.visit(f);
+                    t.visit(f);
+                }
+                if let Some(e) = else_ {
+                    e.visit(f);
+                }
+            }
+            InList { expr, list, .. } => {
+                expr.visit(f);
+                list.iter().for_each(|e| e.visit(f));
+            }
+            InSubquery { expr, .. } => expr.visit(f),
+            ScalarSubquery(..) | Exists { .. } => {}
+            Agg(a) => a.args.iter().for_each(|e| e.visit(f)),
+        }
+    }
+
+    /// Rebuilds the expression bottom-up through `f` (children first).
+    pub fn transform(
+        self,
+        f: &mut dyn FnMut(Expr) -> common::PgResult<Expr>,
+    ) -> common::PgResult<Expr> {
+        use Expr::*;
+        let bx = |e: Box<Expr>, f: &mut dyn FnMut(Expr) -> common::PgResult<Expr>| {
+            e.transform(f).map(Box::new)
+        };
+        let e = match self {
+            Binary {
+                op,
+                left,
+                right,
+                ty,
+            } => Binary {
+                op,
+                left: bx(left, f)?,
+                right: bx(right, f)?,
+                ty,
+            },
+            IsDistinctFrom {
+                left,
+                right,
+                negated,
+            } => IsDistinctFrom {
+                left: bx(left, f)?,
+                right: bx(right, f)?,
+                negated,
+            },
+            NullIf(a, b, t) => NullIf(bx(a, f)?, bx(b, f)?, t),
+            Like {
+                expr,
+                pattern,
+                case_insensitive,
+                negated,
+            } => Like {
+                expr: bx(expr, f)?,
+                pattern: bx(pattern, f)?,
+                case_insensitive,
+                negated,
+            },
+            Neg(e, t) => Neg(bx(e, f)?, t),
+            Not(e) => Not(bx(e, f)?),
+            IsNull { expr, negated } => IsNull {
+                expr: bx(expr, f)?,
+                negated,
+            },
+            IsBool {
+                expr,
+                value,
+                negated,
+            } => IsBool {
+                expr: bx(expr, f)?,
+                value,
+                negated,
+            },
+            LikeConst {
+                expr,
+                pattern,
+                negated,
+            } => LikeConst {
+                expr: bx(expr, f)?,
+                pattern,
+                negated,
+            },
+            Cast {
+                expr,
+                from,
+                to,
+                explicit,
+            } => Cast {
+                expr: bx(expr, f)?,
+                from,
+                to,
+                explicit,
+            },
+            And(v) => And(v
+                .into_iter()
+                .map(|e| e.transform(f))
+                .collect::<Result<_, _>>()?),
+            Or(v) => Or(v
+                .into_iter()
+                .map(|e| e.transform(f))
+                .collect::<Result<_, _>>()?),
+            Coalesce(v, t) => Coalesce(
+                v.into_iter()
+                    .map(|e| e.transform(f))
+                    .collect::<Result<_, _>>()?,
+                t,
+            ),
+            Func { func, args } => Func {
+                func,
+                args: args
+                    .into_iter()
+                    .map(|e| e.transform(f))
+                    .collect::<Result<_, _>>()?,
+            },
+            Sys { func, args, ty } => Sys {
+                func,
+                args: args
+                    .into_iter()
+                    .map(|e| e.transform(f))
+                    .collect::<Result<_, _>>()?,
+                ty,
+            },
+            MinMax { args, greatest, ty } => MinMax {
+                args: args
+                    .into_iter()
+                    .map(|e| e.transform(f))
+                    .collect::<Result<_, _>>()?,
+                greatest,
+                ty,
+            },
+            Case {
+                operand,
+                whens,
+                else_,
+                ty,
+            } => Case {
+                operand: operand.map(|o| bx(o, f)).transpose()?,
+                whens: whens
+                    .into_iter()
+                    .map(|(w, t)| Ok((w.transform(f)?, t.transform(f)?)))
+                    .collect::<common::PgResult<_>>()?,
+                else_: else_.map(|e| bx(e, f)).transpose()?,
+                ty,
+            },
+            InList {
+                expr,
+                list,
+                negated,
+            } => InList {
+                expr: bx(expr, f)?,
+                list: list
+                    .into_iter()
+                    .map(|e| e.transform(f))
+                    .collect::<Result<_, _>>()?,
+                negated,
+            },
+            InSubquery {
+                expr,
+                plan,
+                negated,
+            } => InSubquery {
+                expr: bx(expr, f)?,
+                plan,
+                negated,
+            },
+            other => other,
+        };
+        f(e)
+    }
+}

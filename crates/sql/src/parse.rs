@@ -1,0 +1,484 @@
+//! Splitting a query string into statements and parsing each: a small
+//! pre-parser handles PostgreSQL utility commands that `sqlparser` lacks or
+//! parses differently (SET/SHOW/RESET, transaction control, DROP, TRUNCATE,
+//! CHECKPOINT, CREATE EXTENSION); everything else goes to `sqlparser`.
+
+use common::{PgError, PgResult};
+use sqlparser::ast::Statement;
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::Parser;
+
+/// A statement and its byte offset in the original query string.
+#[derive(Debug, Clone)]
+pub struct StatementText<'a> {
+    pub text: &'a str,
+    pub offset: usize,
+}
+
+/// Splits at top-level semicolons, respecting quotes, comments and dollar quotes.
+pub fn split_statements(sql: &str) -> Vec<StatementText<'_>> {
+    let b = sql.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    let mut depth = 0i32;
+    while i < b.len() {
+        match b[i] {
+            b'\'' | b'"' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() {
+                    if b[i] == q {
+                        if i + 1 < b.len() && b[i + 1] == q {
+                            i += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                let mut nest = 1;
+                while i < b.len() && nest > 0 {
+                    if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+                        nest -= 1;
+                        i += 1;
+                    } else if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+                        nest += 1;
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                continue;
+            }
+            b'$' => {
+                // $tag$ ... $tag$
+                let mut j = i + 1;
+                while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                    j += 1;
+                }
+                if j < b.len() && b[j] == b'$' && !(j > i + 1 && b[i + 1].is_ascii_digit()) {
+                    let tag = &sql[i..=j];
+                    if let Some(end) = sql[j + 1..].find(tag) {
+                        i = j + 1 + end + tag.len();
+                        continue;
+                    }
+                    i = b.len();
+                    continue;
+                }
+            }
+            b'(' => depth += 1,
+            b')' => depth -= 1,
+            b';' if depth <= 0 => {
+                out.push(StatementText {
+                    text: &sql[start..i],
+                    offset: start,
+                });
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push(StatementText {
+        text: &sql[start..],
+        offset: start,
+    });
+    out.retain(|s| !is_blank(s.text));
+    out
+}
+
+/// Whether a string holds only whitespace and comments.
+pub fn is_blank(s: &str) -> bool {
+    let mut rest = s.trim_start();
+    loop {
+        if rest.is_empty() {
+            return true;
+        }
+        if let Some(r) = rest.strip_prefix("--") {
+            rest = r.split_once('\n').map(|x| x.1).unwrap_or("").trim_start();
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.split_once("*/").map(|x| x.1).unwrap_or("").trim_start();
+        } else {
+            return false;
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Utility {
+    Set {
+        name: String,
+        value: Option<String>,
+        local: bool,
+    },
+    Show {
+        name: String,
+    },
+    Begin,
+    Commit,
+    Rollback,
+    DropTable {
+        names: Vec<Vec<String>>,
+        if_exists: bool,
+    },
+    Truncate {
+        names: Vec<Vec<String>>,
+    },
+    Checkpoint,
+    CreateExtension {
+        name: String,
+        if_not_exists: bool,
+    },
+    /// Accepted and ignored (DISCARD ALL etc.); the string is the tag.
+    NoOp(String),
+}
+
+#[derive(Debug, Clone)]
+pub enum ParsedStatement {
+    Utility(Utility),
+    Sql(Box<Statement>),
+}
+
+/// Simple tokens for the pre-parser: words (lowercased unless quoted),
+/// strings, numbers and punctuation.
+fn tokens(s: &str) -> Option<Vec<(String, bool)>> {
+    let mut out = Vec::new();
+    let mut it = s.char_indices().peekable();
+    while let Some(&(i, c)) = it.peek() {
+        if c.is_whitespace() {
+            it.next();
+        } else if c == '-' && s[i..].starts_with("--") {
+            while let Some(&(_, c)) = it.peek() {
+                if c == '\n' {
+                    break;
+                }
+                it.next();
+            }
+        } else if c == '\'' || c == '"' {
+            it.next();
+            let mut v = String::new();
+            loop {
+                match it.next() {
+                    Some((_, ch)) if ch == c => {
+                        if it.peek().map(|x| x.1) == Some(c) {
+                            it.next();
+                            v.push(c);
+                        } else {
+                            break;
+                        }
+                    }
+                    Some((_, ch)) => v.push(ch),
+                    None => return None,
+                }
+            }
+            out.push((v, true));
+        } else if c.is_alphanumeric() || c == '_' || c == '.' || c == '-' || c == '+' {
+            let mut v = String::new();
+            while let Some(&(_, ch)) = it.peek() {
+                if ch.is_alphanumeric()
+                    || ch == '_'
+                    || ch == '.'
+                    || ch == '-'
+                    || ch == '+'
+                    || ch == '$'
+                {
+                    v.push(ch);
+                    it.next();
+                } else {
+                    break;
+                }
+            }
+            out.push((v.to_lowercase(), false));
+        } else {
+            out.push((c.to_string(), false));
+            it.next();
+        }
+    }
+    Some(out)
+}
+
+fn qualified_names(toks: &[(String, bool)]) -> Option<Vec<Vec<String>>> {
+    let mut names = Vec::new();
+    for part in toks.split(|t| t.0 == "," && !t.1) {
+        let mut name = Vec::new();
+        for (t, quoted) in part {
+            if *quoted {
+                name.push(t.clone());
+            } else {
+                for p in t.split('.') {
+                    if !p.is_empty() {
+                        name.push(p.to_string());
+                    }
+                }
+            }
+        }
+        if name.is_empty() || name.len() > 3 {
+            return None;
+        }
+        names.push(name);
+    }
+    Some(names)
+}
+
+fn parse_utility(text: &str) -> Option<Utility> {
+    let toks = tokens(text)?;
+    let words: Vec<&str> = toks
+        .iter()
+        .map(|(t, q)| if *q { "" } else { t.as_str() })
+        .collect();
+    match words.as_slice() {
+        ["begin", ..] | ["start", "transaction", ..] => Some(Utility::Begin),
+        ["commit", ..] | ["end", ..] => Some(Utility::Commit),
+        ["rollback"] | ["rollback", "work" | "transaction"] | ["abort", ..] => {
+            Some(Utility::Rollback)
+        }
+        ["checkpoint"] => Some(Utility::Checkpoint),
+        ["discard", "all"] => Some(Utility::NoOp("DISCARD ALL".into())),
+        ["show", rest @ ..] if !rest.is_empty() => {
+            let name = toks[1..]
+                .iter()
+                .map(|t| t.0.clone())
+                .collect::<Vec<_>>()
+                .join(" ");
+            Some(Utility::Show { name })
+        }
+        ["reset", "all"] => Some(Utility::Set {
+            name: "all".into(),
+            value: None,
+            local: false,
+        }),
+        ["reset", _] => Some(Utility::Set {
+            name: toks[1].0.to_lowercase(),
+            value: None,
+            local: false,
+        }),
+        ["set", rest @ ..] => {
+            let (local, rest, off) = match rest {
+                ["local", r @ ..] => (true, r, 2),
+                ["session", r @ ..] => (false, r, 2),
+                r => (false, r, 1),
+            };
+            if rest.first() == Some(&"transaction") || rest.first() == Some(&"session") {
+                return None;
+            }
+            if rest.len() >= 2 && rest[0] == "time" && rest[1] == "zone" {
+                let vals = &toks[off + 2..];
+                let value = vals
+                    .iter()
+                    .map(|t| t.0.clone())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let value = if value == "local" || value == "default" {
+                    None
+                } else {
+                    Some(value)
+                };
+                return Some(Utility::Set {
+                    name: "timezone".into(),
+                    value,
+                    local,
+                });
+            }
+            let name = toks.get(off)?.0.to_lowercase();
+            let sep = toks.get(off + 1)?;
+            if sep.1 || (sep.0 != "to" && sep.0 != "=") {
+                return None;
+            }
+            let vals: Vec<String> = toks[off + 2..]
+                .iter()
+                .filter(|t| !(t.0 == "," && !t.1))
+                .map(|t| t.0.clone())
+                .collect();
+            if vals.is_empty() {
+                return None;
+            }
+            let value = vals.join(", ");
+            let value = if vals.len() == 1 && vals[0] == "default" && !toks[off + 2].1 {
+                None
+            } else {
+                Some(value)
+            };
+            Some(Utility::Set { name, value, local })
+        }
+        ["drop", "table", "if", "exists", ..] => {
+            let rest = strip_behavior(&toks[4..]);
+            Some(Utility::DropTable {
+                names: qualified_names(rest)?,
+                if_exists: true,
+            })
+        }
+        ["drop", "table", ..] => {
+            let rest = strip_behavior(&toks[2..]);
+            Some(Utility::DropTable {
+                names: qualified_names(rest)?,
+                if_exists: false,
+            })
+        }
+        ["truncate", "table", ..] => Some(Utility::Truncate {
+            names: qualified_names(strip_behavior(&toks[2..]))?,
+        }),
+        ["truncate", ..] => Some(Utility::Truncate {
+            names: qualified_names(strip_behavior(&toks[1..]))?,
+        }),
+        ["create", "extension", "if", "not", "exists", name, ..] => {
+            Some(Utility::CreateExtension {
+                name: name.to_string(),
+                if_not_exists: true,
+            })
+        }
+        ["create", "extension", name, ..] => Some(Utility::CreateExtension {
+            name: name.to_string(),
+            if_not_exists: false,
+        }),
+        _ => None,
+    }
+}
+
+fn strip_behavior(toks: &[(String, bool)]) -> &[(String, bool)] {
+    let mut t = toks;
+    while let Some(last) = t.last() {
+        if !last.1
+            && matches!(
+                last.0.as_str(),
+                "cascade" | "restrict" | "continue" | "identity" | "restart"
+            )
+        {
+            t = &t[..t.len() - 1];
+        } else {
+            break;
+        }
+    }
+    t
+}
+
+/// Parses one statement. `offset` is its position in the whole query string,
+/// so syntax error positions are reported relative to what the client sent.
+pub fn parse_statement(full: &str, stmt: &StatementText<'_>) -> PgResult<ParsedStatement> {
+    if let Some(u) = parse_utility(stmt.text) {
+        return Ok(ParsedStatement::Utility(u));
+    }
+    let dialect = PostgreSqlDialect {};
+    let parsed = Parser::new(&dialect)
+        .with_recursion_limit(200)
+        .try_with_sql(stmt.text)
+        .and_then(|mut p| p.parse_statements());
+    match parsed {
+        Ok(mut v) if v.len() == 1 => Ok(ParsedStatement::Sql(Box::new(v.remove(0)))),
+        Ok(v) if v.is_empty() => Err(PgError::syntax("syntax error at end of input")),
+        Ok(_) => Err(PgError::syntax("cannot parse multiple statements here")),
+        Err(e) => Err(syntax_error(full, stmt, &e.to_string())),
+    }
+}
+
+/// Turns a sqlparser message ("Expected: X, found: Y at Line: 1, Column: 8")
+/// into PostgreSQL's form ("syntax error at or near "Y"", position).
+fn syntax_error(full: &str, stmt: &StatementText<'_>, msg: &str) -> PgError {
+    let (body, pos) = match msg.rfind(" at Line: ") {
+        Some(i) => {
+            let loc = &msg[i + " at Line: ".len()..];
+            let mut parts = loc.split(", Column: ");
+            let line: usize = parts
+                .next()
+                .and_then(|l| l.trim().parse().ok())
+                .unwrap_or(1);
+            let col: usize = parts
+                .next()
+                .and_then(|c| c.trim().parse().ok())
+                .unwrap_or(1);
+            (&msg[..i], Some((line, col)))
+        }
+        None => (msg, None),
+    };
+    let found = body.rsplit_once("found: ").map(|x| x.1.trim());
+    let message = match found {
+        Some("EOF") | None if body.contains("EOF") => "syntax error at end of input".to_string(),
+        Some(tok) => format!("syntax error at or near \"{}\"", tok.trim_matches('"')),
+        None => format!(
+            "syntax error: {}",
+            body.trim_start_matches("sql parser error: ")
+        ),
+    };
+    let mut err = PgError::syntax(message);
+    // Character position (1-based) of the offending token in the whole string.
+    let char_pos = match pos {
+        Some((line, col)) => {
+            let mut offset = 0;
+            for (n, l) in stmt.text.split_inclusive('\n').enumerate() {
+                if n + 1 == line {
+                    offset += l
+                        .chars()
+                        .take(col.saturating_sub(1))
+                        .map(char::len_utf8)
+                        .sum::<usize>();
+                    break;
+                }
+                offset += l.len();
+            }
+            Some(
+                full[..(stmt.offset + offset).min(full.len())]
+                    .chars()
+                    .count()
+                    + 1,
+            )
+        }
+        None => None,
+    };
+    let char_pos = char_pos.unwrap_or_else(|| full.trim_end().chars().count() + 1);
+    err = err.with_position(char_pos as u32);
+    err
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_statements() {
+        let s = "select 1; select 'a;b'; -- c;\n select $$x;y$$;  ";
+        let v: Vec<_> = split_statements(s)
+            .iter()
+            .map(|x| x.text.trim().to_string())
+            .collect();
+        assert_eq!(
+            v,
+            vec!["select 1", "select 'a;b'", "-- c;\n select $$x;y$$"]
+        );
+    }
+
+    #[test]
+    fn syntax_error_has_position() {
+        let q = "select 1; selec 2";
+        let parts = split_statements(q);
+        let e = parse_statement(q, &parts[1]).unwrap_err();
+        assert_eq!(e.code, common::SqlState::SYNTAX_ERROR);
+        assert_eq!(e.message, "syntax error at or near \"selec\"");
+        assert_eq!(e.position, Some(11));
+    }
+
+    #[test]
+    fn utilities() {
+        assert!(matches!(
+            parse_utility("SET search_path TO public, x"),
+            Some(Utility::Set { .. })
+        ));
+        assert!(matches!(
+            parse_utility("drop table if exists a, b cascade"),
+            Some(Utility::DropTable {
+                if_exists: true,
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse_utility("show all"),
+            Some(Utility::Show { .. })
+        ));
+    }
+}
