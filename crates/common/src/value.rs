@@ -47,3 +47,60 @@ impl Value {
         })
     }
 }
+
+impl Value {
+    /// A text value.
+    pub fn text(s: impl Into<String>) -> Value {
+        Value::Text(s.into())
+    }
+
+    /// A numeric value.
+    pub fn numeric(n: Numeric) -> Value {
+        Value::Numeric(Box::new(n))
+    }
+
+    /// The string of a `Text` value.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// Integer value of int2/int4/int8/oid.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int2(v) => Some(*v as i64),
+            Value::Int4(v) => Some(*v as i64),
+            Value::Int8(v) => Some(*v),
+            Value::Oid(v) => Some(*v as i64),
+            _ => None,
+        }
+    }
+
+    /// Value of a numeric-family value as a double.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Int2(v) => Some(*v as f64),
+            Value::Int4(v) => Some(*v as f64),
+            Value::Int8(v) => Some(*v as f64),
+            Value::Float4(v) => Some(*v as f64),
+            Value::Float8(v) => Some(*v),
+            Value::Numeric(n) => Some(n.to_f64()),
+            _ => None,
+        }
+    }
+
+    /// PostgreSQL's text output of a non-null value as type `ty`
+    /// (see `types::io::format_text`).
+    pub fn to_pg_text(&self, ty: TypeId) -> String {
+        crate::types::io::to_text(self, ty)
+    }
+}

@@ -407,7 +407,7 @@ fn eval_sys(func: SysFunc, args: &[Value], env: &mut ExecEnv) -> PgResult<Value>
                 Some("fsm") => storage::ForkNumber::Fsm,
                 Some("vm") => storage::ForkNumber::VisibilityMap,
                 Some(other) => {
-                    return Err(PgError::new(SqlState::INVALID_PARAMETER_VALUE, format!("invalid fork name")).with_hint(format!("Valid fork names are \"main\", \"fsm\", \"vm\", and \"init\"; got \"{other}\".")))
+                    return Err(PgError::new(SqlState::INVALID_PARAMETER_VALUE, "invalid fork name").with_hint(format!("Valid fork names are \"main\", \"fsm\", \"vm\", and \"init\"; got \"{other}\".")))
                 }
             };
             let smgr = env.pool.smgr();

@@ -543,6 +543,33 @@ struct AggregateOp<'p> {
 impl Operator for AggregateOp<'_> {
     fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
         if self.output.is_none() {
+            if self.keys.is_empty() {
+                // Plain aggregate: one group, no hashing per row.
+                let mut accs: Vec<AggAccumulator> =
+                    self.aggs.iter().map(AggAccumulator::new).collect();
+                let mut args = Vec::new();
+                let mut n = 0u64;
+                while let Some(r) = self.input.next(env)? {
+                    n += 1;
+                    if n.is_multiple_of(4096) {
+                        env.check_cancel()?;
+                    }
+                    for (acc, call) in accs.iter_mut().zip(self.aggs) {
+                        args.clear();
+                        for a in &call.args {
+                            args.push(eval(a, &r, env)?);
+                        }
+                        acc.accumulate(call, &args)?;
+                    }
+                }
+                let row = accs
+                    .into_iter()
+                    .zip(self.aggs)
+                    .map(|(acc, call)| acc.finish(call))
+                    .collect::<PgResult<Row>>()?;
+                self.output = Some(vec![row].into_iter());
+                return Ok(self.output.as_mut().unwrap().next());
+            }
             let mut groups: HashMap<GroupKey, Vec<AggAccumulator>> = HashMap::new();
             let mut order: Vec<GroupKey> = Vec::new();
             let mut args = Vec::new();

@@ -294,7 +294,7 @@ fn parse_utility(text: &str) -> Option<Utility> {
             }
             let vals: Vec<String> = toks[off + 2..]
                 .iter()
-                .filter(|t| !(t.0 == "," && !t.1))
+                .filter(|t| t.0 != "," || t.1)
                 .map(|t| t.0.clone())
                 .collect();
             if vals.is_empty() {

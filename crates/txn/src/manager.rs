@@ -113,6 +113,7 @@ impl TransactionManager {
             running,
             own_xid,
             command_id,
+            last_lookup: std::cell::Cell::new((0, false)),
         }
     }
 

@@ -17,6 +17,9 @@ pub struct Snapshot {
     pub own_xid: Xid,
     /// Commands of the own transaction before this one are visible.
     pub command_id: u32,
+    /// Last xid looked up in the commit log and whether it committed: a scan
+    /// meets the same xid on tuple after tuple (PostgreSQL's cachedFetchXid).
+    pub(crate) last_lookup: std::cell::Cell<(Xid, bool)>,
 }
 
 impl Snapshot {
@@ -29,7 +32,15 @@ impl Snapshot {
         if xid >= self.xmin && self.running.binary_search(&xid).is_ok() {
             return false;
         }
-        tm.clog().status(xid) == XidStatus::Committed
+        let (cached, committed) = self.last_lookup.get();
+        if cached == xid {
+            return committed;
+        }
+        let committed = tm.clog().status(xid) == XidStatus::Committed;
+        // Only final states are cached; a snapshot never sees `xid` change
+        // from committed, and an xid below xmax not running is final.
+        self.last_lookup.set((xid, committed));
+        committed
     }
 
     /// Visibility of a tuple version with header fields xmin/cmin and xmax/cmax.

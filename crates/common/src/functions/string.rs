@@ -122,9 +122,9 @@ pub fn strpos(args: &[Value]) -> PgResult<Value> {
     Ok(Value::Int4(strpos_in(text(args, 0)?, text(args, 1)?)))
 }
 
-/// position(substring, string) — note the argument order.
+/// position(string, substring): the function behind `position(sub IN string)`.
 pub fn position(args: &[Value]) -> PgResult<Value> {
-    Ok(Value::Int4(strpos_in(text(args, 1)?, text(args, 0)?)))
+    strpos(args)
 }
 
 fn trim_impl(args: &[Value], left: bool, right: bool) -> PgResult<Value> {

@@ -122,6 +122,46 @@ fn lookup() {
             .message,
         "function substr(text, bigint) does not exist"
     );
+    // Checked against PostgreSQL 15.
+    assert_eq!(lookup_function("abs", &[Unknown]).unwrap().ret, Float8);
+    assert_eq!(lookup_function("round", &[Unknown]).unwrap().ret, Float8);
+    assert_eq!(lookup_function("round", &[Int4]).unwrap().ret, Float8);
+    assert_eq!(
+        lookup_function("substr", &[Unknown, Unknown])
+            .unwrap()
+            .arg_types,
+        &[Text, Int4]
+    );
+    assert_eq!(
+        lookup_function("mod", &[Int4, Numeric]).unwrap().ret,
+        Numeric
+    );
+    assert_eq!(
+        lookup_function("power", &[Numeric, Int4]).unwrap().ret,
+        Numeric
+    );
+    assert_eq!(lookup_function("trunc", &[Float4]).unwrap().ret, Float8);
+    assert_eq!(lookup_function("abs", &[Int8]).unwrap().ret, Int8);
+    assert_eq!(lookup_function("exp", &[Int8]).unwrap().ret, Float8);
+    assert_eq!(lookup_function("div", &[Int4, Int4]).unwrap().ret, Numeric);
+    assert_eq!(
+        lookup_function("date_part", &[Unknown, Date]).unwrap().ret,
+        Float8
+    );
+    for (name, args) in [("gcd", vec![Int2, Int2]), ("to_hex", vec![Int2])] {
+        let e = lookup_function(name, &args).unwrap_err();
+        assert_eq!(e.code, SqlState::AMBIGUOUS_FUNCTION, "{name}");
+    }
+    assert_eq!(
+        lookup_function("gcd", &[Int2, Int2]).unwrap_err().message,
+        "function gcd(smallint, smallint) is not unique"
+    );
+    assert_eq!(
+        lookup_function("concat_ws", &[Int4, Int4])
+            .unwrap_err()
+            .message,
+        "function concat_ws(integer, integer) does not exist"
+    );
     for f in builtins() {
         assert!(!f.name.is_empty());
     }
@@ -203,6 +243,7 @@ fn strings() {
     assert_eq!(call("to_hex", &[Value::Int4(255)]), "ff");
     assert_eq!(call("strpos", &[t("héllo"), t("ll")]), "3");
     assert_eq!(call("strpos", &[t("hello"), t("z")]), "0");
+    assert_eq!(call("position", &[t("hello"), t("ll")]), "3");
     assert_eq!(call("btrim", &[t("xxhixx"), t("x")]), "hi");
     assert_eq!(call("ltrim", &[t("  hi ")]), "hi ");
     assert_eq!(call("rtrim", &[t("  hi ")]), "  hi");

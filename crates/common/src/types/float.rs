@@ -41,21 +41,17 @@ pub fn write_f64(v: f64, out: &mut String) {
         out.push_str(s);
         return;
     }
-    let mut b = StackBuf::<48>::new();
-    let _ = write!(b, "{v:e}");
-    if on_boundary(b.as_str(), v.abs().to_bits(), 52, 1075) {
-        for prec in 1..=17usize {
-            let mut c = StackBuf::<48>::new();
-            let _ = write!(c, "{v:.prec$e}");
-            let ok = c.as_str().parse::<f64>().ok() == Some(v)
-                && !on_boundary(c.as_str(), v.abs().to_bits(), 52, 1075);
-            if ok {
-                b = c;
-                break;
-            }
-        }
-    }
-    layout(b.as_str(), 15, out);
+    let mut buf = ryu::Buffer::new();
+    let d = Decimal::parse(buf.format_finite(v));
+    let d = fix_shortest(d, v.abs().to_bits(), 52, 1075, |p| {
+        let mut c = StackBuf::<48>::new();
+        let _ = write!(c, "{:.p$e}", v.abs());
+        (
+            Decimal::parse(c.as_str()),
+            c.as_str().parse::<f64>().ok() == Some(v.abs()),
+        )
+    });
+    layout(v < 0.0, &d, 15, out);
 }
 
 /// Appends PostgreSQL's output of a real.
@@ -64,75 +60,179 @@ pub fn write_f32(v: f32, out: &mut String) {
         out.push_str(s);
         return;
     }
-    let mut b = StackBuf::<48>::new();
-    let _ = write!(b, "{v:e}");
-    if on_boundary(b.as_str(), v.abs().to_bits() as u64, 23, 150) {
-        for prec in 1..=9usize {
-            let mut c = StackBuf::<48>::new();
-            let _ = write!(c, "{v:.prec$e}");
-            let ok = c.as_str().parse::<f32>().ok() == Some(v)
-                && !on_boundary(c.as_str(), v.abs().to_bits() as u64, 23, 150);
-            if ok {
-                b = c;
-                break;
-            }
-        }
-    }
-    layout(b.as_str(), 6, out);
+    let mut buf = ryu::Buffer::new();
+    let d = Decimal::parse(buf.format_finite(v));
+    let d = fix_shortest(d, v.abs().to_bits() as u64, 23, 150, |p| {
+        let mut c = StackBuf::<48>::new();
+        let _ = write!(c, "{:.p$e}", v.abs());
+        (
+            Decimal::parse(c.as_str()),
+            c.as_str().parse::<f32>().ok() == Some(v.abs()),
+        )
+    });
+    layout(v < 0.0, &d, 6, out);
 }
 
-/// Whether the decimal `sci` (`d.ddde±x`) lies exactly halfway between the
-/// float with bits `bits` (of a type with `mant_bits` fraction bits and
-/// exponent bias+shift `bias`) and a neighbour. PostgreSQL's shortest-digit
-/// output (Ryu without STRICTLY_SHORTEST) never picks such a point; Rust's may.
-fn on_boundary(sci: &str, bits: u64, mant_bits: u32, bias: i32) -> bool {
-    let (mant, exp) = sci.split_once('e').unwrap_or((sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let mut digits: u64 = 0;
-    let mut n = 0i32;
-    for c in mant.bytes().filter(u8::is_ascii_digit) {
-        if n >= 19 {
-            return false;
+/// A positive decimal: significant digits (no leading/trailing zeros) and the
+/// power of ten of the first digit.
+#[derive(Clone, Copy)]
+struct Decimal {
+    digits: [u8; 24],
+    len: usize,
+    exp: i32,
+}
+
+impl Decimal {
+    /// Parses Rust / ryu float output: `123.45`, `1.5e-7`, `1e20`, `0.0001`.
+    fn parse(s: &str) -> Decimal {
+        let s = s.trim_start_matches('-');
+        let (mant, e) = match s.find(['e', 'E']) {
+            Some(i) => (&s[..i], s[i + 1..].parse::<i32>().unwrap_or(0)),
+            None => (s, 0),
+        };
+        let int_len = mant.find('.').unwrap_or(mant.len()) as i32;
+        let mut d = Decimal {
+            digits: [0; 24],
+            len: 0,
+            exp: 0,
+        };
+        let mut leading = 0i32;
+        for c in mant.bytes().filter(u8::is_ascii_digit) {
+            if d.len == 0 && c == b'0' {
+                leading += 1;
+                continue;
+            }
+            if d.len < d.digits.len() {
+                d.digits[d.len] = c;
+                d.len += 1;
+            }
         }
-        digits = digits * 10 + (c - b'0') as u64;
-        n += 1;
+        while d.len > 1 && d.digits[d.len - 1] == b'0' {
+            d.len -= 1;
+        }
+        d.exp = e + int_len - 1 - leading;
+        d
     }
-    if digits == 0 {
-        return false;
+    fn digits(&self) -> &str {
+        std::str::from_utf8(&self.digits[..self.len]).unwrap_or("0")
     }
-    // decimal = digits * 10^k = a * 2^b with a odd.
-    let k = exp - (n - 1);
-    let (mut a, mut b): (u128, i32) = if k >= 0 {
+    /// (integer of the digits, power of ten of the last digit).
+    fn int_and_k(&self) -> Option<(u64, i32)> {
+        if self.len > 19 {
+            return None;
+        }
+        let v = self.digits().parse().ok()?;
+        Some((v, self.exp - (self.len as i32 - 1)))
+    }
+}
+
+/// PostgreSQL's shortest output (Ryu without STRICTLY_SHORTEST) never picks a
+/// decimal lying exactly halfway to a neighbouring float, and breaks ties
+/// between equally short candidates toward an even last digit. `exact(p)`
+/// formats with p digits after the first, and says whether that round-trips.
+fn fix_shortest(
+    d: Decimal,
+    bits: u64,
+    mant_bits: u32,
+    bias: i32,
+    exact: impl Fn(usize) -> (Decimal, bool),
+) -> Decimal {
+    let Some((digits, k)) = d.int_and_k() else {
+        return d;
+    };
+    if on_boundary(digits, k, bits, mant_bits, bias) {
+        for p in d.len..=17 {
+            let (c, round_trips) = exact(p);
+            let ok = round_trips
+                && c.int_and_k()
+                    .is_some_and(|(cd, ck)| !on_boundary(cd, ck, bits, mant_bits, bias));
+            if ok {
+                return c;
+            }
+        }
+        return d;
+    }
+    if digits % 2 == 0 {
+        return d;
+    }
+    let (m, e, _) = float_parts(bits, mant_bits, bias);
+    if m == 0 {
+        return d;
+    }
+    // Is 2v = m * 2^(e+1) equal to (2*digits ± 1) * 10^k?
+    let (mv, ev) = (m >> m.trailing_zeros(), e + 1 + m.trailing_zeros() as i32);
+    for (t, alt) in [
+        (2 * digits as u128 + 1, digits + 1),
+        (2 * digits as u128 - 1, digits - 1),
+    ] {
+        if alt != 0 && odd_dyadic(t, k) == Some((mv, ev)) {
+            let mut c = StackBuf::<24>::new();
+            let _ = write!(c, "{alt}");
+            let mut r = Decimal::parse(c.as_str());
+            r.exp = k + c.as_str().len() as i32 - 1;
+            return r;
+        }
+    }
+    d
+}
+
+/// `t * 10^k` as (odd a, b) with value a * 2^b; None when that cannot equal a
+/// float midpoint (not dyadic, or far too many bits).
+fn odd_dyadic(t: u128, k: i32) -> Option<(u128, i32)> {
+    if t == 0 {
+        return None;
+    }
+    let (mut a, mut b) = if k >= 0 {
         if k > 26 {
-            return false;
+            return None;
         }
-        (digits as u128 * 5u128.pow(k as u32), k)
+        (t.checked_mul(5u128.pow(k as u32))?, k)
     } else {
         if -k > 27 {
-            return false;
+            return None;
         }
-        let p = 5u128.pow((-k) as u32);
-        if digits as u128 % p != 0 {
-            return false;
+        let p = 5u64.pow((-k) as u32);
+        // u64 arithmetic when possible: u128 division is slow.
+        match u64::try_from(t) {
+            Ok(t) if t % p != 0 => return None,
+            Ok(t) => ((t / p) as u128, k),
+            Err(_) if !t.is_multiple_of(p as u128) => return None,
+            Err(_) => (t / p as u128, k),
         }
-        (digits as u128 / p, k)
     };
     let tz = a.trailing_zeros();
     a >>= tz;
     b += tz as i32;
-    // The float: m * 2^e.
+    Some((a, b))
+}
+
+/// The float with these bits as (m, e, just above a power of two): value m * 2^e.
+fn float_parts(bits: u64, mant_bits: u32, bias: i32) -> (u128, i32, bool) {
     let exp_bits = (bits >> mant_bits) as i32;
     let frac = bits & ((1u64 << mant_bits) - 1);
-    let (m, e) = if exp_bits == 0 {
-        (frac as u128, 1 - bias)
+    if exp_bits == 0 {
+        (frac as u128, 1 - bias, false)
     } else {
-        ((frac | (1u64 << mant_bits)) as u128, exp_bits - bias)
+        (
+            (frac | (1u64 << mant_bits)) as u128,
+            exp_bits - bias,
+            frac == 0 && exp_bits > 1,
+        )
+    }
+}
+
+/// Whether digits * 10^k lies exactly halfway between the float with bits
+/// `bits` and a neighbour.
+fn on_boundary(digits: u64, k: i32, bits: u64, mant_bits: u32, bias: i32) -> bool {
+    let Some((a, b)) = odd_dyadic(digits as u128, k) else {
+        return false;
     };
+    let (m, e, pow2) = float_parts(bits, mant_bits, bias);
     if (a == 2 * m + 1 || a + 1 == 2 * m) && b == e - 1 {
         return true;
     }
     // Below a power of two the lower neighbour is twice as close.
-    frac == 0 && exp_bits > 1 && a + 1 == 4 * m && b == e - 2
+    pow2 && a + 1 == 4 * m && b == e - 2
 }
 
 fn special(v: f64) -> Option<&'static str> {
@@ -149,20 +249,11 @@ fn special(v: f64) -> Option<&'static str> {
     }
 }
 
-/// Lays out Rust's shortest `{:e}` form (`-1.2345e-5`) as PostgreSQL does: fixed
-/// notation when -4 <= exponent < `fixed_limit`, else `d.ddde+XX`.
-fn layout(sci: &str, fixed_limit: i32, out: &mut String) {
-    let (mant, exp) = sci.split_once('e').unwrap_or((sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (neg, mant) = match mant.strip_prefix('-') {
-        Some(m) => (true, m),
-        None => (false, mant),
-    };
-    let mut digits = StackBuf::<32>::new();
-    for c in mant.chars().filter(|c| c.is_ascii_digit()) {
-        let _ = digits.write_char(c);
-    }
-    let digits = digits.as_str();
+/// Lays out shortest digits as PostgreSQL does: fixed notation when
+/// -4 <= exponent < `fixed_limit`, else `d.ddde+XX`.
+fn layout(neg: bool, d: &Decimal, fixed_limit: i32, out: &mut String) {
+    let digits = d.digits();
+    let exp = d.exp;
     if neg {
         out.push('-');
     }
@@ -351,6 +442,9 @@ mod tests {
         assert_eq!(f4(0.1), "0.1");
         assert_eq!(f4(1.5), "1.5");
         assert_eq!(f4(38546992.0), "3.8546992e+07");
+        assert_eq!(f4(2_386_501.2), "2.3865012e+06");
+        assert_eq!(f4(371_756.63), "371756.62");
+        assert_eq!(f4(-214_920.13), "-214920.12");
     }
 
     #[test]

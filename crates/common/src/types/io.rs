@@ -340,9 +340,20 @@ pub fn enforce_string_typmod(mut s: String, ty: DataType, truncate: bool) -> PgR
         } else {
             s.chars().count()
         };
-        s.extend(std::iter::repeat_n(' ', n - chars));
+        push_spaces(&mut s, n - chars);
     }
     Ok(s)
+}
+
+/// Appends `n` blanks.
+pub fn push_spaces(s: &mut String, mut n: usize) {
+    const SPACES: &str = "                                                                ";
+    s.reserve(n);
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        s.push_str(&SPACES[..k]);
+        n -= k;
+    }
 }
 
 /// The significant part of a char(n) value: trailing blanks removed.

@@ -175,7 +175,31 @@ impl General {
     }
 }
 
+/// Whether `b` has an ASCII capital letter (branch-free per chunk, so it vectorizes).
+fn has_ascii_upper(b: &[u8]) -> bool {
+    b.chunks(64).any(|c| {
+        c.iter()
+            .fold(0u8, |acc, x| acc | (x.wrapping_sub(b'A') < 26) as u8)
+            != 0
+    })
+}
+
 impl LikePattern {
+    /// The `escape` argument for an `ESCAPE 'x'` clause: `'\0'` (no escaping)
+    /// for an empty string, the character for one character, else 22025
+    /// "invalid escape string".
+    pub fn escape_char(escape: &str) -> PgResult<char> {
+        let mut it = escape.chars();
+        match (it.next(), it.next()) {
+            (None, _) => Ok('\0'),
+            (Some(c), None) => Ok(c),
+            _ => Err(
+                PgError::new(SqlState::INVALID_ESCAPE_SEQUENCE, "invalid escape string")
+                    .with_hint("Escape string must be empty or one character."),
+            ),
+        }
+    }
+
     /// `escape` defaults to backslash; `Some('\0')` disables escaping (ESCAPE '').
     /// 22025 if the pattern ends with the escape character.
     pub fn compile(pattern: &str, escape: Option<char>, case_insensitive: bool) -> PgResult<Self> {
@@ -291,7 +315,7 @@ impl LikePattern {
 
     pub fn matches(&self, s: &str) -> bool {
         let b = s.as_bytes();
-        if !self.case_insensitive || !b.iter().any(|c| c.is_ascii_uppercase()) {
+        if !self.case_insensitive || !has_ascii_upper(b) {
             return self.matches_bytes(b);
         }
         FOLD_BUF.with(|buf| {
@@ -362,6 +386,12 @@ mod tests {
         assert!(p.matches("a\\x"));
         let p = LikePattern::compile("a#%", Some('#'), false).unwrap();
         assert!(p.matches("a%") && !p.matches("ab"));
+        assert_eq!(LikePattern::escape_char("").unwrap(), '\0');
+        assert_eq!(LikePattern::escape_char("#").unwrap(), '#');
+        assert_eq!(
+            LikePattern::escape_char("xy").err().unwrap().message,
+            "invalid escape string"
+        );
         let e = LikePattern::compile("abc\\", None, false).err().unwrap();
         assert_eq!(e.code, SqlState::INVALID_ESCAPE_SEQUENCE);
     }

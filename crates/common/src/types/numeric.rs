@@ -798,7 +798,11 @@ impl Numeric {
             neg = b[0] == b'-';
             i = 1;
         }
-        let mut digits: Vec<u8> = Vec::new();
+        // Significant digits accumulate in an i128 while they fit.
+        let mant_start = i;
+        let mut acc: i128 = 0;
+        let mut nsig: i64 = 0;
+        let mut fits = true;
         let mut frac: i64 = 0;
         let mut seen_point = false;
         let mut any_digit = false;
@@ -806,8 +810,17 @@ impl Numeric {
             let ch = b[i];
             if ch.is_ascii_digit() {
                 any_digit = true;
-                if !(digits.is_empty() && ch == b'0') {
-                    digits.push(ch - b'0');
+                if !(nsig == 0 && ch == b'0') {
+                    nsig += 1;
+                    if fits {
+                        match acc
+                            .checked_mul(10)
+                            .and_then(|a| a.checked_add((ch - b'0') as i128))
+                        {
+                            Some(a) => acc = a,
+                            None => fits = false,
+                        }
+                    }
                 }
                 if seen_point {
                     frac += 1;
@@ -822,6 +835,7 @@ impl Numeric {
         if !any_digit {
             return Err(invalid());
         }
+        let mant_end = i;
         let mut exp: i64 = 0;
         if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
             i += 1;
@@ -854,21 +868,21 @@ impl Numeric {
         if dscale > NUMERIC_DSCALE_MAX as i64 {
             return Err(overflow_error());
         }
-        let int_digits = digits.len() as i64 + shift;
-        if !digits.is_empty() && int_digits > MAX_INT_DIGITS {
+        let int_digits = nsig + shift;
+        if nsig > 0 && int_digits > MAX_INT_DIGITS {
             return Err(overflow_error());
         }
         let up = shift.max(0) as u32;
-        let coef = if digits.len() + up as usize <= 38 {
-            let mut c: i128 = 0;
-            for d in &digits {
-                c = c * 10 + *d as i128;
-            }
-            let c = c * POW10_I128[up as usize];
+        let small = if fits { scale_up_i128(acc, up) } else { None };
+        let coef = if let Some(c) = small {
             Numeric(Repr::Small(if neg { -c } else { c }, dscale as u16))
         } else {
-            let txt: String = digits.iter().map(|d| (d + b'0') as char).collect();
-            let mut c = BigInt::parse_bytes(txt.as_bytes(), 10).unwrap_or_default();
+            let txt: Vec<u8> = b[mant_start..mant_end]
+                .iter()
+                .copied()
+                .filter(u8::is_ascii_digit)
+                .collect();
+            let mut c = BigInt::parse_bytes(&txt, 10).unwrap_or_default();
             if up > 0 {
                 c *= pow10_big(up);
             }

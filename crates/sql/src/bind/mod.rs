@@ -465,10 +465,15 @@ impl Binder<'_, '_> {
             .as_ref()
             .ok_or_else(|| PgError::unsupported("INSERT without a source"))?;
         let width = table.columns.len();
-        let mut bulk = false;
+        let srf_row = match source.body.as_ref() {
+            ast::SetExpr::Values(v) if v.rows.len() == 1 => self.bind_srf_row(&v.rows[0])?,
+            _ => None,
+        };
         let plan = match source.body.as_ref() {
             ast::SetExpr::Values(values)
-                if source.order_by.is_none() && source.limit_clause.is_none() =>
+                if srf_row.is_none()
+                    && source.order_by.is_none()
+                    && source.limit_clause.is_none() =>
             {
                 let mut rows = Vec::with_capacity(values.rows.len());
                 for row in &values.rows {
@@ -504,8 +509,10 @@ impl Binder<'_, '_> {
                 Plan::Values { rows, width }
             }
             _ => {
-                bulk = true;
-                let (plan, cols) = self.bind_query(source)?;
+                let (plan, cols) = match srf_row {
+                    Some(pc) => pc,
+                    None => self.bind_query(source)?,
+                };
                 if cols.len() > targets.len() && !ins.columns.is_empty() {
                     return Err(PgError::syntax(
                         "INSERT has more expressions than target columns",
@@ -540,7 +547,9 @@ impl Binder<'_, '_> {
             table,
             source: plan,
             returning,
-            bulk,
+            // PostgreSQL uses the bulk-write ring for COPY and CREATE TABLE AS
+            // only; INSERT ... SELECT leaves its pages in the pool.
+            bulk: false,
         })
     }
 

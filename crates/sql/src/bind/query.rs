@@ -57,6 +57,73 @@ fn is_generate_series(e: &ast::Expr) -> Option<&ast::Function> {
 }
 
 impl Binder<'_, '_> {
+    /// A single VALUES row with a top-level generate_series (as in
+    /// `INSERT INTO t VALUES (generate_series(1, 10), 'x')`), planned like a
+    /// SELECT of those expressions; None if the row has no such call.
+    pub(crate) fn bind_srf_row(
+        &mut self,
+        row: &[ast::Expr],
+    ) -> PgResult<Option<(Plan, Vec<OutputColumn>)>> {
+        let Some(srf_pos) = row.iter().position(|e| is_generate_series(e).is_some()) else {
+            return Ok(None);
+        };
+        let scope: Scope = Vec::new();
+        let mut exprs = Vec::new();
+        let mut cols = Vec::new();
+        let mut srf_args = Vec::new();
+        for (i, e) in row.iter().enumerate() {
+            if i == srf_pos {
+                let f = is_generate_series(e).unwrap();
+                let ast::FunctionArguments::List(list) = &f.args else {
+                    return Err(PgError::unsupported("generate_series arguments"));
+                };
+                let mut args = Vec::new();
+                for a in &list.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
+                            args.push(self.bind_expr(x, &scope)?)
+                        }
+                        _ => return Err(PgError::unsupported("generate_series arguments")),
+                    }
+                }
+                let (args, ty) = self.series_args(args)?;
+                srf_args = args;
+                exprs.push(Expr::Const(Value::Null, ty));
+                cols.push(OutputColumn {
+                    name: "generate_series".into(),
+                    ty,
+                    table_oid: 0,
+                    column_id: 0,
+                });
+            } else {
+                if is_generate_series(e).is_some() {
+                    return Err(PgError::unsupported(
+                        "more than one set-returning function in a row",
+                    ));
+                }
+                let b = self.bind_expr(e, &scope)?;
+                let ty = b.data_type();
+                exprs.push(b);
+                cols.push(OutputColumn {
+                    name: "?column?".into(),
+                    ty,
+                    table_oid: 0,
+                    column_id: 0,
+                });
+            }
+        }
+        let plan = Plan::ProjectSet {
+            input: Box::new(Plan::Values {
+                rows: vec![vec![]],
+                width: 0,
+            }),
+            exprs,
+            srf_index: srf_pos,
+            srf_args,
+        };
+        Ok(Some((plan, cols)))
+    }
+
     pub(crate) fn bind_subquery(
         &mut self,
         q: &ast::Query,

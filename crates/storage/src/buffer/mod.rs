@@ -28,6 +28,9 @@ pub use strategy::{BufferStrategy, StrategyKind};
 
 pub const NUM_MAPPING_PARTITIONS: usize = 128;
 
+/// One partition of the buffer mapping table.
+type MappingPartition = CachePadded<LwRwLock<FxHashMap<BufferTag, u32>>>;
+
 /// Identity of a page: relation fork and block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BufferTag {
@@ -89,7 +92,7 @@ pub enum ReadMode {
 pub struct BufferPool {
     descs: Box<[BufferDesc]>,
     frames: *mut Frame,
-    mapping: Box<[CachePadded<LwRwLock<FxHashMap<BufferTag, u32>>>]>,
+    mapping: Box<[MappingPartition]>,
     /// Clock hand; `hand / nbuffers` is the number of complete passes.
     clock_hand: CachePadded<AtomicU64>,
     freelist: CachePadded<Mutex<Vec<u32>>>,
@@ -173,9 +176,8 @@ impl BufferPool {
         update(&self.descs[id as usize].state, |s| {
             let mut n = s + 1;
             let u = usage(s);
-            if !strategy && u < MAX_USAGE {
-                n += USAGE_ONE;
-            } else if strategy && u == 0 {
+            // Ring (strategy) accesses only make a buffer count as used once.
+            if (!strategy && u < MAX_USAGE) || (strategy && u == 0) {
                 n += USAGE_ONE;
             }
             Some(n)
@@ -374,8 +376,8 @@ impl BufferPool {
     }
 
     /// Returns a pinned buffer with refcount 1 (ours) that nobody else uses.
-    fn get_victim(&self, mut strategy: Option<&mut BufferStrategy>) -> StorageResult<u32> {
-        if let Some(st) = strategy.as_deref_mut() {
+    fn get_victim(&self, strategy: Option<&mut BufferStrategy>) -> StorageResult<u32> {
+        if let Some(st) = strategy {
             if let Some(id) = st.current() {
                 let desc = &self.descs[id as usize];
                 let (old, new) = update(&desc.state, |s| {

@@ -242,7 +242,8 @@ impl Numeric {
         let rscale = clamp_rscale(
             (NUMERIC_MIN_SIG_DIGITS as i64 - estimate_ln_dweight(self)).max(self.scale() as i64),
         ) as u32;
-        let p = rscale + 2;
+        // Ten guard digits make double rounding at the final step negligible.
+        let p = rscale + 10;
         from_fixed(&ln_numeric_fixed(self, p), p, rscale)
     }
 
