@@ -462,6 +462,7 @@ fn eval_sys(func: SysFunc, args: &[Value], env: &mut ExecEnv) -> PgResult<Value>
             }
             Value::Null
         }
+        SysFunc::Prewarm => prewarm(args, env)?,
         SysFunc::StatLwlockReset => {
             storage::lwlock::reset_stats();
             Value::Null
@@ -482,4 +483,83 @@ pub fn value_to_text(v: &Value, ty: TypeId) -> String {
 /// Applies `BinaryOp` folding helper for aggregates.
 pub fn add(a: &Value, b: &Value) -> PgResult<Value> {
     eval_binary_op(BinaryOp::Add, a, b)
+}
+
+/// pg_prewarm: loads blocks of a relation into the OS cache ('prefetch'),
+/// reads them ('read') or into shared buffers ('buffer'). Returns the count.
+fn prewarm(args: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
+    let Some(t) = table_of(&args[0], env) else {
+        return Err(PgError::new(
+            SqlState::NULL_VALUE_NOT_ALLOWED,
+            "relation cannot be null",
+        ));
+    };
+    let text = |i: usize, d: &str| match args.get(i) {
+        Some(Value::Text(s)) => s.clone(),
+        _ => d.to_string(),
+    };
+    let mode = text(1, "buffer");
+    let fork = match text(2, "main").as_str() {
+        "main" => storage::ForkNumber::Main,
+        "fsm" => storage::ForkNumber::Fsm,
+        "vm" => storage::ForkNumber::VisibilityMap,
+        other => {
+            return Err(PgError::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                format!("invalid fork name \"{other}\""),
+            ))
+        }
+    };
+    let rel = t.locator();
+    let nblocks = env.pool.smgr().nblocks(rel, fork)? as i64;
+    let bound = |i: usize, d: i64| -> PgResult<i64> {
+        match args.get(i) {
+            Some(Value::Int8(b)) => {
+                if *b < 0 || *b >= nblocks {
+                    Err(PgError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        format!(
+                            "starting block number must be between 0 and {}",
+                            nblocks - 1
+                        ),
+                    ))
+                } else {
+                    Ok(*b)
+                }
+            }
+            _ => Ok(d),
+        }
+    };
+    if nblocks == 0 {
+        return Ok(Value::Int8(0));
+    }
+    let first = bound(3, 0)?;
+    let last = bound(4, nblocks - 1)?;
+    let mut count = 0i64;
+    let mut scratch = vec![0u8; storage::BLCKSZ];
+    for b in first..=last {
+        if b % 256 == 0 {
+            env.check_cancel()?;
+        }
+        let b = b as u32;
+        match mode.as_str() {
+            "prefetch" => env.pool.smgr().prefetch(rel, fork, b)?,
+            "read" => env.pool.smgr().read_block(rel, fork, b, &mut scratch)?,
+            "buffer" => {
+                drop(
+                    env.pool
+                        .read_buffer(rel, fork, b, storage::buffer::ReadMode::Normal, None)?,
+                )
+            }
+            other => {
+                return Err(PgError::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!("invalid prewarm type \"{other}\""),
+                )
+                .with_hint("Valid prewarm types are \"prefetch\", \"read\", and \"buffer\"."))
+            }
+        }
+        count += 1;
+    }
+    Ok(Value::Int8(count))
 }

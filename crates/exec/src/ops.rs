@@ -226,8 +226,10 @@ impl Operator for SeqScanOp<'_> {
             let buffered = &mut self.buffered;
             // Decode lazily: each qual only as far as it reads, the rest
             // only for rows that pass (a page's tuples in one tight loop).
+            // One row buffer for the page: only rows that pass are moved out.
+            let mut row = Vec::new();
             let more = self.scan.next_page(snapshot, tm, |_tid, t| {
-                let mut row = Vec::new();
+                row.clear();
                 let mut d = Deformer::new(t);
                 for (q, need) in quals {
                     if d.decoded() < *need {
@@ -240,7 +242,7 @@ impl Operator for SeqScanOp<'_> {
                 if d.decoded() < out {
                     d.deform_until(types, out, &mut row)?;
                 }
-                buffered.push_back(row);
+                buffered.push_back(std::mem::replace(&mut row, Vec::with_capacity(out)));
                 Ok(())
             })?;
             if !more {

@@ -18,6 +18,11 @@ pub struct ServerContext {
     pub catalog: Catalog,
     pub settings: Settings,
     pub registry: BackendRegistry,
+    pub activity: crate::activity::Activity,
+    /// CHECKPOINT commands run (pg_stat_bgwriter.checkpoints_req).
+    pub checkpoints_req: std::sync::atomic::AtomicU64,
+    /// Server start, microseconds since 2000-01-01.
+    pub start_time: i64,
 }
 
 impl ServerContext {

@@ -46,6 +46,27 @@ pub const SERVER_VERSION_NUM: &str = "150018";
 
 pub static GUCS: &[GucDef] = &[
     g(
+        "debug_buffer_mapping_partitions",
+        "128",
+        Postmaster,
+        false,
+        "Developer option: number of buffer-mapping partitions (ablation benchmarks).",
+    ),
+    g(
+        "debug_buffer_victim_lock",
+        "off",
+        Postmaster,
+        false,
+        "Developer option: one lock around freelist and clock sweep (ablation benchmarks).",
+    ),
+    g(
+        "io_method",
+        "worker",
+        Postmaster,
+        false,
+        "Selects the method for executing asynchronous I/O: worker (read-ahead threads) or sync.",
+    ),
+    g(
         "application_name",
         "",
         User,
@@ -405,6 +426,27 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         "shared_buffers" | "work_mem" | "max_wal_size" => {
             parse_memory_kb(value).ok_or_else(bad)?;
         }
+        "bgwriter_delay" | "checkpoint_timeout" | "statement_timeout" => {
+            parse_duration_ms(
+                value,
+                if def.name == "checkpoint_timeout" {
+                    1000
+                } else {
+                    1
+                },
+            )
+            .ok_or_else(bad)?;
+        }
+        "bgwriter_lru_multiplier" => {
+            let m: f64 = value.trim().parse().map_err(|_| bad())?;
+            if !(0.0..=10.0).contains(&m) {
+                return Err(bad());
+            }
+        }
+        "debug_buffer_victim_lock" | "fsync" => {
+            parse_bool(value).ok_or_else(bad)?;
+        }
+        "io_method" if value != "worker" && value != "sync" => return Err(bad()),
         "client_encoding" => {
             let v = value.to_ascii_uppercase().replace(['-', '_'], "");
             if v != "UTF8" && v != "UNICODE" && v != "SQLASCII" {
@@ -417,6 +459,32 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         _ => {}
     }
     Ok(())
+}
+
+/// Parses a time setting ("200ms", "1s", "5min"; bare numbers in `default_unit_ms`).
+pub fn parse_duration_ms(value: &str, default_unit_ms: u64) -> Option<u64> {
+    let v = value.trim();
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (num, unit) = v.split_at(split);
+    let n: u64 = num.parse().ok()?;
+    let mult = match unit.trim() {
+        "" => default_unit_ms,
+        "ms" => 1,
+        "s" => 1000,
+        "min" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return None,
+    };
+    Some(n * mult)
+}
+
+pub fn parse_bool(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" | "t" | "y" => Some(true),
+        "off" | "false" | "no" | "0" | "f" | "n" => Some(false),
+        _ => None,
+    }
 }
 
 /// Parses a memory setting ("128MB", "16384" = 8kB pages for shared_buffers

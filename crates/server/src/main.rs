@@ -5,7 +5,7 @@ use std::io::Write;
 use std::net::TcpListener;
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -160,8 +160,44 @@ fn main() {
         format!("{}\n{}\n{port}\n", std::process::id(), dir.display()),
     );
 
+    storage::buffer::stream::set_io_workers(settings.get("io_method").unwrap() == "worker");
     let smgr = Arc::new(storage::smgr::Smgr::new(&dir));
-    let pool = storage::buffer::BufferPool::new(nbuffers, smgr);
+    let partitions: usize = settings
+        .get("debug_buffer_mapping_partitions")
+        .unwrap()
+        .parse()
+        .unwrap_or(128);
+    let pool = storage::buffer::BufferPool::with_options(
+        storage::buffer::PoolOptions {
+            nbuffers,
+            mapping_partitions: partitions.max(1),
+            global_victim_lock: gucs::parse_bool(settings.get("debug_buffer_victim_lock").unwrap())
+                .unwrap_or(false),
+        },
+        smgr,
+    );
+    let bgw = &pool.bgwriter;
+    bgw.delay_ms.store(
+        gucs::parse_duration_ms(settings.get("bgwriter_delay").unwrap(), 1).unwrap_or(200),
+        Ordering::Relaxed,
+    );
+    bgw.lru_maxpages.store(
+        settings
+            .get("bgwriter_lru_maxpages")
+            .unwrap()
+            .parse()
+            .unwrap_or(100),
+        Ordering::Relaxed,
+    );
+    let mult: f64 = settings
+        .get("bgwriter_lru_multiplier")
+        .unwrap()
+        .parse()
+        .unwrap_or(2.0);
+    bgw.lru_multiplier_pct
+        .store((mult * 100.0) as u32, Ordering::Relaxed);
+    let bg_shutdown = Arc::new(AtomicBool::new(false));
+    let bgwriter = pool.start_bgwriter(bg_shutdown.clone());
     let tm = txn::TransactionManager::open(&dir)
         .unwrap_or_else(|e| fatal(&format!("could not open pg_xact: {e}")));
     let catalog = catalog::Catalog::open(&dir).unwrap_or_else(|e| fatal(&e.message));
@@ -172,11 +208,11 @@ fn main() {
         catalog,
         settings: settings.clone(),
         registry: BackendRegistry::new(),
+        activity: Default::default(),
+        checkpoints_req: Default::default(),
+        start_time: common::types::datetime::now_timestamp(),
     });
-    let factory = Arc::new(Factory {
-        ctx: ctx.clone(),
-        next_pid: AtomicI32::new(1),
-    });
+    let factory = Arc::new(Factory { ctx: ctx.clone() });
 
     // SAFETY: installing async-signal-safe handlers that only store an atomic.
     unsafe {
@@ -262,6 +298,9 @@ fn main() {
     for p in &socket_paths {
         let _ = std::fs::remove_file(p);
     }
+    bg_shutdown.store(true, Ordering::Relaxed);
+    pool.wake_bgwriter();
+    let _ = bgwriter.join();
     if let Err(e) = ctx.checkpoint() {
         fatal(&format!("shutdown checkpoint failed: {}", e.message));
     }

@@ -72,6 +72,8 @@ pub struct Session {
     txn: TxnState,
     pid: i32,
     cancel: Arc<AtomicBool>,
+    status: Arc<crate::activity::BackendStatus>,
+    db_counters: Arc<crate::activity::DatabaseCounters>,
 }
 
 fn column_desc(c: &OutputColumn) -> ColumnDesc {
@@ -118,6 +120,10 @@ impl Session {
     ) -> PgResult<BoundStatement> {
         let catalog = self.ctx.catalog.snapshot();
         let path = self.search_path();
+        let views = crate::views::ServerViews {
+            ctx: &self.ctx,
+            settings: &self.settings,
+        };
         let mut bctx = BindContext {
             catalog: &catalog,
             db_oid: self.db_oid,
@@ -126,6 +132,7 @@ impl Session {
             search_path: path,
             param_types: std::mem::take(param_types),
             server_version: gucs::SERVER_VERSION,
+            runtime_views: Some(&views),
         };
         let r = sql::bind_statement(&mut bctx, parsed);
         *param_types = bctx.param_types;
@@ -160,15 +167,56 @@ impl Session {
     }
 
     fn end_block(&mut self, commit: bool) {
-        if let TxnState::Block {
-            xid: Some(x),
-            failed,
-            ..
-        } = self.txn
-        {
-            self.ctx.tm.end(x, commit && !failed);
+        if let TxnState::Block { xid, failed, .. } = self.txn {
+            let committed = commit && !failed;
+            if let Some(x) = xid {
+                self.ctx.tm.end(x, committed);
+            }
+            self.count_xact(committed);
         }
         self.txn = TxnState::Idle;
+    }
+
+    fn count_xact(&self, committed: bool) {
+        let c = if committed {
+            &self.db_counters.xact_commit
+        } else {
+            &self.db_counters.xact_rollback
+        };
+        c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Publishes what the session does now (pg_stat_activity).
+    fn set_activity(&self, state: &'static str, query: Option<&str>) {
+        let mut f = self.status.fields.lock();
+        f.state = state;
+        if let Some(q) = query {
+            f.query = q.to_string();
+            f.query_start = Some(common::types::datetime::now_timestamp());
+        }
+        if let Ok(app) = self.settings.get("application_name") {
+            if f.application_name != app {
+                f.application_name = app.to_string();
+            }
+        }
+    }
+
+    /// Adds this thread's buffer hits and reads to the database's counters.
+    fn flush_io_counts(&self) {
+        let (hits, reads) = storage::buffer::take_io_counts();
+        let c = &self.db_counters;
+        c.blks_hit
+            .fetch_add(hits, std::sync::atomic::Ordering::Relaxed);
+        c.blks_read
+            .fetch_add(reads, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn idle_state(&self) -> &'static str {
+        match self.txn {
+            TxnState::Idle => "idle",
+            TxnState::Block { failed: false, .. } => "idle in transaction",
+            TxnState::Block { failed: true, .. } => "idle in transaction (aborted)",
+        }
     }
 
     fn run(
@@ -229,6 +277,9 @@ impl Session {
             BoundStatement::NoOp(tag) => return sink.complete(tag),
             BoundStatement::Checkpoint => {
                 self.ctx.checkpoint()?;
+                self.ctx
+                    .checkpoints_req
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 return sink.complete("CHECKPOINT");
             }
             _ => {}
@@ -271,8 +322,11 @@ impl Session {
         if let TxnState::Block { cid, .. } = &mut self.txn {
             *cid += 1;
         }
-        if implicit && xid != 0 {
-            self.ctx.tm.end(xid, result.is_ok());
+        if implicit {
+            if xid != 0 {
+                self.ctx.tm.end(xid, result.is_ok());
+            }
+            self.count_xact(result.is_ok());
         }
         result
     }
@@ -565,13 +619,18 @@ impl SessionHandler for Session {
         if stmts.is_empty() {
             return Ok(false);
         }
+        self.set_activity("active", Some(sql));
+        let mut result = Ok(true);
         for st in &stmts {
             if let Err(e) = self.run_parsed(sql, st, sink) {
                 self.fail();
-                return Err(e);
+                result = Err(e);
+                break;
             }
         }
-        Ok(true)
+        self.flush_io_counts();
+        self.set_activity(self.idle_state(), None);
+        result
     }
 
     fn prepare(&mut self, sql: &str, param_types: &[u32]) -> PgResult<PreparedStatement> {
@@ -674,10 +733,13 @@ impl SessionHandler for Session {
                 b
             }
         };
+        self.set_activity("active", Some(&stmt.sql));
         let r = self.run(&bound, params, sink);
         if r.is_err() {
             self.fail();
         }
+        self.flush_io_counts();
+        self.set_activity(self.idle_state(), None);
         r
     }
 
@@ -695,19 +757,21 @@ impl SessionHandler for Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.end_block(false);
+        storage::lwlock::set_wait_event_slot(None);
+        self.ctx.activity.unregister(self.pid);
     }
 }
 
 /// Opens sessions against a server context.
 pub struct Factory {
     pub ctx: SharedContext,
-    pub next_pid: std::sync::atomic::AtomicI32,
 }
 
 impl SessionFactory for Factory {
     fn open(
         &self,
         params: &StartupParams,
+        pid: i32,
         cancel: Arc<AtomicBool>,
     ) -> PgResult<Box<dyn SessionHandler>> {
         let catalog = self.ctx.catalog.snapshot();
@@ -734,9 +798,14 @@ impl SessionFactory for Factory {
         settings
             .set_startup("session_authorization", &params.user)
             .ok();
-        let pid = self
-            .next_pid
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let app = settings.get("application_name").unwrap_or("").to_string();
+        let status = self
+            .ctx
+            .activity
+            .register(pid, db.oid, &db.name, &params.user, &app);
+        // This connection's thread publishes its lock waits into its status.
+        storage::lwlock::set_wait_event_slot(Some(status.wait_event));
+        let db_counters = self.ctx.activity.database(db.oid);
         Ok(Box::new(Session {
             ctx: self.ctx.clone(),
             db_oid: db.oid,
@@ -747,6 +816,8 @@ impl SessionFactory for Factory {
             txn: TxnState::Idle,
             pid,
             cancel,
+            status,
+            db_counters,
         }))
     }
 }

@@ -87,10 +87,12 @@ pub struct StartupParams {
 
 /// Opens SQL sessions for new connections.
 pub trait SessionFactory: Send + Sync {
-    /// `cancel` is set by a CancelRequest naming this backend; the session polls it.
+    /// `pid` is the backend's process id as sent in BackendKeyData; `cancel` is
+    /// set by a CancelRequest naming this backend; the session polls it.
     fn open(
         &self,
         params: &StartupParams,
+        pid: i32,
         cancel: Arc<std::sync::atomic::AtomicBool>,
     ) -> PgResult<Box<dyn SessionHandler>>;
 }

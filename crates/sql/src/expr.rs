@@ -48,6 +48,8 @@ pub enum SysFunc {
     IsolationTestSessionIsBlocked,
     PgSleep,
     StatLwlockReset,
+    /// pg_prewarm(regclass, mode, fork, first_block, last_block)
+    Prewarm,
 }
 
 #[derive(Clone)]

@@ -7,7 +7,7 @@ pub mod expr;
 pub mod parse;
 pub mod plan;
 
-pub use bind::{bind_statement, BindContext};
+pub use bind::{bind_statement, BindContext, RuntimeViews};
 pub use expr::{AggCall, AggFunc, Expr, SysFunc};
 pub use parse::{parse_statement, split_statements, ParsedStatement};
 pub use plan::{BoundStatement, Plan, SetOpKind};

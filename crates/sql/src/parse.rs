@@ -144,7 +144,73 @@ pub enum Utility {
 #[derive(Debug, Clone)]
 pub enum ParsedStatement {
     Utility(Utility),
-    Sql(Box<Statement>),
+    /// A sqlparser statement and where its text lies in the query string
+    /// (for error positions).
+    Sql(Box<Statement>, SourceMap),
+}
+
+/// Maps sqlparser line/column locations inside one statement to PostgreSQL's
+/// error positions: 1-based character offsets in the whole query string.
+#[derive(Debug, Clone, Default)]
+pub struct SourceMap {
+    /// Characters in the whole string before the statement.
+    base: usize,
+    /// The statement's characters.
+    chars: Vec<char>,
+    /// Index in `chars` of each line start.
+    line_starts: Vec<usize>,
+}
+
+impl SourceMap {
+    pub fn new(full: &str, stmt: &StatementText<'_>) -> SourceMap {
+        let base = full[..stmt.offset.min(full.len())].chars().count();
+        let chars: Vec<char> = stmt.text.chars().collect();
+        let mut line_starts = vec![0];
+        for (i, c) in chars.iter().enumerate() {
+            if *c == '\n' {
+                line_starts.push(i + 1);
+            }
+        }
+        SourceMap {
+            base,
+            chars,
+            line_starts,
+        }
+    }
+
+    /// Index in the statement's characters of a sqlparser location (line
+    /// and column from 1); None for the empty location of untracked nodes.
+    fn index(&self, loc: sqlparser::tokenizer::Location) -> Option<usize> {
+        if loc.line == 0 || loc.column == 0 {
+            return None;
+        }
+        let start = self.line_starts.get(loc.line as usize - 1)?;
+        Some(start + loc.column as usize - 1)
+    }
+
+    /// The error position (1-based character offset in the whole string) of
+    /// a sqlparser location.
+    pub fn position(&self, loc: sqlparser::tokenizer::Location) -> Option<u32> {
+        self.index(loc).map(|i| (self.base + i + 1) as u32)
+    }
+
+    /// The position of the first `needle` between two locations (an
+    /// operator between its operands), skipping comments' text naively.
+    pub fn find_between(
+        &self,
+        from: sqlparser::tokenizer::Location,
+        to: sqlparser::tokenizer::Location,
+        needle: &str,
+    ) -> Option<u32> {
+        let (a, b) = (self.index(from)?, self.index(to)?.min(self.chars.len()));
+        let needle: Vec<char> = needle.chars().collect();
+        if a >= b || needle.is_empty() {
+            return None;
+        }
+        (a..b)
+            .find(|&i| self.chars[i..].starts_with(&needle))
+            .map(|i| (self.base + i + 1) as u32)
+    }
 }
 
 /// Simple tokens for the pre-parser: words (lowercased unless quoted),
@@ -371,7 +437,10 @@ pub fn parse_statement(full: &str, stmt: &StatementText<'_>) -> PgResult<ParsedS
         .try_with_sql(stmt.text)
         .and_then(|mut p| p.parse_statements());
     match parsed {
-        Ok(mut v) if v.len() == 1 => Ok(ParsedStatement::Sql(Box::new(v.remove(0)))),
+        Ok(mut v) if v.len() == 1 => Ok(ParsedStatement::Sql(
+            Box::new(v.remove(0)),
+            SourceMap::new(full, stmt),
+        )),
         Ok(v) if v.is_empty() => Err(PgError::syntax("syntax error at end of input")),
         Ok(_) => Err(PgError::syntax("cannot parse multiple statements here")),
         Err(e) => Err(syntax_error(full, stmt, &e.to_string())),

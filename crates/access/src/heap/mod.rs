@@ -10,6 +10,7 @@
 //!    re-check of the new version is a later step).
 
 use common::{BlockNumber, PgError, PgResult, RelFileLocator, SqlState, Xid};
+use storage::buffer::stream::ReadStream;
 use storage::buffer::{Buffer, BufferPool, BufferStrategy, ReadMode, StrategyKind};
 use storage::page::{self, OffsetNumber};
 use storage::{fsm, ForkNumber};
@@ -200,30 +201,26 @@ pub fn link_update(
 
 /// Sequential scan over the visible tuples of a heap, a page at a time.
 pub struct HeapScan {
-    pool: &'static BufferPool,
-    rel: RelFileLocator,
-    next_block: BlockNumber,
-    end_block: BlockNumber,
-    strategy: Option<BufferStrategy>,
+    stream: ReadStream,
+    nblocks: BlockNumber,
 }
 
 impl HeapScan {
     pub fn new(pool: &'static BufferPool, rel: RelFileLocator) -> PgResult<Self> {
         let nblocks = pool.smgr().nblocks(rel, ForkNumber::Main)?;
-        // Tables over a quarter of the pool scan through a ring (seed 003).
-        let strategy = (nblocks as usize > pool.nbuffers() / 4)
-            .then(|| BufferStrategy::new(StrategyKind::BulkRead, pool.nbuffers()));
+        // Tables over a quarter of the pool scan through a ring (seed 003),
+        // read ahead by an I/O worker.
+        let large = nblocks as usize > pool.nbuffers() / 4;
+        let strategy = large
+            .then(|| BufferStrategy::new(StrategyKind::BulkRead, pool.nbuffers()).with_size(64));
         Ok(HeapScan {
-            pool,
-            rel,
-            next_block: 0,
-            end_block: nblocks,
-            strategy,
+            stream: ReadStream::new(pool, rel, ForkNumber::Main, 0, nblocks, strategy, large),
+            nblocks,
         })
     }
 
     pub fn nblocks(&self) -> BlockNumber {
-        self.end_block
+        self.nblocks
     }
 
     /// Calls `f` for each visible tuple of the next page, under its share
@@ -234,18 +231,10 @@ impl HeapScan {
         tm: &TransactionManager,
         mut f: impl FnMut(Tid, &[u8]) -> PgResult<()>,
     ) -> PgResult<bool> {
-        if self.next_block >= self.end_block {
+        let Some(buf) = self.stream.next_buffer()? else {
             return Ok(false);
-        }
-        let block = self.next_block;
-        self.next_block += 1;
-        let buf = self.pool.read_buffer(
-            self.rel,
-            ForkNumber::Main,
-            block,
-            ReadMode::Normal,
-            self.strategy.as_mut(),
-        )?;
+        };
+        let block = buf.block();
         let pg = buf.read();
         for off in 1..=page::item_count(&pg) {
             let Some(t) = page::item(&pg, off) else {

@@ -168,6 +168,15 @@ static BUILTINS: &[BuiltinFunction] = &[
     f("to_hex", &[Int4], Text, string::to_hex),
     f("to_hex", &[Int8], Text, string::to_hex),
     f("starts_with", &[Text, Text], Bool, string::starts_with),
+    // ----- boolean comparison functions (the operators' pg_proc entries) -----
+    // boolean's output function ('t'/'f'; a cast to text gives 'true').
+    f("boolout", &[Bool], Text, bool_out),
+    f("booleq", &[Bool, Bool], Bool, bool_eq),
+    f("boolne", &[Bool, Bool], Bool, bool_ne),
+    f("boollt", &[Bool, Bool], Bool, bool_lt),
+    f("boolgt", &[Bool, Bool], Bool, bool_gt),
+    f("boolle", &[Bool, Bool], Bool, bool_le),
+    f("boolge", &[Bool, Bool], Bool, bool_ge),
     // ----- math -----
     f("abs", &[Int2], Int2, math::abs),
     f("abs", &[Int4], Int4, math::abs),
@@ -281,6 +290,44 @@ static BUILTINS: &[BuiltinFunction] = &[
         datetime::to_timestamp,
     ),
 ];
+
+fn bool_args(args: &[Value]) -> PgResult<(bool, bool)> {
+    match args {
+        [Value::Bool(a), Value::Bool(b)] => Ok((*a, *b)),
+        _ => Err(PgError::internal("boolean comparison of non-booleans")),
+    }
+}
+
+fn bool_out(args: &[Value]) -> PgResult<Value> {
+    match args {
+        [Value::Bool(b)] => Ok(Value::Text(if *b { "t" } else { "f" }.into())),
+        _ => Err(PgError::internal("boolout of a non-boolean")),
+    }
+}
+
+fn bool_eq(args: &[Value]) -> PgResult<Value> {
+    bool_args(args).map(|(a, b)| Value::Bool(a == b))
+}
+
+fn bool_ne(args: &[Value]) -> PgResult<Value> {
+    bool_args(args).map(|(a, b)| Value::Bool(a != b))
+}
+
+fn bool_lt(args: &[Value]) -> PgResult<Value> {
+    bool_args(args).map(|(a, b)| Value::Bool(!a & b))
+}
+
+fn bool_gt(args: &[Value]) -> PgResult<Value> {
+    bool_args(args).map(|(a, b)| Value::Bool(a & !b))
+}
+
+fn bool_le(args: &[Value]) -> PgResult<Value> {
+    bool_args(args).map(|(a, b)| Value::Bool(a <= b))
+}
+
+fn bool_ge(args: &[Value]) -> PgResult<Value> {
+    bool_args(args).map(|(a, b)| Value::Bool(a >= b))
+}
 
 /// Every built-in function.
 pub fn builtins() -> &'static [BuiltinFunction] {

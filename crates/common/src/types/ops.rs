@@ -20,6 +20,13 @@ pub enum BinaryOp {
     Mod,
     Pow,
     Concat,
+    /// `&`, `|`, `#` on integers.
+    BitAnd,
+    BitOr,
+    BitXor,
+    /// `<<`, `>>`: integer shifted by an int4 count.
+    Shl,
+    Shr,
     Eq,
     NotEq,
     Lt,
@@ -39,6 +46,11 @@ impl BinaryOp {
             BinaryOp::Mod => "%",
             BinaryOp::Pow => "^",
             BinaryOp::Concat => "||",
+            BinaryOp::BitAnd => "&",
+            BinaryOp::BitOr => "|",
+            BinaryOp::BitXor => "#",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
             BinaryOp::Eq => "=",
             BinaryOp::NotEq => "<>",
             BinaryOp::Lt => "<",
@@ -150,6 +162,21 @@ pub fn resolve_binary_op(op: BinaryOp, left: TypeId, right: TypeId) -> Option<Op
     };
     let cmp = op.is_comparison();
     let result = |t: TypeId| if cmp { Bool } else { t };
+    if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
+        return if l.is_integer() && r.is_integer() {
+            res(l, Int4, l)
+        } else {
+            None
+        };
+    }
+    if matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor) {
+        return if l.is_integer() && r.is_integer() {
+            let t = numeric_common(l, r);
+            res(t, t, t)
+        } else {
+            None
+        };
+    }
     if l.is_numeric_family() && r.is_numeric_family() {
         return match op {
             BinaryOp::Pow => {
@@ -269,6 +296,9 @@ fn int_arith(op: BinaryOp, a: i64, b: i64, t: TypeId) -> PgResult<Value> {
             Some(a % b)
         }
         BinaryOp::Pow => return float_arith(op, a as f64, b as f64),
+        BinaryOp::BitAnd => Some(a & b),
+        BinaryOp::BitOr => Some(a | b),
+        BinaryOp::BitXor => Some(a ^ b),
         _ => return Err(PgError::internal("bad integer operator")),
     };
     match r {
@@ -389,6 +419,39 @@ fn numeric_value(v: &Value) -> Option<std::borrow::Cow<'_, Numeric>> {
     }
 }
 
+/// `a << n` / `a >> n` as C does it in the operand's width (PostgreSQL's
+/// int4shl etc.: the count is taken modulo the width, the result wraps).
+fn int_shift(op: BinaryOp, left: &Value, right: &Value) -> PgResult<Value> {
+    let Some((n, _)) = int_value(right) else {
+        return Err(PgError::internal("bad shift count"));
+    };
+    let n = n as u32;
+    let left_shift = op == BinaryOp::Shl;
+    Ok(match left {
+        Value::Int2(a) => {
+            // int2 shifts in int arithmetic, then truncates to 16 bits.
+            let a = *a as i32;
+            let r = if left_shift {
+                a.wrapping_shl(n)
+            } else {
+                a.wrapping_shr(n)
+            };
+            Value::Int2(r as i16)
+        }
+        Value::Int4(a) => Value::Int4(if left_shift {
+            a.wrapping_shl(n)
+        } else {
+            a.wrapping_shr(n)
+        }),
+        Value::Int8(a) => Value::Int8(if left_shift {
+            a.wrapping_shl(n)
+        } else {
+            a.wrapping_shr(n)
+        }),
+        _ => return Err(PgError::internal("bad shift operand")),
+    })
+}
+
 /// Evaluates `op` on non-null operands already cast per `resolve_binary_op`.
 pub fn eval_binary_op(op: BinaryOp, left: &Value, right: &Value) -> PgResult<Value> {
     if op.is_comparison() {
@@ -401,6 +464,9 @@ pub fn eval_binary_op(op: BinaryOp, left: &Value, right: &Value) -> PgResult<Val
             BinaryOp::Gt => o == Ordering::Greater,
             _ => o != Ordering::Less,
         }));
+    }
+    if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
+        return int_shift(op, left, right);
     }
     match (left, right) {
         (Value::Int4(a), Value::Int4(b)) => int_arith(op, *a as i64, *b as i64, TypeId::Int4),

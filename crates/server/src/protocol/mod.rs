@@ -94,7 +94,7 @@ fn serve<S: Read + Write>(
         Startup::Close => return,
     };
     let backend = registry.register();
-    let mut session = match factory.open(&params, backend.cancel_flag().clone()) {
+    let mut session = match factory.open(&params, backend.pid(), backend.cancel_flag().clone()) {
         Ok(session) => session,
         Err(e) => {
             conn.out.error(&PgError {

@@ -34,7 +34,11 @@ impl Binder<'_, '_> {
         };
         let find = |s: &Scope| -> PgResult<Option<usize>> {
             let mut hits = s.iter().enumerate().filter(|(_, c)| {
-                &c.name == name && qual.is_none_or(|q| c.qualifier.as_deref() == Some(q.as_str()))
+                &c.name == name
+                    && match qual {
+                        None => !c.hidden,
+                        Some(q) => c.qualifier.as_deref() == Some(q.as_str()),
+                    }
             });
             let first = hits.next().map(|(i, _)| i);
             if first.is_some() && hits.next().is_some() {
@@ -282,6 +286,11 @@ impl Binder<'_, '_> {
     }
 
     pub(crate) fn bind_expr(&mut self, e: &ast::Expr, scope: &Scope) -> PgResult<Expr> {
+        self.bind_expr_node(e, scope)
+            .map_err(|err| self.locate(err, e))
+    }
+
+    fn bind_expr_node(&mut self, e: &ast::Expr, scope: &Scope) -> PgResult<Expr> {
         use ast::Expr as E;
         match e {
             E::Identifier(i) => {
@@ -343,6 +352,11 @@ impl Binder<'_, '_> {
                     B::Modulo => BinaryOp::Mod,
                     B::StringConcat => BinaryOp::Concat,
                     B::PGExp => BinaryOp::Pow,
+                    B::BitwiseAnd => BinaryOp::BitAnd,
+                    B::BitwiseOr => BinaryOp::BitOr,
+                    B::PGBitwiseXor => BinaryOp::BitXor,
+                    B::PGBitwiseShiftLeft => BinaryOp::Shl,
+                    B::PGBitwiseShiftRight => BinaryOp::Shr,
                     B::Eq => BinaryOp::Eq,
                     B::NotEq => BinaryOp::NotEq,
                     B::Lt => BinaryOp::Lt,
@@ -355,7 +369,10 @@ impl Binder<'_, '_> {
                         )))
                     }
                 };
-                self.bind_binary(op, l, r)
+                // Operators are strict: a NULL constant operand makes the
+                // result NULL without evaluating the other side (PostgreSQL
+                // folds these at plan time).
+                Ok(fold_strict_null(self.bind_binary(op, l, r)?))
             }
             E::UnaryOp { op, expr } => {
                 let inner = self.bind_expr(expr, scope)?;
@@ -386,7 +403,7 @@ impl Binder<'_, '_> {
                             ));
                         }
                         let t = inner.data_type();
-                        Ok(Expr::Neg(Box::new(inner), t))
+                        Ok(fold_strict_null(Expr::Neg(Box::new(inner), t)))
                     }
                     other => Err(PgError::unsupported(format!(
                         "operator not supported yet: {other}"
@@ -403,6 +420,13 @@ impl Binder<'_, '_> {
                     expr: Box::new(self.coerce_bool(inner, "IS TRUE")?),
                     value: matches!(e, E::IsTrue(_) | E::IsNotTrue(_)),
                     negated: matches!(e, E::IsNotTrue(_) | E::IsNotFalse(_)),
+                })
+            }
+            E::IsUnknown(x) | E::IsNotUnknown(x) => {
+                let inner = self.bind_expr(x, scope)?;
+                Ok(Expr::IsNull {
+                    expr: Box::new(self.coerce_bool(inner, "IS UNKNOWN")?),
+                    negated: matches!(e, E::IsNotUnknown(_)),
                 })
             }
             E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
@@ -691,12 +715,31 @@ impl Binder<'_, '_> {
             } else {
                 *f.arg_types.last().expect("variadic has an arg type")
             };
+            // `"any"` positions convert with the type's output function.
+            if common::functions::accepts_any(f, i) {
+                bound.push(self.output_text(a)?);
+                continue;
+            }
             bound.push(self.coerce(a, want.into(), CastContext::Implicit)?);
         }
-        Ok(Expr::Func {
+        let call = Expr::Func {
             func: crate::expr::Builtin(f),
             args: bound,
+        };
+        Ok(if f.volatile {
+            call
+        } else {
+            fold_strict_null(call)
         })
+    }
+
+    /// `e` converted to text by its type's output function (a cast to text
+    /// for every type but boolean, whose cast spells `true`, not `t`).
+    fn output_text(&mut self, e: Expr) -> PgResult<Expr> {
+        if e.type_id() == TypeId::Bool {
+            return self.call_builtin_exprs("boolout", vec![e]);
+        }
+        self.coerce(e, TypeId::Text.into(), CastContext::Explicit)
     }
 
     fn function_args(
@@ -835,11 +878,22 @@ impl Binder<'_, '_> {
             )),
             "pg_sleep" => Some(sys(SysFunc::PgSleep, &[TypeId::Float8], TypeId::Void)),
             "pg_stat_lwlock_reset" => Some(sys(SysFunc::StatLwlockReset, &[], TypeId::Void)),
+            "pg_prewarm" => Some(sys(
+                SysFunc::Prewarm,
+                &[
+                    TypeId::RegClass,
+                    TypeId::Text,
+                    TypeId::Text,
+                    TypeId::Int8,
+                    TypeId::Int8,
+                ],
+                TypeId::Int8,
+            )),
             _ => None,
         };
         if let Some((func, want, ret)) = spec {
             let min = match func {
-                SysFunc::CurrentSetting | SysFunc::RelationSize => 1,
+                SysFunc::CurrentSetting | SysFunc::RelationSize | SysFunc::Prewarm => 1,
                 _ => want.len(),
             };
             if args.len() < min || args.len() > want.len() {
@@ -948,6 +1002,25 @@ impl Binder<'_, '_> {
     }
 }
 
+/// A strict operator or function call with a NULL constant argument is a
+/// NULL constant of its result type.
+pub(crate) fn fold_strict_null(e: Expr) -> Expr {
+    let is_null = |x: &Expr| matches!(x, Expr::Const(Value::Null, _));
+    let fold = match &e {
+        Expr::Binary { left, right, .. } => is_null(left) || is_null(right),
+        Expr::Neg(x, _) => is_null(x),
+        Expr::Func { func, args } => func.0.strict && args.iter().any(is_null),
+        _ => false,
+    };
+    // An aggregate inside still makes the query an aggregate: keep it.
+    if fold && !e.contains_agg() {
+        let ty = e.data_type();
+        Expr::Const(Value::Null, ty)
+    } else {
+        e
+    }
+}
+
 fn no_agg(name: &str, t: TypeId) -> PgError {
     PgError::new(SqlState::UNDEFINED_FUNCTION, format!("function {name}({}) does not exist", t.display_name()))
         .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
@@ -962,6 +1035,11 @@ pub(crate) fn op_symbol(op: BinaryOp) -> &'static str {
         BinaryOp::Mod => "%",
         BinaryOp::Pow => "^",
         BinaryOp::Concat => "||",
+        BinaryOp::BitAnd => "&",
+        BinaryOp::BitOr => "|",
+        BinaryOp::BitXor => "#",
+        BinaryOp::Shl => "<<",
+        BinaryOp::Shr => ">>",
         BinaryOp::Eq => "=",
         BinaryOp::NotEq => "<>",
         BinaryOp::Lt => "<",

@@ -2,6 +2,7 @@
 //! expression, and plans queries (see `query.rs`) and DML/DDL statements.
 
 mod expr;
+mod pos;
 mod query;
 mod types;
 mod views;
@@ -11,7 +12,7 @@ use std::sync::Arc;
 use catalog::{CatalogData, Column, Table, PG_CATALOG_NAMESPACE};
 use common::types::cast::CastContext;
 use common::{DataType, Oid, PgError, PgResult, SqlState, TypeId, Value};
-use sqlparser::ast;
+use sqlparser::ast::{self, Spanned};
 
 use crate::expr::Expr;
 use crate::parse::{ParsedStatement, Utility};
@@ -30,6 +31,15 @@ pub struct BindContext<'a> {
     /// Declared or inferred parameter types ($1 is index 0); None = not yet known.
     pub param_types: Vec<Option<TypeId>>,
     pub server_version: &'a str,
+    /// Relations whose rows come from the running server (pg_stat_activity,
+    /// pg_buffercache, ...), looked up before the catalog's.
+    pub runtime_views: Option<&'a dyn RuntimeViews>,
+}
+
+/// Supplies the rows of server-state views at bind time.
+pub trait RuntimeViews {
+    /// Columns and rows of the view `name` (unqualified, pg_catalog), if it is one.
+    fn view(&self, name: &str) -> Option<(Vec<crate::plan::OutputColumn>, Vec<Vec<Value>>)>;
 }
 
 /// One column visible to name resolution.
@@ -40,6 +50,9 @@ pub(crate) struct ScopeColumn {
     pub ty: DataType,
     pub table_oid: Oid,
     pub attnum: i16,
+    /// A join's USING column as seen through one side: reachable only
+    /// qualified (`a.x`), left out of `*` (the merged column stands for it).
+    pub hidden: bool,
 }
 
 pub(crate) type Scope = Vec<ScopeColumn>;
@@ -48,6 +61,8 @@ pub(crate) struct Binder<'c, 'a> {
     pub ctx: &'c mut BindContext<'a>,
     /// Enclosing queries' scopes, innermost last (for correlated subqueries).
     pub outer: Vec<Scope>,
+    /// Where the statement lies in the query string (error positions).
+    pub src: Option<crate::parse::SourceMap>,
 }
 
 /// Binds a parsed statement.
@@ -58,10 +73,14 @@ pub fn bind_statement(
     let mut b = Binder {
         ctx,
         outer: Vec::new(),
+        src: None,
     };
     match stmt {
         ParsedStatement::Utility(u) => b.bind_utility(u),
-        ParsedStatement::Sql(s) => b.bind_sql(s),
+        ParsedStatement::Sql(s, src) => {
+            b.src = Some(src.clone());
+            b.bind_sql(s)
+        }
     }
 }
 
@@ -383,6 +402,7 @@ impl Binder<'_, '_> {
                 ty: c.data_type(),
                 table_oid: table.oid,
                 attnum: i as i16 + 1,
+                hidden: false,
             })
             .collect()
     }
@@ -441,13 +461,14 @@ impl Binder<'_, '_> {
                 let parts = object_name_parts(c)?;
                 let cname = parts.last().unwrap();
                 let i = table.column_index(cname).ok_or_else(|| {
-                    PgError::new(
+                    let err = PgError::new(
                         SqlState::UNDEFINED_COLUMN,
                         format!(
                             "column \"{cname}\" of relation \"{}\" does not exist",
                             table.name
                         ),
-                    )
+                    );
+                    self.at(err, c.span())
                 })?;
                 if v.contains(&i) {
                     return Err(PgError::new(
@@ -478,14 +499,17 @@ impl Binder<'_, '_> {
                 let mut rows = Vec::with_capacity(values.rows.len());
                 for row in &values.rows {
                     if row.len() > targets.len() {
-                        return Err(PgError::syntax(
-                            "INSERT has more expressions than target columns",
-                        ));
+                        let err =
+                            PgError::syntax("INSERT has more expressions than target columns");
+                        return Err(self.at(err, row[targets.len()].span()));
                     }
                     if row.len() < targets.len() {
-                        return Err(PgError::syntax(
-                            "INSERT has more target columns than expressions",
-                        ));
+                        let err =
+                            PgError::syntax("INSERT has more target columns than expressions");
+                        return Err(match ins.columns.get(row.len()) {
+                            Some(c) => self.at(err, c.span()),
+                            None => err,
+                        });
                     }
                     let mut out: Vec<Option<Expr>> = vec![None; width];
                     for (e, &t) in row.iter().zip(&targets) {
@@ -493,7 +517,8 @@ impl Binder<'_, '_> {
                             self.column_default(&table, t)?
                         } else {
                             let b = self.bind_expr(e, &Vec::new())?;
-                            self.coerce_assign(b, types[t], &table.columns[t].name)?
+                            self.coerce_assign(b, types[t], &table.columns[t].name)
+                                .map_err(|err| self.locate(err, e))?
                         };
                         out[t] = Some(bound);
                     }

@@ -10,34 +10,47 @@ use crate::expr::{AggCall, Expr};
 use crate::plan::{JoinKind, OutputColumn, Plan, SetOpKind, SortKey};
 
 fn output_name(e: &ast::Expr) -> String {
+    figure_name(e).unwrap_or_else(|| "?column?".into())
+}
+
+/// The name PostgreSQL gives a select-list expression (FigureColname), or
+/// None where it falls back to `?column?`.
+fn figure_name(e: &ast::Expr) -> Option<String> {
+    let type_name = |dt: &ast::DataType| {
+        super::types::parse_type_name(&dt.to_string())
+            .ok()
+            .map(|t| t.id.name().to_string())
+    };
     match e {
-        ast::Expr::Identifier(i) => ident_name(i),
-        ast::Expr::CompoundIdentifier(v) => v.last().map(ident_name).unwrap_or_default(),
-        ast::Expr::Function(f) => f
-            .name
-            .0
-            .last()
-            .and_then(|p| p.as_ident())
-            .map(ident_name)
-            .unwrap_or_else(|| "?column?".into()),
+        ast::Expr::Identifier(i) => Some(ident_name(i)),
+        ast::Expr::CompoundIdentifier(v) => v.last().map(ident_name),
+        ast::Expr::Function(f) => f.name.0.last().and_then(|p| p.as_ident()).map(ident_name),
+        // A cast takes its operand's name, else the type's.
         ast::Expr::Cast {
             expr, data_type, ..
-        } => match expr.as_ref() {
-            ast::Expr::Value(_) => super::types::parse_type_name(&data_type.to_string())
-                .map(|t| t.id.name().to_string())
-                .unwrap_or_else(|_| "?column?".into()),
-            other => output_name(other),
+        } => figure_name(expr).or_else(|| type_name(data_type)),
+        ast::Expr::TypedString(ts) => type_name(&ts.data_type),
+        // TRUE and FALSE are casts to boolean in PostgreSQL's grammar.
+        ast::Expr::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => Some("bool".into()),
+        ast::Expr::Nested(inner) => figure_name(inner),
+        // A scalar subquery is named by its single output column.
+        ast::Expr::Subquery(q) => match q.body.as_ref() {
+            ast::SetExpr::Select(s) => match s.projection.first() {
+                Some(ast::SelectItem::ExprWithAlias { alias, .. }) => Some(ident_name(alias)),
+                Some(ast::SelectItem::UnnamedExpr(x)) => figure_name(x),
+                _ => None,
+            },
+            _ => None,
         },
-        ast::Expr::Nested(inner) => output_name(inner),
-        ast::Expr::Case { .. } => "case".into(),
-        ast::Expr::Exists { .. } => "exists".into(),
-        ast::Expr::Substring { .. } => "substring".into(),
-        ast::Expr::Position { .. } => "position".into(),
-        ast::Expr::Trim { .. } => "btrim".into(),
-        ast::Expr::Extract { .. } => "extract".into(),
-        ast::Expr::Ceil { .. } => "ceil".into(),
-        ast::Expr::Floor { .. } => "floor".into(),
-        _ => "?column?".into(),
+        ast::Expr::Case { .. } => Some("case".into()),
+        ast::Expr::Exists { .. } => Some("exists".into()),
+        ast::Expr::Substring { .. } => Some("substring".into()),
+        ast::Expr::Position { .. } => Some("position".into()),
+        ast::Expr::Trim { .. } => Some("btrim".into()),
+        ast::Expr::Extract { .. } => Some("extract".into()),
+        ast::Expr::Ceil { .. } => Some("ceil".into()),
+        ast::Expr::Floor { .. } => Some("floor".into()),
+        _ => None,
     }
 }
 
@@ -378,6 +391,7 @@ impl Binder<'_, '_> {
                         ty,
                         table_oid: 0,
                         attnum: 0,
+                        hidden: false,
                     }];
                     return Ok((Plan::SeriesScan { args, ty }, scope));
                 }
@@ -391,6 +405,7 @@ impl Binder<'_, '_> {
                             ty: c.ty,
                             table_oid: 0,
                             attnum: 0,
+                            hidden: false,
                         })
                         .collect();
                     return Ok((plan, scope));
@@ -426,6 +441,7 @@ impl Binder<'_, '_> {
                         ty: c.ty,
                         table_oid: 0,
                         attnum: 0,
+                        hidden: false,
                     })
                     .collect();
                 if let Some(a) = alias {
@@ -490,6 +506,7 @@ impl Binder<'_, '_> {
             };
             let left_width = scope.len();
             let right_width = rscope.len();
+            let mut using: Option<Vec<String>> = None;
             let mut joined = scope.clone();
             joined.extend(rscope.iter().cloned());
             let on = match constraint {
@@ -499,24 +516,32 @@ impl Binder<'_, '_> {
                     Some(self.coerce_bool(b, "JOIN/ON")?)
                 }
                 Some(ast::JoinConstraint::Using(names)) => {
-                    let mut conds = Vec::new();
+                    let mut v = Vec::new();
                     for n in names {
-                        let name = object_name_parts(n)?.pop().unwrap();
-                        let li = scope.iter().position(|c| c.name == name);
-                        let ri = rscope.iter().position(|c| c.name == name);
-                        let (Some(li), Some(ri)) = (li, ri) else {
-                            return Err(PgError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{name}\" specified in USING clause does not exist in left table")));
-                        };
-                        conds.push(self.bind_binary(
-                            common::types::ops::BinaryOp::Eq,
-                            Expr::Column(li, scope[li].ty),
-                            Expr::Column(left_width + ri, rscope[ri].ty),
-                        )?);
+                        v.push(object_name_parts(n)?.pop().unwrap());
                     }
-                    Some(Expr::And(conds))
+                    using = Some(v);
+                    None
                 }
                 Some(ast::JoinConstraint::Natural) => {
-                    return Err(PgError::unsupported("NATURAL JOIN is not supported yet"))
+                    // The columns both sides have, in the left side's order.
+                    let common: Vec<String> = scope
+                        .iter()
+                        .filter(|c| !c.hidden)
+                        .map(|c| c.name.clone())
+                        .filter(|n| rscope.iter().any(|c| !c.hidden && &c.name == n))
+                        .collect();
+                    using = Some(common);
+                    None
+                }
+            };
+            let mut merged = None;
+            let on = match using {
+                None => on,
+                Some(names) => {
+                    let (cond, m) = self.bind_using(&names, &scope, &rscope, kind)?;
+                    merged = Some(m);
+                    cond
                 }
             };
             plan = Plan::NestedLoop {
@@ -528,8 +553,93 @@ impl Binder<'_, '_> {
                 right_width,
             };
             scope = joined;
+            // USING / NATURAL: the merged columns first, then both sides'
+            // columns, the joined ones hidden behind the merged ones.
+            if let Some((exprs, mcols, hide)) = merged {
+                let mut all = exprs;
+                all.extend(scope.iter().enumerate().map(|(i, c)| Expr::Column(i, c.ty)));
+                for i in hide {
+                    scope[i].hidden = true;
+                }
+                let mut new_scope = mcols;
+                new_scope.extend(scope);
+                plan = Plan::Project {
+                    input: Box::new(plan),
+                    exprs: all,
+                };
+                scope = new_scope;
+            }
         }
         Ok((plan, scope))
+    }
+
+    /// A USING join's condition, its merged columns (expressions over the
+    /// joined row and their scope entries) and the joined-row columns they hide.
+    #[allow(clippy::type_complexity)]
+    fn bind_using(
+        &mut self,
+        names: &[String],
+        left: &Scope,
+        right: &Scope,
+        kind: JoinKind,
+    ) -> PgResult<(Option<Expr>, (Vec<Expr>, Vec<ScopeColumn>, Vec<usize>))> {
+        let find = |s: &Scope, name: &str, side: &str| -> PgResult<usize> {
+            let mut hits = s
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !c.hidden && c.name == name);
+            let Some((i, _)) = hits.next() else {
+                return Err(PgError::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!("column \"{name}\" specified in USING clause does not exist in {side} table"),
+                ));
+            };
+            if hits.next().is_some() {
+                return Err(PgError::new(
+                    SqlState::AMBIGUOUS_COLUMN,
+                    format!("common column name \"{name}\" appears more than once in {side} table"),
+                ));
+            }
+            Ok(i)
+        };
+        let lw = left.len();
+        let mut conds = Vec::new();
+        let mut exprs = Vec::new();
+        let mut cols = Vec::new();
+        let mut hide = Vec::new();
+        for name in names {
+            let li = find(left, name, "left")?;
+            let ri = find(right, name, "right")?;
+            let (l, r) = (
+                Expr::Column(li, left[li].ty),
+                Expr::Column(lw + ri, right[ri].ty),
+            );
+            conds.push(self.bind_binary(common::types::ops::BinaryOp::Eq, l.clone(), r.clone())?);
+            let ty = self.common_type(&[left[li].ty, right[ri].ty], "JOIN/USING")?;
+            let l = self.coerce(l, ty, CastContext::Implicit)?;
+            let r = self.coerce(r, ty, CastContext::Implicit)?;
+            exprs.push(match kind {
+                JoinKind::Inner | JoinKind::Left => l,
+                JoinKind::Right => r,
+                JoinKind::Full => Expr::Coalesce(vec![l, r], ty),
+            });
+            cols.push(ScopeColumn {
+                qualifier: None,
+                name: name.clone(),
+                ty,
+                table_oid: 0,
+                attnum: 0,
+                hidden: false,
+            });
+            hide.push(li);
+            hide.push(lw + ri);
+        }
+        let cond = match conds.len() {
+            0 => None,
+            1 => conds.pop(),
+            _ => Some(Expr::And(conds)),
+        };
+        Ok((cond, (exprs, cols, hide)))
     }
 
     pub(crate) fn bind_select_list(
@@ -547,7 +657,7 @@ impl Binder<'_, '_> {
                             "SELECT * with no tables specified is not valid",
                         ));
                     }
-                    for (i, c) in scope.iter().enumerate() {
+                    for (i, c) in scope.iter().enumerate().filter(|(_, c)| !c.hidden) {
                         exprs.push(Expr::Column(i, c.ty));
                         cols.push(OutputColumn {
                             name: c.name.clone(),
@@ -760,7 +870,8 @@ impl Binder<'_, '_> {
         // Aggregation
         let has_aggs =
             exprs.iter().any(Expr::contains_agg) || having.as_ref().is_some_and(Expr::contains_agg);
-        if has_aggs || !keys.is_empty() {
+        // HAVING alone makes the query grouped (one group, possibly empty).
+        if has_aggs || !keys.is_empty() || having.is_some() {
             if srf.is_some() {
                 return Err(PgError::unsupported(
                     "set-returning functions with aggregates",
@@ -771,11 +882,23 @@ impl Binder<'_, '_> {
             let mut rewrite = |e: Expr| -> PgResult<Expr> {
                 rewrite_post_agg(e, &keys, &mut aggs, nkeys, &cols, &scope)
             };
-            let new_exprs = exprs
+            let rewritten = exprs
                 .into_iter()
                 .map(&mut rewrite)
-                .collect::<PgResult<Vec<_>>>()?;
-            let having = having.map(&mut rewrite).transpose()?;
+                .collect::<PgResult<Vec<_>>>()
+                .and_then(|x| Ok((x, having.map(&mut rewrite).transpose()?)));
+            let (new_exprs, having) = match rewritten {
+                Ok(r) => r,
+                Err(err) => return Err(self.locate_grouping_error(err, s, order)),
+            };
+            if !has_aggs && nkeys == 0 {
+                // Degenerate grouping (HAVING without aggregates or GROUP BY):
+                // nothing reads the input, so it is not scanned, as PostgreSQL's.
+                plan = Plan::Values {
+                    rows: vec![vec![]],
+                    width: 0,
+                };
+            }
             plan = Plan::Aggregate {
                 input: Box::new(plan),
                 keys,
@@ -846,6 +969,33 @@ impl Binder<'_, '_> {
             };
         }
         Ok((plan, cols))
+    }
+
+    /// Points a grouping error at the first ungrouped reference to its
+    /// column: in the select list, then HAVING, then ORDER BY.
+    fn locate_grouping_error(
+        &self,
+        err: PgError,
+        s: &ast::Select,
+        order: &[ast::OrderByExpr],
+    ) -> PgError {
+        let Some(name) = super::pos::grouping_error_column(&err) else {
+            return err;
+        };
+        let items = s.projection.iter().filter_map(|i| match i {
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                Some(e)
+            }
+            _ => None,
+        });
+        let found = items
+            .chain(s.having.as_ref())
+            .chain(order.iter().map(|o| &o.expr))
+            .find_map(|e| super::pos::ungrouped_column_span(e, &name));
+        match found {
+            Some(span) => self.at(err, span),
+            None => err,
+        }
     }
 
     /// `ORDER BY 2` or `ORDER BY alias`: the output column it names, if any.

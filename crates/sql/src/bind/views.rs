@@ -4,6 +4,7 @@ use catalog::{BOOTSTRAP_SUPERUSER, PG_CATALOG_NAMESPACE};
 use common::{DataType, PgResult, TypeId, Value};
 
 use super::Binder;
+use crate::expr::Expr;
 use crate::plan::{const_row, OutputColumn, Plan};
 
 fn col(name: &str, ty: TypeId) -> OutputColumn {
@@ -48,6 +49,19 @@ impl Binder<'_, '_> {
         if parts.len() == 1 && self.lookup_table(parts)?.is_some() {
             // A user table shadows nothing in pg_catalog in PostgreSQL either
             // (pg_catalog is searched first) — but only for these names.
+        }
+        if let Some((cols, rows)) = self.ctx.runtime_views.and_then(|v| v.view(relname)) {
+            let width = cols.len();
+            let rows = rows
+                .into_iter()
+                .map(|r| {
+                    r.into_iter()
+                        .zip(&cols)
+                        .map(|(v, c)| Expr::Const(v, c.ty))
+                        .collect()
+                })
+                .collect();
+            return Ok(Some((Plan::Values { rows, width }, cols)));
         }
         let cat = self.ctx.catalog;
         let db = self.ctx.db_oid;

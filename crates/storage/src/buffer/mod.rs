@@ -5,18 +5,22 @@
 //! * victims: the freelist first, then a clock sweep with an atomic hand;
 //! * rings (`strategy.rs`) keep big scans and bulk writes from flushing the pool.
 
+pub mod bgwriter;
+mod freelist;
 pub mod state;
 pub mod strategy;
+pub mod stream;
 
 use std::alloc::Layout;
 use std::cell::UnsafeCell;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use freelist::StrategyControl;
 use std::sync::Arc;
 
 use common::{BlockNumber, RelFileLocator};
 use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
 use rustc_hash::{FxHashMap, FxHasher};
 
 use crate::lwlock::{ExclusiveGuard, LwLock, LwRwLock, SharedGuard, Tranche};
@@ -27,6 +31,26 @@ use state::*;
 pub use strategy::{BufferStrategy, StrategyKind};
 
 pub const NUM_MAPPING_PARTITIONS: usize = 128;
+
+thread_local! {
+    /// This thread's (hits, reads) since the last `take_io_counts`: counted
+    /// per thread so a hit costs no shared cache-line write.
+    static IO_COUNTS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+#[inline]
+fn count_hit() {
+    IO_COUNTS.with(|c| {
+        let (h, r) = c.get();
+        c.set((h + 1, r));
+    });
+}
+
+/// Returns and resets this thread's (blocks hit, blocks read) counts; the
+/// session adds them to its database's pg_stat_database counters.
+pub fn take_io_counts() -> (u64, u64) {
+    IO_COUNTS.with(|c| c.replace((0, 0)))
+}
 
 /// One partition of the buffer mapping table.
 type MappingPartition = CachePadded<LwRwLock<FxHashMap<BufferTag, u32>>>;
@@ -76,8 +100,9 @@ pub struct BufferStats {
     pub buffers_backend: AtomicU64,
     pub buffers_clean: AtomicU64,
     pub buffers_checkpoint: AtomicU64,
+    /// Rounds the background writer stopped because it hit lru_maxpages.
+    pub maxwritten_clean: AtomicU64,
     pub blks_read: AtomicU64,
-    pub blks_hit: AtomicU64,
 }
 
 /// How to fill a buffer that is not yet in the pool.
@@ -93,11 +118,30 @@ pub struct BufferPool {
     descs: Box<[BufferDesc]>,
     frames: *mut Frame,
     mapping: Box<[MappingPartition]>,
-    /// Clock hand; `hand / nbuffers` is the number of complete passes.
-    clock_hand: CachePadded<AtomicU64>,
-    freelist: CachePadded<Mutex<Vec<u32>>>,
+    control: StrategyControl,
     smgr: Arc<Smgr>,
     pub stats: BufferStats,
+    pub bgwriter: bgwriter::BgWriterSettings,
+}
+
+/// How to build a pool; the non-default values exist for ablation benchmarks.
+#[derive(Debug, Clone)]
+pub struct PoolOptions {
+    pub nbuffers: usize,
+    /// Buffer-mapping partitions (PostgreSQL: 128).
+    pub mapping_partitions: usize,
+    /// One lock around freelist and clock sweep (pre-9.5 PostgreSQL).
+    pub global_victim_lock: bool,
+}
+
+impl PoolOptions {
+    pub fn new(nbuffers: usize) -> Self {
+        PoolOptions {
+            nbuffers,
+            mapping_partitions: NUM_MAPPING_PARTITIONS,
+            global_victim_lock: false,
+        }
+    }
 }
 
 // SAFETY: frames are accessed only under the owning descriptor's content lock
@@ -119,10 +163,17 @@ impl BufferPool {
     /// Creates the pool for the server's life (it is never freed: every pin
     /// handle refers to it as `&'static`).
     pub fn new(nbuffers: usize, smgr: Arc<Smgr>) -> &'static BufferPool {
+        Self::with_options(PoolOptions::new(nbuffers), smgr)
+    }
+
+    pub fn with_options(opts: PoolOptions, smgr: Arc<Smgr>) -> &'static BufferPool {
+        let nbuffers = opts.nbuffers;
         assert!(nbuffers >= 16, "shared_buffers too small");
+        assert!(opts.mapping_partitions >= 1);
         let descs: Box<[BufferDesc]> = (0..nbuffers)
             .map(|_| BufferDesc {
-                state: AtomicU32::new(0),
+                // Every buffer starts on the freelist.
+                state: AtomicU32::new(ON_FREELIST),
                 tag: UnsafeCell::new(INVALID_TAG),
                 content: LwLock::new(Tranche::BufferContent),
                 io: LwLock::new(Tranche::BufferIO),
@@ -132,17 +183,17 @@ impl BufferPool {
         // SAFETY: non-zero layout; zeroed memory is a valid Frame.
         let frames = unsafe { std::alloc::alloc_zeroed(layout) } as *mut Frame;
         assert!(!frames.is_null(), "could not allocate shared buffers");
-        let mapping = (0..NUM_MAPPING_PARTITIONS)
+        let mapping = (0..opts.mapping_partitions)
             .map(|_| CachePadded::new(LwRwLock::new(Tranche::BufferMapping, FxHashMap::default())))
             .collect();
         Box::leak(Box::new(BufferPool {
             descs,
             frames,
             mapping,
-            clock_hand: CachePadded::new(AtomicU64::new(0)),
-            freelist: CachePadded::new(Mutex::new((0..nbuffers as u32).rev().collect())),
+            control: StrategyControl::new(nbuffers, opts.global_victim_lock),
             smgr,
             stats: BufferStats::default(),
+            bgwriter: bgwriter::BgWriterSettings::default(),
         }))
     }
 
@@ -154,8 +205,14 @@ impl BufferPool {
         &self.smgr
     }
 
+    /// Buffers on the freelist now (pg_stat_bgwriter.buffers_freelist).
     pub fn freelist_len(&self) -> usize {
-        self.freelist.lock().len()
+        self.control.len()
+    }
+
+    /// Freelist (low, high) watermarks of this pool.
+    pub fn freelist_watermarks(&self) -> (usize, usize) {
+        (self.control.low, self.control.high)
     }
 
     #[inline]
@@ -167,7 +224,7 @@ impl BufferPool {
 
     #[inline]
     fn partition(&self, hash: u64) -> usize {
-        (hash % NUM_MAPPING_PARTITIONS as u64) as usize
+        (hash % self.mapping.len() as u64) as usize
     }
 
     /// Pins a buffer found through the mapping (partition lock held by caller).
@@ -216,13 +273,13 @@ impl BufferPool {
             if let Some(id) = found {
                 let buf = Buffer { pool: self, id };
                 if self.descs[id as usize].state.load(Ordering::Acquire) & VALID != 0 {
-                    self.stats.blks_hit.fetch_add(1, Ordering::Relaxed);
+                    count_hit();
                     return Ok(buf);
                 }
                 // Someone is reading it in: wait for their I/O, then re-check.
                 drop(self.descs[id as usize].io.shared());
                 if self.descs[id as usize].state.load(Ordering::Acquire) & VALID != 0 {
-                    self.stats.blks_hit.fetch_add(1, Ordering::Relaxed);
+                    count_hit();
                     return Ok(buf);
                 }
                 continue; // their read failed; try ourselves
@@ -260,6 +317,10 @@ impl BufferPool {
             }
             ReadMode::Normal => {
                 self.stats.blks_read.fetch_add(1, Ordering::Relaxed);
+                IO_COUNTS.with(|c| {
+                    let (h, r) = c.get();
+                    c.set((h, r + 1));
+                });
                 self.smgr
                     .read_block(tag.rel, tag.fork, tag.block, frame)
                     .and_then(|_| {
@@ -388,40 +449,56 @@ impl BufferPool {
                 }
             }
         }
-        loop {
-            let Some(id) = self.freelist.lock().pop() else {
-                break;
-            };
+        let _global = self.control.global_lock.as_ref().map(|l| l.lock());
+        while let Some(id) = self.control.pop() {
             let desc = &self.descs[id as usize];
             let (old, new) = update(&desc.state, |s| {
-                (refcount(s) == 0 && usage(s) == 0).then_some(s + 1)
+                let s = s & !ON_FREELIST;
+                Some(if refcount(s) == 0 && usage(s) == 0 {
+                    s + 1
+                } else {
+                    s
+                })
             });
-            if old != new {
+            if refcount(new) == refcount(old) + 1 {
                 return Ok(id);
             }
         }
         let n = self.descs.len() as u64;
         let mut tries = n * (MAX_USAGE as u64 + 1);
         loop {
-            let hand = self.clock_hand.fetch_add(1, Ordering::Relaxed) % n;
-            let desc = &self.descs[hand as usize];
-            let (old, new) = update(&desc.state, |s| {
-                if refcount(s) != 0 {
-                    None
-                } else if usage(s) > 0 {
-                    Some(s - USAGE_ONE)
-                } else {
-                    Some(s + 1)
-                }
-            });
-            if old != new && refcount(new) == 1 {
-                return Ok(hand as u32);
+            if let Some(id) = self.clock_tick(n, true) {
+                return Ok(id);
             }
             tries -= 1;
             if tries == 0 {
                 return Err(StorageError::NoFreeBuffers);
             }
         }
+    }
+
+    /// Advances the clock hand one buffer, decrementing its usage count. If
+    /// the buffer is unpinned with usage zero, pins it (`pin`) and returns it;
+    /// without `pin` returns it unpinned (the background writer's probe).
+    fn clock_tick(&self, n: u64, pin: bool) -> Option<u32> {
+        let hand = self.control.hand.fetch_add(1, Ordering::Relaxed) % n;
+        let desc = &self.descs[hand as usize];
+        let (old, new) = update(&desc.state, |s| {
+            if refcount(s) != 0 {
+                None
+            } else if usage(s) > 0 {
+                Some(s - USAGE_ONE)
+            } else if pin {
+                Some(s + 1)
+            } else {
+                None
+            }
+        });
+        let found = refcount(new) == 0 && usage(new) == 0 && usage(old) == 0;
+        if pin && old != new && refcount(new) == 1 {
+            return Some(hand as u32);
+        }
+        (!pin && found).then_some(hand as u32)
     }
 
     /// Writes a dirty buffer out. The caller holds a pin.
@@ -494,8 +571,19 @@ impl BufferPool {
                 s & !(TAG_VALID | VALID | DIRTY | JUST_DIRTIED) & !USAGE_MASK,
             );
             drop(map);
-            self.freelist.lock().push(id);
+            self.push_free(id);
         }
+    }
+
+    /// Puts an unpinned buffer on the freelist unless it is already there.
+    fn push_free(&self, id: u32) -> bool {
+        let (old, new) = update(&self.descs[id as usize].state, |s| {
+            (s & ON_FREELIST == 0).then_some(s | ON_FREELIST)
+        });
+        if old != new {
+            self.control.push(id);
+        }
+        old != new
     }
 
     /// Descriptor snapshots for pg_buffercache.

@@ -24,6 +24,8 @@ pub const TAG_VALID: u32 = 1 << 25;
 pub const IO_IN_PROGRESS: u32 = 1 << 26;
 pub const IO_ERROR: u32 = 1 << 27;
 pub const JUST_DIRTIED: u32 = 1 << 28;
+/// The buffer is on the freelist (PostgreSQL's freeNext != NOT_IN_LIST).
+pub const ON_FREELIST: u32 = 1 << 29;
 
 #[inline]
 pub fn refcount(s: u32) -> u32 {

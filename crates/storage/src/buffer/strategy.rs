@@ -30,6 +30,20 @@ impl BufferStrategy {
         }
     }
 
+    /// An empty ring of the same size.
+    pub fn fresh(&self) -> Self {
+        BufferStrategy {
+            ring: vec![None; self.ring.len()],
+            next: 0,
+        }
+    }
+
+    /// Resizes the ring (read streams keep more buffers pinned ahead).
+    pub fn with_size(mut self, buffers: usize) -> Self {
+        self.ring.resize(buffers.max(1), None);
+        self
+    }
+
     /// The ring slot to try next (advances the ring).
     pub(crate) fn current(&mut self) -> Option<u32> {
         self.next = (self.next + 1) % self.ring.len();

@@ -39,6 +39,7 @@ impl SessionFactory for MockFactory {
     fn open(
         &self,
         params: &StartupParams,
+        _pid: i32,
         cancel: Arc<AtomicBool>,
     ) -> PgResult<Box<dyn SessionHandler>> {
         self.log.lock().unwrap().startups.push(params.clone());

@@ -1,0 +1,236 @@
+//! Server-state views: pg_stat_activity, pg_stat_bgwriter, pg_stat_database,
+//! pg_stat_lwlock, pg_buffercache, pg_settings. Their rows are taken when a
+//! statement is bound, as PostgreSQL takes a stats snapshot per transaction.
+
+use std::sync::atomic::Ordering;
+
+use common::{DataType, TypeId, Value};
+use sql::plan::OutputColumn;
+use sql::RuntimeViews;
+use storage::lwlock::{tranche_stats, wait_event_name, Tranche};
+
+use crate::context::ServerContext;
+use crate::gucs::{self, Settings};
+
+pub struct ServerViews<'a> {
+    pub ctx: &'a ServerContext,
+    pub settings: &'a Settings,
+}
+
+fn col(name: &str, ty: TypeId) -> OutputColumn {
+    OutputColumn {
+        name: name.into(),
+        ty: DataType::new(ty),
+        table_oid: 0,
+        column_id: 0,
+    }
+}
+
+fn text(s: &str) -> Value {
+    Value::Text(s.to_string())
+}
+
+fn opt_ts(t: Option<i64>) -> Value {
+    t.map(Value::Timestamptz).unwrap_or(Value::Null)
+}
+
+impl RuntimeViews for ServerViews<'_> {
+    fn view(&self, name: &str) -> Option<(Vec<OutputColumn>, Vec<Vec<Value>>)> {
+        let ctx = self.ctx;
+        let pool = ctx.pool;
+        Some(match name {
+            "pg_stat_lwlock" => (
+                vec![
+                    col("tranche", TypeId::Text),
+                    col("shared_acquires", TypeId::Int8),
+                    col("exclusive_acquires", TypeId::Int8),
+                    col("blocks", TypeId::Int8),
+                    col("spin_delays", TypeId::Int8),
+                ],
+                Tranche::ALL
+                    .iter()
+                    .map(|t| {
+                        let s = tranche_stats(*t);
+                        vec![
+                            text(t.name()),
+                            Value::Int8(s.shared_acquires as i64),
+                            Value::Int8(s.exclusive_acquires as i64),
+                            Value::Int8(s.blocks as i64),
+                            Value::Int8(s.spin_delays as i64),
+                        ]
+                    })
+                    .collect(),
+            ),
+            "pg_stat_bgwriter" => {
+                let st = &pool.stats;
+                let n = |a: &std::sync::atomic::AtomicU64| {
+                    Value::Int8(a.load(Ordering::Relaxed) as i64)
+                };
+                (
+                    vec![
+                        col("checkpoints_timed", TypeId::Int8),
+                        col("checkpoints_req", TypeId::Int8),
+                        col("checkpoint_write_time", TypeId::Float8),
+                        col("checkpoint_sync_time", TypeId::Float8),
+                        col("buffers_checkpoint", TypeId::Int8),
+                        col("buffers_clean", TypeId::Int8),
+                        col("maxwritten_clean", TypeId::Int8),
+                        col("buffers_backend", TypeId::Int8),
+                        col("buffers_backend_fsync", TypeId::Int8),
+                        col("buffers_alloc", TypeId::Int8),
+                        col("stats_reset", TypeId::Timestamptz),
+                        col("buffers_freelist", TypeId::Int8),
+                    ],
+                    vec![vec![
+                        Value::Int8(0),
+                        n(&ctx.checkpoints_req),
+                        Value::Float8(0.0),
+                        Value::Float8(0.0),
+                        n(&st.buffers_checkpoint),
+                        n(&st.buffers_clean),
+                        n(&st.maxwritten_clean),
+                        n(&st.buffers_backend),
+                        Value::Int8(0),
+                        n(&st.buffers_alloc),
+                        Value::Timestamptz(ctx.start_time),
+                        Value::Int8(pool.freelist_len() as i64),
+                    ]],
+                )
+            }
+            "pg_stat_database" => {
+                let cat = ctx.catalog.snapshot();
+                let backends = ctx.activity.backends();
+                (
+                    vec![
+                        col("datid", TypeId::Oid),
+                        col("datname", TypeId::Name),
+                        col("numbackends", TypeId::Int4),
+                        col("xact_commit", TypeId::Int8),
+                        col("xact_rollback", TypeId::Int8),
+                        col("blks_read", TypeId::Int8),
+                        col("blks_hit", TypeId::Int8),
+                    ],
+                    cat.databases
+                        .values()
+                        .map(|d| {
+                            let c = ctx.activity.database(d.oid);
+                            let n = |a: &std::sync::atomic::AtomicU64| {
+                                Value::Int8(a.load(Ordering::Relaxed) as i64)
+                            };
+                            vec![
+                                Value::Oid(d.oid),
+                                text(&d.name),
+                                Value::Int4(
+                                    backends.iter().filter(|b| b.db_oid == d.oid).count() as i32
+                                ),
+                                n(&c.xact_commit),
+                                n(&c.xact_rollback),
+                                n(&c.blks_read),
+                                n(&c.blks_hit),
+                            ]
+                        })
+                        .collect(),
+                )
+            }
+            "pg_stat_activity" => (
+                vec![
+                    col("datid", TypeId::Oid),
+                    col("datname", TypeId::Name),
+                    col("pid", TypeId::Int4),
+                    col("usename", TypeId::Name),
+                    col("application_name", TypeId::Text),
+                    col("backend_start", TypeId::Timestamptz),
+                    col("query_start", TypeId::Timestamptz),
+                    col("wait_event_type", TypeId::Text),
+                    col("wait_event", TypeId::Text),
+                    col("state", TypeId::Text),
+                    col("query", TypeId::Text),
+                    col("backend_type", TypeId::Text),
+                ],
+                ctx.activity
+                    .backends()
+                    .iter()
+                    .map(|b| {
+                        let f = b.fields.lock().clone();
+                        let ev = wait_event_name(b.wait_event.load(Ordering::Relaxed));
+                        vec![
+                            Value::Oid(b.db_oid),
+                            text(&b.datname),
+                            Value::Int4(b.pid),
+                            text(&b.usename),
+                            text(&f.application_name),
+                            Value::Timestamptz(b.backend_start),
+                            opt_ts(f.query_start),
+                            ev.map(|_| text("LWLock")).unwrap_or(Value::Null),
+                            ev.map(text).unwrap_or(Value::Null),
+                            text(f.state),
+                            text(&f.query),
+                            text("client backend"),
+                        ]
+                    })
+                    .collect(),
+            ),
+            "pg_buffercache" => (
+                vec![
+                    col("bufferid", TypeId::Int4),
+                    col("relfilenode", TypeId::Oid),
+                    col("reltablespace", TypeId::Oid),
+                    col("reldatabase", TypeId::Oid),
+                    col("relforknumber", TypeId::Int2),
+                    col("relblocknumber", TypeId::Int8),
+                    col("isdirty", TypeId::Bool),
+                    col("usagecount", TypeId::Int2),
+                    col("pinning_backends", TypeId::Int4),
+                ],
+                pool.buffer_infos()
+                    .into_iter()
+                    .map(|b| match b.tag {
+                        Some(t) => vec![
+                            Value::Int4(b.buffer_id as i32 + 1),
+                            Value::Oid(t.rel.rel_number),
+                            Value::Oid(t.rel.spc_oid),
+                            Value::Oid(t.rel.db_oid),
+                            Value::Int2(t.fork as i16),
+                            Value::Int8(t.block as i64),
+                            Value::Bool(b.dirty),
+                            Value::Int2(b.usage_count as i16),
+                            Value::Int4(b.pin_count as i32),
+                        ],
+                        None => {
+                            let mut r = vec![Value::Int4(b.buffer_id as i32 + 1)];
+                            r.extend(std::iter::repeat_n(Value::Null, 8));
+                            r
+                        }
+                    })
+                    .collect(),
+            ),
+            "pg_settings" => (
+                vec![
+                    col("name", TypeId::Text),
+                    col("setting", TypeId::Text),
+                    col("context", TypeId::Text),
+                    col("short_desc", TypeId::Text),
+                    col("boot_val", TypeId::Text),
+                ],
+                gucs::GUCS
+                    .iter()
+                    .map(|d| {
+                        let context = match d.context {
+                            gucs::GucContext::Postmaster => "postmaster",
+                            gucs::GucContext::Internal => "internal",
+                            gucs::GucContext::User => "user",
+                        };
+                        vec![
+                            text(d.name),
+                            text(self.settings.get(d.name).unwrap_or("")),
+                            text(context),
+                            text(d.description),
+                            text(d.default),
+                        ]
+                    })
+                    .collect(),
+            ),
+            _ => return None,
+        })
+    }
+}
