@@ -29,7 +29,7 @@ fn big_scans_leave_a_prewarmed_hot_table_resident() {
     let hot_pages = pages(&s, "hot");
     let big_pages = pages(&s, "big");
     assert!(
-        hot_pages >= 250 && hot_pages <= 260,
+        (250..=260).contains(&hot_pages),
         "hot has {hot_pages} pages"
     );
     assert!(big_pages >= 4000, "big has {big_pages} pages");

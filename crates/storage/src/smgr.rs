@@ -197,6 +197,70 @@ impl Smgr {
         Ok(())
     }
 
+    /// Reads consecutive blocks `first..first + bufs.len()` (within one
+    /// segment) with one vectored read; blocks past the end read as zeroes.
+    pub fn read_blocks(
+        &self,
+        rel: RelFileLocator,
+        fork: ForkNumber,
+        first: BlockNumber,
+        bufs: &mut [&mut [u8]],
+    ) -> StorageResult<()> {
+        use std::os::fd::AsRawFd;
+        let f = self.fork(rel, fork)?;
+        let seg = (first / RELSEG_BLOCKS) as usize;
+        debug_assert!(
+            (first + bufs.len() as u32 - 1) / RELSEG_BLOCKS == first / RELSEG_BLOCKS,
+            "vectored read crosses a segment"
+        );
+        let Some(file) = f.segment(seg, false)? else {
+            bufs.iter_mut().for_each(|b| b.fill(0));
+            return Ok(());
+        };
+        let base = (first % RELSEG_BLOCKS) as u64 * BLCKSZ as u64;
+        let total = bufs.len() * BLCKSZ;
+        let mut done = 0usize;
+        while done < total {
+            let (skip_buf, skip_off) = (done / BLCKSZ, done % BLCKSZ);
+            let iov: Vec<libc::iovec> = bufs[skip_buf..]
+                .iter_mut()
+                .enumerate()
+                .map(|(i, b)| {
+                    let off = if i == 0 { skip_off } else { 0 };
+                    libc::iovec {
+                        iov_base: b[off..].as_mut_ptr() as *mut libc::c_void,
+                        iov_len: BLCKSZ - off,
+                    }
+                })
+                .collect();
+            // SAFETY: the iovecs point into distinct live buffers we borrow mutably.
+            let n = unsafe {
+                libc::preadv(
+                    file.as_raw_fd(),
+                    iov.as_ptr(),
+                    iov.len().min(1024) as libc::c_int,
+                    (base + done as u64) as libc::off_t,
+                )
+            };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(f.io_err("read", e));
+            }
+            if n == 0 {
+                // End of file: the rest reads as zeroes.
+                let (b, o) = (done / BLCKSZ, done % BLCKSZ);
+                bufs[b][o..].fill(0);
+                bufs[b + 1..].iter_mut().for_each(|x| x.fill(0));
+                break;
+            }
+            done += n as usize;
+        }
+        Ok(())
+    }
+
     pub fn write_block(
         &self,
         rel: RelFileLocator,

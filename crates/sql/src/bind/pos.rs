@@ -174,7 +174,15 @@ impl Binder<'_, '_> {
 }
 
 const AGGREGATES: &[&str] = &[
-    "count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every", "string_agg",
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "bool_and",
+    "bool_or",
+    "every",
+    "string_agg",
 ];
 
 /// The span of the first reference to column `name` in `e` outside any
@@ -216,7 +224,12 @@ pub(crate) fn ungrouped_column_span(e: &ast::Expr, name: &str) -> Option<Span> {
             })
             .or_else(|| else_result.as_deref().and_then(find)),
         E::Function(f) => {
-            let fname = f.name.0.last().and_then(|p| p.as_ident()).map(super::ident_name);
+            let fname = f
+                .name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .map(super::ident_name);
             if fname.is_some_and(|n| AGGREGATES.contains(&n.as_str())) {
                 return None;
             }

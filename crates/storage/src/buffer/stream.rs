@@ -41,6 +41,9 @@ enum Source {
         next: BlockNumber,
         end: BlockNumber,
         strategy: Option<BufferStrategy>,
+        /// Combine reads into batches (a big scan); else one block at a time.
+        combine: bool,
+        pending: std::vec::IntoIter<Buffer>,
     },
     Worker {
         rxs: Vec<Receiver<Batch>>,
@@ -84,27 +87,7 @@ impl ReadStream {
                         let mut first = start + (k * BATCH) as u32;
                         while first < end {
                             let stop = (first + BATCH as u32).min(end);
-                            let mut batch = Vec::with_capacity(BATCH);
-                            let mut failed = None;
-                            for block in first..stop {
-                                match pool.read_buffer(
-                                    rel,
-                                    fork,
-                                    block,
-                                    ReadMode::Normal,
-                                    strategy.as_mut(),
-                                ) {
-                                    Ok(b) => batch.push(b),
-                                    Err(e) => {
-                                        failed = Some(e);
-                                        break;
-                                    }
-                                }
-                            }
-                            let msg = match failed {
-                                Some(e) => Err(e),
-                                None => Ok(batch),
-                            };
+                            let msg = pool.read_buffers(rel, fork, first, stop - first, strategy.as_mut());
                             let stop_now = msg.is_err();
                             if tx.send(msg).is_err() || stop_now {
                                 return; // consumer gone (LIMIT, error, cancel) or error sent
@@ -123,7 +106,9 @@ impl ReadStream {
             Source::Sync {
                 next: start,
                 end,
+                combine: read_ahead,
                 strategy,
+                pending: Vec::new().into_iter(),
             }
         };
         ReadStream {
@@ -141,9 +126,23 @@ impl ReadStream {
                 next,
                 end,
                 strategy,
+                combine,
+                pending,
             } => {
+                if let Some(b) = pending.next() {
+                    return Ok(Some(b));
+                }
                 if *next >= *end {
                     return Ok(None);
+                }
+                if *combine {
+                    let n = (BATCH as u32).min(*end - *next);
+                    let batch = self
+                        .pool
+                        .read_buffers(self.rel, self.fork, *next, n, strategy.as_mut())?;
+                    *next += n;
+                    *pending = batch.into_iter();
+                    return Ok(pending.next());
                 }
                 let b = self.pool.read_buffer(
                     self.rel,

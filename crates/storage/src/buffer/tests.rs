@@ -232,3 +232,27 @@ fn ablation_options_still_correct() {
         assert_eq!(read_block(pool, b), (b as u64, b as u64 + 7));
     }
 }
+
+#[test]
+fn vectored_reads_match_single_reads() {
+    let (pool, _dir) = pool(64);
+    pool.smgr().create(REL, ForkNumber::Main).unwrap();
+    for b in 0..40 {
+        write_block(pool, b, b as u64 * 3);
+    }
+    pool.flush_all().unwrap();
+    // Some blocks resident, most not: the batch mixes hits and a few runs.
+    pool.drop_relation_buffers(REL);
+    read_block(pool, 5);
+    read_block(pool, 17);
+    let bufs = pool.read_buffers(REL, ForkNumber::Main, 0, 40, None).unwrap();
+    for (i, b) in bufs.iter().enumerate() {
+        assert_eq!(b.block(), i as u32);
+        let page = b.read();
+        assert_eq!(u64::from_le_bytes(page[108..116].try_into().unwrap()), i as u64 * 3);
+    }
+    drop(bufs);
+    // Past the end of the file: zero pages, not errors.
+    let bufs = pool.read_buffers(REL, ForkNumber::Main, 40, 4, None).unwrap();
+    assert!(bufs.iter().all(|b| page::is_new(&b.read())));
+}
