@@ -565,6 +565,59 @@ impl Session {
                 })?;
                 sink.complete("CREATE DATABASE")
             }
+            BoundStatement::DropDatabase { name, if_exists } => {
+                let Some(db) = catalog.database_by_name(name).cloned() else {
+                    if *if_exists {
+                        sink.notice(&PgError::new(
+                            SqlState::SUCCESSFUL_COMPLETION,
+                            format!("database \"{name}\" does not exist, skipping"),
+                        ))?;
+                        return sink.complete("DROP DATABASE");
+                    }
+                    return Err(PgError::new(
+                        SqlState::INVALID_CATALOG_NAME,
+                        format!("database \"{name}\" does not exist"),
+                    ));
+                };
+                if db.oid == self.db_oid {
+                    return Err(PgError::new(
+                        SqlState::OBJECT_IN_USE,
+                        "cannot drop the currently open database",
+                    ));
+                }
+                let others = ctx
+                    .activity
+                    .backends()
+                    .iter()
+                    .filter(|b| b.db_oid == db.oid)
+                    .count();
+                if others > 0 || db.is_template {
+                    let msg = if db.is_template {
+                        "cannot drop a template database".to_string()
+                    } else {
+                        format!("database \"{name}\" is being accessed by other users")
+                    };
+                    return Err(PgError::new(SqlState::OBJECT_IN_USE, msg));
+                }
+                let dropped = ctx.catalog.modify(|c| {
+                    c.databases.remove(&db.oid);
+                    let tables: Vec<_> = c
+                        .tables
+                        .values()
+                        .filter(|t| t.db_oid == db.oid)
+                        .cloned()
+                        .collect();
+                    for t in &tables {
+                        c.tables.remove(&t.oid);
+                    }
+                    Ok(tables)
+                })?;
+                for t in dropped {
+                    access::heap::drop_storage(ctx.pool, t.locator());
+                }
+                let _ = std::fs::remove_dir_all(ctx.data_dir.join("base").join(db.oid.to_string()));
+                sink.complete("DROP DATABASE")
+            }
             _ => Err(PgError::internal("statement kind handled elsewhere")),
         }
     }

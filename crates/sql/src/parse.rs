@@ -133,6 +133,10 @@ pub enum Utility {
         names: Vec<Vec<String>>,
     },
     Checkpoint,
+    DropDatabase {
+        name: String,
+        if_exists: bool,
+    },
     CreateExtension {
         name: String,
         if_not_exists: bool,
@@ -393,6 +397,14 @@ fn parse_utility(text: &str) -> Option<Utility> {
         }),
         ["truncate", ..] => Some(Utility::Truncate {
             names: qualified_names(strip_behavior(&toks[1..]))?,
+        }),
+        ["drop", "database", "if", "exists", _] => Some(Utility::DropDatabase {
+            name: toks[4].0.clone(),
+            if_exists: true,
+        }),
+        ["drop", "database", _] => Some(Utility::DropDatabase {
+            name: toks[2].0.clone(),
+            if_exists: false,
         }),
         ["create", "extension", "if", "not", "exists", name, ..] => {
             Some(Utility::CreateExtension {

@@ -172,6 +172,10 @@ pub enum BoundStatement {
     CreateDatabase {
         name: String,
     },
+    DropDatabase {
+        name: String,
+        if_exists: bool,
+    },
 }
 
 impl BoundStatement {

@@ -203,6 +203,10 @@ impl Binder<'_, '_> {
             Utility::Rollback => BoundStatement::Transaction(TransactionOp::Rollback),
             Utility::Checkpoint => BoundStatement::Checkpoint,
             Utility::NoOp(tag) => BoundStatement::NoOp(tag.clone()),
+            Utility::DropDatabase { name, if_exists } => BoundStatement::DropDatabase {
+                name: name.clone(),
+                if_exists: *if_exists,
+            },
             Utility::CreateExtension {
                 name,
                 if_not_exists: _,

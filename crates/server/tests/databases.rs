@@ -1,0 +1,47 @@
+//! CREATE DATABASE / DROP DATABASE and connecting to the new database.
+
+mod support;
+
+use support::TestServer;
+
+#[test]
+fn create_use_and_drop_a_database() {
+    let s = TestServer::start();
+    s.psql("create database app");
+    let err = s.psql_err("create database app");
+    assert!(err.contains("already exists"), "{err}");
+    let mut c = s
+        .config()
+        .dbname("app")
+        .connect(postgres::NoTls)
+        .expect("connect to app");
+    c.batch_execute("create table t(a int); insert into t values (1), (2)")
+        .unwrap();
+    let n: i64 = c.query_one("select count(*) from t", &[]).unwrap().get(0);
+    assert_eq!(n, 2);
+    let err = s.psql_err("drop database app");
+    assert!(err.contains("being accessed by other users"), "{err}");
+    drop(c);
+    // The session ends asynchronously after the client leaves.
+    let mut ok = false;
+    for _ in 0..50 {
+        let mut cmd = s.psql_command();
+        cmd.arg("-c").arg("drop database app");
+        if s.run_psql(cmd).status.success() {
+            ok = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(ok, "drop database kept failing");
+    assert_eq!(
+        s.psql("select count(*) from pg_database where datname = 'app'")
+            .trim(),
+        "0"
+    );
+    let err = s.psql_err("drop database app");
+    assert!(err.contains("does not exist"), "{err}");
+    s.psql("drop database if exists app");
+    let err = s.psql_err("drop database postgres");
+    assert!(err.contains("currently open database"), "{err}");
+}
