@@ -61,7 +61,7 @@ pub static GUCS: &[GucDef] = &[
     ),
     g(
         "io_method",
-        "worker",
+        "sync",
         Postmaster,
         false,
         "Selects the method for executing asynchronous I/O: worker (read-ahead threads) or sync.",

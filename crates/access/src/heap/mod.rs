@@ -211,8 +211,7 @@ impl HeapScan {
         // Tables over a quarter of the pool scan through a ring (seed 003),
         // read ahead by an I/O worker.
         let large = nblocks as usize > pool.nbuffers() / 4;
-        let strategy = large
-            .then(|| BufferStrategy::new(StrategyKind::BulkRead, pool.nbuffers()).with_size(64));
+        let strategy = large.then(|| BufferStrategy::new(StrategyKind::BulkRead, pool.nbuffers()));
         Ok(HeapScan {
             stream: ReadStream::new(pool, rel, ForkNumber::Main, 0, nblocks, strategy, large),
             nblocks,

@@ -395,18 +395,30 @@ impl BufferPool {
         let mut out: Vec<Option<Buffer>> = Vec::with_capacity(count as usize);
         let mut pending: Vec<Pending> = Vec::new();
         for i in 0..count {
-            let tag = BufferTag { rel, fork, block: first + i };
+            let tag = BufferTag {
+                rel,
+                fork,
+                block: first + i,
+            };
             let hash = tag.hash_code();
             let found = {
                 let map = self.mapping[self.partition(hash)].read();
-                map.get(&tag).copied().inspect(|&id| self.pin_found(id, strategy.is_some()))
+                map.get(&tag)
+                    .copied()
+                    .inspect(|&id| self.pin_found(id, strategy.is_some()))
             };
             let found = match found {
                 Some(id) => Some(id),
                 None => match self.alloc_buffer(tag, hash, strategy.as_deref_mut())? {
                     Alloc::Found(id) => Some(id),
                     Alloc::New(id, io) => {
-                        pending.push(Pending { index: out.len(), tag, hash, id, io });
+                        pending.push(Pending {
+                            index: out.len(),
+                            tag,
+                            hash,
+                            id,
+                            io,
+                        });
                         None
                     }
                 },
@@ -430,7 +442,8 @@ impl BufferPool {
             let mut run = vec![p];
             while let Some(next) = rest.peek() {
                 let last = run.last().unwrap().tag.block;
-                let same_segment = next.tag.block / crate::RELSEG_BLOCKS == last / crate::RELSEG_BLOCKS;
+                let same_segment =
+                    next.tag.block / crate::RELSEG_BLOCKS == last / crate::RELSEG_BLOCKS;
                 if next.tag.block == last + 1 && same_segment {
                     run.push(rest.next().unwrap());
                 } else {
@@ -443,7 +456,9 @@ impl BufferPool {
                 .iter()
                 .map(|p| unsafe { std::slice::from_raw_parts_mut(self.frame_ptr(p.id), BLCKSZ) })
                 .collect();
-            let read = self.smgr.read_blocks(rel, fork, run[0].tag.block, &mut frames);
+            let read = self
+                .smgr
+                .read_blocks(rel, fork, run[0].tag.block, &mut frames);
             drop(frames);
             for p in run {
                 let r = match &read {
@@ -469,7 +484,13 @@ impl BufferPool {
         for (i, b) in out.into_iter().enumerate() {
             result.push(match b {
                 Some(b) => b,
-                None => self.read_buffer(rel, fork, first + i as u32, ReadMode::Normal, strategy.as_deref_mut())?,
+                None => self.read_buffer(
+                    rel,
+                    fork,
+                    first + i as u32,
+                    ReadMode::Normal,
+                    strategy.as_deref_mut(),
+                )?,
             });
         }
         Ok(result)

@@ -1,4 +1,5 @@
-//! Read streams: pin the blocks of a range in order. With the I/O worker
+//! Read streams: pin the blocks of a range in order, combining the reads of
+//! consecutive missing blocks into one vectored read. With the I/O worker
 //! method (`io_method = worker`, as PostgreSQL 18 names it) a helper thread
 //! reads ahead — file read and checksum — while the consumer works on the
 //! pages it already has, so a large sequential scan uses a second core for
@@ -14,7 +15,7 @@ use super::{Buffer, BufferPool, BufferStrategy, ReadMode};
 use crate::{ForkNumber, StorageResult};
 
 /// Blocks per hand-over from the I/O worker.
-const BATCH: usize = 16;
+const BATCH: usize = 8;
 /// Batches queued ahead of the consumer. With BATCH this keeps the pinned
 /// read-ahead (queue + the batch being filled + the batch being consumed)
 /// well below the 32-buffer scan ring.
@@ -23,7 +24,7 @@ const QUEUE: usize = 1;
 /// Read-ahead threads per stream.
 const IO_WORKERS_PER_STREAM: usize = 2;
 
-static IO_WORKERS: AtomicBool = AtomicBool::new(true);
+static IO_WORKERS: AtomicBool = AtomicBool::new(false);
 
 /// Chooses between read-ahead by a worker thread and synchronous reads.
 pub fn set_io_workers(enabled: bool) {
@@ -87,7 +88,13 @@ impl ReadStream {
                         let mut first = start + (k * BATCH) as u32;
                         while first < end {
                             let stop = (first + BATCH as u32).min(end);
-                            let msg = pool.read_buffers(rel, fork, first, stop - first, strategy.as_mut());
+                            let msg = pool.read_buffers(
+                                rel,
+                                fork,
+                                first,
+                                stop - first,
+                                strategy.as_mut(),
+                            );
                             let stop_now = msg.is_err();
                             if tx.send(msg).is_err() || stop_now {
                                 return; // consumer gone (LIMIT, error, cancel) or error sent
@@ -137,9 +144,9 @@ impl ReadStream {
                 }
                 if *combine {
                     let n = (BATCH as u32).min(*end - *next);
-                    let batch = self
-                        .pool
-                        .read_buffers(self.rel, self.fork, *next, n, strategy.as_mut())?;
+                    let batch =
+                        self.pool
+                            .read_buffers(self.rel, self.fork, *next, n, strategy.as_mut())?;
                     *next += n;
                     *pending = batch.into_iter();
                     return Ok(pending.next());

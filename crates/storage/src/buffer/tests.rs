@@ -245,14 +245,21 @@ fn vectored_reads_match_single_reads() {
     pool.drop_relation_buffers(REL);
     read_block(pool, 5);
     read_block(pool, 17);
-    let bufs = pool.read_buffers(REL, ForkNumber::Main, 0, 40, None).unwrap();
+    let bufs = pool
+        .read_buffers(REL, ForkNumber::Main, 0, 40, None)
+        .unwrap();
     for (i, b) in bufs.iter().enumerate() {
         assert_eq!(b.block(), i as u32);
         let page = b.read();
-        assert_eq!(u64::from_le_bytes(page[108..116].try_into().unwrap()), i as u64 * 3);
+        assert_eq!(
+            u64::from_le_bytes(page[108..116].try_into().unwrap()),
+            i as u64 * 3
+        );
     }
     drop(bufs);
     // Past the end of the file: zero pages, not errors.
-    let bufs = pool.read_buffers(REL, ForkNumber::Main, 40, 4, None).unwrap();
+    let bufs = pool
+        .read_buffers(REL, ForkNumber::Main, 40, 4, None)
+        .unwrap();
     assert!(bufs.iter().all(|b| page::is_new(&b.read())));
 }
