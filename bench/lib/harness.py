@@ -70,6 +70,12 @@ def tail(path, n=40):
         return f"(could not read {path}: {e})"
 
 
+def extra_settings(side):
+    """Per-side server settings from BENCH_PG_SETTINGS / BENCH_SCALEGRES_SETTINGS
+    (space-separated name=value, e.g. "bgwriter_lru_maxpages=0"), for ablations."""
+    return os.environ.get(f"BENCH_{side}_SETTINGS", "").split()
+
+
 def as_system_user(argv):
     """Runs argv as the postgres system user when we are root (PostgreSQL
     refuses to run as root); as ourselves otherwise."""
@@ -167,6 +173,8 @@ class PostgresServer(Server):
             raise BenchError(f"initdb failed:\n{r.stdout}\n{r.stderr}")
         opts = (f"-p {self.port} -c listen_addresses=127.0.0.1 "
                 f"-c unix_socket_directories={self.workdir} -c shared_buffers={self.shared_buffers}")
+        for setting in extra_settings("PG"):
+            opts += f" -c {setting}"
         log(f"PostgreSQL: starting on port {self.port} (shared_buffers={self.shared_buffers})")
         r = subprocess.run(as_system_user([os.path.join(PG_BIN, "pg_ctl"), "-D", self.datadir,
                                            "-l", self.logfile, "-o", opts, "-w", "-t", "120", "start"]),
@@ -213,6 +221,8 @@ class ScalegresServer(Server):
                 "-c", "listen_addresses=127.0.0.1",
                 "-c", f"unix_socket_directories={self.workdir}",
                 "-c", f"shared_buffers={self.shared_buffers}"]
+        for setting in extra_settings("SCALEGRES"):
+            argv += ["-c", setting]
         log(f"Scalegres: starting {' '.join(argv)}")
         with open(self.logfile, "ab") as logf:
             # Own session: a Ctrl-C in the terminal reaches only this script, which
@@ -397,27 +407,37 @@ def run_suite(suite, repo, quick, pg_only, no_build):
         lines.append(f"- scalegres: {sg_desc}")
         lines.append(f"- postgresql: {pg.version()}")
         lines.append(f"- shared_buffers: {shared_buffers} on both")
+        for side, label in (("PG", "postgresql"), ("SCALEGRES", "scalegres")):
+            if extra_settings(side):
+                lines.append(f"- extra {label} settings: {' '.join(extra_settings(side))}")
         lines.append(f"- parameters: {suite.describe(quick)}")
         lines.append("")
-        lines.append("| query | PostgreSQL ms | Scalegres ms | ratio |")
-        lines.append("| --- | ---: | ---: | ---: |")
-        ratio_pairs = []
-        for key, label, ratio_name in measurements:
-            pg_ms = results["PostgreSQL"].get(key)
-            sg_ms = results.get("Scalegres", {}).get(key)
-            ratio = fmt_ratio(pg_ms, sg_ms)
-            lines.append(f"| {label} | {fmt_ms(pg_ms)} | {fmt_ms(sg_ms)} | {ratio} |")
-            ratio_pairs.append(f"{ratio_name}={ratio}")
-        lines.append("")
-        lines.append("ratio = PostgreSQL ms / Scalegres ms (higher is better for Scalegres); "
-                     "each value is the median of the timed runs (psql \\timing).")
-        lines.append("")
-        lines.append("Samples (ms):")
-        lines.append("")
-        for label, raw in samples.items():
-            for key, _, _ in measurements:
-                vals = ", ".join(f"{v:.1f}" for v in raw.get(key, []))
-                lines.append(f"- {label} {key}: {vals}")
+        if hasattr(suite, "report"):
+            # The suite reports its own figures (e.g. throughput instead of
+            # times): report(samples, quick) -> (markdown lines, ["name=value", ...]),
+            # samples being {server label: the dict its run() returned}.
+            body, ratio_pairs = suite.report(samples, quick)
+            lines.extend(body)
+        else:
+            lines.append("| query | PostgreSQL ms | Scalegres ms | ratio |")
+            lines.append("| --- | ---: | ---: | ---: |")
+            ratio_pairs = []
+            for key, label, ratio_name in measurements:
+                pg_ms = results["PostgreSQL"].get(key)
+                sg_ms = results.get("Scalegres", {}).get(key)
+                ratio = fmt_ratio(pg_ms, sg_ms)
+                lines.append(f"| {label} | {fmt_ms(pg_ms)} | {fmt_ms(sg_ms)} | {ratio} |")
+                ratio_pairs.append(f"{ratio_name}={ratio}")
+            lines.append("")
+            lines.append("ratio = PostgreSQL ms / Scalegres ms (higher is better for Scalegres); "
+                         "each value is the median of the timed runs (psql \\timing).")
+            lines.append("")
+            lines.append("Samples (ms):")
+            lines.append("")
+            for label, raw in samples.items():
+                for key, _, _ in measurements:
+                    vals = ", ".join(f"{v:.1f}" for v in raw.get(key, []))
+                    lines.append(f"- {label} {key}: {vals}")
         report = "\n".join(lines) + "\n"
 
         results_dir = os.path.join(repo, "bench", "results")

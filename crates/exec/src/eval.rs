@@ -22,7 +22,67 @@ fn truth(v: &Value) -> Option<bool> {
 /// Evaluates a boolean qual: NULL counts as false.
 #[inline]
 pub fn eval_qual(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<bool> {
+    if let Some(b) = fast_comparison(e, row) {
+        return Ok(b);
+    }
     Ok(eval(e, row, env)? == Value::Bool(true))
+}
+
+/// `column op constant` (either way round) on fixed-width types, compared in
+/// place without cloning either side: the common shape of scan quals.
+#[inline]
+fn fast_comparison(e: &Expr, row: &[Value]) -> Option<bool> {
+    let Expr::Binary {
+        op, left, right, ..
+    } = e
+    else {
+        return None;
+    };
+    fn operand<'a>(x: &'a Expr, row: &'a [Value]) -> Option<&'a Value> {
+        match x {
+            Expr::Column(i, _) => row.get(*i),
+            Expr::Const(v, _) => Some(v),
+            _ => None,
+        }
+    }
+    if !matches!(
+        op,
+        BinaryOp::Eq
+            | BinaryOp::NotEq
+            | BinaryOp::Lt
+            | BinaryOp::LtEq
+            | BinaryOp::Gt
+            | BinaryOp::GtEq
+    ) {
+        return None;
+    }
+    let (l, r) = (operand(left, row)?, operand(right, row)?);
+    if l.is_null() || r.is_null() {
+        return Some(false);
+    }
+    let fixed = matches!(
+        l,
+        Value::Int2(_)
+            | Value::Int4(_)
+            | Value::Int8(_)
+            | Value::Date(_)
+            | Value::Timestamp(_)
+            | Value::Timestamptz(_)
+            | Value::Oid(_)
+            | Value::Bool(_)
+    );
+    if !fixed || std::mem::discriminant(l) != std::mem::discriminant(r) {
+        return None;
+    }
+    let o = compare(l, r);
+    Some(match op {
+        BinaryOp::Eq => o == Ordering::Equal,
+        BinaryOp::NotEq => o != Ordering::Equal,
+        BinaryOp::Lt => o == Ordering::Less,
+        BinaryOp::LtEq => o != Ordering::Greater,
+        BinaryOp::Gt => o == Ordering::Greater,
+        _ => o != Ordering::Less,
+    })
 }
 
 fn equal(a: &Value, b: &Value) -> PgResult<Option<bool>> {

@@ -358,7 +358,19 @@ pub fn push_spaces(s: &mut String, mut n: usize) {
 
 /// The significant part of a char(n) value: trailing blanks removed.
 pub fn bpchar_trim(s: &str) -> &str {
-    s.trim_end_matches(' ')
+    // Byte-wise, eight at a time: char(n) values are mostly padding, and a
+    // char-by-char backwards scan cost more than the rest of a scan's qual.
+    const BLANKS: u64 = u64::from_ne_bytes([b' '; 8]);
+    let b = s.as_bytes();
+    let mut end = b.len();
+    while end >= 8 && u64::from_ne_bytes(b[end - 8..end].try_into().unwrap()) == BLANKS {
+        end -= 8;
+    }
+    while end > 0 && b[end - 1] == b' ' {
+        end -= 1;
+    }
+    // A blank is ASCII, so `end` is a char boundary.
+    &s[..end]
 }
 
 #[cfg(test)]

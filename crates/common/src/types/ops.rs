@@ -655,7 +655,7 @@ fn compare_mixed(left: &Value, right: &Value) -> Ordering {
 pub fn compare_typed(ty: TypeId, left: &Value, right: &Value) -> Ordering {
     if ty == TypeId::Bpchar {
         if let (Value::Text(a), Value::Text(b)) = (left, right) {
-            return a.trim_end_matches(' ').cmp(b.trim_end_matches(' '));
+            return super::io::bpchar_trim(a).cmp(super::io::bpchar_trim(b));
         }
     }
     compare(left, right)
@@ -687,7 +687,7 @@ pub fn hash_value<H: std::hash::Hasher>(v: &Value, state: &mut H) {
 /// `hash_value` with the semantics of type `ty` (char(n): trailing blanks ignored).
 pub fn hash_value_typed<H: std::hash::Hasher>(ty: TypeId, v: &Value, state: &mut H) {
     if let (TypeId::Bpchar, Value::Text(s)) = (ty, v) {
-        state.write(s.trim_end_matches(' ').as_bytes());
+        state.write(super::io::bpchar_trim(s).as_bytes());
         state.write_u8(0xff);
         return;
     }

@@ -5,9 +5,9 @@
 //! A backend that takes the freelist below the low watermark sets the
 //! writer's latch. The writer then runs the clock sweep itself (decrementing
 //! usage counts as a backend would), writes dirty candidates — at most
-//! `bgwriter_lru_maxpages` per round — and pushes clean ones onto the
-//! freelist until it reaches the high watermark, or more when recent
-//! allocations times `bgwriter_lru_multiplier` say demand is higher. Between
+//! `bgwriter_lru_maxpages` per round, and no more than recent allocations
+//! times `bgwriter_lru_multiplier` predict — and pushes clean ones onto the
+//! freelist until it reaches the high watermark. Between
 //! rounds it sleeps `bgwriter_delay` or until the latch is set.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -54,8 +54,12 @@ impl BufferPool {
         }
         let n = self.descs.len();
         let mult = self.bgwriter.lru_multiplier_pct.load(Ordering::Relaxed) as u64;
+        // Writes per round: what recent demand predicts (allocations since the
+        // last round × multiplier, as PostgreSQL's BgBufferSync estimates),
+        // at least enough to refill to the high mark, at most lru_maxpages.
         let demand = (recent_allocs * mult / 100) as usize;
-        let target = self.control.high.max(demand.min(n / 4));
+        let maxpages = maxpages.min(demand.max(self.control.high));
+        let target = self.control.high;
         let mut scanned = 0;
         while self.control.len() < target && scanned < 2 * n {
             scanned += 1;
