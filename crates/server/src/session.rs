@@ -387,10 +387,9 @@ impl Session {
         let ctx = self.ctx.clone();
         let snapshot = ctx.tm.snapshot(xid, cid);
         let catalog = ctx.catalog.snapshot();
-        let defaults = ctx.settings.clone();
         let mut hooks = Hooks {
             settings: &mut self.settings,
-            defaults: &defaults,
+            defaults: &ctx.settings,
             changed: &mut self.changed,
             pid: self.pid,
         };

@@ -298,7 +298,46 @@ fn qualified_names(toks: &[(String, bool)]) -> Option<Vec<Vec<String>>> {
     Some(names)
 }
 
+/// First keyword of a statement, lowercased (skipping blanks and comments).
+fn first_keyword(text: &str) -> String {
+    let mut rest = text.trim_start();
+    loop {
+        if let Some(r) = rest.strip_prefix("--") {
+            rest = r.split_once('\n').map(|x| x.1).unwrap_or("").trim_start();
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.split_once("*/").map(|x| x.1).unwrap_or("").trim_start();
+        } else {
+            break;
+        }
+    }
+    rest.chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .take(16)
+        .collect::<String>()
+        .to_ascii_lowercase()
+}
+
 fn parse_utility(text: &str) -> Option<Utility> {
+    // Only utility commands go through the pre-parser's tokenizer.
+    if !matches!(
+        first_keyword(text).as_str(),
+        "begin"
+            | "start"
+            | "commit"
+            | "end"
+            | "rollback"
+            | "abort"
+            | "checkpoint"
+            | "discard"
+            | "show"
+            | "reset"
+            | "set"
+            | "drop"
+            | "truncate"
+            | "create"
+    ) {
+        return None;
+    }
     let toks = tokens(text)?;
     let words: Vec<&str> = toks
         .iter()
