@@ -13,6 +13,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex};
 
+use crate::lwlock::{LwLock, LwRwLock, Tranche};
+
 /// Freelist watermarks by pool size (buffers), after seed 001's bands:
 /// a few hundred to two thousand free buffers suffice even for large pools;
 /// small pools need proportionally fewer so the writer does not evict hot pages.
@@ -27,7 +29,9 @@ pub fn watermarks(nbuffers: usize) -> (usize, usize) {
 }
 
 pub(crate) struct StrategyControl {
-    list: CachePadded<Mutex<Vec<u32>>>,
+    /// Under the BufferFreelist LWLock, so its acquisitions and blocks show in
+    /// pg_stat_lwlock as seed 001's freelist-lock statistics did.
+    list: CachePadded<LwRwLock<Vec<u32>>>,
     /// Length of `list`, readable without its lock.
     len: CachePadded<AtomicUsize>,
     /// Clock hand; `hand / nbuffers` is the number of complete passes.
@@ -39,21 +43,24 @@ pub(crate) struct StrategyControl {
     latch_cv: Condvar,
     /// Ablation: take one lock around all of victim selection (freelist and
     /// clock), as PostgreSQL's BufFreelistLock did before 9.5.
-    pub global_lock: Option<Mutex<()>>,
+    pub global_lock: Option<LwLock>,
 }
 
 impl StrategyControl {
     pub fn new(nbuffers: usize, global_lock: bool) -> Self {
         let (low, high) = watermarks(nbuffers);
         StrategyControl {
-            list: CachePadded::new(Mutex::new((0..nbuffers as u32).rev().collect())),
+            list: CachePadded::new(LwRwLock::new(
+                Tranche::BufferFreelist,
+                (0..nbuffers as u32).rev().collect(),
+            )),
             len: CachePadded::new(AtomicUsize::new(nbuffers)),
             hand: CachePadded::new(AtomicU64::new(0)),
             low,
             high,
             latch: Mutex::new(false),
             latch_cv: Condvar::new(),
-            global_lock: global_lock.then(|| Mutex::new(())),
+            global_lock: global_lock.then(|| LwLock::new(Tranche::BufferFreelist)),
         }
     }
 
@@ -67,7 +74,7 @@ impl StrategyControl {
             return None;
         }
         let id = {
-            let mut l = self.list.lock();
+            let mut l = self.list.write();
             let id = l.pop();
             self.len.store(l.len(), Ordering::Relaxed);
             id
@@ -79,7 +86,7 @@ impl StrategyControl {
     }
 
     pub fn push(&self, id: u32) {
-        let mut l = self.list.lock();
+        let mut l = self.list.write();
         l.push(id);
         self.len.store(l.len(), Ordering::Relaxed);
     }

@@ -586,7 +586,7 @@ impl BufferPool {
                 }
             }
         }
-        let _global = self.control.global_lock.as_ref().map(|l| l.lock());
+        let _global = self.control.global_lock.as_ref().map(|l| l.exclusive());
         while let Some(id) = self.control.pop() {
             let desc = &self.descs[id as usize];
             let (old, new) = update(&desc.state, |s| {
