@@ -3,11 +3,11 @@
 
 use std::io::Write;
 use std::net::TcpListener;
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use server::context::ServerContext;
@@ -296,7 +296,20 @@ fn main() {
             }
         }
         if !accepted {
-            std::thread::sleep(Duration::from_millis(5));
+            // Sleep until a listener is readable, waking now and then to see
+            // whether a shutdown signal arrived.
+            let mut fds: Vec<libc::pollfd> = tcp
+                .iter()
+                .map(|l| l.as_raw_fd())
+                .chain(unix.iter().map(|l| l.as_raw_fd()))
+                .map(|fd| libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+                .collect();
+            // SAFETY: `fds` is a valid array of pollfd for the duration of the call.
+            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 100) };
         }
     }
     log("received shutdown request; writing dirty buffers");
