@@ -107,16 +107,20 @@ fn matching_rows(table: &Table, qual: &[Expr], env: &mut ExecEnv) -> PgResult<Ve
     }
 }
 
-pub fn delete(
+/// Takes the row at `tid` for update or delete (sets our xmax). If a
+/// concurrent transaction updated it and committed first, follows the update
+/// chain to the newest version and re-checks `qual` on it (READ COMMITTED's
+/// EvalPlanQual); returns the version that was taken, or None to skip the row.
+fn take_row(
     table: &Table,
     qual: &[Expr],
-    returning: Option<&[Expr]>,
+    tid: Tid,
+    row: Row,
     env: &mut ExecEnv,
-) -> PgResult<(u64, Returning)> {
-    let rows = matching_rows(table, qual, env)?;
-    let mut n = 0;
-    let mut out = Vec::new();
-    for (tid, row) in rows {
+) -> PgResult<Option<(Tid, Row)>> {
+    let types = table.column_types();
+    let (mut tid, mut row) = (tid, row);
+    loop {
         let cancel = env.cancel;
         let r = heap::mark_deleted(
             env.pool,
@@ -127,7 +131,37 @@ pub fn delete(
             env.tm,
             &|| cancel.load(std::sync::atomic::Ordering::Relaxed),
         )?;
-        if r == ModifyResult::Done {
+        match r {
+            ModifyResult::Done => return Ok(Some((tid, row))),
+            ModifyResult::SelfModified | ModifyResult::Updated(None) => return Ok(None),
+            ModifyResult::Updated(Some(next)) => {
+                let Some(bytes) = heap::fetch_any(env.pool, table.locator(), next)? else {
+                    return Ok(None);
+                };
+                row.clear();
+                deform_tuple(&bytes, &types, &mut row)?;
+                for q in qual {
+                    if !eval_qual(q, &row, env)? {
+                        return Ok(None);
+                    }
+                }
+                tid = next;
+            }
+        }
+    }
+}
+
+pub fn delete(
+    table: &Table,
+    qual: &[Expr],
+    returning: Option<&[Expr]>,
+    env: &mut ExecEnv,
+) -> PgResult<(u64, Returning)> {
+    let rows = matching_rows(table, qual, env)?;
+    let mut n = 0;
+    let mut out = Vec::new();
+    for (tid, row) in rows {
+        if let Some((_, row)) = take_row(table, qual, tid, row, env)? {
             n += 1;
             project_returning(returning, &row, env, &mut out)?;
         }
@@ -149,24 +183,14 @@ pub fn update(
     let mut n = 0;
     let mut out = Vec::new();
     for (tid, old) in rows {
+        let Some((tid, old)) = take_row(table, qual, tid, old, env)? else {
+            continue;
+        };
         let mut new = old.clone();
         for (i, e) in assignments {
             new[*i] = eval(e, &old, env)?;
         }
         check_not_null(table, &new)?;
-        let cancel = env.cancel;
-        let r = heap::mark_deleted(
-            env.pool,
-            table.locator(),
-            tid,
-            env.xid,
-            env.cid,
-            env.tm,
-            &|| cancel.load(std::sync::atomic::Ordering::Relaxed),
-        )?;
-        if r != ModifyResult::Done {
-            continue;
-        }
         tuple::form_tuple(&types, &new, env.xid, env.cid, &mut buf);
         let new_tid = heap::insert(env.pool, table.locator(), &mut buf, &mut target)?;
         heap::link_update(env.pool, table.locator(), tid, new_tid)?;

@@ -133,6 +133,9 @@ pub enum ModifyResult {
     Done,
     /// Already deleted or updated by this command (not an error: skip it).
     SelfModified,
+    /// A concurrent transaction committed an update (Some: the newer
+    /// version's tid) or a delete (None) of this version first.
+    Updated(Option<Tid>),
 }
 
 /// Sets xmax on the tuple at `tid`, waiting for a concurrent writer (rule 3).
@@ -170,14 +173,36 @@ pub fn mark_deleted(
                 ))
             }
             Some(XidStatus::Committed) => {
-                return Err(PgError::new(
-                    SqlState::SERIALIZATION_FAILURE,
-                    "could not serialize access due to concurrent update",
-                ))
+                let pg = buf.read();
+                let Some(t) = page::item(&pg, tid.offset) else {
+                    return Ok(ModifyResult::Updated(None));
+                };
+                let (block, offset) = tuple::ctid(t);
+                let next = Tid { block, offset };
+                let updated = tuple::infomask(t) & tuple::UPDATED != 0 && next != tid;
+                return Ok(ModifyResult::Updated(updated.then_some(next)));
             }
             Some(_) => continue,
         }
     }
+}
+
+/// The bytes of the tuple at `tid` whatever its visibility (for following
+/// an update chain to the newest version).
+pub fn fetch_any(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    tid: Tid,
+) -> PgResult<Option<Vec<u8>>> {
+    if tid.block >= pool.smgr().nblocks(rel, ForkNumber::Main)? || tid.offset == 0 {
+        return Ok(None);
+    }
+    let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
+    let pg = buf.read();
+    if tid.offset > page::item_count(&pg) {
+        return Ok(None);
+    }
+    Ok(page::item(&pg, tid.offset).map(<[u8]>::to_vec))
 }
 
 /// Points the old version's ctid at its replacement (after `mark_deleted` and
