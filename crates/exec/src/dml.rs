@@ -122,6 +122,7 @@ fn take_row(
     let (mut tid, mut row) = (tid, row);
     loop {
         let cancel = env.cancel;
+        let deadline = env.deadline;
         let r = heap::mark_deleted(
             env.pool,
             table.locator(),
@@ -129,7 +130,10 @@ fn take_row(
             env.xid,
             env.cid,
             env.tm,
-            &|| cancel.load(std::sync::atomic::Ordering::Relaxed),
+            &|| {
+                cancel.load(std::sync::atomic::Ordering::Relaxed)
+                    || deadline.is_some_and(|d| std::time::Instant::now() >= d)
+            },
         )?;
         match r {
             ModifyResult::Done => return Ok(Some((tid, row))),

@@ -515,6 +515,12 @@ fn eval_sys(func: SysFunc, args: &[Value], env: &mut ExecEnv) -> PgResult<Value>
                     std::time::Instant::now() + std::time::Duration::from_secs_f64(secs.max(0.0));
                 while std::time::Instant::now() < end {
                     env.check_cancel()?;
+                    if env.timed_out() {
+                        return Err(PgError::new(
+                            SqlState::QUERY_CANCELED,
+                            "canceling statement due to statement timeout",
+                        ));
+                    }
                     std::thread::sleep(
                         std::time::Duration::from_millis(10).min(end - std::time::Instant::now()),
                     );

@@ -36,10 +36,31 @@ pub struct ExecEnv<'a> {
     pub hooks: &'a mut dyn SessionHooks,
     /// Rows of enclosing queries, innermost last (correlated subqueries).
     pub outer: Vec<Row>,
+    /// When statement_timeout expires, if set.
+    pub deadline: Option<std::time::Instant>,
+    /// Calls of `check_cancel` since the clock was last read.
+    pub checks: std::cell::Cell<u32>,
 }
 
 impl ExecEnv<'_> {
+    /// Whether statement_timeout has expired (reads the clock).
+    pub fn timed_out(&self) -> bool {
+        self.deadline
+            .is_some_and(|d| std::time::Instant::now() >= d)
+    }
+
     pub fn check_cancel(&self) -> PgResult<()> {
+        if self.deadline.is_some() {
+            // The clock is read every 16th check: a check is about a page's work.
+            let n = self.checks.get().wrapping_add(1);
+            self.checks.set(n);
+            if n % 16 == 0 && self.timed_out() {
+                return Err(PgError::new(
+                    SqlState::QUERY_CANCELED,
+                    "canceling statement due to statement timeout",
+                ));
+            }
+        }
         // Relaxed: the flag is a request; seeing it one page late is fine.
         if self.cancel.load(Ordering::Relaxed) {
             self.cancel.store(false, Ordering::Relaxed);

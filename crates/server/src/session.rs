@@ -387,6 +387,14 @@ impl Session {
         let ctx = self.ctx.clone();
         let snapshot = ctx.tm.snapshot(xid, cid);
         let catalog = ctx.catalog.snapshot();
+        let timeout_ms = self
+            .settings
+            .get("statement_timeout")
+            .ok()
+            .and_then(|v| gucs::parse_duration_ms(v, 1))
+            .unwrap_or(0);
+        let deadline = (timeout_ms > 0)
+            .then(|| std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms));
         let mut hooks = Hooks {
             settings: &mut self.settings,
             defaults: &ctx.settings,
@@ -404,6 +412,8 @@ impl Session {
             cancel: &self.cancel,
             hooks: &mut hooks,
             outer: Vec::new(),
+            deadline,
+            checks: Default::default(),
         };
         match stmt {
             BoundStatement::Query { plan, columns } => {

@@ -82,3 +82,25 @@ fn many_clients_incrementing_one_row_lose_nothing() {
     }
     assert_eq!(s.psql("select n from counter").trim(), "200");
 }
+
+#[test]
+fn statement_timeout_cancels_a_waiting_or_sleeping_statement() {
+    let s = TestServer::start();
+    let mut c = s.connect();
+    c.batch_execute("set statement_timeout = '200ms'").unwrap();
+    let err = c.batch_execute("select pg_sleep(5)").unwrap_err();
+    let db = err.as_db_error().expect("server error");
+    assert_eq!(db.code().code(), "57014");
+    assert_eq!(db.message(), "canceling statement due to statement timeout");
+    // A row lock wait is cut short too, and the session goes on.
+    c.batch_execute("create table t(a int); insert into t values (1)")
+        .unwrap();
+    let mut holder = s.connect();
+    holder.batch_execute("begin; update t set a = 2").unwrap();
+    let started = std::time::Instant::now();
+    assert!(c.batch_execute("update t set a = 3").is_err());
+    assert!(started.elapsed() < Duration::from_secs(3));
+    holder.batch_execute("rollback").unwrap();
+    c.batch_execute("reset statement_timeout").unwrap();
+    c.batch_execute("update t set a = 4").unwrap();
+}
