@@ -54,7 +54,7 @@ impl ExecEnv<'_> {
             // The clock is read every 16th check: a check is about a page's work.
             let n = self.checks.get().wrapping_add(1);
             self.checks.set(n);
-            if n % 16 == 0 && self.timed_out() {
+            if n.is_multiple_of(16) && self.timed_out() {
                 return Err(PgError::new(
                     SqlState::QUERY_CANCELED,
                     "canceling statement due to statement timeout",
