@@ -279,15 +279,14 @@ impl Expr {
         }
     }
 
-    /// Rebuilds the expression bottom-up through `f` (children first).
-    pub fn transform(
+    /// Rebuilds the expression with `f` applied to each direct child.
+    pub fn map_children(
         self,
         f: &mut dyn FnMut(Expr) -> common::PgResult<Expr>,
     ) -> common::PgResult<Expr> {
         use Expr::*;
-        let bx = |e: Box<Expr>, f: &mut dyn FnMut(Expr) -> common::PgResult<Expr>| {
-            e.transform(f).map(Box::new)
-        };
+        let bx =
+            |e: Box<Expr>, f: &mut dyn FnMut(Expr) -> common::PgResult<Expr>| f(*e).map(Box::new);
         let e = match self {
             Binary {
                 op,
@@ -356,40 +355,20 @@ impl Expr {
                 to,
                 explicit,
             },
-            And(v) => And(v
-                .into_iter()
-                .map(|e| e.transform(f))
-                .collect::<Result<_, _>>()?),
-            Or(v) => Or(v
-                .into_iter()
-                .map(|e| e.transform(f))
-                .collect::<Result<_, _>>()?),
-            Coalesce(v, t) => Coalesce(
-                v.into_iter()
-                    .map(|e| e.transform(f))
-                    .collect::<Result<_, _>>()?,
-                t,
-            ),
+            And(v) => And(v.into_iter().map(&mut *f).collect::<Result<_, _>>()?),
+            Or(v) => Or(v.into_iter().map(&mut *f).collect::<Result<_, _>>()?),
+            Coalesce(v, t) => Coalesce(v.into_iter().map(&mut *f).collect::<Result<_, _>>()?, t),
             Func { func, args } => Func {
                 func,
-                args: args
-                    .into_iter()
-                    .map(|e| e.transform(f))
-                    .collect::<Result<_, _>>()?,
+                args: args.into_iter().map(&mut *f).collect::<Result<_, _>>()?,
             },
             Sys { func, args, ty } => Sys {
                 func,
-                args: args
-                    .into_iter()
-                    .map(|e| e.transform(f))
-                    .collect::<Result<_, _>>()?,
+                args: args.into_iter().map(&mut *f).collect::<Result<_, _>>()?,
                 ty,
             },
             MinMax { args, greatest, ty } => MinMax {
-                args: args
-                    .into_iter()
-                    .map(|e| e.transform(f))
-                    .collect::<Result<_, _>>()?,
+                args: args.into_iter().map(&mut *f).collect::<Result<_, _>>()?,
                 greatest,
                 ty,
             },
@@ -402,7 +381,7 @@ impl Expr {
                 operand: operand.map(|o| bx(o, f)).transpose()?,
                 whens: whens
                     .into_iter()
-                    .map(|(w, t)| Ok((w.transform(f)?, t.transform(f)?)))
+                    .map(|(w, t)| Ok((f(w)?, f(t)?)))
                     .collect::<common::PgResult<_>>()?,
                 else_: else_.map(|e| bx(e, f)).transpose()?,
                 ty,
@@ -413,10 +392,7 @@ impl Expr {
                 negated,
             } => InList {
                 expr: bx(expr, f)?,
-                list: list
-                    .into_iter()
-                    .map(|e| e.transform(f))
-                    .collect::<Result<_, _>>()?,
+                list: list.into_iter().map(&mut *f).collect::<Result<_, _>>()?,
                 negated,
             },
             InSubquery {
@@ -430,6 +406,15 @@ impl Expr {
             },
             other => other,
         };
+        Ok(e)
+    }
+
+    /// Rebuilds the expression bottom-up through `f` (children first).
+    pub fn transform(
+        self,
+        f: &mut dyn FnMut(Expr) -> common::PgResult<Expr>,
+    ) -> common::PgResult<Expr> {
+        let e = self.map_children(&mut |c| c.transform(f))?;
         f(e)
     }
 }

@@ -262,7 +262,7 @@ impl Binder<'_, '_> {
         let res = resolve_binary_op(op, lt, rt).ok_or_else(|| {
             PgError::new(
                 SqlState::UNDEFINED_FUNCTION,
-                format!("operator does not exist: {} {} {}", lt.display_name(), op_symbol(op), rt.display_name()),
+                format!("operator does not exist: {} {} {}", lt.display_name(), op.symbol(), rt.display_name()),
             )
             .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
         })?;
@@ -1024,27 +1024,4 @@ pub(crate) fn fold_strict_null(e: Expr) -> Expr {
 fn no_agg(name: &str, t: TypeId) -> PgError {
     PgError::new(SqlState::UNDEFINED_FUNCTION, format!("function {name}({}) does not exist", t.display_name()))
         .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
-}
-
-pub(crate) fn op_symbol(op: BinaryOp) -> &'static str {
-    match op {
-        BinaryOp::Add => "+",
-        BinaryOp::Sub => "-",
-        BinaryOp::Mul => "*",
-        BinaryOp::Div => "/",
-        BinaryOp::Mod => "%",
-        BinaryOp::Pow => "^",
-        BinaryOp::Concat => "||",
-        BinaryOp::BitAnd => "&",
-        BinaryOp::BitOr => "|",
-        BinaryOp::BitXor => "#",
-        BinaryOp::Shl => "<<",
-        BinaryOp::Shr => ">>",
-        BinaryOp::Eq => "=",
-        BinaryOp::NotEq => "<>",
-        BinaryOp::Lt => "<",
-        BinaryOp::LtEq => "<=",
-        BinaryOp::Gt => ">",
-        BinaryOp::GtEq => ">=",
-    }
 }

@@ -70,6 +70,27 @@ fn is_generate_series(e: &ast::Expr) -> Option<&ast::Function> {
 }
 
 impl Binder<'_, '_> {
+    /// Binds the arguments of a `generate_series(...)` call.
+    fn bind_series_call(
+        &mut self,
+        f: &ast::Function,
+        scope: &Scope,
+    ) -> PgResult<(Vec<Expr>, DataType)> {
+        let ast::FunctionArguments::List(list) = &f.args else {
+            return Err(PgError::unsupported("generate_series arguments"));
+        };
+        let mut args = Vec::new();
+        for a in &list.args {
+            match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
+                    args.push(self.bind_expr(x, scope)?)
+                }
+                _ => return Err(PgError::unsupported("generate_series arguments")),
+            }
+        }
+        self.series_args(args)
+    }
+
     /// A single VALUES row with a top-level generate_series (as in
     /// `INSERT INTO t VALUES (generate_series(1, 10), 'x')`), planned like a
     /// SELECT of those expressions; None if the row has no such call.
@@ -87,19 +108,7 @@ impl Binder<'_, '_> {
         for (i, e) in row.iter().enumerate() {
             if i == srf_pos {
                 let f = is_generate_series(e).unwrap();
-                let ast::FunctionArguments::List(list) = &f.args else {
-                    return Err(PgError::unsupported("generate_series arguments"));
-                };
-                let mut args = Vec::new();
-                for a in &list.args {
-                    match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
-                            args.push(self.bind_expr(x, &scope)?)
-                        }
-                        _ => return Err(PgError::unsupported("generate_series arguments")),
-                    }
-                }
-                let (args, ty) = self.series_args(args)?;
+                let (args, ty) = self.bind_series_call(f, &scope)?;
                 srf_args = args;
                 exprs.push(Expr::Const(Value::Null, ty));
                 cols.push(OutputColumn {
@@ -797,19 +806,7 @@ impl Binder<'_, '_> {
                         "more than one set-returning function in a select list",
                     ));
                 }
-                let ast::FunctionArguments::List(list) = &f.args else {
-                    return Err(PgError::unsupported("generate_series arguments"));
-                };
-                let mut args = Vec::new();
-                for a in &list.args {
-                    match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
-                            args.push(self.bind_expr(x, &scope)?)
-                        }
-                        _ => return Err(PgError::unsupported("generate_series arguments")),
-                    }
-                }
-                let (args, ty) = self.series_args(args)?;
+                let (args, ty) = self.bind_series_call(f, &scope)?;
                 let name = match item {
                     ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
                     _ => "generate_series".into(),
@@ -1097,162 +1094,9 @@ fn rewrite_post_agg(
                 format!("column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"),
             ))
         }
+        // Rebuild the children, checking each against the keys first.
         other => {
-            // Rebuild children, checking each against keys first.
-            let mut err = None;
-            let rebuilt = rebuild_children(other, &mut |child| {
-                if err.is_some() {
-                    return child;
-                }
-                match rewrite_post_agg(child, keys, aggs, nkeys, cols, scope) {
-                    Ok(x) => x,
-                    Err(e) => {
-                        err = Some(e);
-                        Expr::Const(Value::Null, TypeId::Text.into())
-                    }
-                }
-            });
-            match err {
-                Some(e) => Err(e),
-                None => Ok(rebuilt),
-            }
+            other.map_children(&mut |child| rewrite_post_agg(child, keys, aggs, nkeys, cols, scope))
         }
-    }
-}
-
-/// Applies `f` to each direct child expression.
-fn rebuild_children(e: Expr, f: &mut dyn FnMut(Expr) -> Expr) -> Expr {
-    use Expr::*;
-    let mut bx = |b: Box<Expr>| Box::new(f(*b));
-    match e {
-        Binary {
-            op,
-            left,
-            right,
-            ty,
-        } => {
-            let l = bx(left);
-            Binary {
-                op,
-                left: l,
-                right: bx(right),
-                ty,
-            }
-        }
-        IsDistinctFrom {
-            left,
-            right,
-            negated,
-        } => {
-            let l = bx(left);
-            IsDistinctFrom {
-                left: l,
-                right: bx(right),
-                negated,
-            }
-        }
-        NullIf(a, b, t) => {
-            let a = bx(a);
-            NullIf(a, bx(b), t)
-        }
-        Like {
-            expr,
-            pattern,
-            case_insensitive,
-            negated,
-        } => {
-            let x = bx(expr);
-            Like {
-                expr: x,
-                pattern: bx(pattern),
-                case_insensitive,
-                negated,
-            }
-        }
-        Neg(x, t) => Neg(bx(x), t),
-        Not(x) => Not(bx(x)),
-        IsNull { expr, negated } => IsNull {
-            expr: bx(expr),
-            negated,
-        },
-        IsBool {
-            expr,
-            value,
-            negated,
-        } => IsBool {
-            expr: bx(expr),
-            value,
-            negated,
-        },
-        LikeConst {
-            expr,
-            pattern,
-            negated,
-        } => LikeConst {
-            expr: bx(expr),
-            pattern,
-            negated,
-        },
-        Cast {
-            expr,
-            from,
-            to,
-            explicit,
-        } => Cast {
-            expr: bx(expr),
-            from,
-            to,
-            explicit,
-        },
-        And(v) => And(v.into_iter().map(&mut *f).collect()),
-        Or(v) => Or(v.into_iter().map(&mut *f).collect()),
-        Coalesce(v, t) => Coalesce(v.into_iter().map(&mut *f).collect(), t),
-        Func { func, args } => Func {
-            func,
-            args: args.into_iter().map(&mut *f).collect(),
-        },
-        Sys { func, args, ty } => Sys {
-            func,
-            args: args.into_iter().map(&mut *f).collect(),
-            ty,
-        },
-        MinMax { args, greatest, ty } => MinMax {
-            args: args.into_iter().map(&mut *f).collect(),
-            greatest,
-            ty,
-        },
-        Case {
-            operand,
-            whens,
-            else_,
-            ty,
-        } => Case {
-            operand: operand.map(|o| Box::new(f(*o))),
-            whens: whens.into_iter().map(|(w, t)| (f(w), f(t))).collect(),
-            else_: else_.map(|x| Box::new(f(*x))),
-            ty,
-        },
-        InList {
-            expr,
-            list,
-            negated,
-        } => {
-            let x = bx(expr);
-            InList {
-                expr: x,
-                list: list.into_iter().map(&mut *f).collect(),
-                negated,
-            }
-        }
-        InSubquery {
-            expr,
-            plan,
-            negated,
-        } => InSubquery {
-            expr: bx(expr),
-            plan,
-            negated,
-        },
-        other => other,
     }
 }
