@@ -4,7 +4,7 @@
 
 use std::sync::atomic::Ordering;
 
-use common::{DataType, TypeId, Value};
+use common::{TypeId, Value};
 use sql::plan::OutputColumn;
 use sql::RuntimeViews;
 use storage::lwlock::{tranche_stats, wait_event_name, Tranche};
@@ -18,12 +18,7 @@ pub struct ServerViews<'a> {
 }
 
 fn col(name: &str, ty: TypeId) -> OutputColumn {
-    OutputColumn {
-        name: name.into(),
-        ty: DataType::new(ty),
-        table_oid: 0,
-        column_id: 0,
-    }
+    OutputColumn::new(name, ty)
 }
 
 fn text(s: &str) -> Value {

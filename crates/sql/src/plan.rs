@@ -178,6 +178,18 @@ pub enum BoundStatement {
     },
 }
 
+impl OutputColumn {
+    /// A computed column (no table of origin).
+    pub fn new(name: &str, ty: common::TypeId) -> Self {
+        OutputColumn {
+            name: name.into(),
+            ty: DataType::new(ty),
+            table_oid: 0,
+            column_id: 0,
+        }
+    }
+}
+
 impl BoundStatement {
     pub fn columns(&self) -> Option<&[OutputColumn]> {
         match self {

@@ -8,12 +8,7 @@ use crate::expr::Expr;
 use crate::plan::{const_row, OutputColumn, Plan};
 
 fn col(name: &str, ty: TypeId) -> OutputColumn {
-    OutputColumn {
-        name: name.into(),
-        ty: DataType::new(ty),
-        table_oid: 0,
-        column_id: 0,
-    }
+    OutputColumn::new(name, ty)
 }
 
 fn name(s: &str) -> (Value, DataType) {
