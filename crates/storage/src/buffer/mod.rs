@@ -7,6 +7,7 @@
 
 pub mod bgwriter;
 mod freelist;
+mod mapping;
 pub mod state;
 pub mod strategy;
 pub mod stream;
@@ -21,9 +22,9 @@ use std::sync::Arc;
 
 use common::{BlockNumber, RelFileLocator};
 use crossbeam_utils::CachePadded;
-use rustc_hash::{FxHashMap, FxHasher};
+use rustc_hash::FxHasher;
 
-use crate::lwlock::{ExclusiveGuard, LwLock, LwRwLock, SharedGuard, Tranche};
+use crate::lwlock::{ExclusiveGuard, LwLock, SharedGuard, Tranche};
 use crate::page;
 use crate::smgr::Smgr;
 use crate::{ForkNumber, StorageError, StorageResult, BLCKSZ};
@@ -52,8 +53,7 @@ pub fn take_io_counts() -> (u64, u64) {
     IO_COUNTS.with(|c| c.replace((0, 0)))
 }
 
-/// One partition of the buffer mapping table.
-type MappingPartition = CachePadded<LwRwLock<FxHashMap<BufferTag, u32>>>;
+use mapping::MappingPartition;
 
 /// Identity of a page: relation fork and block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -117,7 +117,7 @@ pub enum ReadMode {
 pub struct BufferPool {
     descs: Box<[BufferDesc]>,
     frames: *mut Frame,
-    mapping: Box<[MappingPartition]>,
+    mapping: Box<[CachePadded<MappingPartition>]>,
     control: StrategyControl,
     smgr: Arc<Smgr>,
     pub stats: BufferStats,
@@ -183,8 +183,10 @@ impl BufferPool {
         // SAFETY: non-zero layout; zeroed memory is a valid Frame.
         let frames = unsafe { std::alloc::alloc_zeroed(layout) } as *mut Frame;
         assert!(!frames.is_null(), "could not allocate shared buffers");
+        // Each partition sized 8x its share of the buffers (mapping.rs rule 4).
+        let per_partition = 8 * nbuffers.div_ceil(opts.mapping_partitions);
         let mapping = (0..opts.mapping_partitions)
-            .map(|_| CachePadded::new(LwRwLock::new(Tranche::BufferMapping, FxHashMap::default())))
+            .map(|_| MappingPartition::new(per_partition))
             .collect();
         Box::leak(Box::new(BufferPool {
             descs,
@@ -250,6 +252,49 @@ impl BufferPool {
         debug_assert!(refcount(old) > 0, "unpin of an unpinned buffer");
     }
 
+    /// Finds `tag`'s buffer and pins it: first without any lock (mapping.rs
+    /// rule 2, checked against the pinned descriptor's tag), then under the
+    /// partition's shared lock.
+    #[inline]
+    fn lookup_and_pin(
+        &self,
+        part: &MappingPartition,
+        tag: &BufferTag,
+        hash: u64,
+        strategy: bool,
+    ) -> Option<u32> {
+        if let Some(id) = part.lookup_optimistic(tag, hash) {
+            if let Some(desc) = self.descs.get(id as usize) {
+                let (old, new) = update(&desc.state, |s| (s & TAG_VALID != 0).then_some(s + 1));
+                if old != new {
+                    // SAFETY: pinned, so the tag cannot change any more (state rule 2);
+                    // the pin's Acquire makes the last tag write visible.
+                    if unsafe { *desc.tag.get() } == *tag {
+                        self.count_use(id, strategy);
+                        return Some(id);
+                    }
+                    self.unpin(id);
+                }
+            }
+        }
+        let g = part.shared();
+        part.lookup(&g, tag, hash)
+            .inspect(|&id| self.pin_found(id, strategy))
+    }
+
+    /// Bumps the usage count of a buffer we pinned (as `pin_found` would have).
+    #[inline]
+    fn count_use(&self, id: u32, strategy: bool) {
+        let s = self.descs[id as usize].state.load(Ordering::Relaxed);
+        let u = usage(s);
+        if (!strategy && u < MAX_USAGE) || (strategy && u == 0) {
+            update(&self.descs[id as usize].state, |s| {
+                let u = usage(s);
+                ((!strategy && u < MAX_USAGE) || (strategy && u == 0)).then_some(s + USAGE_ONE)
+            });
+        }
+    }
+
     /// Pins the page `tag`, reading it into the pool if needed.
     pub fn read_buffer(
         &'static self,
@@ -264,12 +309,7 @@ impl BufferPool {
         let part = &self.mapping[self.partition(hash)];
         let mut strategy = strategy;
         loop {
-            let found = {
-                let map = part.read();
-                map.get(&tag).copied().inspect(|&id| {
-                    self.pin_found(id, strategy.is_some());
-                })
-            };
+            let found = self.lookup_and_pin(part, &tag, hash, strategy.is_some());
             if let Some(id) = found {
                 let buf = Buffer { pool: self, id };
                 if self.descs[id as usize].state.load(Ordering::Acquire) & VALID != 0 {
@@ -360,10 +400,9 @@ impl BufferPool {
             }
             Err(e) => {
                 {
-                    let mut map = self.mapping[self.partition(hash)].write();
-                    if map.get(&tag) == Some(&id) {
-                        map.remove(&tag);
-                    }
+                    let part = &self.mapping[self.partition(hash)];
+                    let g = part.exclusive();
+                    part.remove(&g, &tag, hash, id);
                     let s = lock_header(&desc.state);
                     unlock_header(&desc.state, (s & !(TAG_VALID | VALID | DIRTY)) | IO_ERROR);
                 }
@@ -401,12 +440,8 @@ impl BufferPool {
                 block: first + i,
             };
             let hash = tag.hash_code();
-            let found = {
-                let map = self.mapping[self.partition(hash)].read();
-                map.get(&tag)
-                    .copied()
-                    .inspect(|&id| self.pin_found(id, strategy.is_some()))
-            };
+            let part = &self.mapping[self.partition(hash)];
+            let found = self.lookup_and_pin(part, &tag, hash, strategy.is_some());
             let found = match found {
                 Some(id) => Some(id),
                 None => match self.alloc_buffer(tag, hash, strategy.as_deref_mut())? {
@@ -526,14 +561,17 @@ impl BufferPool {
                 Some(op) if op != new_part => (op.min(new_part), Some(op.max(new_part))),
                 _ => (new_part, None),
             };
-            let mut g1 = self.mapping[first].write();
-            let mut g2 = second.map(|p| self.mapping[p].write());
-            let new_map: &mut FxHashMap<BufferTag, u32> = if first == new_part {
-                &mut g1
-            } else {
-                g2.as_mut().unwrap()
+            let g1 = self.mapping[first].exclusive();
+            let g2 = second.map(|p| self.mapping[p].exclusive());
+            let guard_of = |p: usize| {
+                if p == first {
+                    &g1
+                } else {
+                    g2.as_ref().unwrap()
+                }
             };
-            if let Some(&existing) = new_map.get(&tag) {
+            let new_map = &self.mapping[new_part];
+            if let Some(existing) = new_map.lookup(guard_of(new_part), &tag, hash) {
                 self.pin_found(existing, strategy.is_some());
                 drop(g2);
                 drop(g1);
@@ -549,14 +587,9 @@ impl BufferPool {
                 self.unpin(victim);
                 continue;
             }
-            new_map.insert(tag, victim);
-            if let Some(ot) = old_tag {
-                let old_map: &mut FxHashMap<BufferTag, u32> = if old_part == Some(first) {
-                    &mut g1
-                } else {
-                    g2.as_mut().unwrap()
-                };
-                old_map.remove(&ot);
+            new_map.insert(guard_of(new_part), &tag, hash, victim);
+            if let (Some(ot), Some(op)) = (old_tag, old_part) {
+                self.mapping[op].remove(guard_of(op), &ot, ot.hash_code(), victim);
             }
             // SAFETY: header lock held, refcount is our pin only (rule 2).
             unsafe { *desc.tag.get() = tag };
@@ -688,27 +721,34 @@ impl BufferPool {
     pub fn drop_relation_buffers(&self, rel: RelFileLocator) {
         for id in 0..self.descs.len() as u32 {
             let desc = &self.descs[id as usize];
-            // SAFETY: racy peek; re-checked under the locks below.
-            let peek = unsafe { *desc.tag.get() };
-            if peek.rel != rel || desc.state.load(Ordering::Acquire) & TAG_VALID == 0 {
-                continue;
+            loop {
+                // SAFETY: racy peek, only to choose the partition; re-checked
+                // under the partition and header locks below.
+                let peek = unsafe { *desc.tag.get() };
+                if peek.rel != rel || desc.state.load(Ordering::Acquire) & TAG_VALID == 0 {
+                    break;
+                }
+                let hash = peek.hash_code();
+                let part = &self.mapping[self.partition(hash)];
+                let g = part.exclusive();
+                let s = lock_header(&desc.state);
+                // SAFETY: header lock held.
+                let tag = unsafe { *desc.tag.get() };
+                if s & TAG_VALID == 0 || tag != peek {
+                    // Remapped since the peek: look again.
+                    unlock_header(&desc.state, s);
+                    continue;
+                }
+                debug_assert_eq!(refcount(s), 0, "dropping a pinned buffer of {rel:?}");
+                part.remove(&g, &tag, hash, id);
+                unlock_header(
+                    &desc.state,
+                    s & !(TAG_VALID | VALID | DIRTY | JUST_DIRTIED) & !USAGE_MASK,
+                );
+                drop(g);
+                self.push_free(id);
+                break;
             }
-            let mut map = self.mapping[self.partition(peek.hash_code())].write();
-            let s = lock_header(&desc.state);
-            // SAFETY: header lock held.
-            let tag = unsafe { *desc.tag.get() };
-            if s & TAG_VALID == 0 || tag.rel != rel {
-                unlock_header(&desc.state, s);
-                continue;
-            }
-            debug_assert_eq!(refcount(s), 0, "dropping a pinned buffer of {rel:?}");
-            map.remove(&tag);
-            unlock_header(
-                &desc.state,
-                s & !(TAG_VALID | VALID | DIRTY | JUST_DIRTIED) & !USAGE_MASK,
-            );
-            drop(map);
-            self.push_free(id);
         }
     }
 

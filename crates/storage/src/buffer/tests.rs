@@ -81,8 +81,8 @@ fn concurrent_increments_match_model() {
     for b in 0..BLOCKS {
         write_block(pool, b, 0);
     }
-    let threads = 4;
-    let per_thread = 2000u64;
+    let threads = 8;
+    let per_thread = 10_000u64;
     let handles: Vec<_> = (0..threads)
         .map(|t| {
             std::thread::spawn(move || {
