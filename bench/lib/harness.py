@@ -388,6 +388,13 @@ def run_suite(suite, repo, quick, pg_only, no_build):
         for server in [pg] + ([sg] if sg else []):
             log(f"running suite {suite.NAME} against {server.label}")
             raw = suite.run(server, quick, log)
+            # Leave the machine quiet for the next server: no checkpoint or
+            # writeback of this one's data may run during the other's timings.
+            try:
+                server.psql("checkpoint;")
+            except BenchError as e:
+                log(f"{server.label}: checkpoint after the suite failed: {e}")
+            os.sync()
             samples[server.label] = raw
             results[server.label] = {k: median(v) for k, v in raw.items()}
 
