@@ -278,40 +278,6 @@ impl HeapScan {
     }
 }
 
-/// Fetches the tuple at `tid` if visible (TID scans, re-reads).
-pub fn fetch(
-    pool: &'static BufferPool,
-    rel: RelFileLocator,
-    tid: Tid,
-    snapshot: &Snapshot,
-    tm: &TransactionManager,
-    out: &mut Vec<u8>,
-) -> PgResult<bool> {
-    if tid.block >= pool.smgr().nblocks(rel, ForkNumber::Main)? || tid.offset == 0 {
-        return Ok(false);
-    }
-    let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
-    let pg = buf.read();
-    if tid.offset > page::item_count(&pg) {
-        return Ok(false);
-    }
-    let Some(t) = page::item(&pg, tid.offset) else {
-        return Ok(false);
-    };
-    if !snapshot.tuple_visible(
-        tuple::xmin(t),
-        tuple::cmin(t),
-        tuple::xmax(t),
-        tuple::cmax(t),
-        tm,
-    ) {
-        return Ok(false);
-    }
-    out.clear();
-    out.extend_from_slice(t);
-    Ok(true)
-}
-
 /// Creates the relation's main fork file.
 pub fn create_storage(pool: &'static BufferPool, rel: RelFileLocator) -> PgResult<()> {
     pool.smgr().create(rel, ForkNumber::Main)?;
