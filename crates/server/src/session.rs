@@ -22,6 +22,9 @@ enum TxnState {
         xid: Option<Xid>,
         cid: u32,
         failed: bool,
+        /// Opened by an extended-protocol Execute outside BEGIN: it lasts until
+        /// the next Sync, as PostgreSQL's implicit transaction block does.
+        implicit: bool,
     },
 }
 
@@ -334,17 +337,21 @@ impl Session {
     fn run_transaction(&mut self, op: &TransactionOp, sink: &mut dyn ResultSink) -> PgResult<()> {
         match op {
             TransactionOp::Begin => {
-                if matches!(self.txn, TxnState::Block { .. }) {
-                    sink.notice(&PgError::new(
+                match &mut self.txn {
+                    // BEGIN inside an implicit block makes it an explicit one.
+                    TxnState::Block { implicit, .. } if *implicit => *implicit = false,
+                    TxnState::Block { .. } => sink.notice(&PgError::new(
                         SqlState::ACTIVE_SQL_TRANSACTION,
                         "there is already a transaction in progress",
-                    ))?;
-                } else {
-                    self.txn = TxnState::Block {
-                        xid: None,
-                        cid: 0,
-                        failed: false,
-                    };
+                    ))?,
+                    TxnState::Idle => {
+                        self.txn = TxnState::Block {
+                            xid: None,
+                            cid: 0,
+                            failed: false,
+                            implicit: false,
+                        }
+                    }
                 }
                 sink.complete("BEGIN")
             }
@@ -671,12 +678,17 @@ impl SessionHandler for Session {
     fn transaction_status(&self) -> u8 {
         match self.txn {
             TxnState::Idle => b'I',
+            TxnState::Block { implicit: true, .. } => b'I',
             TxnState::Block { failed: false, .. } => b'T',
             TxnState::Block { failed: true, .. } => b'E',
         }
     }
 
     fn simple_query(&mut self, sql: &str, sink: &mut dyn ResultSink) -> PgResult<bool> {
+        // A Query message ends an implicit block left open without a Sync.
+        if let TxnState::Block { implicit: true, .. } = self.txn {
+            self.end_block(true);
+        }
         let stmts = split_statements(sql);
         if stmts.is_empty() {
             return Ok(false);
@@ -778,6 +790,14 @@ impl SessionHandler for Session {
         let Some(parsed) = &p.parsed else {
             return Ok(());
         };
+        if let TxnState::Idle = self.txn {
+            self.txn = TxnState::Block {
+                xid: None,
+                cid: 0,
+                failed: false,
+                implicit: true,
+            };
+        }
         // Re-bind when DDL changed the catalog since the plan was made.
         let current = self.ctx.catalog.snapshot();
         let cached = p
@@ -809,7 +829,12 @@ impl SessionHandler for Session {
         self.fail();
     }
 
-    fn sync(&mut self) {}
+    fn sync(&mut self) {
+        // Sync ends an implicit block: commit unless a statement in it failed.
+        if let TxnState::Block { implicit: true, .. } = self.txn {
+            self.end_block(true);
+        }
+    }
 
     fn session_timezone_offset_secs(&self) -> i32 {
         0

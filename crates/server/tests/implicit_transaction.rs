@@ -1,0 +1,100 @@
+//! Extended-protocol statements between two Syncs form one implicit
+//! transaction, as in PostgreSQL: an error rolls back the earlier ones, and a
+//! successful batch commits at Sync. Spoken with raw protocol messages, since
+//! client libraries send a Sync after every statement.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+use support::TestServer;
+
+fn msg(tag: u8, body: &[u8]) -> Vec<u8> {
+    let mut m = vec![tag];
+    m.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+    m.extend_from_slice(body);
+    m
+}
+
+fn cstr(s: &str) -> Vec<u8> {
+    let mut v = s.as_bytes().to_vec();
+    v.push(0);
+    v
+}
+
+/// Parse + Bind + Execute of one parameterless statement on the unnamed portal.
+fn statement(sql: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut parse = cstr("");
+    parse.extend(cstr(sql));
+    parse.extend_from_slice(&0i16.to_be_bytes());
+    out.extend(msg(b'P', &parse));
+    let mut bind = cstr("");
+    bind.extend(cstr(""));
+    bind.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+    out.extend(msg(b'B', &bind));
+    let mut exec = cstr("");
+    exec.extend_from_slice(&0i32.to_be_bytes());
+    out.extend(msg(b'E', &exec));
+    out
+}
+
+/// Reads messages until ReadyForQuery; returns the message tags seen.
+fn until_ready(s: &mut TcpStream) -> Vec<u8> {
+    let mut tags = Vec::new();
+    loop {
+        let mut head = [0u8; 5];
+        s.read_exact(&mut head).expect("read message header");
+        let len = i32::from_be_bytes(head[1..5].try_into().unwrap()) as usize - 4;
+        let mut body = vec![0u8; len];
+        s.read_exact(&mut body).expect("read message body");
+        tags.push(head[0]);
+        if head[0] == b'Z' {
+            return tags;
+        }
+    }
+}
+
+fn connect(server: &TestServer) -> TcpStream {
+    let mut s = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+    let mut startup = 196608i32.to_be_bytes().to_vec();
+    for kv in ["user", "postgres", "database", "postgres"] {
+        startup.extend(cstr(kv));
+    }
+    startup.push(0);
+    let mut packet = ((startup.len() + 4) as i32).to_be_bytes().to_vec();
+    packet.extend(startup);
+    s.write_all(&packet).unwrap();
+    until_ready(&mut s);
+    s
+}
+
+#[test]
+fn statements_before_a_sync_commit_or_roll_back_together() {
+    let server = TestServer::start();
+    server.psql("create table t(a int)");
+    let mut s = connect(&server);
+
+    // An error in the batch: the insert before it is rolled back.
+    let mut batch = statement("insert into t values (1)");
+    batch.extend(statement("select 1/0"));
+    batch.extend(msg(b'S', &[]));
+    s.write_all(&batch).unwrap();
+    let tags = until_ready(&mut s);
+    assert!(
+        tags.contains(&b'E'),
+        "expected an ErrorResponse, got {tags:?}"
+    );
+    assert_eq!(server.psql("select count(*) from t").trim(), "0");
+
+    // A clean batch commits at Sync.
+    let mut batch = statement("insert into t values (2)");
+    batch.extend(statement("insert into t values (3)"));
+    batch.extend(msg(b'S', &[]));
+    s.write_all(&batch).unwrap();
+    let tags = until_ready(&mut s);
+    assert!(!tags.contains(&b'E'), "unexpected error: {tags:?}");
+    assert_eq!(server.psql("select sum(a) from t").trim(), "5");
+    s.write_all(&msg(b'X', &[])).unwrap();
+}
