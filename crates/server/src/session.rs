@@ -885,6 +885,19 @@ impl SessionFactory for Factory {
         settings
             .set_startup("session_authorization", &params.user)
             .ok();
+        let max: usize = self
+            .ctx
+            .settings
+            .get("max_connections")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(100);
+        if self.ctx.activity.backends().len() >= max {
+            return Err(PgError::fatal(
+                SqlState::TOO_MANY_CONNECTIONS,
+                "sorry, too many clients already",
+            ));
+        }
         let app = settings.get("application_name").unwrap_or("").to_string();
         let status = self
             .ctx

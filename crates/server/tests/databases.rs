@@ -45,3 +45,28 @@ fn create_use_and_drop_a_database() {
     let err = s.psql_err("drop database postgres");
     assert!(err.contains("currently open database"), "{err}");
 }
+
+#[test]
+fn max_connections_is_enforced() {
+    let s = TestServer::start_with(&[("max_connections", "2")]);
+    let a = s.connect();
+    let b = s.connect();
+    let err = s
+        .try_connect()
+        .err()
+        .expect("a third connection must be refused");
+    let db = err.as_db_error().expect("a server error");
+    assert_eq!(db.code().code(), "53300");
+    drop(a);
+    drop(b);
+    // Sessions end asynchronously after their clients leave.
+    let mut ok = false;
+    for _ in 0..50 {
+        if s.try_connect().is_ok() {
+            ok = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(ok, "connections were not freed");
+}
