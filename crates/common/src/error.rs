@@ -27,6 +27,7 @@ impl SqlState {
     pub const INVALID_TEXT_REPRESENTATION: SqlState = SqlState("22P02");
     pub const INVALID_BINARY_REPRESENTATION: SqlState = SqlState("22P03");
     pub const INVALID_ESCAPE_SEQUENCE: SqlState = SqlState("22025");
+    pub const INVALID_REGULAR_EXPRESSION: SqlState = SqlState("2201B");
     pub const ARRAY_SUBSCRIPT_ERROR: SqlState = SqlState("2202E");
     pub const INVALID_ROW_COUNT_IN_LIMIT: SqlState = SqlState("2201W");
     pub const INVALID_ROW_COUNT_IN_OFFSET: SqlState = SqlState("2201X");

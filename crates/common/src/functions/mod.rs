@@ -168,6 +168,11 @@ static BUILTINS: &[BuiltinFunction] = &[
     f("to_hex", &[Int4], Text, string::to_hex),
     f("to_hex", &[Int8], Text, string::to_hex),
     f("starts_with", &[Text, Text], Bool, string::starts_with),
+    // ----- regular expression match operators (~, !~, ~*, !~*) -----
+    f("textregexeq", &[Text, Text], Bool, string::regex_eq),
+    f("textregexne", &[Text, Text], Bool, string::regex_ne),
+    f("texticregexeq", &[Text, Text], Bool, string::iregex_eq),
+    f("texticregexne", &[Text, Text], Bool, string::iregex_ne),
     // ----- boolean comparison functions (the operators' pg_proc entries) -----
     // boolean's output function ('t'/'f'; a cast to text gives 'true').
     f("boolout", &[Bool], Text, bool_out),

@@ -345,6 +345,18 @@ impl Binder<'_, '_> {
                             Expr::Or(vec![l, r])
                         });
                     }
+                    B::PGRegexMatch
+                    | B::PGRegexNotMatch
+                    | B::PGRegexIMatch
+                    | B::PGRegexNotIMatch => {
+                        let f = match op {
+                            B::PGRegexMatch => "textregexeq",
+                            B::PGRegexNotMatch => "textregexne",
+                            B::PGRegexIMatch => "texticregexeq",
+                            _ => "texticregexne",
+                        };
+                        return self.call_builtin_exprs(f, vec![l, r]);
+                    }
                     B::Plus => BinaryOp::Add,
                     B::Minus => BinaryOp::Sub,
                     B::Multiply => BinaryOp::Mul,
