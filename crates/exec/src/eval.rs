@@ -529,6 +529,13 @@ fn eval_sys(func: SysFunc, args: &[Value], env: &mut ExecEnv) -> PgResult<Value>
             Value::Null
         }
         SysFunc::Prewarm => prewarm(args, env)?,
+        SysFunc::GetUserById => match &args[0] {
+            Value::Oid(o) => Value::Text(match env.catalog.roles.get(o) {
+                Some(r) => r.name.clone(),
+                None => format!("unknown (OID={o})"),
+            }),
+            _ => Value::Null,
+        },
         SysFunc::StatLwlockReset => {
             storage::lwlock::reset_stats();
             Value::Null

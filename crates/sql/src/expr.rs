@@ -50,6 +50,8 @@ pub enum SysFunc {
     StatLwlockReset,
     /// pg_prewarm(regclass, mode, fork, first_block, last_block)
     Prewarm,
+    /// pg_get_userbyid(oid): a role's name
+    GetUserById,
 }
 
 #[derive(Clone)]

@@ -317,6 +317,23 @@ impl Binder<'_, '_> {
             }
             E::Value(v) => self.bind_value(&v.value),
             E::Nested(inner) => self.bind_expr(inner, scope),
+            // Strings compare bytewise, which is what the default, C and POSIX
+            // collations mean here; other collations are not supported.
+            E::Collate { expr, collation } => {
+                let name = object_name_parts(collation)?;
+                match name.last().map(String::as_str) {
+                    Some("default" | "C" | "c" | "POSIX" | "posix" | "ucs_basic") => {
+                        self.bind_expr(expr, scope)
+                    }
+                    _ => Err(PgError::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!(
+                            "collation \"{}\" for encoding \"UTF8\" does not exist",
+                            name.join(".")
+                        ),
+                    )),
+                }
+            }
             E::TypedString(ts) => {
                 let to = super::types::parse_type_name(&ts.data_type.to_string())?;
                 let lit = self.bind_value(&ts.value.value)?;
@@ -890,6 +907,7 @@ impl Binder<'_, '_> {
             )),
             "pg_sleep" => Some(sys(SysFunc::PgSleep, &[TypeId::Float8], TypeId::Void)),
             "pg_stat_lwlock_reset" => Some(sys(SysFunc::StatLwlockReset, &[], TypeId::Void)),
+            "pg_get_userbyid" => Some(sys(SysFunc::GetUserById, &[TypeId::Oid], TypeId::Name)),
             "pg_prewarm" => Some(sys(
                 SysFunc::Prewarm,
                 &[

@@ -107,6 +107,7 @@ impl Binder<'_, '_> {
                     col("relpersistence", TypeId::Text),
                     col("relnatts", TypeId::Int2),
                     col("relhasindex", TypeId::Bool),
+                    col("relam", TypeId::Oid),
                 ],
                 cat.tables
                     .values()
@@ -123,9 +124,21 @@ impl Binder<'_, '_> {
                             text("p"),
                             int2(t.columns.len() as i16),
                             boolean(false),
+                            oid(2),
                         ]
                     })
                     .collect(),
+            ),
+            "pg_am" => (
+                vec![
+                    col("oid", TypeId::Oid),
+                    col("amname", TypeId::Name),
+                    col("amtype", TypeId::Text),
+                ],
+                vec![
+                    vec![oid(2), name("heap"), text("t")],
+                    vec![oid(403), name("btree"), text("i")],
+                ],
             ),
             "pg_tables" => (
                 vec![
