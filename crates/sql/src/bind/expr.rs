@@ -348,6 +348,47 @@ impl Binder<'_, '_> {
             }
             E::BinaryOp { left, op, right } => {
                 use ast::BinaryOperator as B;
+                // OPERATOR(pg_catalog.~) and friends: the built-in operator.
+                if let B::PGCustomBinaryOperator(parts) = op {
+                    let builtin = match parts.as_slice() {
+                        [schema, sym] if schema == "pg_catalog" => Some(sym.as_str()),
+                        [sym] => Some(sym.as_str()),
+                        _ => None,
+                    }
+                    .and_then(|sym| {
+                        Some(match sym {
+                            "~" => B::PGRegexMatch,
+                            "!~" => B::PGRegexNotMatch,
+                            "~*" => B::PGRegexIMatch,
+                            "!~*" => B::PGRegexNotIMatch,
+                            "=" => B::Eq,
+                            "<>" | "!=" => B::NotEq,
+                            "<" => B::Lt,
+                            "<=" => B::LtEq,
+                            ">" => B::Gt,
+                            ">=" => B::GtEq,
+                            "+" => B::Plus,
+                            "-" => B::Minus,
+                            "*" => B::Multiply,
+                            "/" => B::Divide,
+                            "%" => B::Modulo,
+                            "||" => B::StringConcat,
+                            _ => return None,
+                        })
+                    });
+                    let Some(op) = builtin else {
+                        return Err(PgError::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("operator does not exist: {}", parts.join(".")),
+                        ));
+                    };
+                    let e = E::BinaryOp {
+                        left: left.clone(),
+                        op,
+                        right: right.clone(),
+                    };
+                    return self.bind_expr(&e, scope);
+                }
                 let l = self.bind_expr(left, scope)?;
                 let r = self.bind_expr(right, scope)?;
                 let op = match op {

@@ -108,6 +108,15 @@ impl Binder<'_, '_> {
                     col("relnatts", TypeId::Int2),
                     col("relhasindex", TypeId::Bool),
                     col("relam", TypeId::Oid),
+                    col("relchecks", TypeId::Int2),
+                    col("relhasrules", TypeId::Bool),
+                    col("relhastriggers", TypeId::Bool),
+                    col("relrowsecurity", TypeId::Bool),
+                    col("relforcerowsecurity", TypeId::Bool),
+                    col("relispartition", TypeId::Bool),
+                    col("reltoastrelid", TypeId::Oid),
+                    col("reloftype", TypeId::Oid),
+                    col("relreplident", TypeId::Text),
                 ],
                 cat.tables
                     .values()
@@ -125,6 +134,15 @@ impl Binder<'_, '_> {
                             int2(t.columns.len() as i16),
                             boolean(false),
                             oid(2),
+                            int2(0),
+                            boolean(false),
+                            boolean(false),
+                            boolean(false),
+                            boolean(false),
+                            boolean(false),
+                            oid(0),
+                            oid(0),
+                            text("d"),
                         ]
                     })
                     .collect(),
