@@ -4,6 +4,7 @@
 pub mod agg;
 pub mod dml;
 pub mod eval;
+mod join;
 pub mod ops;
 
 use std::sync::atomic::{AtomicBool, Ordering};

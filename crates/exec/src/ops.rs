@@ -134,6 +134,11 @@ pub fn build<'p>(
             right_width: *right_width,
             current: None,
             pos: 0,
+            keys: on
+                .as_ref()
+                .and_then(|q| crate::join::equi_keys(q, *left_width)),
+            table: None,
+            candidates: None,
             matched: false,
             tail: None,
         }),
@@ -465,6 +470,11 @@ struct NestedLoopOp<'p> {
     pos: usize,
     matched: bool,
     tail: Option<usize>,
+    /// Equi-join keys, when the condition has any (a hash join).
+    keys: Option<crate::join::HashKeys<'p>>,
+    table: Option<crate::join::HashTable>,
+    /// The current left row's candidate right rows (None: all of them).
+    candidates: Option<Vec<usize>>,
 }
 impl Operator for NestedLoopOp<'_> {
     fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
@@ -475,6 +485,9 @@ impl Operator for NestedLoopOp<'_> {
                 rows.push(r);
             }
             self.right_matched = vec![false; rows.len()];
+            if let Some(k) = &self.keys {
+                self.table = Some(k.build(&rows, self.left_width, env)?);
+            }
             self.right_rows = Some(rows);
         }
         loop {
@@ -495,6 +508,10 @@ impl Operator for NestedLoopOp<'_> {
             if self.current.is_none() {
                 match self.left.next(env)? {
                     Some(r) => {
+                        self.candidates = match (&self.keys, &self.table) {
+                            (Some(k), Some(t)) => Some(k.probe(t, &r, env)?),
+                            _ => None,
+                        };
                         self.current = Some(r);
                         self.pos = 0;
                         self.matched = false;
@@ -510,8 +527,9 @@ impl Operator for NestedLoopOp<'_> {
             }
             let left = self.current.as_ref().unwrap();
             let rows = self.right_rows.as_ref().unwrap();
-            while self.pos < rows.len() {
-                let i = self.pos;
+            let n = self.candidates.as_ref().map_or(rows.len(), Vec::len);
+            while self.pos < n {
+                let i = self.candidates.as_ref().map_or(self.pos, |c| c[self.pos]);
                 self.pos += 1;
                 let mut out = Vec::with_capacity(self.left_width + self.right_width);
                 out.extend(left.iter().cloned());
