@@ -103,47 +103,35 @@ impl MappingPartition {
         self.lock.exclusive()
     }
 
-    /// A lock-free hint (rule 2): the buffer that held `tag`, if a probe saw it.
+    /// Probes for `tag`; returns its slot and the slot's value word.
     #[inline]
-    pub fn lookup_optimistic(&self, tag: &BufferTag, hash: u64) -> Option<u32> {
+    fn probe(&self, tag: &BufferTag, hash: u64, order: Ordering) -> Option<(usize, u64)> {
         let (a, b, c) = words(tag);
         let mut i = home(hash, self.mask);
         for _ in 0..=self.mask {
             let s = &self.slots[i];
-            // Acquire pairs with the Release stores in `put` (rule 3).
-            let sc = s.c.load(Ordering::Acquire);
+            let sc = s.c.load(order);
             if sc == 0 {
                 return None;
             }
-            if sc & !0xFFFF_FFFF == c
-                && s.a.load(Ordering::Acquire) == a
-                && s.b.load(Ordering::Acquire) == b
-            {
-                return Some((sc as u32).wrapping_sub(1));
+            if sc & !0xFFFF_FFFF == c && s.a.load(order) == a && s.b.load(order) == b {
+                return Some((i, sc));
             }
             i = (i + 1) & self.mask;
         }
         None
     }
 
+    /// A lock-free hint (rule 2): the buffer that held `tag`, if a probe saw it.
+    #[inline]
+    pub fn lookup_optimistic(&self, tag: &BufferTag, hash: u64) -> Option<u32> {
+        // Acquire pairs with the Release stores in `put` (rule 3).
+        self.probe(tag, hash, Ordering::Acquire)
+            .map(|(_, sc)| (sc as u32).wrapping_sub(1))
+    }
+
     fn find(&self, tag: &BufferTag, hash: u64) -> Option<usize> {
-        let (a, b, c) = words(tag);
-        let mut i = home(hash, self.mask);
-        for _ in 0..=self.mask {
-            let s = &self.slots[i];
-            let sc = s.c.load(Ordering::Relaxed);
-            if sc == 0 {
-                return None;
-            }
-            if sc & !0xFFFF_FFFF == c
-                && s.a.load(Ordering::Relaxed) == a
-                && s.b.load(Ordering::Relaxed) == b
-            {
-                return Some(i);
-            }
-            i = (i + 1) & self.mask;
-        }
-        None
+        self.probe(tag, hash, Ordering::Relaxed).map(|(i, _)| i)
     }
 
     /// Lookup with the partition lock held (either mode).
