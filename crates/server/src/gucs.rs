@@ -447,6 +447,11 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
             parse_bool(value).ok_or_else(bad)?;
         }
         "io_method" if value != "worker" && value != "sync" => return Err(bad()),
+        "TimeZone" if common::types::datetime::parse_timezone(value).is_none() => {
+            return Err(bad().with_hint(
+                "Only UTC and fixed offsets such as '+02' or '-05:30' are supported so far.",
+            ))
+        }
         "client_encoding" => {
             let v = value.to_ascii_uppercase().replace(['-', '_'], "");
             if v != "UTF8" && v != "UNICODE" && v != "SQLASCII" {

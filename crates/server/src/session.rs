@@ -116,11 +116,24 @@ impl Session {
             .collect()
     }
 
+    /// Makes this thread's date/time I/O use the session's TimeZone.
+    fn apply_timezone(&self) {
+        let offset = self
+            .settings
+            .get("TimeZone")
+            .ok()
+            .and_then(common::types::datetime::parse_timezone)
+            .unwrap_or(0);
+        common::types::datetime::set_session_timezone_offset(offset);
+    }
+
     fn bind(
         &self,
         parsed: &ParsedStatement,
         param_types: &mut Vec<Option<TypeId>>,
     ) -> PgResult<BoundStatement> {
+        // Constants are folded while binding: they must read the session's zone.
+        self.apply_timezone();
         let catalog = self.ctx.catalog.snapshot();
         let path = self.search_path();
         let views = crate::views::ServerViews {
@@ -228,6 +241,7 @@ impl Session {
         params: &[Value],
         sink: &mut dyn ResultSink,
     ) -> PgResult<()> {
+        self.apply_timezone();
         self.check_failed(stmt)?;
         match stmt {
             BoundStatement::Transaction(op) => return self.run_transaction(op, sink),

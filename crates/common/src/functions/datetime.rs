@@ -221,7 +221,8 @@ fn infinite_field(unit: Unit, positive: bool) -> Option<Numeric> {
 fn ts_part(args: &[Value], tname: &str) -> PgResult<Option<Numeric>> {
     let unit_name = text(args, 0)?;
     let us = match &args[1] {
-        Value::Timestamp(t) | Value::Timestamptz(t) => *t,
+        Value::Timestamp(t) => *t,
+        Value::Timestamptz(t) => dt::tz_to_local(*t),
         Value::Date(d) => dt::date_to_timestamp(*d)?,
         other => return Err(PgError::internal(format!("date_part of {other:?}"))),
     };
@@ -412,7 +413,12 @@ pub fn date_trunc_ts(args: &[Value]) -> PgResult<Value> {
 }
 
 pub fn date_trunc_tstz(args: &[Value]) -> PgResult<Value> {
-    date_trunc(args, TSTZ).map(Value::Timestamptz)
+    // Truncate the session-local wall-clock time, as PostgreSQL does.
+    let mut local = args.to_vec();
+    if let Some(Value::Timestamptz(t)) = local.get_mut(1) {
+        *t = dt::tz_to_local(*t);
+    }
+    date_trunc(&local, TSTZ).map(|t| Value::Timestamptz(dt::local_to_tz(t)))
 }
 
 /// make_date(year, month, day); negative years are BC.

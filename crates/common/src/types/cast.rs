@@ -269,12 +269,18 @@ fn convert(v: Value, from: TypeId, to: DataType) -> PgResult<Value> {
         (Value::Numeric(n), Float4) => Value::Float4(n.to_f32()),
         (Value::Numeric(n), Float8) => Value::Float8(n.to_f64()),
         (Value::Date(d), Timestamp) => Value::Timestamp(datetime::date_to_timestamp(*d)?),
-        (Value::Date(d), Timestamptz) => Value::Timestamptz(datetime::date_to_timestamp(*d)?),
-        (Value::Timestamp(t) | Value::Timestamptz(t), Date) => {
-            Value::Date(datetime::timestamp_to_date(*t)?)
+        // Zone-less values are wall-clock times in the session's zone.
+        (Value::Date(d), Timestamptz) => {
+            Value::Timestamptz(datetime::local_to_tz(datetime::date_to_timestamp(*d)?))
         }
-        (Value::Timestamp(t) | Value::Timestamptz(t), Timestamptz) => Value::Timestamptz(*t),
-        (Value::Timestamp(t) | Value::Timestamptz(t), Timestamp) => Value::Timestamp(*t),
+        (Value::Timestamp(t), Date) => Value::Date(datetime::timestamp_to_date(*t)?),
+        (Value::Timestamptz(t), Date) => {
+            Value::Date(datetime::timestamp_to_date(datetime::tz_to_local(*t))?)
+        }
+        (Value::Timestamp(t), Timestamptz) => Value::Timestamptz(datetime::local_to_tz(*t)),
+        (Value::Timestamptz(t), Timestamptz) => Value::Timestamptz(*t),
+        (Value::Timestamptz(t), Timestamp) => Value::Timestamp(datetime::tz_to_local(*t)),
+        (Value::Timestamp(t), Timestamp) => Value::Timestamp(*t),
         (Value::Numeric(_), Numeric)
         | (Value::Float8(_), Float8)
         | (Value::Float4(_), Float4)

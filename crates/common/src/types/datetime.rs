@@ -181,12 +181,86 @@ pub fn write_date(days: i32, out: &mut String) {
     }
 }
 
+thread_local! {
+    /// This session's TimeZone as seconds east of UTC (only fixed offsets are
+    /// supported). Sessions run on their own threads, so it is per session.
+    static SESSION_TZ_OFFSET: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
+}
+
+/// Sets this thread's (session's) time zone offset, seconds east of UTC.
+pub fn set_session_timezone_offset(secs: i32) {
+    SESSION_TZ_OFFSET.with(|c| c.set(secs));
+}
+
+/// This thread's (session's) time zone offset, seconds east of UTC.
+pub fn session_timezone_offset() -> i32 {
+    SESSION_TZ_OFFSET.with(|c| c.get())
+}
+
+/// Parses a TimeZone setting: UTC and its aliases, or a fixed offset, as
+/// seconds east of UTC. As in PostgreSQL, a bare number ('+02', '-8') counts
+/// hours east, while a form with minutes ('-03:30') is POSIX-style and counts
+/// west. Named zones are not supported.
+pub fn parse_timezone(value: &str) -> Option<i32> {
+    let v = value.trim();
+    let upper = v.to_ascii_uppercase();
+    if matches!(
+        upper.as_str(),
+        "UTC"
+            | "GMT"
+            | "Z"
+            | "ZULU"
+            | "UCT"
+            | "UNIVERSAL"
+            | "ETC/UTC"
+            | "ETC/GMT"
+            | "ETC/UCT"
+            | "GMT0"
+            | "UTC0"
+    ) {
+        return Some(0);
+    }
+    let (sign, rest) = match v.as_bytes().first()? {
+        b'+' => (1, &v[1..]),
+        b'-' => (-1, &v[1..]),
+        _ => (1, v),
+    };
+    let mut parts = rest.split(':');
+    let h: i32 = parts.next()?.parse().ok()?;
+    let m: i32 = match parts.next() {
+        Some(m) => m.parse().ok()?,
+        None => 0,
+    };
+    if parts.next().is_some() || !(0..=15).contains(&h) || !(0..60).contains(&m) {
+        return None;
+    }
+    let sign = if rest.contains(':') { -sign } else { sign };
+    Some(sign * (h * 3600 + m * 60))
+}
+
+/// Local wall-clock microseconds of a timestamptz in this session's zone.
+pub fn tz_to_local(us: i64) -> i64 {
+    if us == TIMESTAMP_NOBEGIN || us == TIMESTAMP_NOEND {
+        return us;
+    }
+    us + session_timezone_offset() as i64 * USECS_PER_SEC
+}
+
+/// The timestamptz of a local wall-clock time in this session's zone.
+pub fn local_to_tz(us: i64) -> i64 {
+    if us == TIMESTAMP_NOBEGIN || us == TIMESTAMP_NOEND {
+        return us;
+    }
+    us - session_timezone_offset() as i64 * USECS_PER_SEC
+}
+
 fn write_ts(us: i64, tz: bool, out: &mut String) {
     match us {
         TIMESTAMP_NOBEGIN => out.push_str("-infinity"),
         TIMESTAMP_NOEND => out.push_str("infinity"),
         _ => {
-            let f = timestamp_to_fields(us);
+            let offset = if tz { session_timezone_offset() } else { 0 };
+            let f = timestamp_to_fields(us + offset as i64 * USECS_PER_SEC);
             write_ymd(out, f.year, f.month, f.day);
             let _ = write!(out, " {:02}:{:02}:{:02}", f.hour, f.minute, f.second);
             if f.usec != 0 {
@@ -199,7 +273,18 @@ fn write_ts(us: i64, tz: bool, out: &mut String) {
                 let _ = write!(out, ".{frac:0width$}");
             }
             if tz {
-                out.push_str("+00");
+                let (sign, a) = if offset < 0 {
+                    ('-', -offset)
+                } else {
+                    ('+', offset)
+                };
+                let _ = write!(out, "{sign}{:02}", a / 3600);
+                if a % 3600 != 0 {
+                    let _ = write!(out, ":{:02}", a % 3600 / 60);
+                }
+                if a % 60 != 0 {
+                    let _ = write!(out, ":{:02}", a % 60);
+                }
             }
             if f.year <= 0 {
                 out.push_str(" BC");
@@ -698,7 +783,7 @@ fn decode(s: &str, target: Target) -> Result<Result<i64, Special>, DtErr> {
     let t = days as i128 * USECS_PER_DAY as i128
         + ((h as i64 * 3600 + mi as i64 * 60 + sec as i64) * USECS_PER_SEC + us) as i128
         - if target == Target::Timestamptz {
-            f.tz.unwrap_or(0) as i128 * USECS_PER_SEC as i128
+            f.tz.unwrap_or(session_timezone_offset()) as i128 * USECS_PER_SEC as i128
         } else {
             0
         };
