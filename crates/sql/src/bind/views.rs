@@ -39,12 +39,9 @@ impl Binder<'_, '_> {
         let relname = match parts {
             [n] => n.as_str(),
             [s, n] if s == "pg_catalog" => n.as_str(),
+            [s, n] if s == "information_schema" => return Ok(self.information_schema(n)),
             _ => return Ok(None),
         };
-        if parts.len() == 1 && self.lookup_table(parts)?.is_some() {
-            // A user table shadows nothing in pg_catalog in PostgreSQL either
-            // (pg_catalog is searched first) — but only for these names.
-        }
         if let Some((cols, rows)) = self.ctx.runtime_views.and_then(|v| v.view(relname)) {
             let width = cols.len();
             let rows = rows
@@ -236,5 +233,98 @@ impl Binder<'_, '_> {
         let width = cols.len();
         let rows = rows.into_iter().map(const_row).collect();
         Ok(Some((Plan::Values { rows, width }, cols)))
+    }
+}
+
+impl Binder<'_, '_> {
+    /// `information_schema.tables` and `.columns` for this database's tables.
+    fn information_schema(&self, view: &str) -> Option<(Plan, Vec<OutputColumn>)> {
+        let cat = self.ctx.catalog;
+        let db = self.ctx.db_oid;
+        let schema_of = |ns: u32| {
+            cat.namespaces
+                .get(&ns)
+                .map(|n| n.name.as_str())
+                .unwrap_or("")
+        };
+        let opt_int = |v: Option<i32>| match v {
+            Some(i) => (Value::Int4(i), DataType::new(TypeId::Int4)),
+            None => (Value::Null, DataType::new(TypeId::Int4)),
+        };
+        let (cols, rows): (Vec<OutputColumn>, Vec<Vec<(Value, DataType)>>) = match view {
+            "tables" => (
+                ["table_catalog", "table_schema", "table_name", "table_type"]
+                    .iter()
+                    .map(|c| col(c, TypeId::Name))
+                    .collect(),
+                cat.tables
+                    .values()
+                    .filter(|t| t.db_oid == db)
+                    .map(|t| {
+                        vec![
+                            name(self.ctx.db_name),
+                            name(schema_of(t.namespace)),
+                            name(&t.name),
+                            text("BASE TABLE"),
+                        ]
+                    })
+                    .collect(),
+            ),
+            "columns" => (
+                vec![
+                    col("table_catalog", TypeId::Name),
+                    col("table_schema", TypeId::Name),
+                    col("table_name", TypeId::Name),
+                    col("column_name", TypeId::Name),
+                    col("ordinal_position", TypeId::Int4),
+                    col("column_default", TypeId::Text),
+                    col("is_nullable", TypeId::Text),
+                    col("data_type", TypeId::Text),
+                    col("character_maximum_length", TypeId::Int4),
+                    col("numeric_precision", TypeId::Int4),
+                    col("numeric_scale", TypeId::Int4),
+                ],
+                cat.tables
+                    .values()
+                    .filter(|t| t.db_oid == db)
+                    .flat_map(|t| {
+                        t.columns.iter().enumerate().map(move |(i, c)| {
+                            let ty = c.data_type();
+                            let (precision, scale) = match ty.id {
+                                TypeId::Int2 => (Some(16), Some(0)),
+                                TypeId::Int4 => (Some(32), Some(0)),
+                                TypeId::Int8 => (Some(64), Some(0)),
+                                TypeId::Float4 => (Some(24), None),
+                                TypeId::Float8 => (Some(53), None),
+                                TypeId::Numeric if ty.typmod >= 4 => {
+                                    (Some((ty.typmod - 4) >> 16), Some((ty.typmod - 4) & 0xffff))
+                                }
+                                _ => (None, None),
+                            };
+                            vec![
+                                name(self.ctx.db_name),
+                                name(schema_of(t.namespace)),
+                                name(&t.name),
+                                name(&c.name),
+                                opt_int(Some(i as i32 + 1)),
+                                match &c.default {
+                                    Some(d) => text(d),
+                                    None => (Value::Null, DataType::new(TypeId::Text)),
+                                },
+                                text(if c.not_null { "NO" } else { "YES" }),
+                                text(ty.id.display_name()),
+                                opt_int(ty.char_length().map(|n| n as i32)),
+                                opt_int(precision),
+                                opt_int(scale),
+                            ]
+                        })
+                    })
+                    .collect(),
+            ),
+            _ => return None,
+        };
+        let width = cols.len();
+        let rows = rows.into_iter().map(const_row).collect();
+        Some((Plan::Values { rows, width }, cols))
     }
 }
