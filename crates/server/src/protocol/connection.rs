@@ -221,39 +221,28 @@ struct SimpleSink<'c, S> {
     fmts: Vec<ColFmt>,
 }
 
-impl<S: Read + Write> SimpleSink<'_, S> {
-    fn check(&mut self) -> PgResult<()> {
-        self.io.spill_if_needed();
-        if self.io.broken {
-            Err(connection_lost())
-        } else {
-            Ok(())
-        }
-    }
-}
-
 impl<S: Read + Write> ResultSink for SimpleSink<'_, S> {
     fn columns(&mut self, columns: &[ColumnDesc]) -> PgResult<()> {
         self.fmts = ColFmt::for_columns(columns, |_| false);
         self.io.out.row_description(columns, |_| false);
-        self.check()
+        self.io.check_sink()
     }
 
     fn row(&mut self, row: &[Value]) -> PgResult<()> {
         self.io.out.data_row(row, &self.fmts);
-        self.check()
+        self.io.check_sink()
     }
 
     fn complete(&mut self, tag: &str) -> PgResult<()> {
         self.io.out.command_complete(tag);
         self.fmts.clear();
-        self.check()
+        self.io.check_sink()
     }
 
     fn notice(&mut self, notice: &PgError) -> PgResult<()> {
         // Flushed at once, as PostgreSQL does, so progress notices show up.
         self.io.out.notice(notice);
         self.io.flush();
-        self.check()
+        self.io.check_sink()
     }
 }

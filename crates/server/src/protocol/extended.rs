@@ -372,17 +372,6 @@ struct ExecSink<'c, S> {
     tag: Option<String>,
 }
 
-impl<S: Read + Write> ExecSink<'_, S> {
-    fn check(&mut self) -> PgResult<()> {
-        self.io.spill_if_needed();
-        if self.io.broken {
-            Err(connection_lost())
-        } else {
-            Ok(())
-        }
-    }
-}
-
 impl<S: Read + Write> ResultSink for ExecSink<'_, S> {
     fn columns(&mut self, columns: &[ColumnDesc]) -> PgResult<()> {
         // No RowDescription in Execute; only pick up the actual types.
@@ -400,7 +389,7 @@ impl<S: Read + Write> ResultSink for ExecSink<'_, S> {
         if self.limit == 0 || self.sent < self.limit {
             self.io.out.data_row(row, self.fmts);
             self.sent += 1;
-            self.check()
+            self.io.check_sink()
         } else {
             self.rest.push_back(row.to_vec());
             Ok(())
@@ -415,7 +404,7 @@ impl<S: Read + Write> ResultSink for ExecSink<'_, S> {
     fn notice(&mut self, notice: &PgError) -> PgResult<()> {
         self.io.out.notice(notice);
         self.io.flush();
-        self.check()
+        self.io.check_sink()
     }
 }
 

@@ -170,6 +170,17 @@ impl<S: Read + Write> Conn<S> {
         }
     }
 
+    /// After queueing output for a sink: spills a large buffer, and reports a
+    /// failed socket so the statement stops producing rows for nobody.
+    pub(crate) fn check_sink(&mut self) -> common::PgResult<()> {
+        self.spill_if_needed();
+        if self.broken {
+            Err(super::connection::connection_lost())
+        } else {
+            Ok(())
+        }
+    }
+
     /// Sends everything buffered: the client is about to wait for it.
     pub(crate) fn flush(&mut self) {
         self.write_out();

@@ -186,24 +186,20 @@ impl Binder<'_, '_> {
                     col("atthasdef", TypeId::Bool),
                     col("attisdropped", TypeId::Bool),
                 ],
-                cat.tables
-                    .values()
-                    .filter(|t| t.db_oid == db)
-                    .flat_map(|t| {
-                        t.columns.iter().enumerate().map(move |(i, c)| {
-                            let ty = c.data_type();
-                            vec![
-                                oid(t.oid),
-                                name(&c.name),
-                                oid(c.type_oid),
-                                int2(ty.id.typlen()),
-                                int2(i as i16 + 1),
-                                int4(c.typmod),
-                                boolean(c.not_null),
-                                boolean(c.default.is_some()),
-                                boolean(false),
-                            ]
-                        })
+                user_columns(cat, db)
+                    .map(|(t, i, c)| {
+                        let ty = c.data_type();
+                        vec![
+                            oid(t.oid),
+                            name(&c.name),
+                            oid(c.type_oid),
+                            int2(ty.id.typlen()),
+                            int2(i as i16 + 1),
+                            int4(c.typmod),
+                            boolean(c.not_null),
+                            boolean(c.default.is_some()),
+                            boolean(false),
+                        ]
                     })
                     .collect(),
             ),
@@ -284,40 +280,36 @@ impl Binder<'_, '_> {
                     col("numeric_precision", TypeId::Int4),
                     col("numeric_scale", TypeId::Int4),
                 ],
-                cat.tables
-                    .values()
-                    .filter(|t| t.db_oid == db)
-                    .flat_map(|t| {
-                        t.columns.iter().enumerate().map(move |(i, c)| {
-                            let ty = c.data_type();
-                            let (precision, scale) = match ty.id {
-                                TypeId::Int2 => (Some(16), Some(0)),
-                                TypeId::Int4 => (Some(32), Some(0)),
-                                TypeId::Int8 => (Some(64), Some(0)),
-                                TypeId::Float4 => (Some(24), None),
-                                TypeId::Float8 => (Some(53), None),
-                                TypeId::Numeric if ty.typmod >= 4 => {
-                                    (Some((ty.typmod - 4) >> 16), Some((ty.typmod - 4) & 0xffff))
-                                }
-                                _ => (None, None),
-                            };
-                            vec![
-                                name(self.ctx.db_name),
-                                name(schema_of(t.namespace)),
-                                name(&t.name),
-                                name(&c.name),
-                                opt_int(Some(i as i32 + 1)),
-                                match &c.default {
-                                    Some(d) => text(d),
-                                    None => (Value::Null, DataType::new(TypeId::Text)),
-                                },
-                                text(if c.not_null { "NO" } else { "YES" }),
-                                text(ty.id.display_name()),
-                                opt_int(ty.char_length().map(|n| n as i32)),
-                                opt_int(precision),
-                                opt_int(scale),
-                            ]
-                        })
+                user_columns(cat, db)
+                    .map(|(t, i, c)| {
+                        let ty = c.data_type();
+                        let (precision, scale) = match ty.id {
+                            TypeId::Int2 => (Some(16), Some(0)),
+                            TypeId::Int4 => (Some(32), Some(0)),
+                            TypeId::Int8 => (Some(64), Some(0)),
+                            TypeId::Float4 => (Some(24), None),
+                            TypeId::Float8 => (Some(53), None),
+                            TypeId::Numeric if ty.typmod >= 4 => {
+                                (Some((ty.typmod - 4) >> 16), Some((ty.typmod - 4) & 0xffff))
+                            }
+                            _ => (None, None),
+                        };
+                        vec![
+                            name(self.ctx.db_name),
+                            name(schema_of(t.namespace)),
+                            name(&t.name),
+                            name(&c.name),
+                            opt_int(Some(i as i32 + 1)),
+                            match &c.default {
+                                Some(d) => text(d),
+                                None => (Value::Null, DataType::new(TypeId::Text)),
+                            },
+                            text(if c.not_null { "NO" } else { "YES" }),
+                            text(ty.id.display_name()),
+                            opt_int(ty.char_length().map(|n| n as i32)),
+                            opt_int(precision),
+                            opt_int(scale),
+                        ]
                     })
                     .collect(),
             ),
@@ -327,4 +319,15 @@ impl Binder<'_, '_> {
         let rows = rows.into_iter().map(const_row).collect();
         Some((Plan::Values { rows, width }, cols))
     }
+}
+
+/// Every column of this database's tables: (table, 0-based position, column).
+fn user_columns(
+    cat: &catalog::CatalogData,
+    db: u32,
+) -> impl Iterator<Item = (&catalog::Table, usize, &catalog::Column)> {
+    cat.tables
+        .values()
+        .filter(move |t| t.db_oid == db)
+        .flat_map(|t| t.columns.iter().enumerate().map(move |(i, c)| (t, i, c)))
 }
