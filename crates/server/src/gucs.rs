@@ -60,6 +60,13 @@ pub static GUCS: &[GucDef] = &[
         "Developer option: one lock around freelist and clock sweep (ablation benchmarks).",
     ),
     g(
+        "debug_buffer_lock_free_lookup",
+        "on",
+        Postmaster,
+        false,
+        "Developer option: look buffers up without the mapping partition lock (ablation benchmarks).",
+    ),
+    g(
         "io_method",
         "sync",
         Postmaster,
@@ -443,7 +450,7 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
                 return Err(bad());
             }
         }
-        "debug_buffer_victim_lock" | "fsync" => {
+        "debug_buffer_victim_lock" | "debug_buffer_lock_free_lookup" | "fsync" => {
             parse_bool(value).ok_or_else(bad)?;
         }
         "io_method" if value != "worker" && value != "sync" => return Err(bad()),

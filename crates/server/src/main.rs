@@ -178,6 +178,10 @@ fn main() {
             mapping_partitions: partitions.max(1),
             global_victim_lock: gucs::parse_bool(settings.get("debug_buffer_victim_lock").unwrap())
                 .unwrap_or(false),
+            lock_free_lookup: gucs::parse_bool(
+                settings.get("debug_buffer_lock_free_lookup").unwrap(),
+            )
+            .unwrap_or(true),
         },
         smgr,
     );

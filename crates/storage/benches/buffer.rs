@@ -15,7 +15,8 @@
 //!   writer off (`lru_maxpages = 0`) or on (delay 10 ms); the pool counters
 //!   (buffers_alloc, buffers_backend, buffers_clean) are printed per bench;
 //! * `ablation/*`: the same workloads at the highest thread count (at least
-//!   2) with one mapping partition instead of 128, one global victim lock,
+//!   2) with one mapping partition instead of 128, lookups under the
+//!   partition's shared lock instead of lock-free, one global victim lock,
 //!   and the background writer against a workload that dirties 1 page in 10.
 //!
 //! `BUF_BENCH_THREADS=1,2,4` overrides the thread counts. For a compact table
@@ -150,6 +151,8 @@ fn benches(c: &mut Criterion) {
     // --- c. ablations under contention -------------------------------------
     let cached_p1 = pool_over(&cached, opts(CACHED_NBUFFERS, 1, false));
     warm(cached_p1, cached.nblocks);
+    let cached_locked = pool_over(&cached, locked_lookup_opts(CACHED_NBUFFERS, 128));
+    warm(cached_locked, cached.nblocks);
     let evict_p1 = pool_over(&evict, opts(EVICT_NBUFFERS, 1, false));
     let evict_global = pool_over(&evict, opts(EVICT_NBUFFERS, 128, true));
     let dirty_w = Workload::evict(evict_pool, evict.nblocks, Op::ReadDirty(10));
@@ -162,6 +165,12 @@ fn benches(c: &mut Criterion) {
             "cached_partitions_1",
             t,
             Workload::cached(cached_p1, cached.nblocks),
+        );
+        bench_point(
+            &mut g,
+            "cached_locked_lookup",
+            t,
+            Workload::cached(cached_locked, cached.nblocks),
         );
         bench_point(&mut g, "evict_partitions_128", t, evict_w);
         let w = Workload::evict(evict_p1, evict.nblocks, Op::Read);

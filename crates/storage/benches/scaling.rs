@@ -26,7 +26,8 @@ struct Variant {
     nblocks: u32,
     op: Op,
     threads: usize,
-    bgwriter: bool,
+    /// The background writer's lru_maxpages, or None for no writer.
+    bgwriter: Option<u32>,
 }
 
 struct Measured {
@@ -62,7 +63,7 @@ fn measure(variants: &[Variant], dur: Duration, reps: usize) -> Vec<Measured> {
         for (i, v) in variants.iter().enumerate() {
             let bg = v
                 .bgwriter
-                .then(|| BgWriter::start(v.pool, BGWRITER_DELAY_MS));
+                .map(|maxpages| BgWriter::start_with(v.pool, BGWRITER_DELAY_MS, maxpages));
             let before = Counters::read(v.pool);
             let t0 = Instant::now();
             let ops_s = run_for(v.pool, v.nblocks, v.op, v.threads, dur, rep as u64 + 1);
@@ -138,56 +139,114 @@ fn main() {
         .lru_maxpages
         .store(0, Ordering::Relaxed);
     warm(cached_pool, cached.nblocks);
-    let cached_p1 = pool_over(&cached, opts(CACHED_NBUFFERS, 1, false));
-    warm(cached_p1, cached.nblocks);
-    let variants: Vec<Variant> = threads
-        .iter()
-        .map(|&t| Variant {
-            label: format!("{t}"),
-            pool: cached_pool,
-            nblocks: cached.nblocks,
-            op: Op::Pin,
-            threads: t,
-            bgwriter: false,
-        })
-        .collect();
-    let m = measure(&variants, dur, reps);
-    println!(
-        "### Cached lookup + pin + unpin ({} buffers, {} resident blocks, random)",
-        CACHED_NBUFFERS, CACHED_BLOCKS
-    );
-    println!();
-    println!("| threads | Mops/s | per thread | vs 1 thread |");
-    println!("| ---: | ---: | ---: | ---: |");
-    let base = m[0].ops_s;
-    for (v, r) in variants.iter().zip(&m) {
-        println!(
-            "| {} | {} | {} | {:.2} |",
-            v.label,
-            mops(r.ops_s),
-            mops(r.ops_s / v.threads as f64),
-            r.ops_s / base
-        );
+    if section_enabled("cached") {
+        let (small, small_pool) =
+            make_data(opts(SMALL_CACHED_NBUFFERS, 128, false), SMALL_CACHED_BLOCKS);
+        small_pool.bgwriter.lru_maxpages.store(0, Ordering::Relaxed);
+        warm(small_pool, small.nblocks);
+        let configs = [
+            (
+                cached_pool,
+                cached.nblocks,
+                format!(
+                    "{} buffers (128 MB, the default shared_buffers), {} resident blocks",
+                    CACHED_NBUFFERS, CACHED_BLOCKS
+                ),
+            ),
+            (
+                small_pool,
+                small.nblocks,
+                format!(
+                    "{} buffers (32 MB: every descriptor fits one core's L2), {} resident blocks",
+                    SMALL_CACHED_NBUFFERS, SMALL_CACHED_BLOCKS
+                ),
+            ),
+        ];
+        let mut variants = Vec::new();
+        for (pool, nblocks, _) in &configs {
+            for &t in &threads {
+                variants.push(Variant {
+                    label: format!("{t}"),
+                    pool,
+                    nblocks: *nblocks,
+                    op: Op::Pin,
+                    threads: t,
+                    bgwriter: None,
+                });
+            }
+        }
+        let m = measure(&variants, dur, reps);
+        println!("### Cached lookup + pin + unpin (random blocks)");
+        println!();
+        println!("| pool | threads | Mops/s | per thread | vs 1 thread |");
+        println!("| --- | ---: | ---: | ---: | ---: |");
+        for (c, (_, _, name)) in configs.iter().enumerate() {
+            let rows = c * threads.len()..(c + 1) * threads.len();
+            let base = m[rows.start].ops_s;
+            for i in rows {
+                println!(
+                    "| {name} | {} | {} | {} | {:.2} |",
+                    variants[i].label,
+                    mops(m[i].ops_s),
+                    mops(m[i].ops_s / variants[i].threads as f64),
+                    m[i].ops_s / base
+                );
+            }
+        }
+        println!();
     }
-    println!();
 
     // --- b. eviction-heavy reads ---------------------------------------------
     let (evict, evict_pool) = make_data(opts(EVICT_NBUFFERS, 128, false), EVICT_BLOCKS);
     evict_pool.bgwriter.lru_maxpages.store(0, Ordering::Relaxed);
+    if section_enabled("evict") {
+        eviction_table(evict_pool, evict.nblocks, &threads, dur, reps);
+    }
+
+    // --- c. ablations -----------------------------------------------------------
+    if section_enabled("ablation") {
+        let pools = AblationPools {
+            cached: (cached_pool, cached.nblocks),
+            cached_locked: warmed(pool_over(&cached, locked_lookup_opts(CACHED_NBUFFERS, 128))),
+            cached_locked_p1: warmed(pool_over(&cached, locked_lookup_opts(CACHED_NBUFFERS, 1))),
+            cached_p1: warmed(pool_over(&cached, opts(CACHED_NBUFFERS, 1, false))),
+            evict: (evict_pool, evict.nblocks),
+            evict_p1: pool_over(&evict, opts(EVICT_NBUFFERS, 1, false)),
+            evict_global: pool_over(&evict, opts(EVICT_NBUFFERS, 128, true)),
+            replace: pool_over(&evict, opts(EVICT_NBUFFERS, 128, false)),
+            replace_p1: pool_over(&evict, opts(EVICT_NBUFFERS, 1, false)),
+            replace_global: pool_over(&evict, opts(EVICT_NBUFFERS, 128, true)),
+        };
+        ablations(&pools, contended, cpus, dur, reps);
+    }
+}
+
+fn warmed(pool: &'static BufferPool) -> &'static BufferPool {
+    warm(pool, CACHED_BLOCKS);
+    pool
+}
+
+fn eviction_table(
+    pool: &'static BufferPool,
+    nblocks: u32,
+    threads: &[usize],
+    dur: Duration,
+    reps: usize,
+) {
     let mut variants = Vec::new();
     for (op, opname) in [
         (Op::Read, "read"),
         (Op::ReadDirty(10), "read, 1 in 10 dirtied"),
     ] {
         for bg in [false, true] {
-            for &t in &threads {
+            for &t in threads {
                 variants.push(Variant {
                     label: format!("{opname} | {} | {t}", if bg { "on" } else { "off" }),
-                    pool: evict_pool,
-                    nblocks: evict.nblocks,
+                    pool,
+                    nblocks,
                     op,
                     threads: t,
-                    bgwriter: bg,
+                    bgwriter: bg.then_some(BGWRITER_MAXPAGES),
                 });
             }
         }
@@ -225,87 +284,104 @@ fn main() {
         );
     }
     println!();
+}
 
-    // --- c. ablations -----------------------------------------------------------
-    let evict_p1 = pool_over(&evict, opts(EVICT_NBUFFERS, 1, false));
-    let evict_global = pool_over(&evict, opts(EVICT_NBUFFERS, 128, true));
-    let t = contended;
-    let v = |label: &str, pool, nblocks, op, bgwriter| Variant {
+struct AblationPools {
+    cached: (&'static BufferPool, u32),
+    cached_locked: &'static BufferPool,
+    cached_locked_p1: &'static BufferPool,
+    cached_p1: &'static BufferPool,
+    evict: (&'static BufferPool, u32),
+    evict_p1: &'static BufferPool,
+    evict_global: &'static BufferPool,
+    replace: &'static BufferPool,
+    replace_p1: &'static BufferPool,
+    replace_global: &'static BufferPool,
+}
+
+/// Each mechanism against the same pool without it, at `t` threads; the
+/// bgwriter also with the backends leaving it a core (`cpus - 1` threads).
+fn ablations(p: &AblationPools, t: usize, cpus: usize, dur: Duration, reps: usize) {
+    let (cached, cached_n) = p.cached;
+    let (evict, evict_n) = p.evict;
+    let spare = cpus.saturating_sub(1).max(1);
+    let v = |label: &str, pool, nblocks, op, threads, bgwriter: Option<u32>| Variant {
         label: label.to_string(),
         pool,
         nblocks,
         op,
-        threads: t,
+        threads,
         bgwriter,
     };
     let dirty = Op::ReadDirty(10);
+    let all_dirty = Op::ReadDirty(1);
     let variants = vec![
+        v("cached", cached, cached_n, Op::Pin, t, None),
+        v("cached locked", p.cached_locked, cached_n, Op::Pin, t, None),
         v(
-            "cached, 128 partitions",
-            cached_pool,
-            cached.nblocks,
+            "cached locked p1",
+            p.cached_locked_p1,
+            cached_n,
             Op::Pin,
-            false,
+            t,
+            None,
+        ),
+        v("cached p1", p.cached_p1, cached_n, Op::Pin, t, None),
+        v("evict", evict, evict_n, Op::Read, t, None),
+        v("evict p1", p.evict_p1, evict_n, Op::Read, t, None),
+        v("evict global", p.evict_global, evict_n, Op::Read, t, None),
+        v("replace", p.replace, evict_n, Op::Replace, t, None),
+        v("replace p1", p.replace_p1, evict_n, Op::Replace, t, None),
+        v(
+            "replace global",
+            p.replace_global,
+            evict_n,
+            Op::Replace,
+            t,
+            None,
         ),
         v(
-            "cached, 1 partition",
-            cached_p1,
-            cached.nblocks,
-            Op::Pin,
-            false,
-        ),
-        v(
-            "evict, 128 partitions",
-            evict_pool,
-            evict.nblocks,
+            "evict bgwriter",
+            evict,
+            evict_n,
             Op::Read,
-            false,
+            t,
+            Some(BGWRITER_MAXPAGES),
         ),
+        v("dirty off", evict, evict_n, dirty, t, None),
         v(
-            "evict, 1 partition",
-            evict_p1,
-            evict.nblocks,
-            Op::Read,
-            false,
-        ),
-        v(
-            "evict, global victim lock",
-            evict_global,
-            evict.nblocks,
-            Op::Read,
-            false,
-        ),
-        v(
-            "evict, bgwriter on",
-            evict_pool,
-            evict.nblocks,
-            Op::Read,
-            true,
-        ),
-        v(
-            "evict 1/10 dirty, bgwriter off",
-            evict_pool,
-            evict.nblocks,
+            "dirty on",
+            evict,
+            evict_n,
             dirty,
-            false,
+            t,
+            Some(BGWRITER_MAXPAGES),
         ),
+        v("all dirty off", evict, evict_n, all_dirty, spare, None),
         v(
-            "evict 1/10 dirty, bgwriter on",
-            evict_pool,
-            evict.nblocks,
-            dirty,
-            true,
+            "all dirty on",
+            evict,
+            evict_n,
+            all_dirty,
+            spare,
+            Some(BGWRITER_MAXPAGES_HEAVY),
         ),
     ];
     let m = measure(&variants, dur, reps);
     let ops = |i: usize| m[i].ops_s;
-    println!("### Ablations at {t} threads (ratio = default design / ablated; > 1 means the design helps)");
+    println!("### Ablations (ratio = default design / ablated; > 1 means the design helps)");
     println!();
-    println!("| ablation | workload | design Mops/s | ablated Mops/s | ratio | BufferMapping blocks (design / ablated) |");
-    println!("| --- | --- | ---: | ---: | ---: | ---: |");
+    println!(
+        "The replacement rows read with ReadMode::Zero: a miss zero-fills the frame \
+         instead of reading it, which leaves the buffer manager's own work."
+    );
+    println!();
+    println!("| ablation | workload | threads | design Mops/s | ablated Mops/s | ratio | BufferMapping blocks (design / ablated) |");
+    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
     let row = |name: &str, wl: &str, d: usize, a: usize| {
         println!(
-            "| {name} | {wl} | {} | {} | {:.2} | {} / {} |",
+            "| {name} | {wl} | {} | {} | {} | {:.2} | {} / {} |",
+            variants[d].threads,
             mops(ops(d)),
             mops(ops(a)),
             ops(d) / ops(a),
@@ -313,27 +389,63 @@ fn main() {
             m[a].counters.mapping_blocks
         );
     };
-    row("mapping partitions 128 vs 1", "cached lookup", 0, 1);
-    row("mapping partitions 128 vs 1", "eviction reads", 2, 3);
+    row(
+        "lookup without lock vs partition lock shared (128 partitions)",
+        "cached lookup",
+        0,
+        1,
+    );
+    row(
+        "mapping partitions 128 vs 1, lookups locked",
+        "cached lookup",
+        1,
+        2,
+    );
+    row(
+        "mapping partitions 128 vs 1, lookups lock-free",
+        "cached lookup",
+        0,
+        3,
+    );
+    row("mapping partitions 128 vs 1", "eviction reads", 4, 5);
+    row("mapping partitions 128 vs 1", "replacement, no I/O", 7, 8);
     row(
         "victim selection: clock (atomic hand) vs global lock",
         "eviction reads",
-        2,
         4,
+        6,
     );
-    row("bgwriter on vs off", "eviction reads", 5, 2);
+    row(
+        "victim selection: clock (atomic hand) vs global lock",
+        "replacement, no I/O",
+        7,
+        9,
+    );
+    row("bgwriter on vs off", "eviction reads", 10, 4);
     row(
         "bgwriter on vs off",
         "eviction reads, 1 in 10 dirtied",
-        7,
-        6,
+        12,
+        11,
+    );
+    row(
+        "bgwriter on vs off",
+        "eviction reads, every page dirtied",
+        14,
+        13,
     );
     println!();
-    for (i, name) in [(6, "dirty, bgwriter off"), (7, "dirty, bgwriter on")] {
+    for (i, name) in [
+        (11, "1 in 10 dirtied, bgwriter off"),
+        (12, "1 in 10 dirtied, bgwriter on"),
+        (13, "every page dirtied, bgwriter off"),
+        (14, "every page dirtied, bgwriter on"),
+    ] {
         let c = &m[i].counters;
         let o = m[i].ops_total.max(1.0);
         println!(
-            "- {name}: buffers_backend/op {:.4}, buffers_clean/op {:.4}",
+            "- {name} ({} threads): buffers_backend/op {:.4}, buffers_clean/op {:.4}",
+            variants[i].threads,
             c.backend as f64 / o,
             c.clean as f64 / o
         );

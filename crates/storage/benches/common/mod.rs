@@ -26,14 +26,24 @@ pub const REL: RelFileLocator = RelFileLocator {
     rel_number: 16384,
 };
 
-/// Cached-lookup workload: every block stays resident.
-pub const CACHED_NBUFFERS: usize = 4096;
-pub const CACHED_BLOCKS: u32 = 2048;
+/// Cached-lookup workload: every block stays resident. The main figure uses
+/// PostgreSQL's default shared_buffers (128 MB) filled with one relation;
+/// the small pool keeps every descriptor in one core's L2 cache, where the
+/// cost of moving a descriptor's line between cores shows most.
+pub const CACHED_NBUFFERS: usize = 16384;
+pub const CACHED_BLOCKS: u32 = 16384;
+pub const SMALL_CACHED_NBUFFERS: usize = 4096;
+pub const SMALL_CACHED_BLOCKS: u32 = 2048;
 /// Eviction workload: a working set 4x the pool.
 pub const EVICT_NBUFFERS: usize = 1024;
 pub const EVICT_BLOCKS: u32 = 4096;
 /// bgwriter_delay for the "bgwriter on" runs (ms).
 pub const BGWRITER_DELAY_MS: u64 = 10;
+/// bgwriter_lru_maxpages for the "bgwriter on" runs (PostgreSQL's default).
+pub const BGWRITER_MAXPAGES: u32 = 100;
+/// bgwriter_lru_maxpages for write-heavy runs, where 100 pages per round
+/// would cap the writer far below the backends' allocation rate.
+pub const BGWRITER_MAXPAGES_HEAVY: u32 = 2000;
 
 /// A relation of `nblocks` initialised pages in its own directory.
 pub struct Data {
@@ -81,9 +91,18 @@ pub fn pool_over(data: &Data, opts: PoolOptions) -> &'static BufferPool {
 
 pub fn opts(nbuffers: usize, mapping_partitions: usize, global_victim_lock: bool) -> PoolOptions {
     PoolOptions {
-        nbuffers,
         mapping_partitions,
         global_victim_lock,
+        ..PoolOptions::new(nbuffers)
+    }
+}
+
+/// Options for the ablation that takes the partition lock on every lookup.
+pub fn locked_lookup_opts(nbuffers: usize, mapping_partitions: usize) -> PoolOptions {
+    PoolOptions {
+        mapping_partitions,
+        lock_free_lookup: false,
+        ..PoolOptions::new(nbuffers)
     }
 }
 
@@ -110,6 +129,11 @@ pub enum Op {
     /// As Read, but one op in `n` takes the exclusive content lock and
     /// dirties the page (so evictions must write).
     ReadDirty(u32),
+    /// read_buffer(ReadMode::Zero) + drop: a miss zero-fills the frame instead
+    /// of reading it, so this measures replacement itself (victim selection,
+    /// mapping changes, pins) without the cost of the read. Use it on a pool
+    /// of its own: the zeroed pages stay in that pool (they are never dirty).
+    Replace,
 }
 
 #[inline]
@@ -128,11 +152,16 @@ pub fn worker(pool: &'static BufferPool, nblocks: u32, op: Op, seed: u64, ops: u
     for _ in 0..ops {
         let r = xorshift(&mut x);
         let b = (r % nblocks as u64) as u32;
+        let mode = if op == Op::Replace {
+            ReadMode::Zero
+        } else {
+            ReadMode::Normal
+        };
         let buf = pool
-            .read_buffer(REL, ForkNumber::Main, b, ReadMode::Normal, None)
+            .read_buffer(REL, ForkNumber::Main, b, mode, None)
             .expect("read_buffer");
         match op {
-            Op::Pin => sink = sink.wrapping_add(buf.id() as u64),
+            Op::Pin | Op::Replace => sink = sink.wrapping_add(buf.id() as u64),
             Op::Read => {
                 let p = buf.read();
                 sink = sink.wrapping_add(p[4000] as u64);
@@ -243,10 +272,17 @@ pub struct BgWriter {
 }
 
 impl BgWriter {
-    /// Turns the pool's writer on with a short delay and starts its thread.
+    /// Turns the pool's writer on with a short delay and PostgreSQL's default
+    /// bgwriter_lru_maxpages (100) and starts its thread.
     pub fn start(pool: &'static BufferPool, delay_ms: u64) -> BgWriter {
+        Self::start_with(pool, delay_ms, BGWRITER_MAXPAGES)
+    }
+
+    pub fn start_with(pool: &'static BufferPool, delay_ms: u64, lru_maxpages: u32) -> BgWriter {
         pool.bgwriter.delay_ms.store(delay_ms, Ordering::Relaxed);
-        pool.bgwriter.lru_maxpages.store(100, Ordering::Relaxed);
+        pool.bgwriter
+            .lru_maxpages
+            .store(lru_maxpages, Ordering::Relaxed);
         let flag = Arc::new(AtomicBool::new(false));
         let handle = pool.start_bgwriter(flag.clone());
         BgWriter {
@@ -305,6 +341,14 @@ impl Counters {
             content_blocks: self.content_blocks.saturating_sub(before.content_blocks),
             io_blocks: self.io_blocks.saturating_sub(before.io_blocks),
         }
+    }
+}
+
+/// Whether `BUF_BENCH_SECTIONS` (a comma list; default all) names `section`.
+pub fn section_enabled(section: &str) -> bool {
+    match std::env::var("BUF_BENCH_SECTIONS") {
+        Ok(s) => s.split(',').any(|x| x.trim() == section),
+        Err(_) => true,
     }
 }
 

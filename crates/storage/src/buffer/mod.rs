@@ -118,6 +118,7 @@ pub struct BufferPool {
     descs: Box<[BufferDesc]>,
     frames: *mut Frame,
     mapping: Box<[CachePadded<MappingPartition>]>,
+    lock_free_lookup: bool,
     control: StrategyControl,
     smgr: Arc<Smgr>,
     pub stats: BufferStats,
@@ -132,6 +133,9 @@ pub struct PoolOptions {
     pub mapping_partitions: usize,
     /// One lock around freelist and clock sweep (pre-9.5 PostgreSQL).
     pub global_victim_lock: bool,
+    /// Look hits up without the partition lock (mapping.rs rule 2); false
+    /// takes it in shared mode for every lookup, as PostgreSQL does.
+    pub lock_free_lookup: bool,
 }
 
 impl PoolOptions {
@@ -140,6 +144,7 @@ impl PoolOptions {
             nbuffers,
             mapping_partitions: NUM_MAPPING_PARTITIONS,
             global_victim_lock: false,
+            lock_free_lookup: true,
         }
     }
 }
@@ -192,6 +197,7 @@ impl BufferPool {
             descs,
             frames,
             mapping,
+            lock_free_lookup: opts.lock_free_lookup,
             control: StrategyControl::new(nbuffers, opts.global_victim_lock),
             smgr,
             stats: BufferStats::default(),
@@ -263,9 +269,16 @@ impl BufferPool {
         hash: u64,
         strategy: bool,
     ) -> Option<u32> {
-        if let Some(id) = part.lookup_optimistic(tag, hash) {
+        let hint = if self.lock_free_lookup {
+            part.lookup_optimistic(tag, hash)
+        } else {
+            None
+        };
+        if let Some(id) = hint {
             if let Some(desc) = self.descs.get(id as usize) {
-                let (old, new) = update(&desc.state, |s| (s & TAG_VALID != 0).then_some(s + 1));
+                let (old, new) = update_expecting(&desc.state, CACHED_UNPINNED, |s| {
+                    (s & TAG_VALID != 0).then_some(s + 1)
+                });
                 if old != new {
                     // SAFETY: pinned, so the tag cannot change any more (state rule 2);
                     // the pin's Acquire makes the last tag write visible.

@@ -27,6 +27,10 @@ pub const JUST_DIRTIED: u32 = 1 << 28;
 /// The buffer is on the freelist (PostgreSQL's freeNext != NOT_IN_LIST).
 pub const ON_FREELIST: u32 = 1 << 29;
 
+/// The usual state of a page that stays in the pool: valid, clean, unpinned,
+/// usage count at its cap (the guess for `update_expecting` on a cache hit).
+pub const CACHED_UNPINNED: u32 = TAG_VALID | VALID | (MAX_USAGE * USAGE_ONE);
+
 #[inline]
 pub fn refcount(s: u32) -> u32 {
     s & REFCOUNT_MASK
@@ -79,8 +83,34 @@ pub fn unlock_header(state: &AtomicU32, new: u32) {
 /// Applies `f` to the state with a CAS loop that respects the header lock.
 /// `f` returns None to leave the word unchanged. Returns (old, new).
 #[inline]
-pub fn update(state: &AtomicU32, mut f: impl FnMut(u32) -> Option<u32>) -> (u32, u32) {
-    let mut old = state.load(Ordering::Relaxed);
+pub fn update(state: &AtomicU32, f: impl FnMut(u32) -> Option<u32>) -> (u32, u32) {
+    update_from(state, state.load(Ordering::Relaxed), f)
+}
+
+/// As `update`, but the first CAS expects `guess` instead of a loaded value.
+/// When another core wrote the word last, a load followed by a CAS costs two
+/// coherence transfers (a shared copy, then ownership); a CAS alone costs one,
+/// and a wrong guess still returns the current value to retry from.
+#[inline]
+pub fn update_expecting(
+    state: &AtomicU32,
+    guess: u32,
+    mut f: impl FnMut(u32) -> Option<u32>,
+) -> (u32, u32) {
+    debug_assert_eq!(guess & LOCKED, 0);
+    if f(guess).is_none() {
+        // f must see the real state before deciding to leave it alone.
+        return update(state, f);
+    }
+    update_from(state, guess, f)
+}
+
+#[inline]
+fn update_from(
+    state: &AtomicU32,
+    mut old: u32,
+    mut f: impl FnMut(u32) -> Option<u32>,
+) -> (u32, u32) {
     loop {
         if old & LOCKED != 0 {
             old = wait_unlocked(state);

@@ -216,20 +216,23 @@ fn bgwriter_thread_answers_its_latch() {
 
 #[test]
 fn ablation_options_still_correct() {
-    let dir = tempfile::tempdir().unwrap();
-    let smgr = Arc::new(Smgr::new(dir.path()));
-    let opts = PoolOptions {
-        nbuffers: 32,
-        mapping_partitions: 1,
-        global_victim_lock: true,
-    };
-    let pool = BufferPool::with_options(opts, smgr);
-    pool.smgr().create(REL, ForkNumber::Main).unwrap();
-    for b in 0..100 {
-        write_block(pool, b, b as u64 + 7);
-    }
-    for b in 0..100 {
-        assert_eq!(read_block(pool, b), (b as u64, b as u64 + 7));
+    for lock_free_lookup in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let smgr = Arc::new(Smgr::new(dir.path()));
+        let opts = PoolOptions {
+            nbuffers: 32,
+            mapping_partitions: 1,
+            global_victim_lock: true,
+            lock_free_lookup,
+        };
+        let pool = BufferPool::with_options(opts, smgr);
+        pool.smgr().create(REL, ForkNumber::Main).unwrap();
+        for b in 0..100 {
+            write_block(pool, b, b as u64 + 7);
+        }
+        for b in 0..100 {
+            assert_eq!(read_block(pool, b), (b as u64, b as u64 + 7));
+        }
     }
 }
 
