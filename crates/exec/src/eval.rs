@@ -609,7 +609,8 @@ fn prewarm(args: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
     let first = bound(3, 0)?;
     let last = bound(4, nblocks - 1)?;
     let mut count = 0i64;
-    let mut scratch = vec![0u8; storage::BLCKSZ];
+    // Only 'read' needs a page-sized buffer; one-block 'buffer' calls are hot.
+    let mut scratch = Vec::new();
     for b in first..=last {
         if b % 256 == 0 {
             env.check_cancel()?;
@@ -617,7 +618,10 @@ fn prewarm(args: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
         let b = b as u32;
         match mode.as_str() {
             "prefetch" => env.pool.smgr().prefetch(rel, fork, b)?,
-            "read" => env.pool.smgr().read_block(rel, fork, b, &mut scratch)?,
+            "read" => {
+                scratch.resize(storage::BLCKSZ, 0);
+                env.pool.smgr().read_block(rel, fork, b, &mut scratch)?
+            }
             "buffer" => {
                 drop(
                     env.pool

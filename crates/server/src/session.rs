@@ -6,7 +6,7 @@ use std::sync::Arc;
 use common::types::io::format_text;
 use common::{PgError, PgResult, SqlState, TypeId, Value, Xid};
 use exec::{ExecEnv, SessionHooks};
-use sql::parse::{is_blank, parse_statement, split_statements, ParsedStatement, StatementText};
+use sql::parse::{is_blank, split_statements, ParsedStatement, StatementText};
 use sql::plan::{BoundStatement, OutputColumn, TransactionOp};
 use sql::BindContext;
 
@@ -77,6 +77,8 @@ pub struct Session {
     cancel: Arc<AtomicBool>,
     status: Arc<crate::activity::BackendStatus>,
     db_counters: Arc<crate::activity::DatabaseCounters>,
+    /// Parsed statements by their text with literals masked (sql::parse_cache).
+    parse_cache: sql::parse_cache::ParseCache,
 }
 
 fn column_desc(c: &OutputColumn) -> ColumnDesc {
@@ -658,7 +660,7 @@ impl Session {
         st: &StatementText<'_>,
         sink: &mut dyn ResultSink,
     ) -> PgResult<()> {
-        let parsed = parse_statement(full, st)?;
+        let parsed = self.parse_cache.parse(full, st)?;
         let mut params = Vec::new();
         let bound = self.bind(&parsed, &mut params)?;
         if !params.is_empty() {
@@ -740,7 +742,7 @@ impl SessionHandler for Session {
                 "cannot insert multiple commands into a prepared statement",
             ));
         }
-        let parsed = parse_statement(sql, &stmts[0])?;
+        let parsed = self.parse_cache.parse(sql, &stmts[0])?;
         let mut types: Vec<Option<TypeId>> = param_types
             .iter()
             .map(|&o| {
@@ -932,6 +934,7 @@ impl SessionFactory for Factory {
             cancel,
             status,
             db_counters,
+            parse_cache: sql::parse_cache::ParseCache::new(),
         }))
     }
 }

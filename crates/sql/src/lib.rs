@@ -5,6 +5,7 @@
 pub mod bind;
 pub mod expr;
 pub mod parse;
+pub mod parse_cache;
 pub mod plan;
 
 pub use bind::{bind_statement, BindContext, RuntimeViews};

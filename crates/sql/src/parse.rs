@@ -317,7 +317,7 @@ fn first_keyword(text: &str) -> String {
         .to_ascii_lowercase()
 }
 
-fn parse_utility(text: &str) -> Option<Utility> {
+pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
     // Only utility commands go through the pre-parser's tokenizer.
     if !matches!(
         first_keyword(text).as_str(),
@@ -482,6 +482,11 @@ pub fn parse_statement(full: &str, stmt: &StatementText<'_>) -> PgResult<ParsedS
     if let Some(u) = parse_utility(stmt.text) {
         return Ok(ParsedStatement::Utility(u));
     }
+    parse_sql(full, stmt)
+}
+
+/// Parses one statement that is not a utility statement, with sqlparser.
+pub(crate) fn parse_sql(full: &str, stmt: &StatementText<'_>) -> PgResult<ParsedStatement> {
     let dialect = PostgreSqlDialect {};
     let parsed = Parser::new(&dialect)
         .with_recursion_limit(200)

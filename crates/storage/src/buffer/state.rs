@@ -126,3 +126,45 @@ fn update_from(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn update_expecting_right_and_wrong_guesses() {
+        // Right guess: one CAS.
+        let w = AtomicU32::new(CACHED_UNPINNED);
+        let (old, new) = update_expecting(&w, CACHED_UNPINNED, |s| Some(s + 1));
+        assert_eq!((old, new), (CACHED_UNPINNED, CACHED_UNPINNED + 1));
+        // Wrong guess (pinned and dirty): the CAS fails and retries from the
+        // real value, never from the guess.
+        let real = CACHED_UNPINNED | DIRTY | 3;
+        let w = AtomicU32::new(real);
+        let (old, new) = update_expecting(&w, CACHED_UNPINNED, |s| Some(s + 1));
+        assert_eq!((old, new), (real, real + 1));
+        assert_eq!(w.load(Ordering::Relaxed), real + 1);
+        // f declines the real state although it would accept the guess.
+        let w = AtomicU32::new(0);
+        let (old, new) = update_expecting(&w, CACHED_UNPINNED, |s| {
+            (s & TAG_VALID != 0).then_some(s + 1)
+        });
+        assert_eq!((old, new), (0, 0));
+        assert_eq!(w.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn update_expecting_waits_for_the_header_lock() {
+        let w = std::sync::Arc::new(AtomicU32::new(CACHED_UNPINNED));
+        let locked = lock_header(&w);
+        let w2 = w.clone();
+        let t = std::thread::spawn(move || update_expecting(&w2, CACHED_UNPINNED, |s| Some(s + 1)));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        // The holder writes the whole word back: a pin taken meanwhile would be lost.
+        unlock_header(&w, (locked & !USAGE_MASK) | DIRTY);
+        let (old, new) = t.join().unwrap();
+        assert_eq!(old, TAG_VALID | VALID | DIRTY);
+        assert_eq!(new, old + 1);
+        assert_eq!(w.load(Ordering::Relaxed), new);
+    }
+}
