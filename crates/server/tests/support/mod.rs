@@ -290,7 +290,7 @@ impl TestServer {
                     self.kill();
                     let log = self.log_tail(40);
                     last_err = format!("{desc}: {e}\n{}", self.context());
-                    if !log.to_lowercase().contains("in use") {
+                    if !log.to_lowercase().contains("in use") && !e.contains("another server") {
                         break;
                     }
                 }
@@ -309,9 +309,20 @@ impl TestServer {
             }
             if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
                 match self.try_connect() {
-                    Ok(mut c) => match c.simple_query("select 1") {
-                        Ok(_) => return Ok(()),
-                        Err(e) => last = format!("`select 1` failed: {e}"),
+                    // Another test's server may have taken the port between
+                    // free_port() and our bind: only ours has our socket directory.
+                    Ok(mut c) => match c.query_one("show unix_socket_directories", &[]) {
+                        Ok(row) => {
+                            let dirs: String = row.get(0);
+                            if dirs == self.socket_dir().display().to_string() {
+                                return Ok(());
+                            }
+                            return Err(format!(
+                                "port {} answered by another server (socket directory {dirs})",
+                                self.port
+                            ));
+                        }
+                        Err(e) => last = format!("`show unix_socket_directories` failed: {e}"),
                     },
                     Err(e) => last = format!("connect failed: {e}"),
                 }
