@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use common::PgResult;
-use sqlparser::ast::{Statement, Value, ValueWithSpan, VisitMut, VisitorMut};
+use sqlparser::ast::{Statement, Value, ValueWithSpan, Visit, VisitMut, Visitor, VisitorMut};
 
 use crate::parse::{parse_sql, parse_utility, ParsedStatement, SourceMap, StatementText};
 
@@ -319,9 +319,9 @@ fn literals_in_tree(tree: &Statement, literals: &[Literal]) -> bool {
         literals: &'a [Literal],
         seen: Vec<bool>,
     }
-    impl VisitorMut for Check<'_> {
+    impl Visitor for Check<'_> {
         type Break = ();
-        fn pre_visit_value(&mut self, v: &mut ValueWithSpan) -> ControlFlow<()> {
+        fn pre_visit_value(&mut self, v: &ValueWithSpan) -> ControlFlow<()> {
             if let Some((i, l)) = literal_at(self.literals, v) {
                 if self.seen[i] || !same_value(&l.value, &v.value) {
                     return ControlFlow::Break(());
@@ -335,9 +335,7 @@ fn literals_in_tree(tree: &Statement, literals: &[Literal]) -> bool {
         literals,
         seen: vec![false; literals.len()],
     };
-    // The visitor needs a mutable tree; it changes nothing.
-    let mut copy = tree.clone();
-    copy.visit(&mut check).is_continue() && check.seen.iter().all(|&s| s)
+    tree.visit(&mut check).is_continue() && check.seen.iter().all(|&s| s)
 }
 
 /// Writes `literals` into a cached tree of the same shape (rule 2). False if

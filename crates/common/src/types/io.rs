@@ -80,21 +80,7 @@ pub fn to_text(v: &Value, ty: TypeId) -> String {
 }
 
 fn push_int(out: &mut String, v: i64) {
-    let mut buf = [0u8; 20];
-    let mut pos = buf.len();
-    let mut n = v.unsigned_abs();
-    loop {
-        pos -= 1;
-        buf[pos] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        out.push('-');
-    }
-    out.push_str(std::str::from_utf8(&buf[pos..]).unwrap_or("0"));
+    out.push_str(itoa::Buffer::new().format(v));
 }
 
 fn binary_format_error() -> PgError {

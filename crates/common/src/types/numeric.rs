@@ -901,18 +901,8 @@ impl Numeric {
             Repr::PosInf => out.push_str("Infinity"),
             Repr::NegInf => out.push_str("-Infinity"),
             Repr::Small(c, s) => {
-                let mut buf = [0u8; 40];
-                let mut n = c.unsigned_abs();
-                let mut pos = buf.len();
-                loop {
-                    pos -= 1;
-                    buf[pos] = b'0' + (n % 10) as u8;
-                    n /= 10;
-                    if n == 0 {
-                        break;
-                    }
-                }
-                let digits = std::str::from_utf8(&buf[pos..]).unwrap_or("0");
+                let mut buf = itoa::Buffer::new();
+                let digits = buf.format(c.unsigned_abs());
                 write_decimal(out, *c < 0, digits, *s as usize);
             }
             Repr::Big(b, s) => {

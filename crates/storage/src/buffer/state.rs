@@ -98,11 +98,15 @@ pub fn update_expecting(
     mut f: impl FnMut(u32) -> Option<u32>,
 ) -> (u32, u32) {
     debug_assert_eq!(guess & LOCKED, 0);
-    if f(guess).is_none() {
+    let Some(new) = f(guess) else {
         // f must see the real state before deciding to leave it alone.
         return update(state, f);
+    };
+    // AcqRel: as in `update_from`.
+    match state.compare_exchange(guess, new, Ordering::AcqRel, Ordering::Relaxed) {
+        Ok(_) => (guess, new),
+        Err(current) => update_from(state, current, f),
     }
-    update_from(state, guess, f)
 }
 
 #[inline]
