@@ -77,6 +77,8 @@ impl SqlState {
     pub const OUT_OF_MEMORY: SqlState = SqlState("53200");
     pub const QUERY_CANCELED: SqlState = SqlState("57014");
     pub const ADMIN_SHUTDOWN: SqlState = SqlState("57P01");
+    pub const CANNOT_CONNECT_NOW: SqlState = SqlState("57P03");
+    pub const CONNECTION_FAILURE: SqlState = SqlState("08006");
     pub const IO_ERROR: SqlState = SqlState("58030");
     pub const UNDEFINED_FILE_OR_OBJECT: SqlState = SqlState("58P01");
     pub const PROTOCOL_VIOLATION: SqlState = SqlState("08P01");

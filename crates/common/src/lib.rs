@@ -4,6 +4,7 @@
 pub mod error;
 pub mod functions;
 pub mod ids;
+pub mod interrupt;
 pub mod types;
 pub mod value;
 

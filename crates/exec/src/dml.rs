@@ -121,7 +121,7 @@ fn take_row(
     let types = table.column_types();
     let (mut tid, mut row) = (tid, row);
     loop {
-        let cancel = env.cancel;
+        let interrupts = env.interrupts;
         let deadline = env.deadline;
         let r = heap::mark_deleted(
             env.pool,
@@ -131,10 +131,11 @@ fn take_row(
             env.cid,
             env.tm,
             &|| {
-                cancel.load(std::sync::atomic::Ordering::Relaxed)
-                    || deadline.is_some_and(|d| std::time::Instant::now() >= d)
+                interrupts.any_pending() || deadline.is_some_and(|d| std::time::Instant::now() >= d)
             },
-        )?;
+        )
+        // A wait given up because the session is ending reports that, not a cancel.
+        .map_err(|e| interrupts.session_ending_error().unwrap_or(e))?;
         match r {
             ModifyResult::Done => return Ok(Some((tid, row))),
             ModifyResult::SelfModified | ModifyResult::Updated(None) => return Ok(None),

@@ -7,7 +7,7 @@ pub mod eval;
 mod join;
 pub mod ops;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use common::interrupt::Interrupts;
 
 use common::{PgError, PgResult, SqlState, Value, Xid};
 use storage::buffer::BufferPool;
@@ -33,7 +33,7 @@ pub struct ExecEnv<'a> {
     pub xid: Xid,
     pub cid: u32,
     pub params: &'a [Value],
-    pub cancel: &'a AtomicBool,
+    pub interrupts: &'a Interrupts,
     pub hooks: &'a mut dyn SessionHooks,
     /// Rows of enclosing queries, innermost last (correlated subqueries).
     pub outer: Vec<Row>,
@@ -62,15 +62,7 @@ impl ExecEnv<'_> {
                 ));
             }
         }
-        // Relaxed: the flag is a request; seeing it one page late is fine.
-        if self.cancel.load(Ordering::Relaxed) {
-            self.cancel.store(false, Ordering::Relaxed);
-            return Err(PgError::new(
-                SqlState::QUERY_CANCELED,
-                "canceling statement due to user request",
-            ));
-        }
-        Ok(())
+        self.interrupts.check()
     }
 }
 

@@ -17,15 +17,32 @@ pub struct ServerContext {
     pub tm: TransactionManager,
     pub catalog: Catalog,
     pub settings: Settings,
+    /// Connection limits and timeouts, typed once from `settings`.
+    pub connection_settings: crate::connections::ConnectionSettings,
     pub registry: BackendRegistry,
     pub activity: crate::activity::Activity,
     /// CHECKPOINT commands run (pg_stat_bgwriter.checkpoints_req).
     pub checkpoints_req: std::sync::atomic::AtomicU64,
     /// Server start, microseconds since 2000-01-01.
     pub start_time: i64,
+    /// Set once a smart or fast shutdown began: new sessions are refused.
+    pub shutting_down: std::sync::atomic::AtomicBool,
 }
 
 impl ServerContext {
+    /// Refuses new sessions from now on (57P03).
+    pub fn begin_shutdown(&self) {
+        // Relaxed: sessions opened just before the flag is seen are ended by
+        // the shutdown like any other.
+        self.shutting_down
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutting_down
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Flushes everything durable (shutdown, CHECKPOINT).
     pub fn checkpoint(&self) -> common::PgResult<()> {
         self.pool.flush_all()?;

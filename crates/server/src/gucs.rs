@@ -81,6 +81,13 @@ pub static GUCS: &[GucDef] = &[
         "Sets the application name to be reported in statistics and logs.",
     ),
     g(
+        "authentication_timeout",
+        "1min",
+        Postmaster,
+        false,
+        "Sets the maximum allowed time to complete client authentication.",
+    ),
+    g(
         "bgwriter_delay",
         "200ms",
         User,
@@ -109,6 +116,13 @@ pub static GUCS: &[GucDef] = &[
         "Sets the maximum time between automatic WAL checkpoints.",
     ),
     g(
+        "client_connection_check_interval",
+        "0",
+        Postmaster,
+        false,
+        "Sets the time interval between checks for disconnection while running queries.",
+    ),
+    g(
         "client_encoding",
         "UTF8",
         User,
@@ -128,6 +142,13 @@ pub static GUCS: &[GucDef] = &[
         Postmaster,
         false,
         "Sets the server's data directory.",
+    ),
+    g(
+        "data_directory_mode",
+        "0700",
+        Internal,
+        false,
+        "Shows the mode of the data directory.",
     ),
     g(
         "DateStyle",
@@ -291,11 +312,39 @@ pub static GUCS: &[GucDef] = &[
         "Sets the maximum allowed duration of any statement.",
     ),
     g(
+        "superuser_reserved_connections",
+        "3",
+        Postmaster,
+        false,
+        "Sets the number of connection slots reserved for superusers.",
+    ),
+    g(
         "synchronous_commit",
         "on",
         User,
         false,
         "Sets the current transaction's synchronization level.",
+    ),
+    g(
+        "tcp_keepalives_count",
+        "0",
+        Postmaster,
+        false,
+        "Maximum number of TCP keepalive retransmits.",
+    ),
+    g(
+        "tcp_keepalives_idle",
+        "0",
+        Postmaster,
+        false,
+        "Time between issuing TCP keepalives.",
+    ),
+    g(
+        "tcp_keepalives_interval",
+        "0",
+        Postmaster,
+        false,
+        "Time between TCP keepalive retransmits.",
     ),
     g(
         "TimeZone",
@@ -427,22 +476,22 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         | "max_parallel_workers_per_gather"
         | "max_parallel_workers"
         | "max_worker_processes"
+        | "superuser_reserved_connections"
+        | "tcp_keepalives_count"
         | "extra_float_digits" => {
             value.trim().parse::<i64>().map_err(|_| bad())?;
         }
         "shared_buffers" | "work_mem" | "max_wal_size" => {
             parse_memory_kb(value).ok_or_else(bad)?;
         }
-        "bgwriter_delay" | "checkpoint_timeout" | "statement_timeout" => {
-            parse_duration_ms(
-                value,
-                if def.name == "checkpoint_timeout" {
-                    1000
-                } else {
-                    1
-                },
-            )
-            .ok_or_else(bad)?;
+        "bgwriter_delay" | "statement_timeout" | "client_connection_check_interval" => {
+            parse_duration_ms(value, 1).ok_or_else(bad)?;
+        }
+        "checkpoint_timeout"
+        | "authentication_timeout"
+        | "tcp_keepalives_idle"
+        | "tcp_keepalives_interval" => {
+            parse_duration_ms(value, 1000).ok_or_else(bad)?;
         }
         "bgwriter_lru_multiplier" => {
             let m: f64 = value.trim().parse().map_err(|_| bad())?;

@@ -2,9 +2,14 @@
 //! background threads.
 
 pub mod activity;
+pub mod connections;
 pub mod context;
+pub mod datadir;
 pub mod gucs;
+pub mod lockfile;
 pub mod protocol;
 pub mod session;
 pub mod session_api;
+pub mod shutdown;
+pub mod stop;
 pub mod views;

@@ -8,12 +8,17 @@ use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
+use server::connections::{self, ConnectionSettings, ConnectionTable};
 use server::context::ServerContext;
 use server::gucs::{self, Settings};
+use server::lockfile::{self, LockError};
 use server::protocol::{serve_connection, BackendRegistry, ProtocolLimits};
 use server::session::Factory;
+use server::shutdown::{self, ShutdownMode};
+use server::{datadir, stop};
 
 #[derive(Parser)]
 #[command(
@@ -44,19 +49,22 @@ struct Cli {
 enum Command {
     /// Initialise a data directory and exit.
     Init,
+    /// Stop the server running on a data directory (as `pg_ctl stop`).
+    Stop {
+        /// smart: wait for clients to disconnect; fast: end sessions, rolling
+        /// back open transactions; immediate: quit without a checkpoint.
+        #[arg(short = 'm', long = "mode", default_value = "fast")]
+        mode: String,
+        /// Seconds to wait for the server to exit.
+        #[arg(short = 't', long = "timeout", default_value_t = 60)]
+        timeout: u64,
+    },
 }
 
 /// mimalloc: per-thread free lists; the system allocator's arena locks and
 /// consolidation showed up at ~14% of a short-query workload's profile.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-static SHUTDOWN: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    // Relaxed: the accept loop polls the flag; no data is published through it.
-    SHUTDOWN.store(true, Ordering::Relaxed);
-}
 
 fn log(msg: &str) {
     let now = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S%.3f UTC");
@@ -68,11 +76,28 @@ fn log(msg: &str) {
 }
 
 fn fatal(msg: &str) -> ! {
-    let _ = writeln!(std::io::stderr(), "scalegres: FATAL:  {msg}");
+    fatal_with(msg, None, None)
+}
+
+fn fatal_with(msg: &str, detail: Option<&str>, hint: Option<&str>) -> ! {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "scalegres: FATAL:  {msg}");
+    if let Some(d) = detail {
+        let _ = writeln!(err, "DETAIL:  {d}");
+    }
+    if let Some(h) = hint {
+        let _ = writeln!(err, "HINT:  {h}");
+    }
     std::process::exit(1);
 }
 
+fn fatal_lock(e: &LockError) -> ! {
+    fatal_with(&e.to_string(), None, e.hint())
+}
+
+/// Fills a new (empty) data directory, as initdb does.
 fn init_data_dir(dir: &Path) -> std::io::Result<()> {
+    datadir::make_private(dir, false)?;
     for sub in [
         "base/1",
         "base/5",
@@ -103,7 +128,28 @@ fn init_data_dir(dir: &Path) -> std::io::Result<()> {
 
 fn main() {
     let cli = Cli::parse();
+    if let Some(Command::Stop { mode, timeout }) = &cli.command {
+        let Some(mode) = ShutdownMode::parse(mode) else {
+            fatal(&format!("unrecognized shutdown mode \"{mode}\""));
+        };
+        match stop::stop_server(&cli.data_dir, mode, Duration::from_secs(*timeout)) {
+            Ok(()) => return,
+            Err(e) => fatal(&e.to_string()),
+        }
+    }
+    // Everything the server creates is private to its user, as PostgreSQL's.
+    datadir::set_private_umask(false);
     let dir = cli.data_dir.clone();
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        fatal(&format!(
+            "could not create data directory \"{}\": {e}",
+            dir.display()
+        ));
+    }
+    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+    // One server per data directory, held from before initialisation so two
+    // servers started at once on a new directory cannot both fill it.
+    let dir_lock = lockfile::lock_data_dir(&dir).unwrap_or_else(|e| fatal_lock(&e));
     if !dir.join("PG_VERSION").exists() {
         if let Err(e) = init_data_dir(&dir) {
             fatal(&format!(
@@ -112,6 +158,13 @@ fn main() {
             ));
         }
         log(&format!("initialised data directory \"{}\"", dir.display()));
+    }
+    let dir_mode = match datadir::check_data_dir(&dir) {
+        Ok(mode) => mode,
+        Err(e) => fatal_with(&e.to_string(), e.detail(), e.hint()),
+    };
+    if dir_mode == datadir::PG_DIR_MODE_GROUP {
+        datadir::set_private_umask(true);
     }
     if matches!(cli.command, Some(Command::Init)) {
         return;
@@ -131,9 +184,11 @@ fn main() {
     if let Some(p) = cli.port {
         settings.set_startup("port", &p.to_string()).unwrap();
     }
-    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
     settings
         .set_startup("data_directory", &dir.display().to_string())
+        .ok();
+    settings
+        .set_startup("data_directory_mode", &format!("{dir_mode:04o}"))
         .ok();
     let port: u16 = settings
         .get("port")
@@ -142,28 +197,6 @@ fn main() {
         .unwrap_or_else(|_| fatal("invalid port"));
     let shared_kb = gucs::parse_memory_kb(settings.get("shared_buffers").unwrap()).unwrap();
     let nbuffers = ((shared_kb / 8) as usize).max(16);
-
-    // One server per data directory.
-    let pidfile = dir.join("postmaster.pid");
-    if let Ok(old) = std::fs::read_to_string(&pidfile) {
-        if let Some(pid) = old
-            .lines()
-            .next()
-            .and_then(|l| l.trim().parse::<i32>().ok())
-        {
-            // SAFETY: signal 0 only checks that the process exists.
-            if pid != std::process::id() as i32 && unsafe { libc::kill(pid, 0) } == 0 {
-                fatal(&format!(
-                    "lock file \"{}\" already exists; is another server (PID {pid}) running?",
-                    pidfile.display()
-                ));
-            }
-        }
-    }
-    let _ = std::fs::write(
-        &pidfile,
-        format!("{}\n{}\n{port}\n", std::process::id(), dir.display()),
-    );
 
     storage::buffer::stream::set_io_workers(settings.get("io_method").unwrap() == "worker");
     let smgr = Arc::new(storage::smgr::Smgr::new(&dir));
@@ -216,20 +249,71 @@ fn main() {
         tm,
         catalog,
         settings: settings.clone(),
+        connection_settings: ConnectionSettings::from_settings(&settings),
         registry: BackendRegistry::new(),
         activity: Default::default(),
         checkpoints_req: Default::default(),
         start_time: common::types::datetime::now_timestamp(),
+        shutting_down: Default::default(),
     });
     let factory = Arc::new(Factory { ctx: ctx.clone() });
 
-    // SAFETY: installing async-signal-safe handlers that only store an atomic.
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    shutdown::install_signal_handlers();
+    let conn_settings = ctx.connection_settings.clone();
+    let listeners = open_listeners(&settings, port, &dir);
+    let _ = dir_lock.append(&format!(
+        "{port}\n{}\n",
+        listeners
+            .socket_dirs
+            .first()
+            .map(String::as_str)
+            .unwrap_or("")
+    ));
+    log("database system is ready to accept connections");
+    let limits = Arc::new(ProtocolLimits::default());
+    let table = ConnectionTable::new();
+    let fd_budget = connections::connection_fd_budget();
+    let mode = serve_until_shutdown(
+        &listeners,
+        &ServeEnv {
+            factory: factory.clone(),
+            ctx: ctx.clone(),
+            limits,
+            table: table.clone(),
+            conn_settings,
+            fd_budget,
+        },
+    );
+    if mode == ShutdownMode::Immediate {
+        log("received immediate shutdown request");
+        // As after a crash: no buffer or commit status is written. Only the
+        // lock file goes, as PostgreSQL's does.
+        drop(dir_lock);
+        std::process::exit(0);
     }
+    log("shutting down");
+    drop(listeners);
+    bg_shutdown.store(true, Ordering::Relaxed);
+    pool.wake_bgwriter();
+    let _ = bgwriter.join();
+    if let Err(e) = ctx.checkpoint() {
+        fatal(&format!("shutdown checkpoint failed: {}", e.message));
+    }
+    drop(dir_lock);
+    log("database system is shut down");
+    std::process::exit(0);
+}
 
+/// The listening sockets and the locks of the Unix ones.
+struct Listeners {
+    tcp: Vec<TcpListener>,
+    unix: Vec<UnixListener>,
+    socket_dirs: Vec<String>,
+    /// Dropped after the listeners: removes the socket files and their locks.
+    _socket_locks: Vec<lockfile::SocketLock>,
+}
+
+fn open_listeners(settings: &Settings, port: u16, data_dir: &Path) -> Listeners {
     let mut tcp = Vec::new();
     for addr in settings
         .get("listen_addresses")
@@ -255,7 +339,8 @@ fn main() {
         }
     }
     let mut unix = Vec::new();
-    let mut socket_paths = Vec::new();
+    let mut socket_dirs = Vec::new();
+    let mut socket_locks = Vec::new();
     for sdir in settings
         .get("unix_socket_directories")
         .unwrap()
@@ -264,13 +349,19 @@ fn main() {
         .filter(|d| !d.is_empty())
     {
         let path = Path::new(sdir).join(format!(".s.PGSQL.{port}"));
+        // Only the holder of the socket's lock file may replace a leftover socket.
+        let lock = lockfile::lock_socket(&path, data_dir).unwrap_or_else(|e| fatal_lock(&e));
         let _ = std::fs::remove_file(&path);
         match UnixListener::bind(&path) {
             Ok(l) => {
                 l.set_nonblocking(true).unwrap();
+                // Anyone may connect to the socket; pg_hba.conf decides who gets in.
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777));
                 log(&format!("listening on Unix socket \"{}\"", path.display()));
                 unix.push(l);
-                socket_paths.push(path);
+                socket_dirs.push(sdir.to_string());
+                socket_locks.push(lock);
             }
             Err(e) => fatal(&format!(
                 "could not create Unix socket \"{}\": {e}",
@@ -278,34 +369,118 @@ fn main() {
             )),
         }
     }
-    log("database system is ready to accept connections");
-    let limits = Arc::new(ProtocolLimits::default());
-    while !SHUTDOWN.load(Ordering::Relaxed) {
+    Listeners {
+        tcp,
+        unix,
+        socket_dirs,
+        _socket_locks: socket_locks,
+    }
+}
+
+/// What the accept loop hands each connection.
+struct ServeEnv {
+    factory: Arc<Factory>,
+    ctx: Arc<ServerContext>,
+    limits: Arc<ProtocolLimits>,
+    table: Arc<ConnectionTable>,
+    conn_settings: ConnectionSettings,
+    /// Connections allowed to hold a descriptor at once.
+    fd_budget: usize,
+}
+
+/// How long a fast shutdown waits for sessions to reach a safe point before
+/// it closes their sockets in both directions (a session blocked sending to
+/// a client that stopped reading would otherwise never get there).
+const FAST_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Accepts connections until a shutdown is requested and, unless it is an
+/// immediate one, every connection has ended. Returns the mode.
+fn serve_until_shutdown(l: &Listeners, env: &ServeEnv) -> ShutdownMode {
+    let mut announced: Option<ShutdownMode> = None;
+    let mut fast_since: Option<Instant> = None;
+    let mut hung_up = false;
+    let mut last_wait_log = Instant::now();
+    loop {
+        if let Some(mode) = shutdown::requested() {
+            if mode == ShutdownMode::Immediate {
+                return mode;
+            }
+            if announced != Some(mode) {
+                announced = Some(mode);
+                log(&format!("received {} shutdown request", mode.name()));
+                env.ctx.begin_shutdown();
+            }
+            if mode == ShutdownMode::Fast && fast_since.is_none() {
+                log("aborting any active transactions");
+                env.table.terminate_all();
+                fast_since = Some(Instant::now());
+            }
+            if env.table.is_empty() {
+                return mode;
+            }
+            if let Some(t) = fast_since {
+                if !hung_up && t.elapsed() >= FAST_SHUTDOWN_GRACE {
+                    env.table.hang_up_all();
+                    hung_up = true;
+                }
+            }
+            if last_wait_log.elapsed() >= Duration::from_secs(10) {
+                last_wait_log = Instant::now();
+                log(&format!(
+                    "waiting for {} connection(s) to end",
+                    env.table.len()
+                ));
+            }
+        }
         let mut accepted = false;
-        for l in &tcp {
-            while let Ok((s, _)) = l.accept() {
-                accepted = true;
-                let _ = s.set_nonblocking(false);
-                let _ = s.set_nodelay(true);
-                let (f, c, lim) = (factory.clone(), ctx.clone(), limits.clone());
-                std::thread::spawn(move || serve_connection(s, f.as_ref(), &c.registry, &lim));
+        let mut out_of_fds = false;
+        for lst in &l.tcp {
+            loop {
+                match lst.accept() {
+                    Ok((s, _)) => {
+                        accepted = true;
+                        let _ = s.set_nonblocking(false);
+                        let _ = s.set_nodelay(true);
+                        connections::apply_tcp_keepalives(s.as_raw_fd(), &env.conn_settings);
+                        start_connection(s, env);
+                    }
+                    Err(e) => {
+                        out_of_fds |= is_fd_exhaustion(&e);
+                        break;
+                    }
+                }
             }
         }
-        for l in &unix {
-            while let Ok((s, _)) = l.accept() {
-                accepted = true;
-                let _ = s.set_nonblocking(false);
-                let (f, c, lim) = (factory.clone(), ctx.clone(), limits.clone());
-                std::thread::spawn(move || serve_connection(s, f.as_ref(), &c.registry, &lim));
+        for lst in &l.unix {
+            loop {
+                match lst.accept() {
+                    Ok((s, _)) => {
+                        accepted = true;
+                        let _ = s.set_nonblocking(false);
+                        start_connection(s, env);
+                    }
+                    Err(e) => {
+                        out_of_fds |= is_fd_exhaustion(&e);
+                        break;
+                    }
+                }
             }
         }
-        if !accepted {
+        env.table.watchdog_tick(&env.conn_settings, Instant::now());
+        if out_of_fds {
+            // The listener stays readable while no descriptor is free: make
+            // room by closing the connection longest in startup, and back off
+            // instead of spinning on accept.
+            env.table.evict_oldest_in_startup();
+            std::thread::sleep(Duration::from_millis(10));
+        } else if !accepted {
             // Sleep until a listener is readable, waking now and then to see
-            // whether a shutdown signal arrived.
-            let mut fds: Vec<libc::pollfd> = tcp
+            // whether a shutdown signal arrived and to run the watchdog.
+            let mut fds: Vec<libc::pollfd> = l
+                .tcp
                 .iter()
-                .map(|l| l.as_raw_fd())
-                .chain(unix.iter().map(|l| l.as_raw_fd()))
+                .map(|x| x.as_raw_fd())
+                .chain(l.unix.iter().map(|x| x.as_raw_fd()))
                 .map(|fd| libc::pollfd {
                     fd,
                     events: libc::POLLIN,
@@ -316,17 +491,61 @@ fn main() {
             unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 100) };
         }
     }
-    log("received shutdown request; writing dirty buffers");
-    for p in &socket_paths {
-        let _ = std::fs::remove_file(p);
+}
+
+fn is_fd_exhaustion(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}
+
+/// Registers an accepted socket and starts its connection thread.
+fn start_connection<S>(stream: S, env: &ServeEnv)
+where
+    S: std::io::Read + std::io::Write + AsRawFd + Send + 'static,
+{
+    if env.table.len() >= env.fd_budget && !env.table.evict_oldest_in_startup() {
+        // Every descriptor is held by a live session: refuse this one now
+        // rather than let it wait for a slot.
+        refuse_too_many(stream);
+        return;
     }
-    bg_shutdown.store(true, Ordering::Relaxed);
-    pool.wake_bgwriter();
-    let _ = bgwriter.join();
-    if let Err(e) = ctx.checkpoint() {
-        fatal(&format!("shutdown checkpoint failed: {}", e.message));
+    let fd = stream.as_raw_fd();
+    let mut admitted = env.table.admit(fd, stream);
+    let (factory, ctx, limits) = (env.factory.clone(), env.ctx.clone(), env.limits.clone());
+    let spawned = std::thread::Builder::new()
+        .name("backend".into())
+        .spawn(move || {
+            let shared = admitted.shared.clone();
+            serve_connection(
+                &mut admitted.stream,
+                factory.as_ref(),
+                &ctx.registry,
+                &limits,
+                &shared,
+            );
+        });
+    if let Err(e) = spawned {
+        // The closure, and with it the connection, was dropped.
+        log(&format!("could not start a connection thread: {e}"));
     }
-    let _ = std::fs::remove_file(&pidfile);
-    log("database system is shut down");
-    std::process::exit(0);
+}
+
+/// Sends "sorry, too many clients already" without reading the startup
+/// packet, and closes the socket.
+fn refuse_too_many<S: std::io::Write>(mut stream: S) {
+    let mut body = Vec::new();
+    for (field, value) in [
+        (b'S', "FATAL"),
+        (b'V', "FATAL"),
+        (b'C', "53300"),
+        (b'M', "sorry, too many clients already"),
+    ] {
+        body.push(field);
+        body.extend_from_slice(value.as_bytes());
+        body.push(0);
+    }
+    body.push(0);
+    let mut msg = vec![b'E'];
+    msg.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+    msg.extend_from_slice(&body);
+    let _ = stream.write_all(&msg);
 }

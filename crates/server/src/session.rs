@@ -1,6 +1,6 @@
 //! A SQL session: settings, transaction state, statement execution.
 
-use std::sync::atomic::AtomicBool;
+use common::interrupt::Interrupts;
 use std::sync::Arc;
 
 use common::types::io::format_text;
@@ -74,7 +74,7 @@ pub struct Session {
     changed: Vec<(String, String)>,
     txn: TxnState,
     pid: i32,
-    cancel: Arc<AtomicBool>,
+    interrupts: Arc<Interrupts>,
     status: Arc<crate::activity::BackendStatus>,
     db_counters: Arc<crate::activity::DatabaseCounters>,
     /// Parsed statements by their text with literals masked (sql::parse_cache).
@@ -432,7 +432,7 @@ impl Session {
             xid,
             cid,
             params,
-            cancel: &self.cancel,
+            interrupts: &self.interrupts,
             hooks: &mut hooks,
             outer: Vec::new(),
             deadline,
@@ -875,15 +875,22 @@ impl SessionFactory for Factory {
         &self,
         params: &StartupParams,
         pid: i32,
-        cancel: Arc<AtomicBool>,
+        interrupts: Arc<Interrupts>,
     ) -> PgResult<Box<dyn SessionHandler>> {
+        if self.ctx.is_shutting_down() {
+            return Err(PgError::fatal(
+                SqlState::CANNOT_CONNECT_NOW,
+                "the database system is shutting down",
+            ));
+        }
         let catalog = self.ctx.catalog.snapshot();
-        if catalog.role_by_name(&params.user).is_none() {
+        let Some(role) = catalog.role_by_name(&params.user) else {
             return Err(PgError::fatal(
                 SqlState::INVALID_AUTHORIZATION_SPECIFICATION,
                 format!("role \"{}\" does not exist", params.user),
             ));
-        }
+        };
+        let superuser = role.superuser;
         let db = catalog.database_by_name(&params.database).ok_or_else(|| {
             PgError::fatal(
                 SqlState::INVALID_CATALOG_NAME,
@@ -901,17 +908,20 @@ impl SessionFactory for Factory {
         settings
             .set_startup("session_authorization", &params.user)
             .ok();
-        let max: usize = self
-            .ctx
-            .settings
-            .get("max_connections")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(100);
-        if self.ctx.activity.backends().len() >= max {
+        let limits = &self.ctx.connection_settings;
+        let free = limits
+            .max_connections
+            .saturating_sub(self.ctx.activity.backends().len());
+        if free == 0 {
             return Err(PgError::fatal(
                 SqlState::TOO_MANY_CONNECTIONS,
                 "sorry, too many clients already",
+            ));
+        }
+        if !superuser && free <= limits.superuser_reserved_connections {
+            return Err(PgError::fatal(
+                SqlState::TOO_MANY_CONNECTIONS,
+                "remaining connection slots are reserved for non-replication superuser connections",
             ));
         }
         let app = settings.get("application_name").unwrap_or("").to_string();
@@ -931,7 +941,7 @@ impl SessionFactory for Factory {
             changed: Vec::new(),
             txn: TxnState::Idle,
             pid,
-            cancel,
+            interrupts,
             status,
             db_counters,
             parse_cache: sql::parse_cache::ParseCache::new(),

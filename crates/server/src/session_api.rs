@@ -87,12 +87,13 @@ pub struct StartupParams {
 
 /// Opens SQL sessions for new connections.
 pub trait SessionFactory: Send + Sync {
-    /// `pid` is the backend's process id as sent in BackendKeyData; `cancel` is
-    /// set by a CancelRequest naming this backend; the session polls it.
+    /// `pid` is the backend's process id as sent in BackendKeyData;
+    /// `interrupts` are raised by a CancelRequest naming this backend, by a
+    /// shutdown and by the connection watchdog; the session polls them.
     fn open(
         &self,
         params: &StartupParams,
         pid: i32,
-        cancel: Arc<std::sync::atomic::AtomicBool>,
+        interrupts: std::sync::Arc<common::interrupt::Interrupts>,
     ) -> PgResult<Box<dyn SessionHandler>>;
 }

@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use common::error::Severity;
+use common::interrupt::Interrupts;
 use common::{PgError, PgResult, SqlState, Value};
 
 use super::codec::{ColFmt, MsgReader};
@@ -32,7 +32,7 @@ pub(crate) struct Connection<'a, S> {
     pub(crate) io: &'a mut Conn<S>,
     pub(crate) session: Box<dyn SessionHandler>,
     pub(crate) limits: &'a ProtocolLimits,
-    pub(crate) cancel: Arc<AtomicBool>,
+    pub(crate) interrupts: Arc<Interrupts>,
     pub(crate) statements: HashMap<String, Rc<PreparedStatement>>,
     pub(crate) portals: HashMap<String, Portal>,
     /// After an error in an extended-query message, everything up to Sync is skipped.
@@ -44,13 +44,13 @@ impl<'a, S: Read + Write> Connection<'a, S> {
         io: &'a mut Conn<S>,
         session: Box<dyn SessionHandler>,
         limits: &'a ProtocolLimits,
-        cancel: Arc<AtomicBool>,
+        interrupts: Arc<Interrupts>,
     ) -> Self {
         Connection {
             io,
             session,
             limits,
-            cancel,
+            interrupts,
             statements: HashMap::new(),
             portals: HashMap::new(),
             skip_until_sync: false,
@@ -61,9 +61,22 @@ impl<'a, S: Read + Write> Connection<'a, S> {
     pub(crate) fn run(&mut self) {
         let mut body = Vec::new();
         loop {
+            // Between messages is a safe point to end the session (fast
+            // shutdown, pg_terminate_backend, a client found gone).
+            if let Some(e) = self.interrupts.session_ending_error() {
+                self.send_error(&e);
+                return;
+            }
             let ty = match self.io.read_message(self.limits.max_message_len, &mut body) {
                 Ok(ty) => ty,
-                Err(ReadError::Eof | ReadError::Io) => return,
+                Err(ReadError::Eof | ReadError::Io) => {
+                    // A shutdown wakes an idle session by closing the read
+                    // side; the client still gets told why.
+                    if let Some(e) = self.interrupts.session_ending_error() {
+                        self.send_error(&e);
+                    }
+                    return;
+                }
                 Err(ReadError::Fatal(e)) => {
                     self.io.out.error(&e);
                     return;
@@ -192,7 +205,7 @@ impl<'a, S: Read + Write> Connection<'a, S> {
         // A simple query drops the unnamed statement and portal, as in PostgreSQL.
         self.statements.remove("");
         self.portals.remove("");
-        self.cancel.store(false, Ordering::SeqCst);
+        self.interrupts.clear_cancel();
         let mut sink = SimpleSink {
             io: &mut *self.io,
             fmts: Vec::new(),

@@ -4,7 +4,6 @@
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::rc::Rc;
-use std::sync::atomic::Ordering;
 
 use common::types::io::{parse_binary, parse_text};
 use common::{DataType, PgError, PgResult, SqlState, TypeId, Value};
@@ -327,7 +326,7 @@ impl<S: Read + Write> Connection<'_, S> {
             }
         }
 
-        self.cancel.store(false, Ordering::SeqCst);
+        self.interrupts.clear_cancel();
         let stmt = portal.stmt.clone();
         let mut sink = ExecSink {
             io: &mut *self.io,

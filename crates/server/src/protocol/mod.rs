@@ -34,6 +34,7 @@ use common::{PgError, SqlState};
 
 pub use registry::{BackendGuard, BackendRegistry};
 
+use crate::connections::ConnectionShared;
 use crate::session_api::SessionFactory;
 use connection::Connection;
 use startup::Startup;
@@ -60,17 +61,19 @@ impl Default for ProtocolLimits {
 }
 
 /// Serves one client connection until it ends (Terminate, EOF, a FATAL
-/// error, or a socket error). Never panics. The listener may set socket
-/// timeouts on the stream beforehand; a timed-out read ends the connection.
+/// error, a socket error, or an interrupt in `shared` that ends the session).
+/// Never panics. The listener may shut the socket down to end the
+/// connection; a failed read ends it.
 pub fn serve_connection<S: Read + Write>(
     stream: S,
     factory: &dyn SessionFactory,
     registry: &BackendRegistry,
     limits: &ProtocolLimits,
+    shared: &ConnectionShared,
 ) {
     let mut conn = Conn::new(stream);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        serve(&mut conn, factory, registry, limits)
+        serve(&mut conn, factory, registry, limits, shared)
     }));
     if outcome.is_err() {
         conn.out.abort_partial();
@@ -88,13 +91,14 @@ fn serve<S: Read + Write>(
     factory: &dyn SessionFactory,
     registry: &BackendRegistry,
     limits: &ProtocolLimits,
+    shared: &ConnectionShared,
 ) {
     let params = match startup::read_startup(conn, registry, limits) {
         Startup::Session(params) => params,
         Startup::Close => return,
     };
-    let backend = registry.register();
-    let mut session = match factory.open(&params, backend.pid(), backend.cancel_flag().clone()) {
+    let backend = registry.register(shared.interrupts.clone());
+    let mut session = match factory.open(&params, backend.pid(), shared.interrupts.clone()) {
         Ok(session) => session,
         Err(e) => {
             conn.out.error(&PgError {
@@ -104,6 +108,7 @@ fn serve<S: Read + Write>(
             return;
         }
     };
+    shared.mark_session_started();
     conn.out.auth_ok();
     for (name, value) in session.startup_parameters() {
         conn.out.parameter_status(&name, &value);
@@ -116,6 +121,5 @@ fn serve<S: Read + Write>(
     if conn.broken {
         return;
     }
-    let cancel = backend.cancel_flag().clone();
-    Connection::new(conn, session, limits, cancel).run();
+    Connection::new(conn, session, limits, shared.interrupts.clone()).run();
 }

@@ -4,15 +4,16 @@
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use common::interrupt::Interrupts;
 use parking_lot::Mutex;
 
 struct BackendEntry {
     secret: i32,
-    cancel: Arc<AtomicBool>,
+    interrupts: Arc<Interrupts>,
 }
 
 struct RegistryInner {
@@ -22,7 +23,8 @@ struct RegistryInner {
 
 /// Assigns each connection a unique positive process id and a random secret key
 /// (sent in BackendKeyData) and maps the pid to the connection's cancel flag, so
-/// a CancelRequest arriving on another connection can reach it.
+/// a CancelRequest arriving on another connection can reach it, and maps it to
+/// the connection's interrupt flags.
 pub struct BackendRegistry {
     inner: Mutex<RegistryInner>,
     salt: AtomicU64,
@@ -47,10 +49,10 @@ impl BackendRegistry {
         }
     }
 
-    /// Registers a new backend; it is removed when the returned guard is dropped.
-    pub fn register(&self) -> BackendGuard<'_> {
+    /// Registers a new backend whose thread polls `interrupts`; it is removed
+    /// when the returned guard is dropped.
+    pub fn register(&self, interrupts: Arc<Interrupts>) -> BackendGuard<'_> {
         let secret = random_u64(self.salt.fetch_add(1, Ordering::Relaxed)) as i32;
-        let cancel = Arc::new(AtomicBool::new(false));
         let mut inner = self.inner.lock();
         let mut pid = inner.next_pid;
         loop {
@@ -67,14 +69,14 @@ impl BackendRegistry {
             pid,
             BackendEntry {
                 secret,
-                cancel: cancel.clone(),
+                interrupts: interrupts.clone(),
             },
         );
         BackendGuard {
             registry: self,
             pid,
             secret,
-            cancel,
+            interrupts,
         }
     }
 
@@ -84,7 +86,7 @@ impl BackendRegistry {
         let inner = self.inner.lock();
         match inner.backends.get(&pid) {
             Some(entry) if entry.secret == secret => {
-                entry.cancel.store(true, Ordering::SeqCst);
+                entry.interrupts.request_cancel();
                 true
             }
             _ => false,
@@ -97,7 +99,20 @@ impl BackendRegistry {
         let inner = self.inner.lock();
         match inner.backends.get(&pid) {
             Some(entry) => {
-                entry.cancel.store(true, Ordering::SeqCst);
+                entry.interrupts.request_cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Asks backend `pid` to end its session (`pg_terminate_backend`).
+    /// Returns whether the backend exists.
+    pub fn terminate_backend(&self, pid: i32) -> bool {
+        let inner = self.inner.lock();
+        match inner.backends.get(&pid) {
+            Some(entry) => {
+                entry.interrupts.request_terminate();
                 true
             }
             None => false,
@@ -126,7 +141,7 @@ pub struct BackendGuard<'a> {
     registry: &'a BackendRegistry,
     pid: i32,
     secret: i32,
-    cancel: Arc<AtomicBool>,
+    interrupts: Arc<Interrupts>,
 }
 
 impl BackendGuard<'_> {
@@ -136,8 +151,8 @@ impl BackendGuard<'_> {
     pub fn secret(&self) -> i32 {
         self.secret
     }
-    pub fn cancel_flag(&self) -> &Arc<AtomicBool> {
-        &self.cancel
+    pub fn interrupts(&self) -> &Arc<Interrupts> {
+        &self.interrupts
     }
 }
 
@@ -168,16 +183,18 @@ mod tests {
     #[test]
     fn register_cancel_unregister() {
         let reg = BackendRegistry::new();
-        let a = reg.register();
-        let b = reg.register();
+        let a = reg.register(Arc::default());
+        let b = reg.register(Arc::default());
         assert_ne!(a.pid(), b.pid());
         assert!(a.pid() > 0 && b.pid() > 0);
         assert_eq!(reg.count(), 2);
         assert!(!reg.cancel(a.pid(), a.secret().wrapping_add(1)));
-        assert!(!a.cancel_flag().load(Ordering::SeqCst));
+        assert!(!a.interrupts().cancel_pending());
         assert!(reg.cancel(a.pid(), a.secret()));
-        assert!(a.cancel_flag().load(Ordering::SeqCst));
-        assert!(!b.cancel_flag().load(Ordering::SeqCst));
+        assert!(a.interrupts().cancel_pending());
+        assert!(!b.interrupts().cancel_pending());
+        assert!(reg.terminate_backend(b.pid()));
+        assert!(b.interrupts().terminate_pending());
         let mut pids = vec![a.pid(), b.pid()];
         pids.sort_unstable();
         assert_eq!(reg.pids(), pids);
@@ -192,8 +209,8 @@ mod tests {
     fn pid_wraps_to_positive() {
         let reg = BackendRegistry::new();
         reg.inner.lock().next_pid = i32::MAX;
-        let a = reg.register();
-        let b = reg.register();
+        let a = reg.register(Arc::default());
+        let b = reg.register(Arc::default());
         assert_eq!(a.pid(), i32::MAX);
         assert_eq!(b.pid(), 1);
     }

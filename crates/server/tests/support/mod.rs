@@ -1,6 +1,7 @@
 //! Shared helpers for the server's integration tests: start a `scalegres`
 //! process in a temporary data directory on a free port, talk to it with psql
-//! and the `postgres` crate, stop it with SIGTERM and restart it.
+//! and the `postgres` crate, stop it (fast shutdown, SIGINT, as `pg_ctl stop`'s
+//! default) and restart it.
 //!
 //! Builds nothing itself: the binary is Cargo's `CARGO_BIN_EXE_scalegres`.
 //! `SCALEGRES_TEST_BIN=/path/to/binary` runs the tests against another binary
@@ -172,6 +173,8 @@ pub struct TestServer {
     port: u16,
     child: Option<Child>,
     watchdog: Option<Watchdog>,
+    /// RLIMIT_NOFILE (soft and hard) for the server process, if set.
+    nofile_limit: Option<u64>,
 }
 
 impl TestServer {
@@ -211,6 +214,7 @@ impl TestServer {
             port: 0,
             child: None,
             watchdog: None,
+            nofile_limit: None,
         };
         server.launch()?;
         Ok(server)
@@ -275,6 +279,22 @@ impl TestServer {
             cmd.stdin(Stdio::null())
                 .stdout(log.try_clone().map_err(|e| e.to_string())?)
                 .stderr(log);
+            if let Some(limit) = self.nofile_limit {
+                use std::os::unix::process::CommandExt;
+                // SAFETY: only setrlimit, which is async-signal-safe, runs in the child.
+                unsafe {
+                    cmd.pre_exec(move || {
+                        let l = libc::rlimit {
+                            rlim_cur: limit,
+                            rlim_max: limit,
+                        };
+                        if libc::setrlimit(libc::RLIMIT_NOFILE, &l) != 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                        Ok(())
+                    });
+                }
+            }
             let desc = format!("{cmd:?}");
             let child = cmd
                 .spawn()
@@ -337,6 +357,49 @@ impl TestServer {
         ))
     }
 
+    /// Stops the server and starts it again with RLIMIT_NOFILE set to `limit`
+    /// (as `ulimit -n limit` would).
+    #[track_caller]
+    pub fn restart_with_nofile_limit(&mut self, limit: u64) {
+        if self.child.is_some() {
+            self.stop_clean();
+        }
+        self.nofile_limit = Some(limit);
+        if let Err(e) = self.launch() {
+            panic!("restart with RLIMIT_NOFILE={limit} failed: {e}");
+        }
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("server is not running").id()
+    }
+
+    /// Sends `signal` to the server process.
+    pub fn signal(&self, signal: libc::c_int) {
+        unsafe {
+            libc::kill(self.pid() as libc::pid_t, signal);
+        }
+    }
+
+    /// Waits up to `timeout` for the process to exit by itself; returns its
+    /// status, or None if it still runs.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let child = self.child.as_mut()?;
+            if let Some(status) = child.try_wait().unwrap() {
+                self.child = None;
+                self.watchdog = None;
+                return Some(status);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         match self.child.as_mut() {
@@ -357,7 +420,8 @@ impl TestServer {
         }
     }
 
-    /// Sends SIGTERM and waits for the process to exit; returns its exit status.
+    /// Sends SIGINT (fast shutdown) and waits for the process to exit; returns
+    /// its exit status.
     /// Fails the test if it is still running after 30 s (it is then killed).
     #[track_caller]
     pub fn stop(&mut self) -> ExitStatus {
@@ -370,7 +434,7 @@ impl TestServer {
             );
         }
         unsafe {
-            libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+            libc::kill(child.id() as libc::pid_t, libc::SIGINT);
         }
         let deadline = Instant::now() + STOP_TIMEOUT;
         loop {
@@ -383,7 +447,7 @@ impl TestServer {
                 let _ = child.wait();
                 self.watchdog = None;
                 panic!(
-                    "server did not exit within {STOP_TIMEOUT:?} after SIGTERM (killed it)\n{}",
+                    "server did not exit within {STOP_TIMEOUT:?} after SIGINT (killed it)\n{}",
                     self.context()
                 );
             }
@@ -397,7 +461,7 @@ impl TestServer {
         let status = self.stop();
         assert!(
             status.success(),
-            "server did not shut down cleanly on SIGTERM: {status}\n{}",
+            "server did not shut down cleanly on SIGINT: {status}\n{}",
             self.context()
         );
     }

@@ -18,7 +18,8 @@ fn tcp_server() -> (u16, Arc<BackendRegistry>) {
             let limits = server.limits.clone();
             std::thread::spawn(move || {
                 let _ = stream.set_nodelay(true);
-                serve_connection(stream, &*factory, &registry, &limits);
+                let shared = crate::connections::ConnectionShared::default();
+                serve_connection(stream, &*factory, &registry, &limits, &shared);
             });
         }
     });

@@ -6,9 +6,9 @@ mod malformed;
 mod simple;
 mod startup;
 
+use common::interrupt::Interrupts;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -40,7 +40,7 @@ impl SessionFactory for MockFactory {
         &self,
         params: &StartupParams,
         _pid: i32,
-        cancel: Arc<AtomicBool>,
+        cancel: Arc<Interrupts>,
     ) -> PgResult<Box<dyn SessionHandler>> {
         self.log.lock().unwrap().startups.push(params.clone());
         if params.database == "nodb" {
@@ -59,7 +59,7 @@ impl SessionFactory for MockFactory {
 }
 
 struct MockSession {
-    cancel: Arc<AtomicBool>,
+    cancel: Arc<Interrupts>,
     status: u8,
     changed: Vec<(String, String)>,
     log: Arc<Mutex<MockLog>>,
@@ -158,7 +158,7 @@ impl MockSession {
             "insert" => sink.complete("INSERT 0 1"),
             "wait" => {
                 let start = Instant::now();
-                while !self.cancel.load(Ordering::SeqCst) {
+                while !self.cancel.cancel_pending() {
                     if start.elapsed() > Duration::from_secs(20) {
                         return Err(PgError::internal("never cancelled"));
                     }
@@ -307,7 +307,8 @@ impl Server {
         let registry = self.registry.clone();
         let limits = self.limits.clone();
         let thread = std::thread::spawn(move || {
-            serve_connection(b, &*factory, &registry, &limits);
+            let shared = crate::connections::ConnectionShared::default();
+            serve_connection(b, &*factory, &registry, &limits, &shared);
         });
         Client {
             s: a,

@@ -1,0 +1,124 @@
+//! Connections that misbehave cannot take the server down or lock others
+//! out: a connection that never finishes startup is closed after
+//! `authentication_timeout`; with more silent sockets than file descriptors
+//! the accept loop neither spins nor refuses real clients; a client that
+//! vanishes during a long statement is noticed (`client_connection_check_interval`).
+
+mod support;
+
+use std::io::Read;
+use std::net::{SocketAddr, TcpStream};
+use std::process::Stdio;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use support::TestServer;
+
+#[test]
+fn silent_connection_is_closed_after_authentication_timeout() {
+    let server = TestServer::start_with(&[("authentication_timeout", "1s")]);
+    let mut silent = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    // Half a startup packet, then nothing.
+    use std::io::Write;
+    silent.write_all(&[0, 0, 0, 40, 0, 3]).unwrap();
+    let started = Instant::now();
+    let mut buf = [0u8; 64];
+    let n = silent.read(&mut buf).unwrap_or(0);
+    assert_eq!(n, 0, "expected the server to close the connection");
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(500) && waited < Duration::from_secs(5),
+        "closed after {waited:?}"
+    );
+    // Real clients are unaffected.
+    assert_eq!(server.psql("select 1").trim(), "1");
+}
+
+/// CPU seconds (user + system) the process has used.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name, which is in parentheses.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+}
+
+#[test]
+fn more_silent_sockets_than_descriptors_do_not_lock_out_clients() {
+    let mut server = TestServer::start();
+    server.restart_with_nofile_limit(1100);
+    let addr: SocketAddr = format!("127.0.0.1:{}", server.port()).parse().unwrap();
+    let mut silent = Vec::new();
+    for _ in 0..1200 {
+        if let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_secs(2)) {
+            silent.push(s);
+        }
+    }
+    assert!(silent.len() >= 1100, "only {} sockets opened", silent.len());
+    thread::sleep(Duration::from_millis(500));
+    server.assert_running("with 1,200 silent sockets");
+    for attempt in 0..3 {
+        let started = Instant::now();
+        let mut c = server.connect();
+        let v: i32 = c.query_one("select 1 + $1", &[&attempt]).unwrap().get(0);
+        assert_eq!(v, 1 + attempt);
+        let took = started.elapsed();
+        assert!(
+            took < Duration::from_secs(1),
+            "a real client took {took:?} to be served"
+        );
+    }
+    // The accept loop is not spinning on EMFILE.
+    let pid = server.pid();
+    let before = cpu_seconds(pid);
+    thread::sleep(Duration::from_secs(1));
+    let used = cpu_seconds(pid) - before;
+    assert!(
+        used < 0.5,
+        "server used {used:.2} s of CPU in 1 s while idle"
+    );
+    drop(silent);
+    server.stop_clean();
+}
+
+#[test]
+fn vanished_client_is_noticed_during_a_long_statement() {
+    let server = TestServer::start_with(&[("client_connection_check_interval", "100ms")]);
+    let mut psql = server.psql_command();
+    psql.arg("-c")
+        .arg("select pg_sleep(60)")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = psql.spawn().unwrap();
+    let mut monitor = server.connect();
+    let count_sleepers = |c: &mut postgres::Client| -> i64 {
+        c.query_one(
+            "select count(*) from pg_stat_activity where query like 'select pg_sleep(60)%'",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while count_sleepers(&mut monitor) == 0 {
+        assert!(Instant::now() < deadline, "the statement never started");
+        thread::sleep(Duration::from_millis(20));
+    }
+    // The client process dies; its socket closes under the running statement.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed = Instant::now();
+    while count_sleepers(&mut monitor) > 0 {
+        assert!(
+            killed.elapsed() < Duration::from_secs(5),
+            "session of a vanished client still running after {:?}",
+            killed.elapsed()
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+}
