@@ -8,6 +8,7 @@ pub mod datadir;
 pub mod gucs;
 pub mod lockfile;
 pub mod protocol;
+mod query_cursor;
 pub mod session;
 pub mod session_api;
 pub mod shutdown;

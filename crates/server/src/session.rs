@@ -12,6 +12,7 @@ use sql::BindContext;
 
 use crate::context::SharedContext;
 use crate::gucs::{self, Settings};
+use crate::query_cursor::{QueryCursor, RunningPlan};
 use crate::session_api::{
     ColumnDesc, PreparedStatement, ResultSink, SessionFactory, SessionHandler, StartupParams,
 };
@@ -64,6 +65,10 @@ struct Prepared {
     param_types: Vec<Option<TypeId>>,
     bound: parking_lot::Mutex<Option<(Arc<catalog::CatalogData>, Arc<BoundStatement>)>>,
 }
+
+/// Rows sent between interrupt checks, for plans whose operators never check
+/// (a projection over generate_series can run for hours).
+const ROWS_PER_INTERRUPT_CHECK: u64 = 256;
 
 pub struct Session {
     ctx: SharedContext,
@@ -399,6 +404,115 @@ impl Session {
         }
     }
 
+    /// The statement's bound form for the current catalog version, bound
+    /// again when DDL changed the catalog since it was made.
+    fn current_binding(
+        &mut self,
+        p: &Prepared,
+        parsed: &ParsedStatement,
+    ) -> PgResult<Arc<BoundStatement>> {
+        let current = self.ctx.catalog.snapshot();
+        let cached = p
+            .bound
+            .lock()
+            .as_ref()
+            .filter(|(c, _)| Arc::ptr_eq(c, &current))
+            .map(|(_, b)| b.clone());
+        Ok(match cached {
+            Some(b) => b,
+            None => {
+                let mut types = p.param_types.clone();
+                let b = Arc::new(self.bind(parsed, &mut types)?);
+                *p.bound.lock() = Some((current, b.clone()));
+                b
+            }
+        })
+    }
+
+    /// Starts a query whose rows will be fetched in batches: sends its row
+    /// description, takes its snapshot and builds its operators.
+    fn open_cursor(
+        &mut self,
+        bound: Arc<BoundStatement>,
+        params: &[Value],
+        sql: &str,
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<QueryCursor> {
+        self.apply_timezone();
+        self.check_failed(&bound)?;
+        let BoundStatement::Query { columns, .. } = &*bound else {
+            unreachable!("only queries run as cursors");
+        };
+        sink.columns(&columns.iter().map(column_desc).collect::<Vec<_>>())?;
+        // Queries never assign an xid; they run in the open block's command.
+        let (xid, cid) = match &mut self.txn {
+            TxnState::Block { xid, cid, .. } => {
+                let at = (xid.unwrap_or(0), *cid);
+                *cid += 1;
+                at
+            }
+            TxnState::Idle => (0, 0),
+        };
+        let snapshot = self.ctx.tm.snapshot(xid, cid);
+        let catalog = self.ctx.catalog.snapshot();
+        let params = params.to_vec();
+        let plan = self.with_env(&catalog, &snapshot, xid, cid, &params, |env| {
+            RunningPlan::try_new(bound, |b| match &**b {
+                BoundStatement::Query { plan, .. } => exec::build(plan, env, None),
+                _ => unreachable!("checked above"),
+            })
+        })?;
+        Ok(QueryCursor {
+            plan,
+            catalog,
+            snapshot,
+            xid,
+            cid,
+            params,
+            sql: sql.to_string(),
+        })
+    }
+
+    /// Sends up to `max_rows` more rows of `cursor`; CommandComplete when it
+    /// runs out. Returns whether rows may remain. Stops at the limit without
+    /// looking ahead, as PostgreSQL does (a later batch may be empty).
+    fn fetch_rows(
+        &mut self,
+        cursor: &mut QueryCursor,
+        sink: &mut dyn ResultSink,
+        max_rows: usize,
+    ) -> PgResult<bool> {
+        self.apply_timezone();
+        let QueryCursor {
+            plan,
+            catalog,
+            snapshot,
+            xid,
+            cid,
+            params,
+            ..
+        } = cursor;
+        self.with_env(catalog, snapshot, *xid, *cid, params, |env| {
+            let mut sent = 0usize;
+            while max_rows == 0 || sent < max_rows {
+                match plan.with_dependent_mut(|_, op| op.next(env))? {
+                    Some(row) => {
+                        sink.row(&row)?;
+                        sent += 1;
+                        if (sent as u64).is_multiple_of(ROWS_PER_INTERRUPT_CHECK) {
+                            env.check_cancel()?;
+                        }
+                    }
+                    None => {
+                        sink.complete(&format!("SELECT {sent}"))?;
+                        return Ok(false);
+                    }
+                }
+            }
+            Ok(true)
+        })
+    }
+
     fn execute_dml_or_query(
         &mut self,
         stmt: &BoundStatement,
@@ -410,6 +524,24 @@ impl Session {
         let ctx = self.ctx.clone();
         let snapshot = ctx.tm.snapshot(xid, cid);
         let catalog = ctx.catalog.snapshot();
+        let db_oid = self.db_oid;
+        self.with_env(&catalog, &snapshot, xid, cid, params, |env| {
+            Self::execute_in(stmt, sink, &ctx, &catalog, db_oid, env)
+        })
+    }
+
+    /// Lends `f` an execution environment over the session's settings, with
+    /// statement_timeout counted from now.
+    fn with_env<R>(
+        &mut self,
+        catalog: &catalog::CatalogData,
+        snapshot: &txn::Snapshot,
+        xid: Xid,
+        cid: u32,
+        params: &[Value],
+        f: impl FnOnce(&mut ExecEnv) -> R,
+    ) -> R {
+        let ctx = self.ctx.clone();
         let timeout_ms = self
             .settings
             .get("statement_timeout")
@@ -427,8 +559,8 @@ impl Session {
         let mut env = ExecEnv {
             pool: ctx.pool,
             tm: &ctx.tm,
-            catalog: &catalog,
-            snapshot: &snapshot,
+            catalog,
+            snapshot,
             xid,
             cid,
             params,
@@ -438,14 +570,29 @@ impl Session {
             deadline,
             checks: Default::default(),
         };
+        f(&mut env)
+    }
+
+    /// Runs a DML statement, query or DDL to completion.
+    fn execute_in(
+        stmt: &BoundStatement,
+        sink: &mut dyn ResultSink,
+        ctx: &SharedContext,
+        catalog: &catalog::CatalogData,
+        db_oid: u32,
+        env: &mut ExecEnv,
+    ) -> PgResult<()> {
         match stmt {
             BoundStatement::Query { plan, columns } => {
                 sink.columns(&columns.iter().map(column_desc).collect::<Vec<_>>())?;
-                let mut op = exec::build(plan, &mut env, None)?;
+                let mut op = exec::build(plan, env, None)?;
                 let mut n = 0u64;
-                while let Some(row) = op.next(&mut env)? {
+                while let Some(row) = op.next(env)? {
                     sink.row(&row)?;
                     n += 1;
+                    if n.is_multiple_of(ROWS_PER_INTERRUPT_CHECK) {
+                        env.check_cancel()?;
+                    }
                 }
                 sink.complete(&format!("SELECT {n}"))
             }
@@ -463,7 +610,7 @@ impl Session {
                     source,
                     *bulk,
                     returning.as_ref().map(|r| r.0.as_slice()),
-                    &mut env,
+                    env,
                 )?;
                 for r in rows {
                     sink.row(&r)?;
@@ -484,7 +631,7 @@ impl Session {
                     qual,
                     assignments,
                     returning.as_ref().map(|r| r.0.as_slice()),
-                    &mut env,
+                    env,
                 )?;
                 for r in rows {
                     sink.row(&r)?;
@@ -503,7 +650,7 @@ impl Session {
                     table,
                     qual,
                     returning.as_ref().map(|r| r.0.as_slice()),
-                    &mut env,
+                    env,
                 )?;
                 for r in rows {
                     sink.row(&r)?;
@@ -517,19 +664,19 @@ impl Session {
                 if_not_exists,
                 source,
             } => {
-                if *if_not_exists && catalog.table(self.db_oid, *namespace, name).is_some() {
+                if *if_not_exists && catalog.table(db_oid, *namespace, name).is_some() {
                     sink.notice(&PgError::new(
                         SqlState::DUPLICATE_TABLE,
                         format!("relation \"{name}\" already exists, skipping"),
                     ))?;
                     return sink.complete("CREATE TABLE");
                 }
-                let table =
-                    ctx.catalog
-                        .create_table(self.db_oid, *namespace, name, columns.clone())?;
+                let table = ctx
+                    .catalog
+                    .create_table(db_oid, *namespace, name, columns.clone())?;
                 access::heap::create_storage(ctx.pool, table.locator())?;
                 if let Some((plan, _)) = source {
-                    let (n, _) = exec::dml::insert(&table, plan, true, None, &mut env)?;
+                    let (n, _) = exec::dml::insert(&table, plan, true, None, env)?;
                     return sink.complete(&format!("SELECT {n}"));
                 }
                 sink.complete("CREATE TABLE")
@@ -611,7 +758,7 @@ impl Session {
                         format!("database \"{name}\" does not exist"),
                     ));
                 };
-                if db.oid == self.db_oid {
+                if db.oid == db_oid {
                     return Err(PgError::new(
                         SqlState::OBJECT_IN_USE,
                         "cannot drop the currently open database",
@@ -800,11 +947,21 @@ impl SessionHandler for Session {
         params: &[Value],
         sink: &mut dyn ResultSink,
     ) -> PgResult<()> {
+        self.execute_portal(stmt, params, sink, 0).map(|_| ())
+    }
+
+    fn execute_portal(
+        &mut self,
+        stmt: &PreparedStatement,
+        params: &[Value],
+        sink: &mut dyn ResultSink,
+        max_rows: usize,
+    ) -> PgResult<Option<Box<dyn std::any::Any>>> {
         let Some(p) = stmt.inner.downcast_ref::<Prepared>() else {
             return Err(PgError::internal("foreign prepared statement"));
         };
         let Some(parsed) = &p.parsed else {
-            return Ok(());
+            return Ok(None);
         };
         if let TxnState::Idle = self.txn {
             self.txn = TxnState::Block {
@@ -814,25 +971,42 @@ impl SessionHandler for Session {
                 implicit: true,
             };
         }
-        // Re-bind when DDL changed the catalog since the plan was made.
-        let current = self.ctx.catalog.snapshot();
-        let cached = p
-            .bound
-            .lock()
-            .as_ref()
-            .filter(|(c, _)| Arc::ptr_eq(c, &current))
-            .map(|(_, b)| b.clone());
-        let bound = match cached {
-            Some(b) => b,
-            None => {
-                let mut types = p.param_types.clone();
-                let b = Arc::new(self.bind(parsed, &mut types)?);
-                *p.bound.lock() = Some((current, b.clone()));
-                b
-            }
-        };
+        let bound = self.current_binding(p, parsed)?;
         self.set_activity("active", Some(&stmt.sql));
-        let r = self.run(&bound, params, sink);
+        let r = if max_rows > 0 && matches!(*bound, BoundStatement::Query { .. }) {
+            self.open_cursor(bound, params, &stmt.sql, sink)
+                .and_then(|mut cursor| {
+                    let more = self.fetch_rows(&mut cursor, sink, max_rows)?;
+                    Ok(more.then(|| Box::new(cursor) as Box<dyn std::any::Any>))
+                })
+        } else {
+            self.run(&bound, params, sink).map(|()| None)
+        };
+        if r.is_err() {
+            self.fail();
+        }
+        self.flush_io_counts();
+        self.set_activity(self.idle_state(), None);
+        r
+    }
+
+    fn fetch(
+        &mut self,
+        cursor: &mut dyn std::any::Any,
+        sink: &mut dyn ResultSink,
+        max_rows: usize,
+    ) -> PgResult<bool> {
+        let Some(cursor) = cursor.downcast_mut::<QueryCursor>() else {
+            return Err(PgError::internal("foreign cursor"));
+        };
+        if self.in_failed_block() {
+            return Err(PgError::new(
+                SqlState::IN_FAILED_SQL_TRANSACTION,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ));
+        }
+        self.set_activity("active", Some(&cursor.sql));
+        let r = self.fetch_rows(cursor, sink, max_rows);
         if r.is_err() {
             self.fail();
         }

@@ -3,6 +3,7 @@
 //! statement and portal names, and value encoding; the session owns parsing,
 //! planning, execution, transactions and settings.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use common::{PgError, PgResult, Value};
@@ -66,6 +67,32 @@ pub trait SessionHandler {
         params: &[Value],
         sink: &mut dyn ResultSink,
     ) -> PgResult<()>;
+    /// Executes a portal, sending at most `max_rows` rows (0: all). A query
+    /// stopped at the limit returns its cursor, continued by `fetch`; a
+    /// statement that cannot stop part-way runs to completion and returns None
+    /// (the protocol layer keeps its remaining rows).
+    fn execute_portal(
+        &mut self,
+        stmt: &PreparedStatement,
+        params: &[Value],
+        sink: &mut dyn ResultSink,
+        max_rows: usize,
+    ) -> PgResult<Option<Box<dyn Any>>> {
+        let _ = max_rows;
+        self.execute(stmt, params, sink).map(|()| None)
+    }
+    /// Sends up to `max_rows` (0: all) more rows of a cursor returned by
+    /// `execute_portal`, then CommandComplete if it ran out. Returns whether
+    /// rows may remain (the portal stays suspended).
+    fn fetch(
+        &mut self,
+        cursor: &mut dyn Any,
+        sink: &mut dyn ResultSink,
+        max_rows: usize,
+    ) -> PgResult<bool> {
+        let _ = (cursor, sink, max_rows);
+        Err(PgError::internal("this session has no cursors"))
+    }
     /// Called when an error was sent in the extended protocol, so an open
     /// transaction block becomes failed until ROLLBACK.
     fn on_extended_error(&mut self);

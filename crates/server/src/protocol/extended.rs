@@ -1,6 +1,7 @@
 //! Extended query protocol: Parse, Bind, Describe, Execute (with row limits
 //! and PortalSuspended) and Close, over named/unnamed statements and portals.
 
+use std::any::Any;
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::rc::Rc;
@@ -26,10 +27,14 @@ enum PortalState {
     /// Not executed yet.
     Ready,
     /// Executed with a row limit that was reached; `rows` are still to be sent.
+    /// (Statements that run to completion at once, e.g. INSERT ... RETURNING.)
     Suspended {
         rows: VecDeque<Vec<Value>>,
         tag: String,
     },
+    /// A query stopped at a row limit: the session's cursor makes the next
+    /// rows on demand, so nothing is materialised.
+    Streaming { cursor: Box<dyn Any> },
     /// Ran to completion with this tag.
     Done { tag: String },
 }
@@ -292,6 +297,35 @@ impl<S: Read + Write> Connection<'_, S> {
         }
         match &mut portal.state {
             PortalState::Ready => {}
+            PortalState::Streaming { cursor } => {
+                self.interrupts.clear_cancel();
+                let mut sink = ExecSink {
+                    io: &mut *self.io,
+                    fmts: &mut portal.fmts,
+                    limit: 0,
+                    sent: 0,
+                    rest: VecDeque::new(),
+                    tag: None,
+                };
+                let result = self.session.fetch(cursor.as_mut(), &mut sink, limit);
+                let ExecSink { tag, .. } = sink;
+                if self.io.broken {
+                    return Err(connection_lost());
+                }
+                match result {
+                    Err(e) => {
+                        self.portals.remove(name);
+                        return Err(e);
+                    }
+                    Ok(true) => self.io.out.portal_suspended(),
+                    Ok(false) => {
+                        let tag = tag.unwrap_or_default();
+                        self.io.out.command_complete(&tag);
+                        portal.state = PortalState::Done { tag };
+                    }
+                }
+                return Ok(());
+            }
             PortalState::Suspended { rows, tag } => {
                 let take = if limit == 0 {
                     rows.len()
@@ -336,16 +370,26 @@ impl<S: Read + Write> Connection<'_, S> {
             rest: VecDeque::new(),
             tag: None,
         };
-        let result = self.session.execute(&stmt, &portal.params, &mut sink);
+        let result = self
+            .session
+            .execute_portal(&stmt, &portal.params, &mut sink, limit);
         let ExecSink {
             sent, rest, tag, ..
         } = sink;
         if self.io.broken {
             return Err(connection_lost());
         }
-        if let Err(e) = result {
-            self.portals.remove(name);
-            return Err(e);
+        let cursor = match result {
+            Ok(cursor) => cursor,
+            Err(e) => {
+                self.portals.remove(name);
+                return Err(e);
+            }
+        };
+        if let Some(cursor) = cursor {
+            self.io.out.portal_suspended();
+            portal.state = PortalState::Streaming { cursor };
+            return Ok(());
         }
         let tag = tag.unwrap_or_default();
         if limit > 0 && sent == limit {
