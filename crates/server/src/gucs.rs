@@ -416,7 +416,7 @@ impl Settings {
     pub fn set_startup(&mut self, name: &str, value: &str) -> PgResult<()> {
         let def = lookup(name).ok_or_else(|| unrecognized(name))?;
         validate(def, value)?;
-        self.values.insert(def.name, value.to_string());
+        self.values.insert(def.name, canonical_value(def, value));
         Ok(())
     }
 
@@ -449,7 +449,7 @@ impl Settings {
         let v = match value {
             Some(v) => {
                 validate(def, v)?;
-                v.to_string()
+                canonical_value(def, v)
             }
             None => defaults.get(def.name)?.to_string(),
         };
@@ -459,6 +459,17 @@ impl Settings {
 
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, &str)> {
         self.values.iter().map(|(k, v)| (*k, v.as_str()))
+    }
+}
+
+/// The value as SHOW reports it after it was set (PostgreSQL's check hooks
+/// canonicalise some settings).
+fn canonical_value(def: &GucDef, value: &str) -> String {
+    match def.name {
+        "TimeZone" => common::types::datetime::TimeZone::parse(value)
+            .map(|tz| tz.canonical_name(value))
+            .unwrap_or_else(|| value.to_string()),
+        _ => value.to_string(),
     }
 }
 
@@ -503,10 +514,8 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
             parse_bool(value).ok_or_else(bad)?;
         }
         "io_method" if value != "worker" && value != "sync" => return Err(bad()),
-        "TimeZone" if common::types::datetime::parse_timezone(value).is_none() => {
-            return Err(bad().with_hint(
-                "Only UTC and fixed offsets such as '+02' or '-05:30' are supported so far.",
-            ))
+        "TimeZone" if common::types::datetime::TimeZone::parse(value).is_none() => {
+            return Err(bad())
         }
         "client_encoding" => {
             let v = value.to_ascii_uppercase().replace(['-', '_'], "");

@@ -3,6 +3,7 @@
 use common::interrupt::Interrupts;
 use std::sync::Arc;
 
+use common::types::datetime::TimeZone;
 use common::types::io::format_text;
 use common::{PgError, PgResult, SqlState, TypeId, Value, Xid};
 use exec::{ExecEnv, SessionHooks};
@@ -84,6 +85,8 @@ pub struct Session {
     db_counters: Arc<crate::activity::DatabaseCounters>,
     /// Parsed statements by their text with literals masked (sql::parse_cache).
     parse_cache: sql::parse_cache::ParseCache,
+    /// The TimeZone setting and its parsed form.
+    timezone: std::cell::RefCell<(String, TimeZone)>,
 }
 
 fn column_desc(c: &OutputColumn) -> ColumnDesc {
@@ -125,13 +128,14 @@ impl Session {
 
     /// Makes this thread's date/time I/O use the session's TimeZone.
     fn apply_timezone(&self) {
-        let offset = self
-            .settings
-            .get("TimeZone")
-            .ok()
-            .and_then(common::types::datetime::parse_timezone)
-            .unwrap_or(0);
-        common::types::datetime::set_session_timezone_offset(offset);
+        let setting = self.settings.get("TimeZone").unwrap_or("UTC");
+        let mut cache = self.timezone.borrow_mut();
+        if cache.0 != setting {
+            // Validated when set; parsed once per change, not per statement.
+            let tz = TimeZone::parse(setting).unwrap_or_default();
+            *cache = (setting.to_string(), tz);
+        }
+        common::types::datetime::set_session_timezone(cache.1);
     }
 
     fn bind(
@@ -1119,6 +1123,7 @@ impl SessionFactory for Factory {
             status,
             db_counters,
             parse_cache: sql::parse_cache::ParseCache::new(),
+            timezone: Default::default(),
         }))
     }
 }

@@ -75,3 +75,27 @@ fn psql_runs_a_script_file() {
         "output of the script (full psql output:\n{out})"
     );
 }
+
+/// pg_regress and the isolation tester set PGTZ=America/Los_Angeles, and JDBC
+/// sends the JVM's zone as the startup TimeZone: any IANA name is accepted
+/// at startup and reported back in its canonical spelling.
+#[test]
+fn named_time_zone_at_startup() {
+    let s = TestServer::start();
+    let mut cmd = s.psql_command();
+    cmd.env("PGTZ", "america/los_angeles")
+        .arg("-c")
+        .arg("select current_setting('TimeZone'), '2024-07-01 12:00+00'::timestamptz");
+    let out = s.run_psql(cmd);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "America/Los_Angeles|2024-07-01 05:00:00-07"
+    );
+    let mut config = s.config();
+    config.options("-c TimeZone=Europe/Paris");
+    let mut c = config.connect(postgres::NoTls).unwrap();
+    let row = c
+        .query_one("select '2024-01-01 12:00+00'::timestamptz::text", &[])
+        .unwrap();
+    assert_eq!(row.get::<_, String>(0), "2024-01-01 13:00:00+01");
+}

@@ -227,6 +227,22 @@ fn ts_part(args: &[Value], tname: &str) -> PgResult<Option<Numeric>> {
         other => return Err(PgError::internal(format!("date_part of {other:?}"))),
     };
     let unit = parse_unit(unit_name).ok_or_else(|| not_recognized(unit_name, tname))?;
+    if let Value::Timestamptz(t) = &args[1] {
+        if *t != TIMESTAMP_NOBEGIN && *t != TIMESTAMP_NOEND {
+            // The zone fields and the epoch belong to the instant, not to the
+            // wall-clock time it shows in this session.
+            let offset = dt::session_timezone().offset_at_utc(*t);
+            match unit {
+                Unit::Timezone => return Ok(Some(Numeric::from_i64(offset as i64))),
+                Unit::TimezoneHour => return Ok(Some(Numeric::from_i64((offset / 3600) as i64))),
+                Unit::TimezoneMinute => {
+                    return Ok(Some(Numeric::from_i64((offset / 60 % 60) as i64)))
+                }
+                Unit::Epoch => return field_numeric(unit, *t, unit_name, tname).map(Some),
+                _ => {}
+            }
+        }
+    }
     if us == TIMESTAMP_NOBEGIN || us == TIMESTAMP_NOEND {
         if tname == TS
             && matches!(
@@ -410,6 +426,45 @@ fn date_trunc(args: &[Value], tname: &str) -> PgResult<i64> {
 
 pub fn date_trunc_ts(args: &[Value]) -> PgResult<Value> {
     date_trunc(args, TS).map(Value::Timestamp)
+}
+
+/// The zone named in `AT TIME ZONE` or `timezone(zone, …)`.
+fn conversion_zone(args: &[Value]) -> PgResult<dt::TimeZone> {
+    let name = text(args, 0)?;
+    dt::TimeZone::parse_for_conversion(name).ok_or_else(|| {
+        PgError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("time zone \"{name}\" not recognized"),
+        )
+    })
+}
+
+/// timezone(zone, timestamptz): the wall-clock time `zone` shows at the instant.
+pub fn timezone_tstz(args: &[Value]) -> PgResult<Value> {
+    let zone = conversion_zone(args)?;
+    let Value::Timestamptz(t) = args[1] else {
+        return Err(PgError::internal("timezone() of a non-timestamptz"));
+    };
+    if t == TIMESTAMP_NOBEGIN || t == TIMESTAMP_NOEND {
+        return Ok(Value::Timestamp(t));
+    }
+    Ok(Value::Timestamp(
+        t + zone.offset_at_utc(t) as i64 * dt::USECS_PER_SEC,
+    ))
+}
+
+/// timezone(zone, timestamp): the instant at which `zone`'s clocks show it.
+pub fn timezone_ts(args: &[Value]) -> PgResult<Value> {
+    let zone = conversion_zone(args)?;
+    let Value::Timestamp(t) = args[1] else {
+        return Err(PgError::internal("timezone() of a non-timestamp"));
+    };
+    if t == TIMESTAMP_NOBEGIN || t == TIMESTAMP_NOEND {
+        return Ok(Value::Timestamptz(t));
+    }
+    Ok(Value::Timestamptz(
+        t - zone.offset_for_local(t) as i64 * dt::USECS_PER_SEC,
+    ))
 }
 
 pub fn date_trunc_tstz(args: &[Value]) -> PgResult<Value> {

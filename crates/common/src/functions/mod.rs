@@ -287,6 +287,18 @@ static BUILTINS: &[BuiltinFunction] = &[
         Timestamptz,
         datetime::date_trunc_tstz,
     ),
+    f(
+        "timezone",
+        &[Text, Timestamptz],
+        Timestamp,
+        datetime::timezone_tstz,
+    ),
+    f(
+        "timezone",
+        &[Text, Timestamp],
+        Timestamptz,
+        datetime::timezone_ts,
+    ),
     f("make_date", &[Int4, Int4, Int4], Date, datetime::make_date),
     f(
         "to_timestamp",

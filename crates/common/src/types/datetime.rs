@@ -8,6 +8,8 @@ use std::fmt::Write as _;
 
 use crate::{PgError, PgResult, SqlState};
 
+pub use super::timezone::TimeZone;
+
 pub const DATE_NOBEGIN: i32 = i32::MIN;
 pub const DATE_NOEND: i32 = i32::MAX;
 pub const TIMESTAMP_NOBEGIN: i64 = i64::MIN;
@@ -182,60 +184,19 @@ pub fn write_date(days: i32, out: &mut String) {
 }
 
 thread_local! {
-    /// This session's TimeZone as seconds east of UTC (only fixed offsets are
-    /// supported). Sessions run on their own threads, so it is per session.
-    static SESSION_TZ_OFFSET: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
+    /// This session's TimeZone. Sessions run on their own threads, so it is
+    /// per session; the session sets it before each statement.
+    static SESSION_TZ: std::cell::Cell<TimeZone> = const { std::cell::Cell::new(TimeZone::Fixed(0)) };
 }
 
-/// Sets this thread's (session's) time zone offset, seconds east of UTC.
-pub fn set_session_timezone_offset(secs: i32) {
-    SESSION_TZ_OFFSET.with(|c| c.set(secs));
+/// Sets this thread's (session's) time zone.
+pub fn set_session_timezone(tz: TimeZone) {
+    SESSION_TZ.with(|c| c.set(tz));
 }
 
-/// This thread's (session's) time zone offset, seconds east of UTC.
-pub fn session_timezone_offset() -> i32 {
-    SESSION_TZ_OFFSET.with(|c| c.get())
-}
-
-/// Parses a TimeZone setting: UTC and its aliases, or a fixed offset, as
-/// seconds east of UTC. As in PostgreSQL, a bare number ('+02', '-8') counts
-/// hours east, while a form with minutes ('-03:30') is POSIX-style and counts
-/// west. Named zones are not supported.
-pub fn parse_timezone(value: &str) -> Option<i32> {
-    let v = value.trim();
-    let upper = v.to_ascii_uppercase();
-    if matches!(
-        upper.as_str(),
-        "UTC"
-            | "GMT"
-            | "Z"
-            | "ZULU"
-            | "UCT"
-            | "UNIVERSAL"
-            | "ETC/UTC"
-            | "ETC/GMT"
-            | "ETC/UCT"
-            | "GMT0"
-            | "UTC0"
-    ) {
-        return Some(0);
-    }
-    let (sign, rest) = match v.as_bytes().first()? {
-        b'+' => (1, &v[1..]),
-        b'-' => (-1, &v[1..]),
-        _ => (1, v),
-    };
-    let mut parts = rest.split(':');
-    let h: i32 = parts.next()?.parse().ok()?;
-    let m: i32 = match parts.next() {
-        Some(m) => m.parse().ok()?,
-        None => 0,
-    };
-    if parts.next().is_some() || !(0..=15).contains(&h) || !(0..60).contains(&m) {
-        return None;
-    }
-    let sign = if rest.contains(':') { -sign } else { sign };
-    Some(sign * (h * 3600 + m * 60))
+/// This thread's (session's) time zone.
+pub fn session_timezone() -> TimeZone {
+    SESSION_TZ.with(|c| c.get())
 }
 
 /// Local wall-clock microseconds of a timestamptz in this session's zone.
@@ -243,7 +204,7 @@ pub fn tz_to_local(us: i64) -> i64 {
     if us == TIMESTAMP_NOBEGIN || us == TIMESTAMP_NOEND {
         return us;
     }
-    us + session_timezone_offset() as i64 * USECS_PER_SEC
+    us + session_timezone().offset_at_utc(us) as i64 * USECS_PER_SEC
 }
 
 /// The timestamptz of a local wall-clock time in this session's zone.
@@ -251,7 +212,7 @@ pub fn local_to_tz(us: i64) -> i64 {
     if us == TIMESTAMP_NOBEGIN || us == TIMESTAMP_NOEND {
         return us;
     }
-    us - session_timezone_offset() as i64 * USECS_PER_SEC
+    us - session_timezone().offset_for_local(us) as i64 * USECS_PER_SEC
 }
 
 fn write_ts(us: i64, tz: bool, out: &mut String) {
@@ -259,7 +220,11 @@ fn write_ts(us: i64, tz: bool, out: &mut String) {
         TIMESTAMP_NOBEGIN => out.push_str("-infinity"),
         TIMESTAMP_NOEND => out.push_str("infinity"),
         _ => {
-            let offset = if tz { session_timezone_offset() } else { 0 };
+            let offset = if tz {
+                session_timezone().offset_at_utc(us)
+            } else {
+                0
+            };
             let f = timestamp_to_fields(us + offset as i64 * USECS_PER_SEC);
             write_ymd(out, f.year, f.month, f.day);
             let _ = write!(out, " {:02}:{:02}:{:02}", f.hour, f.minute, f.second);
@@ -780,10 +745,15 @@ fn decode(s: &str, target: Target) -> Result<Result<i64, Special>, DtErr> {
     if target == Target::Date {
         return Ok(Ok(days));
     }
-    let t = days as i128 * USECS_PER_DAY as i128
-        + ((h as i64 * 3600 + mi as i64 * 60 + sec as i64) * USECS_PER_SEC + us) as i128
+    let local = days as i128 * USECS_PER_DAY as i128
+        + ((h as i64 * 3600 + mi as i64 * 60 + sec as i64) * USECS_PER_SEC + us) as i128;
+    let t = local
         - if target == Target::Timestamptz {
-            f.tz.unwrap_or(session_timezone_offset()) as i128 * USECS_PER_SEC as i128
+            let offset = f.tz.unwrap_or_else(|| {
+                let clamped = local.clamp(i64::MIN as i128 / 2, i64::MAX as i128 / 2) as i64;
+                session_timezone().offset_for_local(clamped)
+            });
+            offset as i128 * USECS_PER_SEC as i128
         } else {
             0
         };

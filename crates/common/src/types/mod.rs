@@ -259,3 +259,4 @@ pub mod float;
 pub mod io;
 mod like;
 pub mod ops;
+pub mod timezone;

@@ -741,8 +741,16 @@ impl Binder<'_, '_> {
                     TypeId::Text.into(),
                 );
                 let x = self.bind_expr(expr, scope)?;
-                let r = self.call_builtin_exprs("date_part", vec![f, x])?;
-                self.coerce(r, TypeId::Numeric.into(), CastContext::Explicit)
+                // extract() is exact numeric (PostgreSQL 14+), unlike date_part.
+                self.call_builtin_exprs("extract", vec![f, x])
+            }
+            E::AtTimeZone {
+                timestamp,
+                time_zone,
+            } => {
+                let ts = self.bind_expr(timestamp, scope)?;
+                let zone = self.bind_expr(time_zone, scope)?;
+                self.call_builtin_exprs("timezone", vec![zone, ts])
             }
             E::Ceil { expr, .. } => {
                 let x = self.bind_expr(expr, scope)?;
