@@ -313,30 +313,90 @@ struct Listeners {
     _socket_locks: Vec<lockfile::SocketLock>,
 }
 
+/// The addresses `listen_addresses` names, as PostgreSQL reads it: `*` is
+/// every IPv4 and IPv6 address, `localhost` both loopbacks, anything else an
+/// address or a host name to resolve.
+fn listen_targets(entry: &str, port: u16) -> Vec<std::net::SocketAddr> {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+    match entry {
+        "*" => vec![
+            SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port),
+            SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port),
+        ],
+        "localhost" => vec![
+            SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port),
+            SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), port),
+        ],
+        other => match other.parse::<IpAddr>() {
+            Ok(ip) => vec![SocketAddr::new(ip, port)],
+            Err(_) => match (other, port).to_socket_addrs() {
+                Ok(addrs) => addrs.collect(),
+                Err(e) => {
+                    log(&format!("could not translate host name \"{other}\": {e}"));
+                    Vec::new()
+                }
+            },
+        },
+    }
+}
+
+/// A listening TCP socket as PostgreSQL makes one: SO_REUSEADDR, IPv6
+/// sockets for IPv6 only (so `::` and `0.0.0.0` can both be bound), non-blocking.
+fn bind_tcp(addr: std::net::SocketAddr, backlog: i32) -> std::io::Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        socket.set_only_v6(true)?;
+    }
+    socket.bind(&addr.into())?;
+    socket.listen(backlog)?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
+}
+
 fn open_listeners(settings: &Settings, port: u16, data_dir: &Path) -> Listeners {
+    let max_connections: i32 = settings
+        .get("max_connections")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    // PostgreSQL's backlog: twice max_connections, within the kernel's cap.
+    let backlog = (max_connections.saturating_mul(2)).clamp(128, 10_000);
     let mut tcp = Vec::new();
-    for addr in settings
+    let entries: Vec<&str> = settings
         .get("listen_addresses")
         .unwrap()
         .split(',')
         .map(str::trim)
         .filter(|a| !a.is_empty())
-    {
-        let hosts: Vec<String> = match addr {
-            "*" => vec!["0.0.0.0".into()],
-            "localhost" => vec!["127.0.0.1".into()],
-            other => vec![other.to_string()],
-        };
-        for h in hosts {
-            match TcpListener::bind((h.as_str(), port)) {
+        .collect();
+    for entry in &entries {
+        let before = tcp.len();
+        for addr in listen_targets(entry, port) {
+            let family = if addr.is_ipv6() { "IPv6" } else { "IPv4" };
+            match bind_tcp(addr, backlog) {
                 Ok(l) => {
-                    l.set_nonblocking(true).unwrap();
-                    log(&format!("listening on IPv4 address \"{h}\", port {port}"));
+                    log(&format!(
+                        "listening on {family} address \"{}\", port {port}",
+                        addr.ip()
+                    ));
                     tcp.push(l);
                 }
-                Err(e) => fatal(&format!("could not bind to \"{h}\" port {port}: {e}")),
+                Err(e) => log(&format!(
+                    "could not bind {family} address \"{}\": {e}",
+                    addr.ip()
+                )),
             }
         }
+        if tcp.len() == before {
+            log(&format!(
+                "WARNING:  could not create listen socket for \"{entry}\""
+            ));
+        }
+    }
+    if !entries.is_empty() && tcp.is_empty() {
+        fatal("could not create any TCP/IP sockets");
     }
     let mut unix = Vec::new();
     let mut socket_dirs = Vec::new();

@@ -67,6 +67,17 @@ struct Prepared {
     bound: parking_lot::Mutex<Option<(Arc<catalog::CatalogData>, Arc<BoundStatement>)>>,
 }
 
+/// PostgreSQL's WARNING for COMMIT or ROLLBACK outside a transaction block.
+fn no_transaction_warning() -> PgError {
+    PgError {
+        severity: common::error::Severity::Warning,
+        ..PgError::new(
+            SqlState::NO_ACTIVE_SQL_TRANSACTION,
+            "there is no transaction in progress",
+        )
+    }
+}
+
 /// Rows sent between interrupt checks, for plans whose operators never check
 /// (a projection over generate_series can run for hours).
 const ROWS_PER_INTERRUPT_CHECK: u64 = 256;
@@ -386,21 +397,20 @@ impl Session {
                 } else {
                     "COMMIT"
                 };
-                if matches!(self.txn, TxnState::Idle) {
-                    sink.notice(&PgError::new(
-                        SqlState::NO_ACTIVE_SQL_TRANSACTION,
-                        "there is no transaction in progress",
-                    ))?;
+                // An implicit block (several statements in one Query) is no
+                // transaction the user began: PostgreSQL warns, then commits it.
+                if matches!(
+                    self.txn,
+                    TxnState::Idle | TxnState::Block { implicit: true, .. }
+                ) {
+                    sink.notice(&no_transaction_warning())?;
                 }
                 self.end_block(true);
                 sink.complete(tag)
             }
             TransactionOp::Rollback => {
                 if matches!(self.txn, TxnState::Idle) {
-                    sink.notice(&PgError::new(
-                        SqlState::NO_ACTIVE_SQL_TRANSACTION,
-                        "there is no transaction in progress",
-                    ))?;
+                    sink.notice(&no_transaction_warning())?;
                 }
                 self.end_block(false);
                 sink.complete("ROLLBACK")
@@ -861,6 +871,17 @@ impl SessionHandler for Session {
             return Ok(false);
         }
         self.set_activity("active", Some(sql));
+        // Several statements in one Query run in one implicit transaction, as
+        // PostgreSQL's: an error rolls back the whole string (unless a COMMIT
+        // in it ended the block first), and BEGIN in it makes the block explicit.
+        if stmts.len() > 1 && matches!(self.txn, TxnState::Idle) {
+            self.txn = TxnState::Block {
+                xid: None,
+                cid: 0,
+                failed: false,
+                implicit: true,
+            };
+        }
         let mut result = Ok(true);
         for st in &stmts {
             if let Err(e) = self.run_parsed(sql, st, sink) {
@@ -868,6 +889,9 @@ impl SessionHandler for Session {
                 result = Err(e);
                 break;
             }
+        }
+        if let TxnState::Block { implicit: true, .. } = self.txn {
+            self.end_block(result.is_ok());
         }
         self.flush_io_counts();
         self.set_activity(self.idle_state(), None);

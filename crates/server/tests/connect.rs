@@ -99,3 +99,24 @@ fn named_time_zone_at_startup() {
         .unwrap();
     assert_eq!(row.get::<_, String>(0), "2024-01-01 13:00:00+01");
 }
+
+/// `listen_addresses = 'localhost'` (the default) listens on both loopbacks.
+#[test]
+fn localhost_means_ipv4_and_ipv6() {
+    let s = TestServer::start();
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        eprintln!("no IPv6 loopback on this machine; skipping the ::1 check");
+        return;
+    }
+    let out = s.run_psql({
+        let mut cmd = s.psql_command_host("::1");
+        cmd.arg("-c").arg("select 1");
+        cmd
+    });
+    assert!(
+        out.status.success(),
+        "psql -h ::1 failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
+}

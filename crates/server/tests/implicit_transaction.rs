@@ -98,3 +98,31 @@ fn statements_before_a_sync_commit_or_roll_back_together() {
     assert_eq!(server.psql("select sum(a) from t").trim(), "5");
     s.write_all(&msg(b'X', &[])).unwrap();
 }
+
+/// A simple Query with several statements is one implicit transaction too:
+/// an error anywhere rolls back the statements before it.
+#[test]
+fn multi_statement_query_is_atomic() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    c.batch_execute("create table t(a int)").unwrap();
+    let err = c
+        .batch_execute("insert into t values (1); insert into t values (2); select nosuch")
+        .unwrap_err();
+    assert_eq!(err.code().map(|c| c.code()), Some("42703"), "{err}");
+    assert_eq!(server.psql("select count(*) from t").trim(), "0");
+    c.batch_execute("insert into t values (1); insert into t values (2)")
+        .unwrap();
+    assert_eq!(server.psql("select sum(a) from t").trim(), "3");
+    // A COMMIT inside ends the implicit block: what came before it stays.
+    let err = c
+        .batch_execute("insert into t values (10); commit; select 1/0")
+        .unwrap_err();
+    assert_eq!(err.code().map(|c| c.code()), Some("22012"), "{err}");
+    assert_eq!(server.psql("select sum(a) from t").trim(), "13");
+    // BEGIN inside makes it explicit: the block stays open after the string.
+    c.batch_execute("insert into t values (100); begin; insert into t values (1000)")
+        .unwrap();
+    c.batch_execute("rollback").unwrap();
+    assert_eq!(server.psql("select sum(a) from t").trim(), "13");
+}
