@@ -348,6 +348,28 @@ impl Series {
                 .get(2)
                 .cloned()
                 .unwrap_or(common::types::io::parse_text(TypeId::Numeric.into(), "1")?);
+            // NaN and infinite bounds would never end (PostgreSQL refuses them).
+            for (v, what) in [
+                (&vals[0], "start value"),
+                (&vals[1], "stop value"),
+                (&step, "step size"),
+            ] {
+                if let Value::Numeric(n) = v {
+                    let special = if n.is_nan() {
+                        Some("NaN")
+                    } else if n.is_infinite() {
+                        Some("infinity")
+                    } else {
+                        None
+                    };
+                    if let Some(special) = special {
+                        return Err(PgError::new(
+                            SqlState::INVALID_PARAMETER_VALUE,
+                            format!("{what} cannot be {special}"),
+                        ));
+                    }
+                }
+            }
             let zero = common::types::io::parse_text(TypeId::Numeric.into(), "0")?;
             let ord = compare(&step, &zero);
             if ord == Ordering::Equal {
