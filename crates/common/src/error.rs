@@ -113,10 +113,14 @@ pub struct PgError {
     pub severity: Severity,
     pub code: SqlState,
     pub message: String,
-    pub detail: Option<String>,
-    pub hint: Option<String>,
+    // Boxed strings keep PgResult's error variant small (clippy's
+    // result_large_err): errors are rare, results everywhere.
+    pub detail: Option<Box<str>>,
+    pub hint: Option<Box<str>>,
     /// 1-based character position in the query string (syntax errors).
     pub position: Option<u32>,
+    /// Where it happened (the `W` field: "COPY t, line 3, column a: ...").
+    pub context: Option<Box<str>>,
 }
 
 impl PgError {
@@ -128,6 +132,7 @@ impl PgError {
             detail: None,
             hint: None,
             position: None,
+            context: None,
         }
     }
     pub fn fatal(code: SqlState, message: impl Into<String>) -> Self {
@@ -137,11 +142,15 @@ impl PgError {
         }
     }
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
-        self.detail = Some(detail.into());
+        self.detail = Some(detail.into().into_boxed_str());
         self
     }
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
+        self.hint = Some(hint.into().into_boxed_str());
+        self
+    }
+    pub fn with_context(mut self, context: impl Into<String>) -> Self {
+        self.context = Some(context.into().into_boxed_str());
         self
     }
     pub fn with_position(mut self, position: u32) -> Self {

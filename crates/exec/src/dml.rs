@@ -14,7 +14,7 @@ use crate::{ExecEnv, Row};
 /// Rows produced by RETURNING, if requested.
 pub type Returning = Vec<Row>;
 
-fn check_not_null(table: &Table, row: &[Value]) -> PgResult<()> {
+pub(crate) fn check_not_null(table: &Table, row: &[Value]) -> PgResult<()> {
     for (c, v) in table.columns.iter().zip(row) {
         if c.not_null && v.is_null() {
             let shown: Vec<String> = row

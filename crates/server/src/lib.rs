@@ -4,6 +4,7 @@
 pub mod activity;
 pub mod connections;
 pub mod context;
+mod copy_session;
 pub mod datadir;
 pub mod gucs;
 pub mod lockfile;

@@ -329,6 +329,7 @@ impl Session {
             BoundStatement::Insert { .. }
                 | BoundStatement::Update { .. }
                 | BoundStatement::Delete { .. }
+                | BoundStatement::CopyFrom(_)
                 | BoundStatement::CreateTable {
                     source: Some(_),
                     ..
@@ -810,6 +811,12 @@ impl Session {
                 }
                 let _ = std::fs::remove_dir_all(ctx.data_dir.join("base").join(db.oid.to_string()));
                 sink.complete("DROP DATABASE")
+            }
+            BoundStatement::CopyFrom(target) => {
+                crate::copy_session::copy_from(target, sink, env, &ctx.data_dir)
+            }
+            BoundStatement::CopyTo(source) => {
+                crate::copy_session::copy_to(source, sink, env, &ctx.data_dir)
             }
             _ => Err(PgError::internal("statement kind handled elsewhere")),
         }

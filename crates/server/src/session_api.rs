@@ -30,6 +30,28 @@ pub trait ResultSink {
     fn complete(&mut self, tag: &str) -> PgResult<()>;
     /// A notice (e.g. "table does not exist, skipping") raised while executing.
     fn notice(&mut self, notice: &PgError) -> PgResult<()>;
+    /// COPY FROM STDIN: asks the client for data (CopyInResponse).
+    fn copy_in_start(&mut self, columns: usize) -> PgResult<()> {
+        let _ = columns;
+        Err(PgError::unsupported("COPY FROM STDIN is not possible here"))
+    }
+    /// The next chunk of COPY data into `out`; false once the client is done.
+    fn copy_in_next(&mut self, out: &mut Vec<u8>) -> PgResult<bool> {
+        let _ = out;
+        Err(PgError::unsupported("COPY FROM STDIN is not possible here"))
+    }
+    /// COPY TO STDOUT: CopyOutResponse, then data, then done.
+    fn copy_out_start(&mut self, columns: usize) -> PgResult<()> {
+        let _ = columns;
+        Err(PgError::unsupported("COPY TO STDOUT is not possible here"))
+    }
+    fn copy_out_data(&mut self, data: &[u8]) -> PgResult<()> {
+        let _ = data;
+        Err(PgError::unsupported("COPY TO STDOUT is not possible here"))
+    }
+    fn copy_out_done(&mut self) -> PgResult<()> {
+        Err(PgError::unsupported("COPY TO STDOUT is not possible here"))
+    }
 }
 
 /// A parsed and analyzed statement (extended protocol's Parse).

@@ -3,6 +3,7 @@
 //! against the catalog, and planning into the operator tree `exec` runs.
 
 pub mod bind;
+pub mod copy;
 pub mod expr;
 pub mod parse;
 pub mod parse_cache;

@@ -151,6 +151,8 @@ pub enum ParsedStatement {
     /// A sqlparser statement and where its text lies in the query string
     /// (for error positions).
     Sql(Box<Statement>, SourceMap),
+    /// COPY, whose grammar sqlparser covers only in part.
+    Copy(Box<crate::copy::CopyStatement>),
 }
 
 /// Maps sqlparser line/column locations inside one statement to PostgreSQL's
@@ -481,6 +483,9 @@ fn strip_behavior(toks: &[(String, bool)]) -> &[(String, bool)] {
 pub fn parse_statement(full: &str, stmt: &StatementText<'_>) -> PgResult<ParsedStatement> {
     if let Some(u) = parse_utility(stmt.text) {
         return Ok(ParsedStatement::Utility(u));
+    }
+    if crate::copy::is_copy(stmt.text) {
+        return crate::copy::parse_copy(full, stmt).map(|c| ParsedStatement::Copy(Box::new(c)));
     }
     parse_sql(full, stmt)
 }

@@ -78,6 +78,9 @@ impl ParseCache {
         if let Some(u) = parse_utility(stmt.text) {
             return Ok(ParsedStatement::Utility(u));
         }
+        if crate::copy::is_copy(stmt.text) {
+            return crate::copy::parse_copy(full, stmt).map(|c| ParsedStatement::Copy(Box::new(c)));
+        }
         let Some((key, literals)) = mask_literals(stmt.text) else {
             return parse_sql(full, stmt);
         };
@@ -382,7 +385,7 @@ mod tests {
     fn tree(p: ParsedStatement) -> Box<Statement> {
         match p {
             ParsedStatement::Sql(t, _) => t,
-            ParsedStatement::Utility(_) => panic!("utility"),
+            ParsedStatement::Utility(_) | ParsedStatement::Copy(_) => panic!("utility"),
         }
     }
 

@@ -176,6 +176,36 @@ pub enum BoundStatement {
         name: String,
         if_exists: bool,
     },
+    CopyFrom(Box<CopyFromTarget>),
+    CopyTo(Box<CopyToSource>),
+}
+
+/// COPY ... FROM: where the rows go.
+#[derive(Debug, Clone)]
+pub struct CopyFromTarget {
+    pub table: Arc<Table>,
+    /// The table column each input field fills, in input order.
+    pub columns: Vec<usize>,
+    /// Columns the input leaves out, with their DEFAULT.
+    pub defaults: Vec<(usize, Expr)>,
+    /// Per input field: FORCE_NOT_NULL / FORCE_NULL (CSV).
+    pub force_not_null: Vec<bool>,
+    pub force_null: Vec<bool>,
+    pub options: crate::copy::CopyOptions,
+    pub endpoint: crate::copy::CopyEndpoint,
+}
+
+/// COPY ... TO: what is unloaded.
+#[derive(Debug, Clone)]
+pub struct CopyToSource {
+    pub plan: Plan,
+    pub columns: Vec<OutputColumn>,
+    /// Per column: FORCE_QUOTE (CSV).
+    pub force_quote: Vec<bool>,
+    pub options: crate::copy::CopyOptions,
+    pub endpoint: crate::copy::CopyEndpoint,
+    /// The table, for COPY table TO (None for a query).
+    pub table_name: Option<String>,
 }
 
 impl OutputColumn {

@@ -57,13 +57,7 @@ impl Default for InsertTarget {
     }
 }
 
-/// Inserts a formed tuple (header already stamped with xmin/cmin).
-pub fn insert(
-    pool: &'static BufferPool,
-    rel: RelFileLocator,
-    tuple_bytes: &mut [u8],
-    target: &mut InsertTarget,
-) -> PgResult<Tid> {
+fn check_tuple_size(tuple_bytes: &[u8]) -> PgResult<()> {
     if tuple_bytes.len() > page::MAX_ITEM_SIZE {
         return Err(PgError::new(
             SqlState::PROGRAM_LIMIT_EXCEEDED,
@@ -74,7 +68,23 @@ pub fn insert(
             ),
         ));
     }
-    let needed = (tuple_bytes.len() + 7) & !7;
+    Ok(())
+}
+
+/// Space a tuple takes on a page, as the free-space check counts it.
+fn aligned_len(tuple_bytes: &[u8]) -> usize {
+    (tuple_bytes.len() + 7) & !7
+}
+
+/// Inserts a formed tuple (header already stamped with xmin/cmin).
+pub fn insert(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    tuple_bytes: &mut [u8],
+    target: &mut InsertTarget,
+) -> PgResult<Tid> {
+    check_tuple_size(tuple_bytes)?;
+    let needed = aligned_len(tuple_bytes);
     loop {
         if let Some(buf) = &target.current {
             let block = buf.block();
@@ -90,8 +100,68 @@ pub fn insert(
             target.current = None;
             fsm::record_free_space(pool, rel, block, free)?;
         }
-        // Another page: one the FSM knows has room, else a new one.
-        let buf = match fsm::search(pool, rel, needed)? {
+        next_target_page(pool, rel, needed, 1, target)?;
+    }
+}
+
+/// Most blocks one batch extends a relation by at once.
+const MAX_EXTEND_BLOCKS: usize = 64;
+
+/// Inserts formed tuples in order (COPY): each page is filled with as many
+/// as fit under one content-lock acquisition and marked dirty once, and when
+/// the relation must grow it grows by as many blocks as the rest of the
+/// batch needs, so concurrent loaders do not queue on extension block by
+/// block. The spare new blocks are offered to others through the FSM.
+pub fn insert_batch(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    tuples: &mut [Vec<u8>],
+    target: &mut InsertTarget,
+) -> PgResult<()> {
+    for t in tuples.iter() {
+        check_tuple_size(t)?;
+    }
+    let mut i = 0;
+    while i < tuples.len() {
+        if let Some(buf) = &target.current {
+            let block = buf.block();
+            let mut pg = buf.write();
+            let first = i;
+            while i < tuples.len() && page::free_space(&pg) >= aligned_len(&tuples[i]) {
+                tuple::set_ctid(&mut tuples[i], block, page::item_count(&pg) + 1);
+                page::add_item(&mut pg, &tuples[i]).expect("space checked");
+                i += 1;
+            }
+            if i > first {
+                pg.mark_dirty();
+            }
+            if i == tuples.len() {
+                return Ok(());
+            }
+            let free = page::free_space(&pg);
+            drop(pg);
+            target.current = None;
+            fsm::record_free_space(pool, rel, block, free)?;
+        }
+        let rest: usize = tuples[i..].iter().map(|t| aligned_len(t) + 4).sum();
+        let blocks = (rest / page::MAX_ITEM_SIZE + 1).min(MAX_EXTEND_BLOCKS);
+        next_target_page(pool, rel, aligned_len(&tuples[i]), blocks as u32, target)?;
+    }
+    Ok(())
+}
+
+/// Makes `target.current` a page with at least `needed` bytes free: one the
+/// FSM knows of, else the first of `extend_by` new blocks (the others are
+/// initialised and recorded in the FSM).
+fn next_target_page(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    needed: usize,
+    extend_by: u32,
+    target: &mut InsertTarget,
+) -> PgResult<()> {
+    loop {
+        match fsm::search(pool, rel, needed)? {
             Some(block) if block < pool.smgr().nblocks(rel, ForkNumber::Main)? => {
                 let b = pool.read_buffer(
                     rel,
@@ -100,30 +170,40 @@ pub fn insert(
                     ReadMode::Normal,
                     target.strategy.as_mut(),
                 )?;
-                if page::free_space(&b.read()) < needed {
-                    fsm::record_free_space(pool, rel, block, page::free_space(&b.read()))?;
+                let free = page::free_space(&b.read());
+                if free < needed {
+                    fsm::record_free_space(pool, rel, block, free)?;
                     continue;
                 }
-                b
+                target.current = Some(b);
+                return Ok(());
             }
             _ => {
-                let block = pool.smgr().extend(rel, ForkNumber::Main, 1)?;
-                let b = pool.read_buffer(
-                    rel,
-                    ForkNumber::Main,
-                    block,
-                    ReadMode::Zero,
-                    target.strategy.as_mut(),
-                )?;
-                {
-                    let mut pg = b.write();
-                    page::init(&mut pg, 0);
-                    pg.mark_dirty();
+                let count = extend_by.max(1);
+                let first = pool.smgr().extend(rel, ForkNumber::Main, count)?;
+                for block in first..first + count {
+                    let b = pool.read_buffer(
+                        rel,
+                        ForkNumber::Main,
+                        block,
+                        ReadMode::Zero,
+                        target.strategy.as_mut(),
+                    )?;
+                    let free = {
+                        let mut pg = b.write();
+                        page::init(&mut pg, 0);
+                        pg.mark_dirty();
+                        page::free_space(&pg)
+                    };
+                    if block == first {
+                        target.current = Some(b);
+                    } else {
+                        fsm::record_free_space(pool, rel, block, free)?;
+                    }
                 }
-                b
+                return Ok(());
             }
-        };
-        target.current = Some(buf);
+        }
     }
 }
 

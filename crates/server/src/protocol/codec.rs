@@ -359,6 +359,10 @@ impl MessageBuf {
             self.put_u8(b'P');
             self.put_cstr(&p.to_string());
         }
+        if let Some(w) = &e.context {
+            self.put_u8(b'W');
+            self.put_cstr(w);
+        }
         self.put_u8(0);
     }
 

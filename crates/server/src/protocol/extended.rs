@@ -449,6 +449,26 @@ impl<S: Read + Write> ResultSink for ExecSink<'_, S> {
         self.io.flush();
         self.io.check_sink()
     }
+
+    fn copy_in_start(&mut self, columns: usize) -> PgResult<()> {
+        self.io.copy_in_start(columns)
+    }
+
+    fn copy_in_next(&mut self, out: &mut Vec<u8>) -> PgResult<bool> {
+        self.io.copy_in_next(out)
+    }
+
+    fn copy_out_start(&mut self, columns: usize) -> PgResult<()> {
+        self.io.copy_out_start(columns)
+    }
+
+    fn copy_out_data(&mut self, data: &[u8]) -> PgResult<()> {
+        self.io.copy_out_data(data)
+    }
+
+    fn copy_out_done(&mut self) -> PgResult<()> {
+        self.io.copy_out_done()
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@
 
 mod codec;
 mod connection;
+mod copy;
 mod extended;
 mod registry;
 mod startup;

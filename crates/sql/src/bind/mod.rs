@@ -1,6 +1,7 @@
 //! Binding: resolves names against a catalog snapshot, types every
 //! expression, and plans queries (see `query.rs`) and DML/DDL statements.
 
+mod copy;
 mod expr;
 mod pos;
 mod query;
@@ -81,6 +82,7 @@ pub fn bind_statement(
             b.src = Some(src.clone());
             b.bind_sql(s)
         }
+        ParsedStatement::Copy(c) => b.bind_copy(c),
     }
 }
 
