@@ -5,6 +5,7 @@ pub mod error;
 pub mod functions;
 pub mod ids;
 pub mod interrupt;
+pub mod stack_depth;
 pub mod types;
 pub mod value;
 

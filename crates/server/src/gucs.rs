@@ -179,6 +179,13 @@ pub static GUCS: &[GucDef] = &[
         "Forces synchronization of updates to disk.",
     ),
     g(
+        "in_hot_standby",
+        "off",
+        Internal,
+        true,
+        "Shows whether hot standby is currently active.",
+    ),
+    g(
         "integer_datetimes",
         "on",
         Internal,
@@ -233,6 +240,13 @@ pub static GUCS: &[GucDef] = &[
         User,
         false,
         "Sets the maximum number of parallel processes per executor node.",
+    ),
+    g(
+        "max_stack_depth",
+        "2MB",
+        User,
+        false,
+        "Sets the maximum stack depth, in kilobytes.",
     ),
     g(
         "max_wal_size",
@@ -495,6 +509,27 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         "shared_buffers" | "work_mem" | "max_wal_size" => {
             parse_memory_kb(value).ok_or_else(bad)?;
         }
+        "max_stack_depth" => {
+            let kb = max_stack_depth_kb(value).ok_or_else(bad)?;
+            let max = common::stack_depth::MAX_STACK_DEPTH_KB;
+            if kb < 100 {
+                return Err(PgError::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!(
+                        "{kb} kB is outside the valid range for parameter \"max_stack_depth\" (100 kB .. {max} kB)"
+                    ),
+                ));
+            }
+            if kb > max {
+                return Err(PgError::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!("\"max_stack_depth\" must not exceed {max}kB."),
+                )
+                .with_hint(
+                    "Increase the platform's stack depth limit via \"ulimit -s\" or local equivalent.",
+                ));
+            }
+        }
         "bgwriter_delay" | "statement_timeout" | "client_connection_check_interval" => {
             parse_duration_ms(value, 1).ok_or_else(bad)?;
         }
@@ -554,6 +589,16 @@ pub fn parse_bool(value: &str) -> Option<bool> {
         "on" | "true" | "yes" | "1" | "t" | "y" => Some(true),
         "off" | "false" | "no" | "0" | "f" | "n" => Some(false),
         _ => None,
+    }
+}
+
+/// max_stack_depth in kB (a bare number is kB, as PostgreSQL reads it).
+pub fn max_stack_depth_kb(value: &str) -> Option<u64> {
+    let v = value.trim();
+    if v.chars().all(|c| c.is_ascii_digit()) {
+        v.parse().ok()
+    } else {
+        parse_memory_kb(v)
     }
 }
 

@@ -571,8 +571,10 @@ where
     let fd = stream.as_raw_fd();
     let mut admitted = env.table.admit(fd, stream);
     let (factory, ctx, limits) = (env.factory.clone(), env.ctx.clone(), env.limits.clone());
+    // Sized for the deepest nesting max_stack_depth may allow (common::stack_depth).
     let spawned = std::thread::Builder::new()
         .name("backend".into())
+        .stack_size(common::stack_depth::SESSION_STACK_SIZE)
         .spawn(move || {
             let shared = admitted.shared.clone();
             serve_connection(

@@ -67,6 +67,14 @@ struct Prepared {
     bound: parking_lot::Mutex<Option<(Arc<catalog::CatalogData>, Arc<BoundStatement>)>>,
 }
 
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        if let Some(p) = self.parsed.take() {
+            sql::parse::drop_parsed(p);
+        }
+    }
+}
+
 /// PostgreSQL's WARNING for COMMIT or ROLLBACK outside a transaction block.
 fn no_transaction_warning() -> PgError {
     PgError {
@@ -137,8 +145,12 @@ impl Session {
             .collect()
     }
 
-    /// Makes this thread's date/time I/O use the session's TimeZone.
+    /// Makes this thread's date/time I/O use the session's TimeZone, and its
+    /// analysis the session's max_stack_depth.
     fn apply_timezone(&self) {
+        let depth = self.settings.get("max_stack_depth").unwrap_or("2MB");
+        let kb = gucs::max_stack_depth_kb(depth).unwrap_or(2048);
+        common::stack_depth::set_max_stack_depth_kb(kb);
         let setting = self.settings.get("TimeZone").unwrap_or("UTC");
         let mut cache = self.timezone.borrow_mut();
         if cache.0 != setting {
@@ -830,7 +842,9 @@ impl Session {
     ) -> PgResult<()> {
         let parsed = self.parse_cache.parse(full, st)?;
         let mut params = Vec::new();
-        let bound = self.bind(&parsed, &mut params)?;
+        let bound = self.bind(&parsed, &mut params);
+        sql::parse::drop_parsed(parsed);
+        let bound = bound?;
         if !params.is_empty() {
             return Err(PgError::new(
                 SqlState::UNDEFINED_PARAMETER,
@@ -877,6 +891,8 @@ impl SessionHandler for Session {
         if stmts.is_empty() {
             return Ok(false);
         }
+        // Parsing already obeys max_stack_depth.
+        self.apply_timezone();
         self.set_activity("active", Some(sql));
         // Several statements in one Query run in one implicit transaction, as
         // PostgreSQL's: an error rolls back the whole string (unless a COMMIT
@@ -906,6 +922,7 @@ impl SessionHandler for Session {
     }
 
     fn prepare(&mut self, sql: &str, param_types: &[u32]) -> PgResult<PreparedStatement> {
+        self.apply_timezone();
         let stmts = split_statements(sql);
         if stmts.is_empty() || is_blank(sql) {
             return Ok(PreparedStatement {
@@ -925,7 +942,7 @@ impl SessionHandler for Session {
             ));
         }
         let parsed = self.parse_cache.parse(sql, &stmts[0])?;
-        let mut types: Vec<Option<TypeId>> = param_types
+        let types: PgResult<Vec<Option<TypeId>>> = param_types
             .iter()
             .map(|&o| {
                 if o == 0 {
@@ -939,8 +956,18 @@ impl SessionHandler for Session {
                     })
                 }
             })
-            .collect::<PgResult<_>>()?;
-        let bound = self.bind(&parsed, &mut types)?;
+            .collect::<PgResult<_>>();
+        let bound = types.and_then(|mut types| {
+            let b = self.bind(&parsed, &mut types)?;
+            Ok((b, types))
+        });
+        let (bound, types) = match bound {
+            Ok(b) => b,
+            Err(e) => {
+                sql::parse::drop_parsed(parsed);
+                return Err(e);
+            }
+        };
         let resolved: Vec<u32> = types
             .iter()
             .map(|t| t.unwrap_or(TypeId::Text).oid())

@@ -490,11 +490,54 @@ pub fn parse_statement(full: &str, stmt: &StatementText<'_>) -> PgResult<ParsedS
     parse_sql(full, stmt)
 }
 
+/// Whether a statement that failed to parse would parse without the depth
+/// limit: some of sqlparser's backtracking paths (nested CASE) report its
+/// recursion limit as a syntax error. Only a statement at least one character
+/// per allowed level long can be that deep, so short ones are not parsed again.
+fn nested_too_deep(text: &str) -> bool {
+    // Past a few MB the answer is not worth a stack of gigabytes.
+    if text.len() < common::stack_depth::max_levels() || text.len() > 4 << 20 {
+        return false;
+    }
+    let stack = text.len() * 256 + (1 << 20);
+    stacker::grow(stack, || {
+        let dialect = PostgreSqlDialect {};
+        Parser::new(&dialect)
+            .with_recursion_limit(text.len())
+            .try_with_sql(text)
+            .and_then(|mut p| p.parse_statements())
+            .is_ok()
+    })
+}
+
+/// Statements longer than this are dropped on a stack of their own.
+const DEEP_DROP_TEXT: usize = 256 * 1024;
+
+/// Drops a parsed statement. sqlparser's trees drop recursively, one frame
+/// per level, and a long statement can nest a level every two characters
+/// (`1+1+...` is parsed without recursion into a left-deep tree), deeper than
+/// any thread stack: a long one is dropped on a stack sized for its length.
+pub fn drop_parsed(parsed: ParsedStatement) {
+    let len = match &parsed {
+        ParsedStatement::Sql(_, src) => src.chars.len(),
+        _ => 0,
+    };
+    if len <= DEEP_DROP_TEXT {
+        drop(parsed);
+        return;
+    }
+    // At most one level per two characters, a few hundred bytes a level.
+    let stack = (len / 2) * 256 + (1 << 20);
+    stacker::grow(stack, move || drop(parsed));
+}
+
 /// Parses one statement that is not a utility statement, with sqlparser.
 pub(crate) fn parse_sql(full: &str, stmt: &StatementText<'_>) -> PgResult<ParsedStatement> {
     let dialect = PostgreSqlDialect {};
+    // sqlparser grows its stack on the heap while it recurses; its own limit
+    // is set to ours so deep nesting ends as 54001, not a syntax error.
     let parsed = Parser::new(&dialect)
-        .with_recursion_limit(200)
+        .with_recursion_limit(common::stack_depth::max_levels())
         .try_with_sql(stmt.text)
         .and_then(|mut p| p.parse_statements());
     match parsed {
@@ -504,6 +547,10 @@ pub(crate) fn parse_sql(full: &str, stmt: &StatementText<'_>) -> PgResult<Parsed
         )),
         Ok(v) if v.is_empty() => Err(PgError::syntax("syntax error at end of input")),
         Ok(_) => Err(PgError::syntax("cannot parse multiple statements here")),
+        Err(sqlparser::parser::ParserError::RecursionLimitExceeded) => {
+            Err(common::stack_depth::too_deep_here())
+        }
+        Err(_) if nested_too_deep(stmt.text) => Err(common::stack_depth::too_deep_here()),
         Err(e) => Err(syntax_error(full, stmt, &e.to_string())),
     }
 }

@@ -67,6 +67,9 @@ pub struct ParseCache {
     tick: u64,
 }
 
+/// Longest statement text the cache keeps a tree for.
+const MAX_CACHED_TEXT: usize = 16 * 1024;
+
 impl ParseCache {
     pub fn new() -> Self {
         Self::default()
@@ -80,6 +83,11 @@ impl ParseCache {
         }
         if crate::copy::is_copy(stmt.text) {
             return crate::copy::parse_copy(full, stmt).map(|c| ParsedStatement::Copy(Box::new(c)));
+        }
+        // Long statements are not worth caching, and a clone of a deep tree
+        // would recurse once per level.
+        if stmt.text.len() > MAX_CACHED_TEXT {
+            return parse_sql(full, stmt);
         }
         let Some((key, literals)) = mask_literals(stmt.text) else {
             return parse_sql(full, stmt);

@@ -286,8 +286,44 @@ impl Binder<'_, '_> {
     }
 
     pub(crate) fn bind_expr(&mut self, e: &ast::Expr, scope: &Scope) -> PgResult<Expr> {
+        let _level = common::stack_depth::enter()?;
         self.bind_expr_node(e, scope)
             .map_err(|err| self.locate(err, e))
+    }
+
+    /// AND and OR chains bind to one n-ary node, as PostgreSQL's grammar
+    /// makes them, without recursing along the chain: an ORM's
+    /// `a = 0 OR a = 1 OR ... OR a = 99999` is one level deep.
+    fn bind_bool_chain(&mut self, e: &ast::Expr, and: bool, scope: &Scope) -> PgResult<Expr> {
+        use ast::BinaryOperator as B;
+        let is_same = |x: &ast::Expr| {
+            matches!(x, ast::Expr::BinaryOp { op, .. }
+                if matches!((op, and), (B::And, true) | (B::Or, false)))
+        };
+        // Operands in source order: walk the tree with an explicit stack,
+        // right child pushed first so the left is visited first.
+        let mut pending = vec![e];
+        let mut args = Vec::new();
+        while let Some(x) = pending.pop() {
+            let mut x = x;
+            while let ast::Expr::Nested(inner) = x {
+                if !is_same(inner) {
+                    break;
+                }
+                x = inner;
+            }
+            match x {
+                ast::Expr::BinaryOp { left, right, .. } if is_same(x) => {
+                    pending.push(right);
+                    pending.push(left);
+                }
+                leaf => {
+                    let bound = self.bind_expr(leaf, scope)?;
+                    args.push(self.coerce_bool(bound, if and { "AND" } else { "OR" })?);
+                }
+            }
+        }
+        Ok(if and { Expr::And(args) } else { Expr::Or(args) })
     }
 
     fn bind_expr_node(&mut self, e: &ast::Expr, scope: &Scope) -> PgResult<Expr> {
@@ -388,6 +424,9 @@ impl Binder<'_, '_> {
                         right: right.clone(),
                     };
                     return self.bind_expr(&e, scope);
+                }
+                if matches!(op, B::And | B::Or) {
+                    return self.bind_bool_chain(e, matches!(op, B::And), scope);
                 }
                 let l = self.bind_expr(left, scope)?;
                 let r = self.bind_expr(right, scope)?;

@@ -327,6 +327,7 @@ impl Binder<'_, '_> {
                 "table constraints are not supported yet",
             ));
         }
+        query::check_table_columns(ct.columns.len())?;
         let mut columns = Vec::new();
         for cd in &ct.columns {
             let c = self.bind_column_def(cd)?;
@@ -361,6 +362,9 @@ impl Binder<'_, '_> {
             }
             None => None,
         };
+        if let Some((_, cols)) = &source {
+            query::check_table_columns(cols.len())?;
+        }
         Ok(BoundStatement::CreateTable {
             name,
             namespace,
@@ -385,6 +389,7 @@ impl Binder<'_, '_> {
                         "ADD COLUMN with DEFAULT or NOT NULL is not supported yet",
                     ));
                 }
+                query::check_table_columns(table.columns.len() + 1)?;
                 Ok(BoundStatement::AddColumn {
                     table,
                     column,

@@ -158,6 +158,7 @@ impl Binder<'_, '_> {
     }
 
     pub(crate) fn bind_query(&mut self, q: &ast::Query) -> PgResult<(Plan, Vec<OutputColumn>)> {
+        let _level = common::stack_depth::enter()?;
         if q.with.is_some() {
             return Err(PgError::unsupported("WITH queries are not supported yet"));
         }
@@ -223,6 +224,7 @@ impl Binder<'_, '_> {
     }
 
     fn bind_set_expr(&mut self, s: &ast::SetExpr) -> PgResult<(Plan, Vec<OutputColumn>)> {
+        let _level = common::stack_depth::enter()?;
         match s {
             ast::SetExpr::Select(sel) => self.bind_select(sel, &[]),
             ast::SetExpr::Query(q) => self.bind_query(q),
@@ -292,6 +294,7 @@ impl Binder<'_, '_> {
     }
 
     fn bind_values(&mut self, v: &ast::Values) -> PgResult<(Plan, Vec<OutputColumn>)> {
+        check_target_list(v.rows.first().map_or(0, |r| r.len()))?;
         let mut rows: Vec<Vec<Expr>> = Vec::new();
         for r in &v.rows {
             let row = r
@@ -724,6 +727,7 @@ impl Binder<'_, '_> {
                 _ => return Err(PgError::unsupported("this select item is not supported")),
             }
         }
+        check_target_list(cols.len())?;
         Ok((exprs, cols))
     }
 
@@ -825,6 +829,7 @@ impl Binder<'_, '_> {
             exprs.extend(e);
             cols.extend(c);
         }
+        check_target_list(cols.len())?;
         let visible = exprs.len();
         // GROUP BY
         let mut keys = Vec::new();
@@ -1099,4 +1104,30 @@ fn rewrite_post_agg(
             other.map_children(&mut |child| rewrite_post_agg(child, keys, aggs, nkeys, cols, scope))
         }
     }
+}
+
+/// PostgreSQL's MaxTupleAttributeNumber: the most entries a target list
+/// (and so a result's RowDescription) may have.
+pub(crate) const MAX_TARGET_LIST: usize = 1664;
+/// PostgreSQL's MaxHeapAttributeNumber.
+pub(crate) const MAX_TABLE_COLUMNS: usize = 1600;
+
+pub(crate) fn check_target_list(n: usize) -> PgResult<()> {
+    if n > MAX_TARGET_LIST {
+        return Err(PgError::new(
+            SqlState("54011"),
+            format!("target lists can have at most {MAX_TARGET_LIST} entries"),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_table_columns(n: usize) -> PgResult<()> {
+    if n > MAX_TABLE_COLUMNS {
+        return Err(PgError::new(
+            SqlState("54011"),
+            format!("tables can have at most {MAX_TABLE_COLUMNS} columns"),
+        ));
+    }
+    Ok(())
 }
