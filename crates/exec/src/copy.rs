@@ -29,7 +29,10 @@ pub struct CopyParser {
     options: CopyOptions,
     /// Bytes received but not yet part of a complete record.
     pending: Vec<u8>,
-    /// Where scanning for the end of the current record resumes.
+    /// Bytes of `pending` already consumed (compacted away now and then, so a
+    /// chunk of many records is not shifted once per record).
+    start: usize,
+    /// Where scanning for the end of the current record resumes (from `start`).
     scanned: usize,
     /// Line number of the next record (1-based), for error context.
     pub line: u64,
@@ -48,6 +51,7 @@ impl CopyParser {
             header_pending: options.header != CopyHeader::None,
             options: options.clone(),
             pending: Vec::new(),
+            start: 0,
             scanned: 0,
             line: 1,
             ended: false,
@@ -57,9 +61,14 @@ impl CopyParser {
     }
 
     pub fn push(&mut self, chunk: &[u8]) {
-        if !self.ended {
-            self.pending.extend_from_slice(chunk);
+        if self.ended {
+            return;
         }
+        if self.start > 0 {
+            self.pending.drain(..self.start);
+            self.start = 0;
+        }
+        self.pending.extend_from_slice(chunk);
     }
 
     /// The header line, if one is still to be skipped, or the next complete
@@ -72,27 +81,33 @@ impl CopyParser {
         let Some(end) = self.find_record_end(at_eof)? else {
             return Ok(None);
         };
-        let mut line: Vec<u8> = self.pending.drain(..end).collect();
+        let mut line = &self.pending[self.start..self.start + end];
+        self.start += end;
         self.scanned = 0;
         // Drop the terminator: \n, \r\n or \r.
         if line.last() == Some(&b'\n') {
-            line.pop();
+            line = &line[..line.len() - 1];
         }
         if line.last() == Some(&b'\r') {
-            line.pop();
+            line = &line[..line.len() - 1];
         }
-        let lines_in_record = 1 + line.iter().filter(|&&b| b == b'\n').count() as u64;
+        let lines_in_record = 1 + memchr::memchr_iter(b'\n', line).count() as u64;
         if line == b"\\." {
             self.ended = true;
             self.pending.clear();
+            self.start = 0;
             return Ok(None);
         }
-        let text = String::from_utf8(line).map_err(|_| {
+        let text = std::str::from_utf8(line).map_err(|_| {
             PgError::new(
                 SqlState("22021"),
                 "invalid byte sequence for encoding \"UTF8\"",
             )
         })?;
+        // The line's text is kept for errors' CONTEXT in a reused buffer.
+        self.last_line.clear();
+        self.last_line.push_str(text);
+        let text = std::mem::take(&mut self.last_line);
         let record = match self.options.format {
             CopyFormat::Csv => self.split_csv(&text),
             _ => self.split_text(&text),
@@ -116,7 +131,7 @@ impl CopyParser {
 
     /// End (exclusive, terminator included) of the first complete record.
     fn find_record_end(&mut self, at_eof: bool) -> PgResult<Option<usize>> {
-        let b = &self.pending;
+        let b = &self.pending[self.start..];
         if self.options.format == CopyFormat::Csv {
             // A newline inside quotes belongs to the field.
             let (q, e) = (self.options.quote, self.options.escape);
