@@ -536,10 +536,20 @@ pub(crate) fn parse_sql(full: &str, stmt: &StatementText<'_>) -> PgResult<Parsed
     let dialect = PostgreSqlDialect {};
     // sqlparser grows its stack on the heap while it recurses; its own limit
     // is set to ours so deep nesting ends as 54001, not a syntax error.
-    let parsed = Parser::new(&dialect)
-        .with_recursion_limit(common::stack_depth::max_levels())
-        .try_with_sql(stmt.text)
-        .and_then(|mut p| p.parse_statements());
+    let parse = || {
+        Parser::new(&dialect)
+            .with_recursion_limit(common::stack_depth::max_levels())
+            .try_with_sql(stmt.text)
+            .and_then(|mut p| p.parse_statements())
+    };
+    // A failed parse drops its partial tree inside sqlparser, recursively: a
+    // long statement is parsed on a stack sized for its length (as it is
+    // dropped, see drop_parsed).
+    let parsed = if stmt.text.len() > DEEP_DROP_TEXT {
+        stacker::grow(stmt.text.len() * 128 + (1 << 20), parse)
+    } else {
+        parse()
+    };
     match parsed {
         Ok(mut v) if v.len() == 1 => Ok(ParsedStatement::Sql(
             Box::new(v.remove(0)),
