@@ -5,6 +5,8 @@ pub mod activity;
 pub mod connections;
 pub mod context;
 pub mod datadir;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzz;
 pub mod gucs;
 pub mod lockfile;
 pub mod protocol;

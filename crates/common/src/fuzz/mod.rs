@@ -13,6 +13,8 @@
 pub mod types_io;
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// SplitMix64: tiny, fast, and the same sequence on every platform, so a
@@ -39,8 +41,9 @@ impl Rng {
     pub fn one_in(&mut self, n: usize) -> bool {
         self.below(n) == 0
     }
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
+    /// A random element (`items` must not be empty).
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
     }
     /// A length skewed towards small values (most inputs stay small, some don't).
     pub fn small(&mut self, max: usize) -> usize {
@@ -77,7 +80,7 @@ impl Mutator<'_> {
             }
             1 if len > 0 => {
                 let i = rng.below(len);
-                data[i] = *rng.pick(INTERESTING_BYTES);
+                data[i] = rng.pick(INTERESTING_BYTES);
             }
             2 => {
                 let at = rng.below(len + 1);
@@ -99,7 +102,7 @@ impl Mutator<'_> {
                 }
             }
             5 if !corpus.is_empty() => {
-                let other = rng.pick(corpus);
+                let other = &corpus[rng.below(corpus.len())];
                 if !other.is_empty() {
                     let from = rng.below(other.len());
                     let to = (from + 1 + rng.small(64)).min(other.len());
@@ -115,7 +118,7 @@ impl Mutator<'_> {
             7 if len >= 4 => {
                 // Overwrite a 32-bit word: lengths and counts live in these.
                 let i = rng.below(len - 3);
-                let word = *rng.pick(INTERESTING_WORDS);
+                let word = rng.pick(INTERESTING_WORDS);
                 data[i..i + 4].copy_from_slice(&word.to_be_bytes());
             }
             _ if !self.dictionary.is_empty() => {
@@ -187,10 +190,24 @@ pub struct RunStats {
     pub slowest: Duration,
 }
 
+/// One input taking longer than this is a hang: the driver prints it and
+/// aborts the test process (a stuck test would otherwise say nothing).
+fn hang_limit() -> Duration {
+    let secs = std::env::var("SCALEGRES_FUZZ_HANG_SECONDS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(20);
+    Duration::from_secs(secs)
+}
+
+/// The input being run, for the hang watchdog.
+type Current = Arc<Mutex<Option<(u64, Vec<u8>, Instant)>>>;
+
 /// Runs `fuzz_one` on inputs from `next_input` until the budget is spent.
 /// Each input gets its own RNG seeded from (seed, index), so a failure is
 /// reproduced by the printed seed and index alone. A panic is reported with
-/// the input (escaped) and then propagated: the test fails.
+/// the input (escaped) and then propagated: the test fails. An input that
+/// runs past the hang limit is reported and the process aborted.
 pub fn drive(
     target: &str,
     budget: Budget,
@@ -200,10 +217,14 @@ pub fn drive(
     let started = Instant::now();
     let mut done = 0u64;
     let mut slowest = Duration::ZERO;
+    let current: Current = Arc::default();
+    let finished = Arc::new(AtomicBool::new(false));
+    let watchdog = spawn_hang_watchdog(target, budget.seed, current.clone(), finished.clone());
     while budget.more(done, started) {
         let mut rng = Rng::new(budget.seed ^ done.wrapping_mul(0xd134_2543_de82_ef95));
         let input = next_input(&mut rng);
         let one = Instant::now();
+        *current.lock().unwrap_or_else(|e| e.into_inner()) = Some((done, input.clone(), one));
         if let Err(panic) = catch_unwind(AssertUnwindSafe(|| fuzz_one(&input))) {
             eprintln!(
                 "fuzz target {target} failed on input #{done} (SCALEGRES_FUZZ_SEED={}): {} bytes: b\"{}\"",
@@ -211,11 +232,14 @@ pub fn drive(
                 input.len(),
                 input.escape_ascii()
             );
+            finished.store(true, Ordering::Relaxed);
             resume_unwind(panic);
         }
         slowest = slowest.max(one.elapsed());
         done += 1;
     }
+    finished.store(true, Ordering::Relaxed);
+    let _ = watchdog.join();
     let stats = RunStats {
         iterations: done,
         elapsed: started.elapsed(),
@@ -226,6 +250,32 @@ pub fn drive(
         stats.iterations, stats.elapsed, budget.seed, stats.slowest
     );
     stats
+}
+
+fn spawn_hang_watchdog(
+    target: &str,
+    seed: u64,
+    current: Current,
+    finished: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    let target = target.to_string();
+    let limit = hang_limit();
+    std::thread::spawn(move || {
+        while !finished.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(100));
+            let guard = current.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((index, input, since)) = guard.as_ref() {
+                if since.elapsed() > limit && !finished.load(Ordering::Relaxed) {
+                    eprintln!(
+                        "fuzz target {target} hangs (over {limit:?}) on input #{index} (SCALEGRES_FUZZ_SEED={seed}): {} bytes: b\"{}\"",
+                        input.len(),
+                        input.escape_ascii()
+                    );
+                    std::process::abort();
+                }
+            }
+        }
+    })
 }
 
 /// Runs `f` on a thread with a large stack: generated inputs nest deeper than

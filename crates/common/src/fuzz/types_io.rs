@@ -251,7 +251,7 @@ pub fn generate(rng: &mut Rng) -> Vec<u8> {
             for word in [
                 ndigits,
                 rng.below(40) as u16 ^ if rng.one_in(3) { 0xfff0 } else { 0 },
-                *rng.pick(&[0u16, 0x4000, 0xc000, 0xd000, 0xf000, 0x1234]),
+                rng.pick(&[0u16, 0x4000, 0xc000, 0xd000, 0xf000, 0x1234]),
                 rng.below(20) as u16,
             ] {
                 data.extend_from_slice(&word.to_be_bytes());
