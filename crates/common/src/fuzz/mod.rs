@@ -152,6 +152,9 @@ const INTERESTING_WORDS: &[u32] = &[
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
     pub seed: u64,
+    /// Index of the first input (SCALEGRES_FUZZ_FROM): with
+    /// SCALEGRES_FUZZ_ITERS=1, replays one input of an earlier run.
+    pub first: u64,
     pub iterations: u64,
     /// When set, the run goes on until this much time passed (and at least
     /// `iterations` if SCALEGRES_FUZZ_ITERS was given too).
@@ -171,13 +174,14 @@ impl Budget {
         });
         Budget {
             seed: var("SCALEGRES_FUZZ_SEED").unwrap_or(default_seed),
+            first: var("SCALEGRES_FUZZ_FROM").unwrap_or(0),
             iterations,
             duration: seconds.map(Duration::from_secs),
         }
     }
 
-    fn more(&self, done: u64, started: Instant) -> bool {
-        done < self.iterations || self.duration.is_some_and(|d| started.elapsed() < d)
+    fn more(&self, index: u64, started: Instant) -> bool {
+        index - self.first < self.iterations || self.duration.is_some_and(|d| started.elapsed() < d)
     }
 }
 
@@ -186,8 +190,9 @@ impl Budget {
 pub struct RunStats {
     pub iterations: u64,
     pub elapsed: Duration,
-    /// The slowest single input (a hang shows up here first).
+    /// The slowest single input (a hang shows up here first), and its index.
     pub slowest: Duration,
+    pub slowest_index: u64,
 }
 
 /// One input taking longer than this is a hang: the driver prints it and
@@ -215,8 +220,9 @@ pub fn drive(
     mut fuzz_one: impl FnMut(&[u8]),
 ) -> RunStats {
     let started = Instant::now();
-    let mut done = 0u64;
+    let mut done = budget.first;
     let mut slowest = Duration::ZERO;
+    let mut slowest_index = budget.first;
     let current: Current = Arc::default();
     let finished = Arc::new(AtomicBool::new(false));
     let watchdog = spawn_hang_watchdog(target, budget.seed, current.clone(), finished.clone());
@@ -235,19 +241,23 @@ pub fn drive(
             finished.store(true, Ordering::Relaxed);
             resume_unwind(panic);
         }
-        slowest = slowest.max(one.elapsed());
+        if one.elapsed() > slowest {
+            slowest = one.elapsed();
+            slowest_index = done;
+        }
         done += 1;
     }
     finished.store(true, Ordering::Relaxed);
     let _ = watchdog.join();
     let stats = RunStats {
-        iterations: done,
+        iterations: done - budget.first,
         elapsed: started.elapsed(),
         slowest,
+        slowest_index,
     };
     eprintln!(
-        "fuzz target {target}: {} inputs in {:.1?} (seed {}, slowest input {:.1?})",
-        stats.iterations, stats.elapsed, budget.seed, stats.slowest
+        "fuzz target {target}: {} inputs in {:.1?} (seed {}, slowest input #{}: {:.1?})",
+        stats.iterations, stats.elapsed, budget.seed, stats.slowest_index, stats.slowest
     );
     stats
 }
@@ -319,6 +329,7 @@ mod tests {
     fn drive_reports_a_failing_input() {
         let budget = Budget {
             seed: 1,
+            first: 0,
             iterations: 100,
             duration: None,
         };
