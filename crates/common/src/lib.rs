@@ -3,6 +3,8 @@
 
 pub mod error;
 pub mod functions;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzz;
 pub mod ids;
 pub mod interrupt;
 pub mod stack_depth;

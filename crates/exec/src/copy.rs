@@ -21,6 +21,11 @@ fn bad_format(msg: impl Into<String>) -> PgError {
     PgError::new(SqlState("22P04"), msg)
 }
 
+/// The longest record (line) COPY accepts: far more than a row can hold
+/// until values can be stored out of line, and a bound on what an endless
+/// input without line breaks can make the server buffer.
+const MAX_RECORD_BYTES: usize = 64 << 20;
+
 /// One input row's fields: None for NULL.
 pub type RawRecord = Vec<Option<String>>;
 
@@ -60,15 +65,27 @@ impl CopyParser {
         }
     }
 
-    pub fn push(&mut self, chunk: &[u8]) {
+    /// Adds input. Fails when one record grows past `MAX_RECORD_BYTES`.
+    pub fn push(&mut self, chunk: &[u8]) -> PgResult<()> {
         if self.ended {
-            return;
+            return Ok(());
         }
         if self.start > 0 {
             self.pending.drain(..self.start);
             self.start = 0;
         }
+        if self.pending.len() + chunk.len() > MAX_RECORD_BYTES {
+            return Err(
+                PgError::new(SqlState::PROGRAM_LIMIT_EXCEEDED, "out of memory").with_detail(
+                    format!(
+                        "A COPY line over {} MB cannot be stored in a row.",
+                        MAX_RECORD_BYTES >> 20
+                    ),
+                ),
+            );
+        }
         self.pending.extend_from_slice(chunk);
+        Ok(())
     }
 
     /// The header line, if one is still to be skipped, or the next complete
@@ -590,7 +607,7 @@ mod tests {
         let mut p = CopyParser::new(o);
         let mut out = Vec::new();
         for c in chunks {
-            p.push(c.as_bytes());
+            p.push(c.as_bytes())?;
             while let Some((r, _)) = p.next_record(false)? {
                 out.push(r);
             }

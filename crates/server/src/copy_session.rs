@@ -60,7 +60,8 @@ pub(crate) fn copy_from(
             sink.copy_in_start(target.columns.len())?;
             // Read to CopyDone even after `\.`, as the protocol requires.
             while sink.copy_in_next(&mut chunk)? {
-                parser.push(&chunk);
+                env.check_cancel()?;
+                parser.push(&chunk)?;
                 drain(&mut parser, &mut loader, env, false, target)?;
             }
         }
@@ -79,7 +80,10 @@ pub(crate) fn copy_from(
                 if n == 0 {
                     break;
                 }
-                parser.push(&chunk[..n]);
+                // A file can be endless (a FIFO, /dev/zero): cancel and
+                // statement_timeout reach this loop.
+                env.check_cancel()?;
+                parser.push(&chunk[..n])?;
                 drain(&mut parser, &mut loader, env, false, target)?;
             }
         }

@@ -6,6 +6,8 @@ pub mod connections;
 pub mod context;
 mod copy_session;
 pub mod datadir;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzz;
 pub mod gucs;
 pub mod lockfile;
 pub mod protocol;

@@ -268,10 +268,12 @@ impl Cursor {
 
 /// Whether a statement is a COPY command.
 pub fn is_copy(text: &str) -> bool {
-    let t = text.trim_start();
+    let t = text.trim_start().as_bytes();
     t.len() >= 4
-        && t[..4].eq_ignore_ascii_case("copy")
-        && !t[4..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+        && t[..4].eq_ignore_ascii_case(b"copy")
+        && !t
+            .get(4)
+            .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80)
 }
 
 /// Parses a COPY statement (`is_copy` said it is one).
@@ -761,5 +763,8 @@ mod tests {
         assert_eq!(code("copy t from"), SqlState::SYNTAX_ERROR);
         assert!(is_copy("  COPY t to stdout"));
         assert!(!is_copy("copyx"));
+        // Found by the fuzzer: a multi-byte character across byte 4.
+        assert!(!is_copy("s\u{fffd}\u{fffd}t"));
+        assert!(!is_copy("copé"));
     }
 }

@@ -5,6 +5,8 @@
 pub mod bind;
 pub mod copy;
 pub mod expr;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzz;
 pub mod parse;
 pub mod parse_cache;
 pub mod plan;

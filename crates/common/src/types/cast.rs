@@ -165,10 +165,10 @@ pub fn apply_typmod(v: Value, ty: DataType, explicit: bool) -> PgResult<Value> {
             Ok(Value::Numeric(Box::new(n.apply_typmod(ty.typmod)?)))
         }
         (TypeId::Timestamp, Value::Timestamp(t)) if ty.typmod >= 0 => Ok(Value::Timestamp(
-            datetime::adjust_timestamp_typmod(t, ty.typmod),
+            datetime::adjust_timestamp_typmod(t, ty.typmod)?,
         )),
         (TypeId::Timestamptz, Value::Timestamptz(t)) if ty.typmod >= 0 => Ok(Value::Timestamptz(
-            datetime::adjust_timestamp_typmod(t, ty.typmod),
+            datetime::adjust_timestamp_typmod(t, ty.typmod)?,
         )),
         (_, v) => Ok(v),
     }

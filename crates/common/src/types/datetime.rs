@@ -268,17 +268,27 @@ pub fn write_timestamptz(us: i64, out: &mut String) {
     write_ts(us, true, out)
 }
 
-/// Rounds a timestamp to `typmod` fractional digits (timestamp(p)).
-pub fn adjust_timestamp_typmod(us: i64, typmod: i32) -> i64 {
+/// Rounds a timestamp to `typmod` fractional digits (timestamp(p)). Rounding
+/// up past the last representable instant is 22008 "timestamp out of range",
+/// as PostgreSQL's AdjustTimestampForTypmod: the value could not be printed.
+pub fn adjust_timestamp_typmod(us: i64, typmod: i32) -> PgResult<i64> {
     if !(0..6).contains(&typmod) || us == TIMESTAMP_NOBEGIN || us == TIMESTAMP_NOEND {
-        return us;
+        return Ok(us);
     }
     let scale = 10i64.pow(6 - typmod as u32);
     let offset = scale / 2;
-    if us >= 0 {
+    let rounded = if us >= 0 {
         (us + offset) / scale * scale
     } else {
         -((-us + offset) / scale * scale)
+    };
+    if (MIN_TIMESTAMP..END_TIMESTAMP).contains(&rounded) {
+        Ok(rounded)
+    } else {
+        Err(PgError::new(
+            SqlState::DATETIME_FIELD_OVERFLOW,
+            "timestamp out of range",
+        ))
     }
 }
 
@@ -1056,9 +1066,16 @@ mod tests {
     fn typmod_rounding() {
         let t = parse_timestamp("2024-01-02 03:04:05.9999").unwrap();
         let mut o = String::new();
-        write_timestamp(adjust_timestamp_typmod(t, 0), &mut o);
+        write_timestamp(adjust_timestamp_typmod(t, 0).unwrap(), &mut o);
         assert_eq!(o, "2024-01-02 03:04:06");
         let t = parse_timestamp("2024-01-02 03:04:05.000001").unwrap();
-        assert_eq!(adjust_timestamp_typmod(t, 3) % USECS_PER_SEC, 0);
+        assert_eq!(adjust_timestamp_typmod(t, 3).unwrap() % USECS_PER_SEC, 0);
+        // Found by the types_io fuzz target: rounding must not leave the range.
+        let last = parse_timestamp("294276-12-31 23:59:59.999999").unwrap();
+        let e = adjust_timestamp_typmod(last, 1).unwrap_err();
+        assert_eq!(
+            (e.code.0, e.message.as_str()),
+            ("22008", "timestamp out of range")
+        );
     }
 }

@@ -35,11 +35,11 @@ pub fn parse_text(ty: DataType, s: &str) -> PgResult<Value> {
         TypeId::Timestamp => Value::Timestamp(datetime::adjust_timestamp_typmod(
             datetime::parse_timestamp(s)?,
             ty.typmod,
-        )),
+        )?),
         TypeId::Timestamptz => Value::Timestamptz(datetime::adjust_timestamp_typmod(
             datetime::parse_timestamptz(s)?,
             ty.typmod,
-        )),
+        )?),
         TypeId::Void => Value::Null,
     })
 }
@@ -134,17 +134,44 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
             }
         }
         TypeId::Oid | TypeId::RegClass => Value::Oid(u32::from_be_bytes(fixed(bytes)?)),
-        TypeId::Date => Value::Date(i32::from_be_bytes(fixed(bytes)?)),
+        TypeId::Date => Value::Date(receive_date(i32::from_be_bytes(fixed(bytes)?))?),
         TypeId::Timestamp => Value::Timestamp(datetime::adjust_timestamp_typmod(
-            i64::from_be_bytes(fixed(bytes)?),
+            receive_timestamp(i64::from_be_bytes(fixed(bytes)?))?,
             ty.typmod,
-        )),
+        )?),
         TypeId::Timestamptz => Value::Timestamptz(datetime::adjust_timestamp_typmod(
-            i64::from_be_bytes(fixed(bytes)?),
+            receive_timestamp(i64::from_be_bytes(fixed(bytes)?))?,
             ty.typmod,
-        )),
+        )?),
         TypeId::Void => Value::Null,
     })
+}
+
+/// date_recv's range check: the range date_in accepts, or +-infinity.
+fn receive_date(days: i32) -> PgResult<i32> {
+    let finite = (datetime::MIN_DATE..datetime::END_DATE).contains(&days);
+    if finite || days == datetime::DATE_NOBEGIN || days == datetime::DATE_NOEND {
+        Ok(days)
+    } else {
+        Err(PgError::new(
+            SqlState::DATETIME_FIELD_OVERFLOW,
+            "date out of range",
+        ))
+    }
+}
+
+/// timestamp_recv's range check: values the text output could not print
+/// (and text input would refuse) are 22008, as in PostgreSQL.
+fn receive_timestamp(us: i64) -> PgResult<i64> {
+    let finite = (datetime::MIN_TIMESTAMP..datetime::END_TIMESTAMP).contains(&us);
+    if finite || us == datetime::TIMESTAMP_NOBEGIN || us == datetime::TIMESTAMP_NOEND {
+        Ok(us)
+    } else {
+        Err(PgError::new(
+            SqlState::DATETIME_FIELD_OVERFLOW,
+            "timestamp out of range",
+        ))
+    }
 }
 
 /// Appends PostgreSQL's binary send format of `v` (non-null) as type `ty` to `out`.
@@ -547,5 +574,50 @@ mod tests {
             parse_binary(DataType::bpchar(3), b"a").unwrap(),
             Value::Text("a  ".into())
         );
+    }
+
+    /// Found by the types_io fuzz target: binary input took dates and
+    /// timestamps the text output cannot print; PostgreSQL's *_recv refuse them.
+    #[test]
+    fn binary_dates_and_timestamps_are_range_checked() {
+        let err = |ty: TypeId, bytes: &[u8]| {
+            let e = parse_binary(DataType::new(ty), bytes).unwrap_err();
+            format!("{} {}", e.code.0, e.message)
+        };
+        let beyond = datetime::END_TIMESTAMP.to_be_bytes();
+        assert_eq!(
+            err(TypeId::Timestamp, &beyond),
+            "22008 timestamp out of range"
+        );
+        assert_eq!(
+            err(
+                TypeId::Timestamptz,
+                &(datetime::MIN_TIMESTAMP - 1).to_be_bytes()
+            ),
+            "22008 timestamp out of range"
+        );
+        assert_eq!(
+            err(TypeId::Date, &(i32::MAX - 1).to_be_bytes()),
+            "22008 date out of range"
+        );
+        // The infinities and the ends of the range still come through.
+        for t in [
+            i64::MIN,
+            i64::MAX,
+            datetime::MIN_TIMESTAMP,
+            datetime::END_TIMESTAMP - 1,
+        ] {
+            let v = parse_binary(DataType::new(TypeId::Timestamp), &t.to_be_bytes()).unwrap();
+            assert_eq!(v, Value::Timestamp(t));
+        }
+        for d in [
+            i32::MIN,
+            i32::MAX,
+            datetime::MIN_DATE,
+            datetime::END_DATE - 1,
+        ] {
+            let v = parse_binary(DataType::new(TypeId::Date), &d.to_be_bytes()).unwrap();
+            assert_eq!(v, Value::Date(d));
+        }
     }
 }
