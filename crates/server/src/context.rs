@@ -18,6 +18,8 @@ pub struct ServerContext {
     pub catalog: Catalog,
     pub settings: Settings,
     pub registry: BackendRegistry,
+    /// pg_hba.conf, swapped on SIGHUP ([`ServerContext::reload`]).
+    pub hba: crate::auth::hba::HbaHolder,
     pub activity: crate::activity::Activity,
     /// CHECKPOINT commands run (pg_stat_bgwriter.checkpoints_req).
     pub checkpoints_req: std::sync::atomic::AtomicU64,
@@ -26,6 +28,12 @@ pub struct ServerContext {
 }
 
 impl ServerContext {
+    /// Re-reads the files a SIGHUP reloads (pg_hba.conf). A bad file is
+    /// reported and the old rules stay in force.
+    pub fn reload(&self) -> Result<(), crate::auth::hba::HbaError> {
+        self.hba.reload()
+    }
+
     /// Flushes everything durable (shutdown, CHECKPOINT).
     pub fn checkpoint(&self) -> common::PgResult<()> {
         self.pool.flush_all()?;

@@ -2,6 +2,7 @@
 //! background threads.
 
 pub mod activity;
+pub mod auth;
 pub mod context;
 pub mod gucs;
 pub mod protocol;

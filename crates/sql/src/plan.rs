@@ -176,6 +176,12 @@ pub enum BoundStatement {
         name: String,
         if_exists: bool,
     },
+    /// `ALTER ROLE name [WITH] PASSWORD '...' | PASSWORD NULL`; the text is
+    /// hashed (or kept, if already a verifier) by the executor.
+    AlterRolePassword {
+        name: String,
+        password: Option<String>,
+    },
 }
 
 impl OutputColumn {

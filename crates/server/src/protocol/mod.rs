@@ -3,7 +3,8 @@
 //!
 //! [`serve_connection`] runs the whole life of one client connection: startup
 //! (SSL/GSSAPI encryption requests are refused with 'N', cancel requests are
-//! routed through the [`BackendRegistry`], authentication is trust), then the
+//! routed through the [`BackendRegistry`], authentication as pg_hba.conf says:
+//! see `authenticate.rs`), then the
 //! simple and extended query protocols on top of a
 //! [`SessionHandler`](crate::session_api::SessionHandler).
 //!
@@ -16,6 +17,7 @@
 //! it silently. A panic anywhere below (session or value output) is caught and
 //! reported as a FATAL XX000 error on that connection.
 
+mod authenticate;
 mod codec;
 mod connection;
 mod extended;
@@ -34,6 +36,7 @@ use common::{PgError, SqlState};
 
 pub use registry::{BackendGuard, BackendRegistry};
 
+use crate::auth::ClientAddr;
 use crate::session_api::SessionFactory;
 use connection::Connection;
 use startup::Startup;
@@ -68,9 +71,20 @@ pub fn serve_connection<S: Read + Write>(
     registry: &BackendRegistry,
     limits: &ProtocolLimits,
 ) {
+    serve_client(stream, ClientAddr::Local, factory, registry, limits)
+}
+
+/// [`serve_connection`] for a client at `addr`, which pg_hba.conf matches.
+pub fn serve_client<S: Read + Write>(
+    stream: S,
+    addr: ClientAddr,
+    factory: &dyn SessionFactory,
+    registry: &BackendRegistry,
+    limits: &ProtocolLimits,
+) {
     let mut conn = Conn::new(stream);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        serve(&mut conn, factory, registry, limits)
+        serve(&mut conn, addr, factory, registry, limits)
     }));
     if outcome.is_err() {
         conn.out.abort_partial();
@@ -85,6 +99,7 @@ pub fn serve_connection<S: Read + Write>(
 
 fn serve<S: Read + Write>(
     conn: &mut Conn<S>,
+    addr: ClientAddr,
     factory: &dyn SessionFactory,
     registry: &BackendRegistry,
     limits: &ProtocolLimits,
@@ -93,6 +108,14 @@ fn serve<S: Read + Write>(
         Startup::Session(params) => params,
         Startup::Close => return,
     };
+    match authenticate::authenticate(conn, factory, addr, false, &params) {
+        Ok(()) => {}
+        Err(authenticate::AuthFailure::Error(e)) => {
+            conn.out.error(&e);
+            return;
+        }
+        Err(authenticate::AuthFailure::Closed) => return,
+    }
     let backend = registry.register();
     let mut session = match factory.open(&params, backend.pid(), backend.cancel_flag().clone()) {
         Ok(session) => session,
