@@ -90,6 +90,9 @@ pub struct Role {
     pub oid: Oid,
     pub name: String,
     pub superuser: bool,
+    /// rolpassword: a `SCRAM-SHA-256$...` or `md5...` verifier, never plaintext.
+    #[serde(default)]
+    pub password: Option<String>,
 }
 
 /// One consistent version of the whole catalog.
@@ -145,6 +148,7 @@ impl CatalogData {
                 oid: BOOTSTRAP_SUPERUSER,
                 name: "postgres".into(),
                 superuser: true,
+                password: None,
             },
         );
         d

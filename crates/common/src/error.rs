@@ -43,6 +43,7 @@ impl SqlState {
     pub const INVALID_SQL_STATEMENT_NAME: SqlState = SqlState("26000");
     pub const INVALID_CURSOR_NAME: SqlState = SqlState("34000");
     pub const INVALID_AUTHORIZATION_SPECIFICATION: SqlState = SqlState("28000");
+    pub const INVALID_PASSWORD: SqlState = SqlState("28P01");
     pub const INVALID_CATALOG_NAME: SqlState = SqlState("3D000");
     pub const INVALID_SCHEMA_NAME: SqlState = SqlState("3F000");
     pub const SERIALIZATION_FAILURE: SqlState = SqlState("40001");

@@ -20,6 +20,8 @@ pub struct ServerContext {
     /// Connection limits and timeouts, typed once from `settings`.
     pub connection_settings: crate::connections::ConnectionSettings,
     pub registry: BackendRegistry,
+    /// pg_hba.conf, swapped on SIGHUP ([`ServerContext::reload`]).
+    pub hba: crate::auth::hba::HbaHolder,
     pub activity: crate::activity::Activity,
     /// CHECKPOINT commands run (pg_stat_bgwriter.checkpoints_req).
     pub checkpoints_req: std::sync::atomic::AtomicU64,
@@ -41,6 +43,12 @@ impl ServerContext {
     pub fn is_shutting_down(&self) -> bool {
         self.shutting_down
             .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Re-reads the files a SIGHUP reloads (pg_hba.conf). A bad file is
+    /// reported and the old rules stay in force.
+    pub fn reload(&self) -> Result<(), crate::auth::hba::HbaError> {
+        self.hba.reload()
     }
 
     /// Flushes everything durable (shutdown, CHECKPOINT).

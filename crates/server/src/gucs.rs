@@ -319,6 +319,13 @@ pub static GUCS: &[GucDef] = &[
         "Causes '...' strings to treat backslashes literally.",
     ),
     g(
+        "password_encryption",
+        "scram-sha-256",
+        User,
+        false,
+        "Chooses the algorithm for encrypting passwords.",
+    ),
+    g(
         "statement_timeout",
         "0",
         User,
@@ -549,6 +556,11 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
             parse_bool(value).ok_or_else(bad)?;
         }
         "io_method" if value != "worker" && value != "sync" => return Err(bad()),
+        "password_encryption"
+            if crate::auth::password::PasswordEncryption::parse(value).is_none() =>
+        {
+            return Err(bad())
+        }
         "TimeZone" if common::types::datetime::TimeZone::parse(value).is_none() => {
             return Err(bad())
         }

@@ -2,6 +2,7 @@
 //! background threads.
 
 pub mod activity;
+pub mod auth;
 pub mod connections;
 pub mod context;
 mod copy_session;

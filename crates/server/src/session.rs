@@ -11,6 +11,7 @@ use sql::parse::{is_blank, split_statements, ParsedStatement, StatementText};
 use sql::plan::{BoundStatement, OutputColumn, TransactionOp};
 use sql::BindContext;
 
+use crate::auth::password::{encrypt_password, PasswordEncryption};
 use crate::context::SharedContext;
 use crate::gucs::{self, Settings};
 use crate::query_cursor::{QueryCursor, RunningPlan};
@@ -747,6 +748,39 @@ impl Session {
                 }
                 sink.complete("ALTER TABLE")
             }
+            BoundStatement::AlterRolePassword { name, password } => {
+                let setting = env
+                    .hooks
+                    .current_setting("password_encryption", false)?
+                    .unwrap_or_default();
+                let method = PasswordEncryption::parse(&setting)
+                    .expect("password_encryption is validated when set");
+                let verifier = password
+                    .as_deref()
+                    .filter(|p| !p.is_empty())
+                    .map(|p| encrypt_password(method, name, p));
+                if password.as_deref() == Some("") {
+                    sink.notice(&PgError::new(
+                        SqlState::SUCCESSFUL_COMPLETION,
+                        "empty string is not a valid password, clearing password",
+                    ))?;
+                }
+                ctx.catalog.modify(|c| {
+                    let role = c
+                        .roles
+                        .values_mut()
+                        .find(|r| r.name == *name)
+                        .ok_or_else(|| {
+                            PgError::new(
+                                SqlState::UNDEFINED_OBJECT,
+                                format!("role \"{name}\" does not exist"),
+                            )
+                        })?;
+                    role.password = verifier;
+                    Ok(())
+                })?;
+                sink.complete("ALTER ROLE")
+            }
             BoundStatement::CreateDatabase { name } => {
                 ctx.catalog.modify(|c| {
                     if c.database_by_name(name).is_some() {
@@ -1107,6 +1141,19 @@ pub struct Factory {
 }
 
 impl SessionFactory for Factory {
+    fn hba(&self) -> Option<Arc<crate::auth::hba::HbaConfig>> {
+        Some(self.ctx.hba.current())
+    }
+
+    fn role_password(&self, user: &str) -> Option<String> {
+        self.ctx
+            .catalog
+            .snapshot()
+            .role_by_name(user)?
+            .password
+            .clone()
+    }
+
     fn open(
         &self,
         params: &StartupParams,

@@ -145,4 +145,16 @@ pub trait SessionFactory: Send + Sync {
         pid: i32,
         interrupts: std::sync::Arc<common::interrupt::Interrupts>,
     ) -> PgResult<Box<dyn SessionHandler>>;
+
+    /// The pg_hba.conf rules in force; None accepts everyone (trust), for
+    /// embedders and protocol tests without a data directory.
+    fn hba(&self) -> Option<Arc<crate::auth::hba::HbaConfig>> {
+        None
+    }
+
+    /// The role's stored password verifier; None if the role does not exist
+    /// or has no password.
+    fn role_password(&self, _user: &str) -> Option<String> {
+        None
+    }
 }

@@ -15,7 +15,7 @@
 //! before the process exits, and a commit still in flight when its session
 //! ended was either acknowledged (and is written) or not acknowledged.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// How the server is asked to stop, weakest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -72,14 +72,28 @@ extern "C" fn on_sigquit(_: libc::c_int) {
     request(ShutdownMode::Immediate);
 }
 
-/// Installs the shutdown signal handlers (and ignores SIGPIPE: a vanished
-/// client shows up as a write error on its own connection).
+/// SIGHUP arrived and the configuration files (pg_hba.conf) are to be re-read.
+static RELOAD: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sighup(_: libc::c_int) {
+    // Relaxed: the listener polls the flag and re-reads the files itself.
+    RELOAD.store(true, Ordering::Relaxed);
+}
+
+/// Whether a reload was requested since the last call.
+pub fn take_reload_request() -> bool {
+    RELOAD.swap(false, Ordering::Relaxed)
+}
+
+/// Installs the shutdown and reload (SIGHUP) signal handlers, and ignores
+/// SIGPIPE: a vanished client shows up as a write error on its own connection.
 pub fn install_signal_handlers() {
     // SAFETY: the handlers only do an atomic fetch_max, which is async-signal-safe.
     unsafe {
         libc::signal(libc::SIGTERM, on_sigterm as *const () as libc::sighandler_t);
         libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
         libc::signal(libc::SIGQUIT, on_sigquit as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGHUP, on_sighup as *const () as libc::sighandler_t);
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
 }

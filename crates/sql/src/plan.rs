@@ -178,6 +178,12 @@ pub enum BoundStatement {
     },
     CopyFrom(Box<CopyFromTarget>),
     CopyTo(Box<CopyToSource>),
+    /// `ALTER ROLE name [WITH] PASSWORD '...' | PASSWORD NULL`; the text is
+    /// hashed (or kept, if already a verifier) by the executor.
+    AlterRolePassword {
+        name: String,
+        password: Option<String>,
+    },
 }
 
 /// COPY ... FROM: where the rows go.

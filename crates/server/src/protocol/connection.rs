@@ -136,6 +136,13 @@ impl<'a, S: Read + Write> Connection<'a, S> {
                 self.ready_for_query();
                 Flow::Continue
             }
+            // A password message belongs to authentication only.
+            b'p' => {
+                self.io.out.error(&super::codec::protocol_violation(format!(
+                    "invalid frontend message type {ty}"
+                )));
+                Flow::Close
+            }
             // CopyData/CopyDone/CopyFail outside COPY: ignored, as PostgreSQL does.
             _ => Flow::Continue,
         }

@@ -3,7 +3,8 @@
 //!
 //! [`serve_connection`] runs the whole life of one client connection: startup
 //! (SSL/GSSAPI encryption requests are refused with 'N', cancel requests are
-//! routed through the [`BackendRegistry`], authentication is trust), then the
+//! routed through the [`BackendRegistry`], authentication as pg_hba.conf says:
+//! see `authenticate.rs`), then the
 //! simple and extended query protocols on top of a
 //! [`SessionHandler`](crate::session_api::SessionHandler).
 //!
@@ -16,6 +17,7 @@
 //! it silently. A panic anywhere below (session or value output) is caught and
 //! reported as a FATAL XX000 error on that connection.
 
+mod authenticate;
 mod codec;
 mod connection;
 mod copy;
@@ -35,6 +37,7 @@ use common::{PgError, SqlState};
 
 pub use registry::{BackendGuard, BackendRegistry};
 
+use crate::auth::ClientAddr;
 use crate::connections::ConnectionShared;
 use crate::session_api::SessionFactory;
 use connection::Connection;
@@ -72,9 +75,21 @@ pub fn serve_connection<S: Read + Write>(
     limits: &ProtocolLimits,
     shared: &ConnectionShared,
 ) {
+    serve_client(stream, ClientAddr::Local, factory, registry, limits, shared)
+}
+
+/// [`serve_connection`] for a client at `addr`, which pg_hba.conf matches.
+pub fn serve_client<S: Read + Write>(
+    stream: S,
+    addr: ClientAddr,
+    factory: &dyn SessionFactory,
+    registry: &BackendRegistry,
+    limits: &ProtocolLimits,
+    shared: &ConnectionShared,
+) {
     let mut conn = Conn::new(stream);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        serve(&mut conn, factory, registry, limits, shared)
+        serve(&mut conn, addr, factory, registry, limits, shared)
     }));
     if outcome.is_err() {
         conn.out.abort_partial();
@@ -89,6 +104,7 @@ pub fn serve_connection<S: Read + Write>(
 
 fn serve<S: Read + Write>(
     conn: &mut Conn<S>,
+    addr: ClientAddr,
     factory: &dyn SessionFactory,
     registry: &BackendRegistry,
     limits: &ProtocolLimits,
@@ -98,6 +114,14 @@ fn serve<S: Read + Write>(
         Startup::Session(params) => params,
         Startup::Close => return,
     };
+    match authenticate::authenticate(conn, factory, addr, false, &params) {
+        Ok(()) => {}
+        Err(authenticate::AuthFailure::Error(e)) => {
+            conn.out.error(&e);
+            return;
+        }
+        Err(authenticate::AuthFailure::Closed) => return,
+    }
     let backend = registry.register(shared.interrupts.clone());
     let mut session = match factory.open(&params, backend.pid(), shared.interrupts.clone()) {
         Ok(session) => session,

@@ -30,7 +30,19 @@ pub(crate) enum ReadError {
 fn is_valid_type(ty: u8) -> bool {
     matches!(
         ty,
-        b'Q' | b'P' | b'B' | b'D' | b'E' | b'C' | b'H' | b'S' | b'X' | b'F' | b'd' | b'c' | b'f'
+        b'Q' | b'P'
+            | b'B'
+            | b'D'
+            | b'E'
+            | b'C'
+            | b'H'
+            | b'S'
+            | b'X'
+            | b'F'
+            | b'd'
+            | b'c'
+            | b'f'
+            | b'p'
     )
 }
 

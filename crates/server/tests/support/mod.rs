@@ -400,6 +400,14 @@ impl TestServer {
         }
     }
 
+    /// Sends SIGHUP, which makes the server re-read pg_hba.conf.
+    pub fn reload(&self) {
+        let pid = self.child.as_ref().expect("server is running").id();
+        // SAFETY: kill(2) with a valid signal number on our own child.
+        let rc = unsafe { libc::kill(pid as libc::pid_t, libc::SIGHUP) };
+        assert_eq!(rc, 0, "kill -HUP {pid}");
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         match self.child.as_mut() {
@@ -494,6 +502,15 @@ impl TestServer {
         if let Err(e) = self.launch() {
             panic!("start on the existing data directory failed: {e}");
         }
+    }
+
+    /// Like `start_again`, but returns why the server didn't come up.
+    pub fn try_start_again(&mut self) -> Result<(), String> {
+        assert!(
+            self.child.is_none(),
+            "try_start_again: server still running"
+        );
+        self.launch()
     }
 
     // --- the postgres crate --------------------------------------------------------

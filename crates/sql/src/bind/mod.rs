@@ -264,6 +264,7 @@ impl Binder<'_, '_> {
             S::CreateDatabase { db_name, .. } => Ok(BoundStatement::CreateDatabase {
                 name: object_name_parts(db_name)?.join("."),
             }),
+            S::AlterRole { name, operation } => bind_alter_role(name, operation),
             S::StartTransaction { .. } => Ok(BoundStatement::Transaction(TransactionOp::Begin)),
             S::Commit { .. } => Ok(BoundStatement::Transaction(TransactionOp::Commit)),
             S::Rollback {
@@ -696,4 +697,43 @@ pub(crate) fn split_conjuncts(e: Expr) -> Vec<Expr> {
         Expr::And(v) => v.into_iter().flat_map(split_conjuncts).collect(),
         other => vec![other],
     }
+}
+
+/// Only `ALTER ROLE ... [WITH] PASSWORD` is supported: roles have no other
+/// attributes to change yet.
+fn bind_alter_role(
+    name: &sqlparser::ast::Ident,
+    operation: &sqlparser::ast::AlterRoleOperation,
+) -> PgResult<BoundStatement> {
+    use sqlparser::ast::{AlterRoleOperation, Expr, Password, RoleOption, Value as AstValue};
+    let AlterRoleOperation::WithOptions { options } = operation else {
+        return Err(PgError::unsupported("ALTER ROLE other than PASSWORD"));
+    };
+    let mut password = None;
+    for option in options {
+        match option {
+            RoleOption::Password(Password::NullPassword) => password = Some(None),
+            RoleOption::Password(Password::Password(Expr::Value(v))) => match &v.value {
+                AstValue::SingleQuotedString(s) => password = Some(Some(s.clone())),
+                AstValue::Null => password = Some(None),
+                _ => {
+                    return Err(PgError::unsupported(
+                        "ALTER ROLE PASSWORD with a non-string",
+                    ))
+                }
+            },
+            _ => {
+                return Err(PgError::unsupported(
+                    "ALTER ROLE options other than PASSWORD",
+                ))
+            }
+        }
+    }
+    let Some(password) = password else {
+        return Err(PgError::unsupported("ALTER ROLE without PASSWORD"));
+    };
+    Ok(BoundStatement::AlterRolePassword {
+        name: name.value.clone(),
+        password,
+    })
 }

@@ -279,6 +279,7 @@ pub fn fixture_catalog() -> Arc<CatalogData> {
             oid: BOOTSTRAP_SUPERUSER,
             name: "postgres".into(),
             superuser: true,
+            password: None,
         },
     );
     let int = DataType::new(TypeId::Int4);
