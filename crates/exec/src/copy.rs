@@ -372,13 +372,30 @@ pub fn format_row(
     out.push(b'\n');
 }
 
+/// Bytes text format always escapes (the delimiter too, checked apart).
+const TEXT_ESCAPED: [bool; 256] = {
+    let mut t = [false; 256];
+    let escaped = [b'\\', b'\n', b'\r', b'\t', 8, 11, 12];
+    let mut i = 0;
+    while i < escaped.len() {
+        t[escaped[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
 fn write_text_field(s: &str, delim: u8, out: &mut Vec<u8>) {
+    // Most values need no escape: copy them whole.
+    if !s.bytes().any(|c| TEXT_ESCAPED[c as usize] || c == delim) {
+        out.extend_from_slice(s.as_bytes());
+        return;
+    }
     for &c in s.as_bytes() {
         match c {
             b'\\' => out.extend_from_slice(b"\\\\"),
             b'\n' => out.extend_from_slice(b"\\n"),
             b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' if delim == b'\t' => out.extend_from_slice(b"\\t"),
+            b'\t' => out.extend_from_slice(b"\\t"),
             8 => out.extend_from_slice(b"\\b"),
             12 => out.extend_from_slice(b"\\f"),
             11 => out.extend_from_slice(b"\\v"),

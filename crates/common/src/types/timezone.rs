@@ -30,10 +30,9 @@ impl Default for TimeZone {
     }
 }
 
-/// A fixed offset as PostgreSQL reads a TimeZone setting: a bare number
-/// ('+02', '-8', '5.5' is not accepted) counts hours east, while a form with
-/// minutes ('-03:30') is POSIX-style and counts west.
-fn parse_fixed_offset(v: &str) -> Option<i32> {
+/// `[+-]h[:mm]` with at most `max_hours` hours: (sign, seconds, whether
+/// minutes were written).
+fn signed_hours_minutes(v: &str, max_hours: i32) -> Option<(i32, i32, bool)> {
     let (sign, rest) = match v.as_bytes().first()? {
         b'+' => (1, &v[1..]),
         b'-' => (-1, &v[1..]),
@@ -44,34 +43,26 @@ fn parse_fixed_offset(v: &str) -> Option<i32> {
     }
     let mut parts = rest.split(':');
     let h: i32 = parts.next()?.parse().ok()?;
-    let m: i32 = match parts.next() {
-        Some(m) => m.parse().ok()?,
-        None => 0,
-    };
-    if parts.next().is_some() || !(0..=15).contains(&h) || !(0..60).contains(&m) {
+    let minutes = parts.next();
+    let m: i32 = minutes.map_or(Some(0), |m| m.parse().ok())?;
+    if parts.next().is_some() || !(0..=max_hours).contains(&h) || !(0..60).contains(&m) {
         return None;
     }
-    let sign = if rest.contains(':') { -sign } else { sign };
-    Some(sign * (h * 3600 + m * 60))
+    Some((sign, h * 3600 + m * 60, minutes.is_some()))
+}
+
+/// A fixed offset as PostgreSQL reads a TimeZone setting: a bare number
+/// ('+02', '-8'; '5.5' is not accepted) counts hours east, while a form with
+/// minutes ('-03:30') is POSIX-style and counts west.
+fn parse_fixed_offset(v: &str) -> Option<i32> {
+    let (sign, secs, posix) = signed_hours_minutes(v, 15)?;
+    Some(if posix { -sign * secs } else { sign * secs })
 }
 
 /// A POSIX offset, `[+-]hh[:mm]`, which counts west of UTC; returns seconds east.
 fn parse_posix_offset(v: &str) -> Option<i32> {
-    let (sign, rest) = match v.as_bytes().first()? {
-        b'+' => (1, &v[1..]),
-        b'-' => (-1, &v[1..]),
-        _ => (1, v),
-    };
-    if !rest.starts_with(|c: char| c.is_ascii_digit()) {
-        return None;
-    }
-    let mut parts = rest.split(':');
-    let h: i32 = parts.next()?.parse().ok()?;
-    let m: i32 = parts.next().map_or(Some(0), |m| m.parse().ok())?;
-    if parts.next().is_some() || !(0..=167).contains(&h) || !(0..60).contains(&m) {
-        return None;
-    }
-    Some(-sign * (h * 3600 + m * 60))
+    let (sign, secs, _) = signed_hours_minutes(v, 167)?;
+    Some(-sign * secs)
 }
 
 impl TimeZone {

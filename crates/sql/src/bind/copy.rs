@@ -74,12 +74,18 @@ impl Binder<'_, '_> {
                         column_id: i as i16 + 1,
                     })
                     .collect();
-                let plan = Plan::Project {
-                    input: Box::new(Plan::SeqScan {
-                        table: table.clone(),
-                        qual: Vec::new(),
-                    }),
-                    exprs,
+                let scan = Plan::SeqScan {
+                    table: table.clone(),
+                    qual: Vec::new(),
+                };
+                // Every column in table order is the scan's own row.
+                let plan = if targets.iter().copied().eq(0..table.columns.len()) {
+                    scan
+                } else {
+                    Plan::Project {
+                        input: Box::new(scan),
+                        exprs,
+                    }
                 };
                 self.copy_to(plan, columns, c, Some(&table))
             }
