@@ -34,15 +34,19 @@ const DEFAULT_KB: u64 = 2048;
 thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
     static LIMIT_KB: Cell<u64> = const { Cell::new(DEFAULT_KB) };
+    /// `LIMIT_KB` in levels, kept beside it so `enter` does no division.
+    static LIMIT_LEVELS: Cell<u32> = const { Cell::new(limit_levels(DEFAULT_KB)) };
 }
 
 /// Sets this thread's `max_stack_depth`, in kB (clamped to what the
 /// thread stacks are sized for).
 pub fn set_max_stack_depth_kb(kb: u64) {
-    LIMIT_KB.with(|l| l.set(kb.min(MAX_STACK_DEPTH_KB)));
+    let kb = kb.min(MAX_STACK_DEPTH_KB);
+    LIMIT_KB.with(|l| l.set(kb));
+    LIMIT_LEVELS.with(|l| l.set(limit_levels(kb)));
 }
 
-fn limit_levels(kb: u64) -> u32 {
+const fn limit_levels(kb: u64) -> u32 {
     (kb * 1024 / BYTES_PER_LEVEL) as u32
 }
 
@@ -65,10 +69,9 @@ pub fn enter() -> PgResult<DepthGuard> {
         d.set(n);
         n
     });
-    let kb = LIMIT_KB.with(Cell::get);
-    if depth > limit_levels(kb) {
+    if depth > LIMIT_LEVELS.with(Cell::get) {
         DEPTH.with(|d| d.set(d.get() - 1));
-        return Err(too_deep(kb));
+        return Err(too_deep_here());
     }
     Ok(DepthGuard(()))
 }
@@ -92,7 +95,7 @@ pub fn too_deep_here() -> PgError {
 
 /// Levels this thread's limit allows (parsers that count their own depth use it).
 pub fn max_levels() -> usize {
-    limit_levels(LIMIT_KB.with(Cell::get)) as usize
+    LIMIT_LEVELS.with(Cell::get) as usize
 }
 
 #[cfg(test)]

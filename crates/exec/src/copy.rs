@@ -342,15 +342,16 @@ fn unescape_text(raw: &str) -> PgResult<String> {
     })
 }
 
-/// Appends one output row (with its newline) in the COPY format.
+/// Appends one output row (with its newline) in the COPY format. `text` is
+/// scratch space the caller keeps across rows, so a row allocates nothing.
 pub fn format_row(
     row: &[Value],
     types: &[DataType],
     options: &CopyOptions,
     force_quote: &[bool],
+    text: &mut String,
     out: &mut Vec<u8>,
 ) {
-    let mut text = String::new();
     for (i, (v, ty)) in row.iter().zip(types).enumerate() {
         if i > 0 {
             out.push(options.delimiter);
@@ -360,13 +361,13 @@ pub fn format_row(
             continue;
         }
         text.clear();
-        format_text(v, ty.id, &mut text);
+        format_text(v, ty.id, text);
         match options.format {
             CopyFormat::Csv => {
                 let lone = row.len() == 1;
-                write_csv_field(&text, options, force_quote[i] || lone && text == "\\.", out)
+                write_csv_field(text, options, force_quote[i] || lone && text == "\\.", out)
             }
-            _ => write_text_field(&text, options.delimiter, out),
+            _ => write_text_field(text, options.delimiter, out),
         }
     }
     out.push(b'\n');
@@ -699,9 +700,9 @@ mod tests {
                     Value::Text("\\N".into()),
                 ],
             ];
-            let mut out = Vec::new();
+            let (mut out, mut scratch) = (Vec::new(), String::new());
             for r in &rows {
-                format_row(r, &types, &o, &[false; 3], &mut out);
+                format_row(r, &types, &o, &[false; 3], &mut scratch, &mut out);
             }
             let back = records(&o, &[std::str::from_utf8(&out).unwrap()]).unwrap();
             let want: Vec<RawRecord> = rows

@@ -159,7 +159,7 @@ pub(crate) fn copy_to(
         }
     };
     let types: Vec<_> = source.columns.iter().map(|c| c.ty).collect();
-    let mut buf = Vec::new();
+    let (mut buf, mut scratch) = (Vec::new(), String::new());
     let mut emit = |buf: &mut Vec<u8>, sink: &mut dyn ResultSink, last: bool| -> PgResult<()> {
         match &mut file {
             None => {
@@ -186,7 +186,14 @@ pub(crate) fn copy_to(
     let mut op = exec::build(&source.plan, env, None)?;
     let mut n = 0u64;
     while let Some(row) = op.next(env)? {
-        format_row(&row, &types, &source.options, &source.force_quote, &mut buf);
+        format_row(
+            &row,
+            &types,
+            &source.options,
+            &source.force_quote,
+            &mut scratch,
+            &mut buf,
+        );
         emit(&mut buf, sink, false)?;
         n += 1;
         if n.is_multiple_of(ROWS_PER_CHECK) {

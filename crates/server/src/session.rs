@@ -87,6 +87,15 @@ fn no_transaction_warning() -> PgError {
     }
 }
 
+/// TimeZone and max_stack_depth as last set, and what they parse to.
+#[derive(Default)]
+struct ThreadSettings {
+    zone_setting: String,
+    zone: TimeZone,
+    stack_setting: String,
+    stack_kb: u64,
+}
+
 /// Rows sent between interrupt checks, for plans whose operators never check
 /// (a projection over generate_series can run for hours).
 const ROWS_PER_INTERRUPT_CHECK: u64 = 256;
@@ -105,8 +114,8 @@ pub struct Session {
     db_counters: Arc<crate::activity::DatabaseCounters>,
     /// Parsed statements by their text with literals masked (sql::parse_cache).
     parse_cache: sql::parse_cache::ParseCache,
-    /// The TimeZone setting and its parsed form.
-    timezone: std::cell::RefCell<(String, TimeZone)>,
+    /// Settings the session's thread-locals take, with their parsed forms.
+    thread_settings: std::cell::RefCell<ThreadSettings>,
 }
 
 fn column_desc(c: &OutputColumn) -> ColumnDesc {
@@ -149,17 +158,20 @@ impl Session {
     /// Makes this thread's date/time I/O use the session's TimeZone, and its
     /// analysis the session's max_stack_depth.
     fn apply_timezone(&self) {
+        let mut cache = self.thread_settings.borrow_mut();
+        // Validated when set; parsed once per change, not per statement.
         let depth = self.settings.get("max_stack_depth").unwrap_or("2MB");
-        let kb = gucs::max_stack_depth_kb(depth).unwrap_or(2048);
-        common::stack_depth::set_max_stack_depth_kb(kb);
-        let setting = self.settings.get("TimeZone").unwrap_or("UTC");
-        let mut cache = self.timezone.borrow_mut();
-        if cache.0 != setting {
-            // Validated when set; parsed once per change, not per statement.
-            let tz = TimeZone::parse(setting).unwrap_or_default();
-            *cache = (setting.to_string(), tz);
+        if cache.stack_setting != depth {
+            cache.stack_kb = gucs::max_stack_depth_kb(depth).unwrap_or(2048);
+            cache.stack_setting = depth.to_string();
         }
-        common::types::datetime::set_session_timezone(cache.1);
+        common::stack_depth::set_max_stack_depth_kb(cache.stack_kb);
+        let zone = self.settings.get("TimeZone").unwrap_or("UTC");
+        if cache.zone_setting != zone {
+            cache.zone = TimeZone::parse(zone).unwrap_or_default();
+            cache.zone_setting = zone.to_string();
+        }
+        common::types::datetime::set_session_timezone(cache.zone);
     }
 
     fn bind(
@@ -1228,7 +1240,7 @@ impl SessionFactory for Factory {
             status,
             db_counters,
             parse_cache: sql::parse_cache::ParseCache::new(),
-            timezone: Default::default(),
+            thread_settings: Default::default(),
         }))
     }
 }
