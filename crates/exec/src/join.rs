@@ -1,7 +1,8 @@
-//! Hash lookups for joins: the equality conjuncts of a join condition that
-//! compare an expression of the left input with one of the right input let
-//! the join probe a hash table of the right rows instead of scanning them all.
-//! The whole condition is still evaluated on every candidate pair.
+//! Hash lookups for hash joins: the planner's hash clauses (equalities of an
+//! expression of the left input with one of the right input) let the join
+//! probe a hash table of the right rows instead of scanning them all. The
+//! whole condition is still evaluated on every candidate pair, so hashing
+//! only has to be consistent with equality, not identical to it.
 
 use std::collections::HashMap;
 
@@ -45,16 +46,14 @@ pub(crate) struct HashKeys<'p> {
     right: Vec<&'p Expr>,
 }
 
-pub(crate) fn equi_keys(on: &Expr, left_width: usize) -> Option<HashKeys<'_>> {
-    let conjuncts: Vec<&Expr> = match on {
-        Expr::And(v) => v.iter().collect(),
-        e => vec![e],
-    };
+/// The hash keys of a hash join's `hash_cond` (each an equality of a left
+/// and a right expression, as the planner chose them).
+pub(crate) fn hash_keys(conds: &[Expr], left_width: usize) -> HashKeys<'_> {
     let mut keys = HashKeys {
         left: Vec::new(),
         right: Vec::new(),
     };
-    for c in conjuncts {
+    for c in conds {
         if let Expr::Binary {
             op: BinaryOp::Eq,
             left,
@@ -71,11 +70,18 @@ pub(crate) fn equi_keys(on: &Expr, left_width: usize) -> Option<HashKeys<'_>> {
                     keys.left.push(right);
                     keys.right.push(left);
                 }
-                _ => {}
+                _ => debug_assert!(false, "hash clause without a left and a right side"),
             }
         }
     }
-    (!keys.left.is_empty()).then_some(keys)
+    keys
+}
+
+impl HashKeys<'_> {
+    /// Number of hash clauses.
+    pub(crate) fn len(&self) -> usize {
+        self.left.len()
+    }
 }
 
 /// A key's values, or None if any is NULL (NULL never equals anything).

@@ -42,6 +42,16 @@ pub struct ExecEnv<'a> {
     pub deadline: Option<std::time::Instant>,
     /// Calls of `check_cancel` since the clock was last read.
     pub checks: std::cell::Cell<u32>,
+    /// Per-node counters, when running under EXPLAIN ANALYZE.
+    pub instrument: Option<Instrumentation>,
+}
+
+/// What EXPLAIN ANALYZE collects while a plan runs.
+#[derive(Debug, Default)]
+pub struct Instrumentation {
+    pub stats: sql::plan::explain::PlanStats,
+    /// Whether to read the clock around every row (EXPLAIN's TIMING).
+    pub timing: bool,
 }
 
 impl ExecEnv<'_> {

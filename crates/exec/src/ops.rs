@@ -8,6 +8,7 @@ use access::tuple::Deformer;
 use common::types::ops::{compare, eval_binary_op, BinaryOp};
 use common::{DataType, PgError, PgResult, SqlState, TypeId, Value};
 use sql::expr::{AggCall, Expr};
+use sql::plan::explain::node_key;
 use sql::plan::{JoinKind, Plan, SetOpKind, SortKey};
 
 use crate::agg::{AggAccumulator, GroupKey};
@@ -44,14 +45,80 @@ fn needed_by(exprs: &[&Expr], width: usize) -> usize {
 }
 
 /// Builds the operator tree. `needed`: how many leading columns the parent
-/// reads (None = all), so scans decode no more than that.
+/// reads (None = all), so scans decode no more than that. Under EXPLAIN
+/// ANALYZE every operator is wrapped to count its rows, loops and time.
 pub fn build<'p>(
     plan: &'p Plan,
     env: &mut ExecEnv,
     needed: Option<usize>,
 ) -> PgResult<Box<dyn Operator + 'p>> {
+    let op = build_node(plan, env, needed)?;
+    match env.instrument.as_mut() {
+        None => Ok(op),
+        Some(ins) => {
+            let key = node_key(plan);
+            ins.stats.entry(key).or_default().loops += 1;
+            Ok(Box::new(Instrumented {
+                inner: op,
+                key,
+                elapsed: std::time::Duration::ZERO,
+                rows: 0,
+            }))
+        }
+    }
+}
+
+/// Counts an operator's rows and time for EXPLAIN ANALYZE.
+struct Instrumented<'p> {
+    inner: Box<dyn Operator + 'p>,
+    key: usize,
+    /// Time spent in this loop so far.
+    elapsed: std::time::Duration,
+    /// Rows returned in this loop so far.
+    rows: u64,
+}
+
+impl Operator for Instrumented<'_> {
+    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        let timing = env.instrument.as_ref().is_some_and(|i| i.timing);
+        let start = timing.then(std::time::Instant::now);
+        let r = self.inner.next(env)?;
+        let dt = start.map(|s| s.elapsed()).unwrap_or_default();
+        self.elapsed += dt;
+        if let Some(st) = env
+            .instrument
+            .as_mut()
+            .and_then(|i| i.stats.get_mut(&self.key))
+        {
+            st.total += dt;
+            if r.is_some() {
+                if self.rows == 0 {
+                    st.first_row += self.elapsed;
+                }
+                self.rows += 1;
+                st.rows += 1;
+            }
+        }
+        Ok(r)
+    }
+}
+
+/// Adds rows a node's filter rejected to its EXPLAIN ANALYZE counters.
+fn count_removed(env: &mut ExecEnv, key: usize, n: u64) {
+    if n > 0 {
+        if let Some(st) = env.instrument.as_mut().and_then(|i| i.stats.get_mut(&key)) {
+            st.removed_by_filter += n;
+        }
+    }
+}
+
+fn build_node<'p>(
+    plan: &'p Plan,
+    env: &mut ExecEnv,
+    needed: Option<usize>,
+) -> PgResult<Box<dyn Operator + 'p>> {
     Ok(match plan {
-        Plan::SeqScan { table, qual } => {
+        Plan::SeqScan { table, qual, .. } => {
             let width = table.columns.len();
             let out = needed.unwrap_or(width).min(width);
             let quals = qual
@@ -73,6 +140,7 @@ pub fn build<'p>(
                 quals,
                 out,
                 buffered: VecDeque::new(),
+                key: node_key(plan),
             })
         }
         Plan::Values { rows, .. } => Box::new(ValuesOp { rows, next: 0 }),
@@ -81,6 +149,7 @@ pub fn build<'p>(
             Box::new(FilterOp {
                 input: build(input, env, n)?,
                 qual,
+                key: node_key(plan),
             })
         }
         Plan::Project { input, exprs } => {
@@ -123,25 +192,32 @@ pub fn build<'p>(
             on,
             left_width,
             right_width,
-        } => Box::new(NestedLoopOp {
-            left: build(left, env, None)?,
-            right_plan: right,
-            right_rows: None,
-            right_matched: Vec::new(),
-            kind: *kind,
-            on: on.as_ref(),
-            left_width: *left_width,
-            right_width: *right_width,
-            current: None,
-            pos: 0,
-            keys: on
-                .as_ref()
-                .and_then(|q| crate::join::equi_keys(q, *left_width)),
-            table: None,
-            candidates: None,
-            matched: false,
-            tail: None,
-        }),
+        } => Box::new(NestedLoopOp::new(
+            build(left, env, None)?,
+            right,
+            *kind,
+            on.iter().collect(),
+            None,
+            (*left_width, *right_width),
+            node_key(plan),
+        )),
+        Plan::HashJoin {
+            left,
+            right,
+            kind,
+            hash_cond,
+            join_filter,
+            left_width,
+            right_width,
+        } => Box::new(NestedLoopOp::new(
+            build(left, env, None)?,
+            right,
+            *kind,
+            hash_cond.iter().chain(join_filter.iter()).collect(),
+            Some(crate::join::hash_keys(hash_cond, *left_width)),
+            (*left_width, *right_width),
+            node_key(plan),
+        )),
         Plan::Aggregate { input, keys, aggs } => {
             let mut refs: Vec<&Expr> = keys.iter().collect();
             for a in aggs {
@@ -215,6 +291,8 @@ struct SeqScanOp<'p> {
     quals: Vec<(&'p Expr, usize)>,
     out: usize,
     buffered: VecDeque<Row>,
+    /// The plan node (EXPLAIN ANALYZE's rows removed by the filter).
+    key: usize,
 }
 
 impl Operator for SeqScanOp<'_> {
@@ -233,6 +311,7 @@ impl Operator for SeqScanOp<'_> {
             // only for rows that pass (a page's tuples in one tight loop).
             // One row buffer for the page: only rows that pass are moved out.
             let mut row = Vec::new();
+            let mut removed = 0u64;
             let more = self.scan.next_page(snapshot, tm, |_tid, t| {
                 row.clear();
                 let mut d = Deformer::new(t);
@@ -241,6 +320,7 @@ impl Operator for SeqScanOp<'_> {
                         d.deform_until(types, *need, &mut row)?;
                     }
                     if !eval_qual(q, &row, env)? {
+                        removed += 1;
                         return Ok(());
                     }
                 }
@@ -250,6 +330,9 @@ impl Operator for SeqScanOp<'_> {
                 buffered.push_back(std::mem::replace(&mut row, Vec::with_capacity(out)));
                 Ok(())
             })?;
+            if env.instrument.is_some() {
+                count_removed(env, self.key, removed);
+            }
             if !more {
                 return Ok(None);
             }
@@ -280,12 +363,16 @@ impl Operator for ValuesOp<'_> {
 struct FilterOp<'p> {
     input: Box<dyn Operator + 'p>,
     qual: &'p Expr,
+    key: usize,
 }
 impl Operator for FilterOp<'_> {
     fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
         while let Some(r) = self.input.next(env)? {
             if eval_qual(self.qual, &r, env)? {
                 return Ok(Some(r));
+            }
+            if env.instrument.is_some() {
+                count_removed(env, self.key, 1);
             }
         }
         Ok(None)
@@ -479,25 +566,73 @@ impl Operator for ProjectSetOp<'_> {
     }
 }
 
+/// Nested loop and hash join: the right input is read once into memory
+/// (hashed when there are hash keys), then probed per left row.
 struct NestedLoopOp<'p> {
     left: Box<dyn Operator + 'p>,
     right_plan: &'p Plan,
     right_rows: Option<Vec<Row>>,
     right_matched: Vec<bool>,
     kind: JoinKind,
-    on: Option<&'p Expr>,
+    /// Checked on every candidate pair.
+    quals: Vec<&'p Expr>,
     left_width: usize,
     right_width: usize,
     current: Option<Row>,
     pos: usize,
     matched: bool,
     tail: Option<usize>,
-    /// Equi-join keys, when the condition has any (a hash join).
+    /// Hash keys (a hash join).
     keys: Option<crate::join::HashKeys<'p>>,
     table: Option<crate::join::HashTable>,
     /// The current left row's candidate right rows (None: all of them).
     candidates: Option<Vec<usize>>,
+    /// Pairs tried since the last interrupt check.
+    since_check: u32,
+    /// Quals that are hash clauses (leading `quals`); a pair rejected by a
+    /// later one counts as removed by the join filter.
+    n_hash: usize,
+    /// The plan node (EXPLAIN ANALYZE).
+    key: usize,
 }
+
+impl<'p> NestedLoopOp<'p> {
+    fn new(
+        left: Box<dyn Operator + 'p>,
+        right_plan: &'p Plan,
+        kind: JoinKind,
+        quals: Vec<&'p Expr>,
+        keys: Option<crate::join::HashKeys<'p>>,
+        (left_width, right_width): (usize, usize),
+        key: usize,
+    ) -> Self {
+        NestedLoopOp {
+            n_hash: keys.as_ref().map_or(0, |k| k.len()),
+            key,
+            left,
+            right_plan,
+            right_rows: None,
+            right_matched: Vec::new(),
+            kind,
+            quals,
+            left_width,
+            right_width,
+            current: None,
+            pos: 0,
+            matched: false,
+            tail: None,
+            keys,
+            table: None,
+            candidates: None,
+            since_check: 0,
+        }
+    }
+}
+
+/// Pairs a join tries between interrupt checks: a cross join of two large
+/// inputs must still notice a cancel or timeout within milliseconds.
+const PAIRS_PER_CHECK: u32 = 4096;
+
 impl Operator for NestedLoopOp<'_> {
     fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
         if self.right_rows.is_none() {
@@ -505,6 +640,9 @@ impl Operator for NestedLoopOp<'_> {
             let mut rows = Vec::new();
             while let Some(r) = op.next(env)? {
                 rows.push(r);
+                if rows.len().is_multiple_of(PAIRS_PER_CHECK as usize) {
+                    env.check_cancel()?;
+                }
             }
             self.right_matched = vec![false; rows.len()];
             if let Some(k) = &self.keys {
@@ -551,15 +689,26 @@ impl Operator for NestedLoopOp<'_> {
             let rows = self.right_rows.as_ref().unwrap();
             let n = self.candidates.as_ref().map_or(rows.len(), Vec::len);
             while self.pos < n {
+                self.since_check += 1;
+                if self.since_check >= PAIRS_PER_CHECK {
+                    self.since_check = 0;
+                    env.check_cancel()?;
+                }
                 let i = self.candidates.as_ref().map_or(self.pos, |c| c[self.pos]);
                 self.pos += 1;
                 let mut out = Vec::with_capacity(self.left_width + self.right_width);
                 out.extend(left.iter().cloned());
                 out.extend(rows[i].iter().cloned());
-                let ok = match self.on {
-                    None => true,
-                    Some(q) => eval_qual(q, &out, env)?,
-                };
+                let mut ok = true;
+                for (n, q) in self.quals.iter().enumerate() {
+                    if !eval_qual(q, &out, env)? {
+                        ok = false;
+                        if n >= self.n_hash && env.instrument.is_some() {
+                            count_removed(env, self.key, 1);
+                        }
+                        break;
+                    }
+                }
                 if ok {
                     self.matched = true;
                     self.right_matched[i] = true;

@@ -67,6 +67,139 @@ pub static GUCS: &[GucDef] = &[
         "Developer option: look buffers up without the mapping partition lock (ablation benchmarks).",
     ),
     g(
+        "cpu_index_tuple_cost",
+        "0.005",
+        User,
+        false,
+        "Sets the planner's estimate of the cost of processing each index entry during an index scan.",
+    ),
+    g(
+        "cpu_operator_cost",
+        "0.0025",
+        User,
+        false,
+        "Sets the planner's estimate of the cost of processing each operator or function call.",
+    ),
+    g(
+        "cpu_tuple_cost",
+        "0.01",
+        User,
+        false,
+        "Sets the planner's estimate of the cost of processing each tuple (row).",
+    ),
+    g(
+        "default_statistics_target",
+        "100",
+        User,
+        false,
+        "Sets the default statistics target (no effect yet: ANALYZE is not implemented).",
+    ),
+    g(
+        "effective_cache_size",
+        "4GB",
+        User,
+        false,
+        "Sets the planner's assumption about the total size of the data caches.",
+    ),
+    g(
+        "enable_bitmapscan",
+        "on",
+        User,
+        false,
+        "Enables the planner's use of bitmap-scan plans (no effect yet: there are no indexes).",
+    ),
+    g(
+        "enable_hashagg",
+        "on",
+        User,
+        false,
+        "Enables the planner's use of hashed aggregation plans (no effect yet: aggregation is always hashed).",
+    ),
+    g(
+        "enable_hashjoin",
+        "on",
+        User,
+        false,
+        "Enables the planner's use of hash join plans.",
+    ),
+    g(
+        "enable_indexonlyscan",
+        "on",
+        User,
+        false,
+        "Enables the planner's use of index-only-scan plans (no effect yet: there are no indexes).",
+    ),
+    g(
+        "enable_indexscan",
+        "on",
+        User,
+        false,
+        "Enables the planner's use of index-scan plans (no effect yet: there are no indexes).",
+    ),
+    g(
+        "enable_material",
+        "on",
+        User,
+        false,
+        "Enables the planner's use of materialization (no effect yet: a nested loop always materializes its inner input).",
+    ),
+    g(
+        "enable_mergejoin",
+        "on",
+        User,
+        false,
+        "Enables the planner's use of merge join plans (no effect yet: there is no merge join).",
+    ),
+    g(
+        "enable_nestloop",
+        "on",
+        User,
+        false,
+        "Enables the planner's use of nested-loop join plans.",
+    ),
+    g(
+        "enable_seqscan",
+        "on",
+        User,
+        false,
+        "Enables the planner's use of sequential-scan plans.",
+    ),
+    g(
+        "enable_sort",
+        "on",
+        User,
+        false,
+        "Enables the planner's use of explicit sort steps.",
+    ),
+    g(
+        "from_collapse_limit",
+        "8",
+        User,
+        false,
+        "Sets the FROM-list size beyond which subqueries are not collapsed.",
+    ),
+    g(
+        "join_collapse_limit",
+        "8",
+        User,
+        false,
+        "Sets the FROM-list size beyond which JOIN constructs are not flattened.",
+    ),
+    g(
+        "random_page_cost",
+        "4",
+        User,
+        false,
+        "Sets the planner's estimate of the cost of a nonsequentially fetched disk page.",
+    ),
+    g(
+        "seq_page_cost",
+        "1",
+        User,
+        false,
+        "Sets the planner's estimate of the cost of a sequentially fetched disk page.",
+    ),
+    g(
         "io_method",
         "sync",
         Postmaster,
@@ -412,6 +545,15 @@ fn unrecognized(name: &str) -> PgError {
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
     values: BTreeMap<&'static str, String>,
+    /// Changes with every change of a value (unique across all sets), so a
+    /// consumer can cache what it parsed from them.
+    generation: u64,
+}
+
+static SETTINGS_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_generation() -> u64 {
+    SETTINGS_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Settings {
@@ -421,6 +563,7 @@ impl Settings {
                 .iter()
                 .map(|d| (d.name, d.default.to_string()))
                 .collect(),
+            generation: next_generation(),
         }
     }
 
@@ -438,6 +581,7 @@ impl Settings {
         let def = lookup(name).ok_or_else(|| unrecognized(name))?;
         validate(def, value)?;
         self.values.insert(def.name, canonical_value(def, value));
+        self.generation = next_generation();
         Ok(())
     }
 
@@ -475,7 +619,12 @@ impl Settings {
             None => defaults.get(def.name)?.to_string(),
         };
         self.values.insert(def.name, v);
+        self.generation = next_generation();
         Ok(def.name)
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, &str)> {
@@ -555,6 +704,38 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         "debug_buffer_victim_lock" | "debug_buffer_lock_free_lookup" | "fsync" => {
             parse_bool(value).ok_or_else(bad)?;
         }
+        n if n.starts_with("enable_") => {
+            parse_bool(value).ok_or_else(bad)?;
+        }
+        "cpu_index_tuple_cost"
+        | "cpu_operator_cost"
+        | "cpu_tuple_cost"
+        | "random_page_cost"
+        | "seq_page_cost" => {
+            let c: f64 = value.trim().parse().map_err(|_| bad())?;
+            if !(0.0..=1.0e10).contains(&c) {
+                return Err(out_of_range(def.name, value, "0", "1.79769e+308"));
+            }
+        }
+        "join_collapse_limit" | "from_collapse_limit" | "default_statistics_target" => {
+            let n: i64 = value.trim().parse().map_err(|_| bad())?;
+            let (lo, hi) = if def.name == "default_statistics_target" {
+                (1, 10000)
+            } else {
+                (1, i32::MAX as i64)
+            };
+            if !(lo..=hi).contains(&n) {
+                return Err(out_of_range(
+                    def.name,
+                    value,
+                    &lo.to_string(),
+                    &hi.to_string(),
+                ));
+            }
+        }
+        "effective_cache_size" => {
+            parse_memory_kb_unit(value, 8).ok_or_else(bad)?;
+        }
         "io_method" if value != "worker" && value != "sync" => return Err(bad()),
         "password_encryption"
             if crate::auth::password::PasswordEncryption::parse(value).is_none() =>
@@ -576,6 +757,56 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         _ => {}
     }
     Ok(())
+}
+
+fn out_of_range(name: &str, value: &str, lo: &str, hi: &str) -> PgError {
+    PgError::new(
+        SqlState::INVALID_PARAMETER_VALUE,
+        format!("{value} is outside the valid range for parameter \"{name}\" ({lo} .. {hi})"),
+    )
+}
+
+/// The planner's settings, typed (parsed once per change of the settings).
+pub fn planner_settings(s: &Settings) -> sql::plan::PlannerSettings {
+    let b = |n: &str| s.get(n).ok().and_then(parse_bool).unwrap_or(true);
+    let f = |n: &str, d: f64| {
+        s.get(n)
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .unwrap_or(d)
+    };
+    let i = |n: &str, d: usize| {
+        s.get(n)
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(d)
+    };
+    let d = sql::plan::PlannerSettings::default();
+    sql::plan::PlannerSettings {
+        enable_seqscan: b("enable_seqscan"),
+        enable_hashjoin: b("enable_hashjoin"),
+        enable_nestloop: b("enable_nestloop"),
+        enable_sort: b("enable_sort"),
+        enable_hashagg: b("enable_hashagg"),
+        enable_material: b("enable_material"),
+        seq_page_cost: f("seq_page_cost", d.seq_page_cost),
+        random_page_cost: f("random_page_cost", d.random_page_cost),
+        cpu_tuple_cost: f("cpu_tuple_cost", d.cpu_tuple_cost),
+        cpu_index_tuple_cost: f("cpu_index_tuple_cost", d.cpu_index_tuple_cost),
+        cpu_operator_cost: f("cpu_operator_cost", d.cpu_operator_cost),
+        effective_cache_size: s
+            .get("effective_cache_size")
+            .ok()
+            .and_then(|v| parse_memory_kb_unit(v, 8))
+            .map_or(d.effective_cache_size, |kb| (kb / 8) as f64),
+        join_collapse_limit: i("join_collapse_limit", d.join_collapse_limit),
+        from_collapse_limit: i("from_collapse_limit", d.from_collapse_limit),
+        work_mem_kb: s
+            .get("work_mem")
+            .ok()
+            .and_then(|v| parse_memory_kb_unit(v, 1))
+            .unwrap_or(d.work_mem_kb),
+    }
 }
 
 /// Parses a time setting ("200ms", "1s", "5min"; bare numbers in `default_unit_ms`).
@@ -617,12 +848,17 @@ pub fn max_stack_depth_kb(value: &str) -> Option<u64> {
 /// Parses a memory setting ("128MB", "16384" = 8kB pages for shared_buffers
 /// is handled by the caller) into kilobytes.
 pub fn parse_memory_kb(value: &str) -> Option<u64> {
+    parse_memory_kb_unit(value, 8)
+}
+
+/// Parses a memory setting whose bare numbers are in units of `unit_kb` kB.
+pub fn parse_memory_kb_unit(value: &str, unit_kb: u64) -> Option<u64> {
     let v = value.trim();
     let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
     let (num, unit) = v.split_at(split);
     let n: u64 = num.parse().ok()?;
     let mult = match unit.trim() {
-        "" => 8, // bare numbers are 8 kB blocks for shared_buffers
+        "" => unit_kb,
         "B" => return Some(n / 1024),
         "kB" => 1,
         "MB" => 1024,

@@ -7,6 +7,7 @@ pub mod connections;
 pub mod context;
 mod copy_session;
 pub mod datadir;
+mod explain;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;
 pub mod gucs;

@@ -94,6 +94,8 @@ struct ThreadSettings {
     zone: TimeZone,
     stack_setting: String,
     stack_kb: u64,
+    /// The planner's settings and the settings generation they were parsed from.
+    planner: Option<(u64, std::rc::Rc<sql::plan::PlannerSettings>)>,
 }
 
 /// Rows sent between interrupt checks, for plans whose operators never check
@@ -197,9 +199,34 @@ impl Session {
             server_version: gucs::SERVER_VERSION,
             runtime_views: Some(&views),
         };
+        let started = std::time::Instant::now();
         let r = sql::bind_statement(&mut bctx, parsed);
         *param_types = bctx.param_types;
-        r
+        let settings = self.planner_settings();
+        let sizes = crate::explain::PoolSizes(self.ctx.pool);
+        let cx = sql::plan::PlannerContext {
+            settings: &settings,
+            sizes: &sizes,
+        };
+        let mut planned = sql::plan::plan_statement(r?, &cx);
+        if let BoundStatement::Explain { planning_time, .. } = &mut planned {
+            *planning_time = started.elapsed();
+        }
+        Ok(planned)
+    }
+
+    /// The planner's settings, parsed again only after a setting changed.
+    fn planner_settings(&self) -> std::rc::Rc<sql::plan::PlannerSettings> {
+        let mut cache = self.thread_settings.borrow_mut();
+        let generation = self.settings.generation();
+        match &cache.planner {
+            Some((g, p)) if *g == generation => p.clone(),
+            _ => {
+                let p = std::rc::Rc::new(gucs::planner_settings(&self.settings));
+                cache.planner = Some((generation, p.clone()));
+                p
+            }
+        }
     }
 
     fn check_failed(&self, stmt: &BoundStatement) -> PgResult<()> {
@@ -609,6 +636,7 @@ impl Session {
             outer: Vec::new(),
             deadline,
             checks: Default::default(),
+            instrument: None,
         };
         f(&mut env)
     }
@@ -623,6 +651,20 @@ impl Session {
         env: &mut ExecEnv,
     ) -> PgResult<()> {
         match stmt {
+            BoundStatement::Explain {
+                statement,
+                options,
+                settings,
+                planning_time,
+            } => crate::explain::run_explain(
+                statement,
+                options,
+                settings,
+                *planning_time,
+                ctx.pool,
+                env,
+                sink,
+            ),
             BoundStatement::Query { plan, columns } => {
                 sink.columns(&columns.iter().map(column_desc).collect::<Vec<_>>())?;
                 let mut op = exec::build(plan, env, None)?;

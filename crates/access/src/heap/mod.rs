@@ -359,6 +359,15 @@ impl HeapScan {
 }
 
 /// Creates the relation's main fork file.
+/// The relation's main-fork size in blocks (0 if it has no storage), for
+/// the planner's estimates.
+pub fn relation_blocks(pool: &BufferPool, rel: RelFileLocator) -> u64 {
+    pool.smgr()
+        .nblocks(rel, ForkNumber::Main)
+        .map(u64::from)
+        .unwrap_or(0)
+}
+
 pub fn create_storage(pool: &'static BufferPool, rel: RelFileLocator) -> PgResult<()> {
     pool.smgr().create(rel, ForkNumber::Main)?;
     Ok(())

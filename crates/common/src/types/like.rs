@@ -13,6 +13,8 @@ use crate::{PgError, PgResult, SqlState};
 pub struct LikePattern {
     shape: Shape,
     case_insensitive: bool,
+    /// The pattern as written (EXPLAIN prints it).
+    source: String,
 }
 
 enum Shape {
@@ -269,6 +271,7 @@ impl LikePattern {
         Ok(LikePattern {
             shape,
             case_insensitive,
+            source: pattern.to_string(),
         })
     }
 
@@ -311,6 +314,15 @@ impl LikePattern {
             Shape::Contains(f) => f.find(s).is_some(),
             Shape::General(g) => g.matches(s),
         }
+    }
+
+    pub fn is_case_insensitive(&self) -> bool {
+        self.case_insensitive
+    }
+
+    /// The pattern text it was compiled from.
+    pub fn source(&self) -> &str {
+        &self.source
     }
 
     pub fn matches(&self, s: &str) -> bool {

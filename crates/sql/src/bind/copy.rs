@@ -77,6 +77,7 @@ impl Binder<'_, '_> {
                 let scan = Plan::SeqScan {
                     table: table.clone(),
                     qual: Vec::new(),
+                    alias: None,
                 };
                 // Every column in table order is the scan's own row.
                 let plan = if targets.iter().copied().eq(0..table.columns.len()) {

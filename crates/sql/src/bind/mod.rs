@@ -2,6 +2,7 @@
 //! expression, and plans queries (see `query.rs`) and DML/DDL statements.
 
 mod copy;
+mod explain;
 mod expr;
 mod pos;
 mod query;
@@ -256,6 +257,22 @@ impl Binder<'_, '_> {
                 let (plan, columns) = self.bind_query(q)?;
                 Ok(BoundStatement::Query { plan, columns })
             }
+            S::Explain {
+                describe_alias: ast::DescribeAlias::Explain,
+                analyze,
+                verbose,
+                query_plan: false,
+                estimate: false,
+                statement,
+                format,
+                options,
+            } => self.bind_explain(
+                *analyze,
+                *verbose,
+                statement,
+                format.as_ref(),
+                options.as_deref(),
+            ),
             S::Insert(ins) => self.bind_insert(ins),
             S::Update(u) => self.bind_update(u),
             S::Delete(d) => self.bind_delete(d),

@@ -1,11 +1,12 @@
-//! SELECT planning: FROM/joins, WHERE (pushed into the scan), aggregation,
+//! SELECT binding: FROM/joins as written, WHERE as a filter over them (the
+//! planner places its conjuncts and orders the joins), aggregation,
 //! projection, DISTINCT, ORDER BY, LIMIT, set operations.
 
 use common::types::cast::CastContext;
 use common::{DataType, PgError, PgResult, SqlState, TypeId, Value};
 use sqlparser::ast;
 
-use super::{ident_name, object_name_parts, split_conjuncts, Binder, Scope, ScopeColumn};
+use super::{ident_name, object_name_parts, Binder, Scope, ScopeColumn};
 use crate::expr::{AggCall, Expr};
 use crate::plan::{JoinKind, OutputColumn, Plan, SetOpKind, SortKey};
 
@@ -433,6 +434,7 @@ impl Binder<'_, '_> {
                     Plan::SeqScan {
                         table,
                         qual: Vec::new(),
+                        alias: alias_name,
                     },
                     scope,
                 ))
@@ -783,15 +785,10 @@ impl Binder<'_, '_> {
                 ));
             }
             let e = self.coerce_bool(e, "WHERE")?;
-            plan = match plan {
-                Plan::SeqScan { table, mut qual } => {
-                    qual.extend(split_conjuncts(e));
-                    Plan::SeqScan { table, qual }
-                }
-                other => Plan::Filter {
-                    input: Box::new(other),
-                    qual: e,
-                },
+            // Where each conjunct runs is the planner's choice.
+            plan = Plan::Filter {
+                input: Box::new(plan),
+                qual: e,
             };
         }
         // Select list, with a top-level generate_series handled as ProjectSet.

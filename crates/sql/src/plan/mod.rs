@@ -1,4 +1,17 @@
 //! Plans: the operator tree for queries, and bound utility/DML statements.
+//!
+//! The binder emits a logical shape (scans, inner joins as written, WHERE as
+//! a Filter); `plan_statement` (the planner stage, `planner.rs`, `joins.rs`)
+//! turns it into the physical plan `exec` runs: quals pushed into scans, join
+//! order and method chosen by cost (`cost.rs`). `explain.rs` prints it.
+
+pub mod cost;
+pub mod explain;
+mod joins;
+mod planner;
+
+pub use cost::{Estimate, PlannerSettings, RelationSizes};
+pub use planner::{plan_statement, PlannerContext};
 
 use std::sync::Arc;
 
@@ -36,6 +49,8 @@ pub enum Plan {
     SeqScan {
         table: Arc<Table>,
         qual: Vec<Expr>,
+        /// The FROM alias, if any (EXPLAIN prints `Seq Scan on t alias`).
+        alias: Option<String>,
     },
     /// Constant rows (VALUES, SELECT without FROM, catalog views).
     Values {
@@ -63,11 +78,26 @@ pub enum Plan {
         args: Vec<Expr>,
         ty: DataType,
     },
+    /// Nested loop over the right input materialised once; `on` is checked
+    /// on every pair.
     NestedLoop {
         left: Box<Plan>,
         right: Box<Plan>,
         kind: JoinKind,
         on: Option<Expr>,
+        right_width: usize,
+        left_width: usize,
+    },
+    /// Hash join: the right input is hashed on the right sides of
+    /// `hash_cond` (equalities between a left and a right expression) and
+    /// probed with each left row; `hash_cond` and `join_filter` are both
+    /// checked on every candidate pair (hash equality is only a pre-filter).
+    HashJoin {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        kind: JoinKind,
+        hash_cond: Vec<Expr>,
+        join_filter: Option<Expr>,
         right_width: usize,
         left_width: usize,
     },
@@ -97,6 +127,77 @@ pub enum Plan {
     },
 }
 
+impl Plan {
+    /// Columns in the rows this node produces.
+    pub fn width(&self) -> usize {
+        match self {
+            Plan::SeqScan { table, .. } => table.columns.len(),
+            Plan::Values { width, .. } => *width,
+            Plan::Project { exprs, .. } | Plan::ProjectSet { exprs, .. } => exprs.len(),
+            Plan::SeriesScan { .. } => 1,
+            Plan::NestedLoop {
+                left_width,
+                right_width,
+                ..
+            }
+            | Plan::HashJoin {
+                left_width,
+                right_width,
+                ..
+            } => left_width + right_width,
+            Plan::Aggregate { keys, aggs, .. } => keys.len() + aggs.len(),
+            Plan::Filter { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Limit { input, .. }
+            | Plan::Distinct { input } => input.width(),
+            Plan::SetOp { left, .. } => left.width(),
+        }
+    }
+
+    /// The types of the columns this node produces, where known (a VALUES
+    /// list without rows has none).
+    pub fn column_types(&self) -> Vec<DataType> {
+        match self {
+            Plan::SeqScan { table, .. } => table.column_types(),
+            Plan::Values { rows, .. } => rows
+                .first()
+                .map(|r| r.iter().map(Expr::data_type).collect())
+                .unwrap_or_default(),
+            Plan::Project { exprs, .. } | Plan::ProjectSet { exprs, .. } => {
+                exprs.iter().map(Expr::data_type).collect()
+            }
+            Plan::SeriesScan { ty, .. } => vec![*ty],
+            Plan::NestedLoop {
+                left,
+                right,
+                left_width,
+                ..
+            }
+            | Plan::HashJoin {
+                left,
+                right,
+                left_width,
+                ..
+            } => {
+                let mut t = left.column_types();
+                t.resize(*left_width, DataType::new(common::TypeId::Text));
+                t.extend(right.column_types());
+                t
+            }
+            Plan::Aggregate { keys, aggs, .. } => keys
+                .iter()
+                .map(Expr::data_type)
+                .chain(aggs.iter().map(|a| a.result))
+                .collect(),
+            Plan::Filter { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Limit { input, .. }
+            | Plan::Distinct { input } => input.column_types(),
+            Plan::SetOp { left, .. } => left.column_types(),
+        }
+    }
+}
+
 /// A result column as the client sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutputColumn {
@@ -113,8 +214,35 @@ pub enum TransactionOp {
     Rollback,
 }
 
+/// EXPLAIN's options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExplainOptions {
+    pub analyze: bool,
+    pub verbose: bool,
+    pub costs: bool,
+    pub buffers: bool,
+    pub timing: bool,
+    pub summary: bool,
+    pub format: ExplainFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExplainFormat {
+    Text,
+    Json,
+}
+
 #[derive(Debug, Clone)]
 pub enum BoundStatement {
+    /// EXPLAIN of a query or DML statement.
+    Explain {
+        statement: Box<BoundStatement>,
+        options: ExplainOptions,
+        /// The settings it was planned with (EXPLAIN prints costs under them).
+        settings: Box<PlannerSettings>,
+        /// Binding and planning time (EXPLAIN's `Planning Time`).
+        planning_time: std::time::Duration,
+    },
     Query {
         plan: Plan,
         columns: Vec<OutputColumn>,
@@ -228,7 +356,12 @@ impl OutputColumn {
 
 impl BoundStatement {
     pub fn columns(&self) -> Option<&[OutputColumn]> {
+        static EXPLAIN_COLUMNS: std::sync::LazyLock<Vec<OutputColumn>> =
+            std::sync::LazyLock::new(|| {
+                vec![OutputColumn::new("QUERY PLAN", common::TypeId::Text)]
+            });
         match self {
+            BoundStatement::Explain { .. } => Some(&EXPLAIN_COLUMNS),
             BoundStatement::Query { columns, .. } => Some(columns),
             BoundStatement::Insert {
                 returning: Some((_, c)),

@@ -1,0 +1,740 @@
+//! PostgreSQL's cost model (`costsize.c`, `selfuncs.c`): row estimates from
+//! relation sizes and default selectivities, and costs in units of one
+//! sequential page fetch. The join search (`joins.rs`) and EXPLAIN both read
+//! estimates from here, so what EXPLAIN prints is what the planner compared.
+//!
+//! Without ANALYZE statistics, a relation's tuple count comes from its page
+//! count and its rows' estimated width, and a never-analysed relation of
+//! fewer than 10 pages is taken to have 10 (PostgreSQL 14's rule, so a new
+//! table is not planned as empty). Selectivities are PostgreSQL's defaults
+//! for the same situation (`DEFAULT_EQ_SEL` and friends).
+
+use catalog::Table;
+use common::types::ops::BinaryOp;
+use common::{DataType, TypeId, Value};
+
+use super::{JoinKind, Plan};
+use crate::expr::Expr;
+
+/// What planning may ask of the storage layer.
+pub trait RelationSizes {
+    /// The relation's main-fork size in blocks.
+    fn blocks(&self, table: &Table) -> u64;
+}
+
+/// Planner settings, parsed once from the session's GUCs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannerSettings {
+    pub enable_seqscan: bool,
+    pub enable_hashjoin: bool,
+    pub enable_nestloop: bool,
+    pub enable_sort: bool,
+    pub enable_hashagg: bool,
+    pub enable_material: bool,
+    pub seq_page_cost: f64,
+    pub random_page_cost: f64,
+    pub cpu_tuple_cost: f64,
+    pub cpu_index_tuple_cost: f64,
+    pub cpu_operator_cost: f64,
+    /// In pages.
+    pub effective_cache_size: f64,
+    pub join_collapse_limit: usize,
+    pub from_collapse_limit: usize,
+    pub work_mem_kb: u64,
+}
+
+impl Default for PlannerSettings {
+    fn default() -> Self {
+        PlannerSettings {
+            enable_seqscan: true,
+            enable_hashjoin: true,
+            enable_nestloop: true,
+            enable_sort: true,
+            enable_hashagg: true,
+            enable_material: true,
+            seq_page_cost: 1.0,
+            random_page_cost: 4.0,
+            cpu_tuple_cost: 0.01,
+            cpu_index_tuple_cost: 0.005,
+            cpu_operator_cost: 0.0025,
+            effective_cache_size: 524_288.0,
+            join_collapse_limit: 8,
+            from_collapse_limit: 8,
+            work_mem_kb: 4096,
+        }
+    }
+}
+
+/// PostgreSQL's cost added to a path whose kind is disabled by `enable_*`:
+/// disabled methods are still used when nothing else can run the query.
+pub const DISABLE_COST: f64 = 1.0e10;
+
+const DEFAULT_EQ_SEL: f64 = 0.005;
+const DEFAULT_INEQ_SEL: f64 = 1.0 / 3.0;
+const DEFAULT_RANGE_INEQ_SEL: f64 = 0.005;
+const DEFAULT_MATCH_SEL: f64 = 0.005;
+const DEFAULT_UNK_SEL: f64 = 0.005;
+const DEFAULT_NUM_DISTINCT: f64 = 200.0;
+/// Operators a subquery is counted as in a qual (it runs a plan per row).
+const SUBPLAN_OPERATORS: f64 = 1000.0;
+/// Rows assumed for a set-returning function whose size is unknown.
+const DEFAULT_FUNCTION_ROWS: f64 = 1000.0;
+
+const BLCKSZ: f64 = 8192.0;
+const PAGE_HEADER: f64 = 24.0;
+/// MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData).
+const TUPLE_OVERHEAD: f64 = 24.0 + 4.0;
+
+/// A plan node's estimate, as EXPLAIN prints it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    pub startup: f64,
+    pub total: f64,
+    pub rows: f64,
+    pub width: usize,
+}
+
+/// clamp_row_est: at least one row, a whole number.
+pub fn clamp_rows(r: f64) -> f64 {
+    if r.is_nan() || r <= 1.0 {
+        1.0
+    } else {
+        // rint(): halves to even.
+        r.round_ties_even()
+    }
+}
+
+/// Average stored width of a value of the type (get_typavgwidth).
+pub fn type_width(t: DataType) -> usize {
+    match t.id {
+        TypeId::Bool => 1,
+        TypeId::Int2 => 2,
+        TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid | TypeId::RegClass => 4,
+        TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => 8,
+        TypeId::Name => 64,
+        // varchar(n)/bpchar(n): PostgreSQL assumes a bit over half the limit
+        // for long limits; short ones are taken at their limit.
+        TypeId::Varchar | TypeId::Bpchar if t.typmod > 4 => {
+            let n = (t.typmod - 4) as usize;
+            if n <= 32 {
+                n
+            } else {
+                32 + (n - 32) / 2
+            }
+        }
+        _ => 32,
+    }
+}
+
+pub fn row_width(types: impl IntoIterator<Item = DataType>) -> usize {
+    types.into_iter().map(type_width).sum()
+}
+
+pub fn exprs_width(exprs: &[Expr]) -> usize {
+    row_width(exprs.iter().map(Expr::data_type))
+}
+
+/// Pages and tuples of a table with no statistics (estimate_rel_size).
+pub fn table_size(table: &Table, blocks: u64) -> (f64, f64) {
+    let pages = if blocks < 10 { 10.0 } else { blocks as f64 };
+    let width = row_width(table.columns.iter().map(|c| c.data_type())) as f64;
+    let density = ((BLCKSZ - PAGE_HEADER) / (width + TUPLE_OVERHEAD)).floor();
+    (pages, (density * pages).round())
+}
+
+/// Per-row cost of evaluating quals: one `cpu_operator_cost` per operator
+/// or function call (cost_qual_eval with every procost 1).
+pub fn qual_cost(quals: &[Expr], s: &PlannerSettings) -> f64 {
+    let mut ops = 0.0f64;
+    for q in quals {
+        q.visit(&mut |e| {
+            if let Expr::InList { list, .. } = e {
+                // ScalarArrayOpExpr: half the elements compared on average.
+                ops += 0.5 * list.len() as f64;
+            } else if matches!(
+                e,
+                Expr::ScalarSubquery(..) | Expr::Exists { .. } | Expr::InSubquery { .. }
+            ) {
+                // A subplan runs a query per row: dearer than any operator.
+                ops += SUBPLAN_OPERATORS;
+            } else if matches!(
+                e,
+                Expr::Binary { .. }
+                    | Expr::Func { .. }
+                    | Expr::Sys { .. }
+                    | Expr::LikeConst { .. }
+                    | Expr::Like { .. }
+                    | Expr::IsDistinctFrom { .. }
+                    | Expr::NullIf(..)
+            ) || matches!(e, Expr::Cast { explicit: true, .. })
+            {
+                ops += 1.0;
+            }
+        });
+    }
+    ops * s.cpu_operator_cost
+}
+
+fn is_simple_var(e: &Expr) -> bool {
+    match e {
+        Expr::Column(..) => true,
+        Expr::Cast { expr, .. } => is_simple_var(expr),
+        _ => false,
+    }
+}
+
+fn is_pseudo_const(e: &Expr) -> bool {
+    let mut c = true;
+    e.visit(&mut |x| {
+        c &= !matches!(
+            x,
+            Expr::Column(..)
+                | Expr::ScalarSubquery(..)
+                | Expr::Exists { .. }
+                | Expr::InSubquery { .. }
+                | Expr::Agg(_)
+        )
+    });
+    c
+}
+
+fn var_distinct(e: &Expr, rows: f64) -> f64 {
+    if e.type_id() == TypeId::Bool {
+        return 2.0;
+    }
+    if rows < DEFAULT_NUM_DISTINCT {
+        clamp_rows(rows)
+    } else {
+        DEFAULT_NUM_DISTINCT
+    }
+}
+
+/// Which side of a range a comparison bounds, for (var, const) pairs.
+fn range_bound(e: &Expr) -> Option<(&Expr, bool)> {
+    let Expr::Binary {
+        op, left, right, ..
+    } = e
+    else {
+        return None;
+    };
+    let lower = match op {
+        BinaryOp::Gt | BinaryOp::GtEq => true,
+        BinaryOp::Lt | BinaryOp::LtEq => false,
+        _ => return None,
+    };
+    if is_simple_var(left) && is_pseudo_const(right) {
+        Some((left, lower))
+    } else if is_simple_var(right) && is_pseudo_const(left) {
+        Some((right, !lower))
+    } else {
+        None
+    }
+}
+
+/// Selectivity of a conjunction (clauselist_selectivity): independent
+/// clauses multiply, but a lower and an upper bound on the same variable
+/// make one range clause.
+pub fn conjunction_selectivity(quals: &[&Expr], rows: f64) -> f64 {
+    let mut sel = 1.0;
+    let mut used = vec![false; quals.len()];
+    for i in 0..quals.len() {
+        if used[i] {
+            continue;
+        }
+        if let Some((var, lower)) = range_bound(quals[i]) {
+            let partner = (i + 1..quals.len()).find(|&j| {
+                !used[j]
+                    && range_bound(quals[j])
+                        .is_some_and(|(v, l)| l != lower && strip(v) == strip(var))
+            });
+            if let Some(j) = partner {
+                used[i] = true;
+                used[j] = true;
+                sel *= DEFAULT_RANGE_INEQ_SEL;
+                continue;
+            }
+        }
+        used[i] = true;
+        sel *= selectivity(quals[i], rows);
+    }
+    sel
+}
+
+fn strip(e: &Expr) -> &Expr {
+    match e {
+        Expr::Cast { expr, .. } => strip(expr),
+        other => other,
+    }
+}
+
+/// Selectivity of one boolean clause over input of `rows` rows.
+pub fn selectivity(e: &Expr, rows: f64) -> f64 {
+    let s = match e {
+        Expr::Const(Value::Bool(true), _) => 1.0,
+        Expr::Const(..) => 0.0,
+        Expr::And(v) => conjunction_selectivity(&v.iter().collect::<Vec<_>>(), rows),
+        Expr::Or(v) => v.iter().fold(0.0, |acc, x| {
+            let s2 = selectivity(x, rows);
+            acc + s2 - acc * s2
+        }),
+        Expr::Not(x) => 1.0 - selectivity(x, rows),
+        Expr::Binary {
+            op, left, right, ..
+        } => binary_selectivity(*op, left, right, rows),
+        Expr::IsNull { negated, .. } => {
+            if *negated {
+                1.0 - DEFAULT_UNK_SEL
+            } else {
+                DEFAULT_UNK_SEL
+            }
+        }
+        Expr::LikeConst { negated, .. } | Expr::Like { negated, .. } => {
+            if *negated {
+                1.0 - DEFAULT_MATCH_SEL
+            } else {
+                DEFAULT_MATCH_SEL
+            }
+        }
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } => {
+            let eq = 1.0 / var_distinct(expr, rows);
+            if *negated {
+                (1.0 - eq).powi(list.len() as i32)
+            } else {
+                (eq * list.len() as f64).min(1.0)
+            }
+        }
+        Expr::Column(..) if e.type_id() == TypeId::Bool => 0.5,
+        Expr::IsBool { .. } => 0.5,
+        _ => 0.5,
+    };
+    s.clamp(0.0, 1.0)
+}
+
+fn binary_selectivity(op: BinaryOp, left: &Expr, right: &Expr, rows: f64) -> f64 {
+    let var = if is_simple_var(left) {
+        Some(left)
+    } else if is_simple_var(right) {
+        Some(right)
+    } else {
+        None
+    };
+    match op {
+        BinaryOp::Eq => match var {
+            Some(v) => 1.0 / var_distinct(v, rows),
+            None => DEFAULT_EQ_SEL,
+        },
+        BinaryOp::NotEq => match var {
+            Some(v) => 1.0 - 1.0 / var_distinct(v, rows),
+            None => 1.0 - DEFAULT_EQ_SEL,
+        },
+        BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq => DEFAULT_INEQ_SEL,
+        _ => 0.5,
+    }
+}
+
+/// Tuples of the base relation a column comes from, if it comes from one
+/// (through joins, projections of plain columns, filters, sorts, limits).
+fn column_tuples(p: &Plan, col: usize, sizes: &dyn RelationSizes) -> Option<f64> {
+    match p {
+        Plan::SeqScan { table, .. } => Some(table_size(table, sizes.blocks(table)).1),
+        Plan::NestedLoop {
+            left,
+            right,
+            left_width,
+            ..
+        }
+        | Plan::HashJoin {
+            left,
+            right,
+            left_width,
+            ..
+        } => {
+            if col < *left_width {
+                column_tuples(left, col, sizes)
+            } else {
+                column_tuples(right, col - left_width, sizes)
+            }
+        }
+        Plan::Project { input, exprs } => match exprs.get(col) {
+            Some(Expr::Column(i, _)) => column_tuples(input, *i, sizes),
+            _ => None,
+        },
+        Plan::Filter { input, .. } | Plan::Sort { input, .. } | Plan::Limit { input, .. } => {
+            column_tuples(input, col, sizes)
+        }
+        _ => None,
+    }
+}
+
+/// Distinct values of a join key (get_variable_numdistinct without
+/// statistics): the base relation's tuple count when under 200, else 200.
+fn key_distinct(e: &Expr, side: &Plan, offset: usize, sizes: &dyn RelationSizes) -> f64 {
+    if e.type_id() == TypeId::Bool {
+        return 2.0;
+    }
+    let tuples = match strip(e) {
+        Expr::Column(i, _) => column_tuples(side, i - offset, sizes),
+        _ => None,
+    };
+    match tuples {
+        Some(t) if t < DEFAULT_NUM_DISTINCT => clamp_rows(t),
+        _ => DEFAULT_NUM_DISTINCT,
+    }
+}
+
+/// Selectivity of a join's clauses (eqjoinsel without statistics for
+/// equalities of a left and a right expression: 1 / max(nd1, nd2)).
+pub fn join_selectivity(
+    quals: &[Expr],
+    left: &Plan,
+    right: &Plan,
+    left_width: usize,
+    sizes: &dyn RelationSizes,
+    l: &Estimate,
+    r: &Estimate,
+) -> f64 {
+    let side_of = |e: &Expr| {
+        let (mut lo, mut hi) = (false, false);
+        e.visit(&mut |x| {
+            if let Expr::Column(i, _) = x {
+                if *i < left_width {
+                    lo = true
+                } else {
+                    hi = true
+                }
+            }
+        });
+        (lo, hi)
+    };
+    let mut sel = 1.0;
+    for q in quals {
+        sel *= match q {
+            Expr::Binary {
+                op: BinaryOp::Eq,
+                left: a,
+                right: b,
+                ..
+            } => {
+                let (a, b) = match (side_of(a), side_of(b)) {
+                    ((true, false), (false, true)) => (a, b),
+                    ((false, true), (true, false)) => (b, a),
+                    _ => {
+                        sel *= selectivity(q, l.rows * r.rows);
+                        continue;
+                    }
+                };
+                let nd =
+                    key_distinct(a, left, 0, sizes).max(key_distinct(b, right, left_width, sizes));
+                1.0 / nd
+            }
+            other => selectivity(other, l.rows * r.rows),
+        };
+    }
+    sel
+}
+
+/// Which join algorithm a join uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinMethod {
+    NestedLoop,
+    Hash,
+}
+
+/// Rows a join emits, before its kind's null-extended rows.
+pub fn join_rows(kind: JoinKind, l: &Estimate, r: &Estimate, sel: f64) -> f64 {
+    let inner = l.rows * r.rows * sel;
+    clamp_rows(match kind {
+        JoinKind::Inner => inner,
+        JoinKind::Left => inner.max(l.rows),
+        JoinKind::Right => inner.max(r.rows),
+        JoinKind::Full => inner.max(l.rows).max(r.rows),
+    })
+}
+
+/// Fraction of the inner rows sharing a hash bucket with an outer row when
+/// nothing is known of the keys (estimate_hash_bucket_stats' default).
+const DEFAULT_BUCKET_FRACTION: f64 = 0.1;
+
+/// Cost of a join of `l` (outer) and `r` (inner): `hash` are the hash
+/// clauses (empty for a nested loop), `other` the clauses checked on each
+/// pair that gets that far, `sel` the selectivity of all of them
+/// (initial_cost_hashjoin/final_cost_hashjoin, and a nested loop over a
+/// Materialize node as final_cost_nestloop and cost_material price it).
+#[allow(clippy::too_many_arguments)]
+pub fn join_cost(
+    method: JoinMethod,
+    kind: JoinKind,
+    l: &Estimate,
+    r: &Estimate,
+    hash: &[Expr],
+    other: &[Expr],
+    sel: f64,
+    s: &PlannerSettings,
+) -> Estimate {
+    let rows = join_rows(kind, l, r, sel);
+    let (startup, total) = match method {
+        JoinMethod::Hash => {
+            let nhash = hash.len() as f64;
+            let mut startup = l.startup + r.total;
+            startup += (s.cpu_operator_cost * nhash + s.cpu_tuple_cost) * r.rows;
+            let mut run = (l.total - l.startup) + s.cpu_operator_cost * nhash * l.rows;
+            // Each outer row compares its hash clauses with half a bucket.
+            run += s.cpu_operator_cost
+                * nhash
+                * l.rows
+                * clamp_rows(r.rows * DEFAULT_BUCKET_FRACTION)
+                * 0.5;
+            run += (s.cpu_tuple_cost + qual_cost(other, s)) * rows;
+            if !s.enable_hashjoin {
+                startup += DISABLE_COST;
+            }
+            (startup, startup + run)
+        }
+        JoinMethod::NestedLoop => {
+            let materialize = r.total + 2.0 * s.cpu_operator_cost * r.rows;
+            let startup = l.startup + r.startup;
+            let rescans = (l.rows - 1.0).max(0.0) * s.cpu_operator_cost * r.rows;
+            let pairs = l.rows * r.rows;
+            let mut total = l.total
+                + materialize
+                + rescans
+                + (s.cpu_tuple_cost + qual_cost(hash, s) + qual_cost(other, s)) * pairs;
+            if !s.enable_nestloop {
+                total += DISABLE_COST;
+            }
+            (startup, total)
+        }
+    };
+    Estimate {
+        startup,
+        total,
+        rows,
+        width: l.width + r.width,
+    }
+}
+
+/// Estimates a plan node and, recursively, its inputs.
+pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> Estimate {
+    match plan {
+        Plan::SeqScan { table, qual, .. } => seq_scan(table, sizes.blocks(table), qual, s),
+        Plan::Values { rows, width } => {
+            let n = rows.len() as f64;
+            let w = rows.first().map_or(0, |r| exprs_width(r));
+            let _ = width;
+            if n == 1.0 && w == 0 {
+                // Result (SELECT without FROM).
+                return Estimate {
+                    startup: 0.0,
+                    total: s.cpu_tuple_cost,
+                    rows: 1.0,
+                    width: 0,
+                };
+            }
+            Estimate {
+                startup: 0.0,
+                total: n * (s.cpu_operator_cost + s.cpu_tuple_cost),
+                rows: clamp_rows(n),
+                width: w,
+            }
+        }
+        Plan::Filter { input, qual } => {
+            let e = estimate(input, sizes, s);
+            let quals = super::planner::conjuncts(qual);
+            let sel = conjunction_selectivity(&quals, e.rows);
+            Estimate {
+                total: e.total + qual_cost(std::slice::from_ref(qual), s) * e.rows,
+                rows: clamp_rows(e.rows * sel),
+                ..e
+            }
+        }
+        Plan::Project { input, exprs } => {
+            let e = estimate(input, sizes, s);
+            Estimate {
+                width: exprs_width(exprs),
+                ..e
+            }
+        }
+        Plan::ProjectSet {
+            input,
+            exprs,
+            srf_args,
+            ..
+        } => {
+            let e = estimate(input, sizes, s);
+            let n = series_rows(srf_args);
+            Estimate {
+                total: e.total + s.cpu_tuple_cost * e.rows * n,
+                rows: clamp_rows(e.rows * n),
+                width: exprs_width(exprs),
+                ..e
+            }
+        }
+        Plan::SeriesScan { args, ty } => {
+            let n = series_rows(args);
+            Estimate {
+                startup: s.cpu_operator_cost,
+                total: s.cpu_operator_cost + s.cpu_tuple_cost * n,
+                rows: n,
+                width: type_width(*ty),
+            }
+        }
+        Plan::NestedLoop {
+            left,
+            right,
+            kind,
+            on,
+            left_width,
+            ..
+        } => {
+            let (l, r) = (estimate(left, sizes, s), estimate(right, sizes, s));
+            let quals: Vec<Expr> = on.iter().cloned().collect();
+            let sel = join_selectivity(&quals, left, right, *left_width, sizes, &l, &r);
+            join_cost(JoinMethod::NestedLoop, *kind, &l, &r, &[], &quals, sel, s)
+        }
+        Plan::HashJoin {
+            left,
+            right,
+            kind,
+            hash_cond,
+            join_filter,
+            left_width,
+            ..
+        } => {
+            let (l, r) = (estimate(left, sizes, s), estimate(right, sizes, s));
+            let other: Vec<Expr> = join_filter.iter().cloned().collect();
+            let mut quals = hash_cond.clone();
+            quals.extend(other.iter().cloned());
+            let sel = join_selectivity(&quals, left, right, *left_width, sizes, &l, &r);
+            join_cost(JoinMethod::Hash, *kind, &l, &r, hash_cond, &other, sel, s)
+        }
+        Plan::Aggregate { input, keys, aggs } => {
+            let e = estimate(input, sizes, s);
+            let groups = if keys.is_empty() {
+                1.0
+            } else {
+                group_count(keys, e.rows)
+            };
+            let per_row = s.cpu_operator_cost * (keys.len() + aggs.len()) as f64;
+            let startup = e.total + per_row * e.rows;
+            Estimate {
+                startup,
+                total: startup + s.cpu_tuple_cost * groups,
+                rows: groups,
+                width: exprs_width(keys) + aggs.iter().map(|a| type_width(a.result)).sum::<usize>(),
+            }
+        }
+        Plan::Sort { input, .. } => {
+            let e = estimate(input, sizes, s);
+            let n = e.rows.max(2.0);
+            let startup = e.total
+                + 2.0 * s.cpu_operator_cost * n * n.log2()
+                + if s.enable_sort { 0.0 } else { DISABLE_COST };
+            Estimate {
+                startup,
+                total: startup + s.cpu_operator_cost * e.rows,
+                ..e
+            }
+        }
+        Plan::Limit {
+            input,
+            limit,
+            offset,
+        } => {
+            let e = estimate(input, sizes, s);
+            let count = |x: &Option<Expr>| match x {
+                Some(Expr::Const(Value::Int8(n), _)) => Some(*n as f64),
+                Some(Expr::Const(Value::Null, _)) | None => None,
+                Some(_) => Some(e.rows * 0.1),
+            };
+            let skip = count(offset).unwrap_or(0.0).min(e.rows);
+            let rows = count(limit).map_or(e.rows - skip, |l| l.min(e.rows - skip));
+            let run = e.total - e.startup;
+            let frac = |r: f64| if e.rows > 0.0 { r / e.rows } else { 0.0 };
+            Estimate {
+                startup: e.startup + run * frac(skip),
+                total: e.startup + run * frac(skip + rows),
+                rows: clamp_rows(rows),
+                width: e.width,
+            }
+        }
+        Plan::Distinct { input } => {
+            let e = estimate(input, sizes, s);
+            let groups = DEFAULT_NUM_DISTINCT.min(e.rows);
+            let startup = e.total + s.cpu_operator_cost * e.rows;
+            Estimate {
+                startup,
+                total: startup + s.cpu_tuple_cost * groups,
+                rows: clamp_rows(groups),
+                width: e.width,
+            }
+        }
+        Plan::SetOp {
+            left, right, all, ..
+        } => {
+            let (l, r) = (estimate(left, sizes, s), estimate(right, sizes, s));
+            let rows = l.rows + r.rows;
+            let rows = if *all {
+                rows
+            } else {
+                DEFAULT_NUM_DISTINCT.min(rows)
+            };
+            Estimate {
+                startup: l.startup,
+                total: l.total + r.total + s.cpu_operator_cost * (l.rows + r.rows),
+                rows: clamp_rows(rows),
+                width: l.width.max(r.width),
+            }
+        }
+    }
+}
+
+pub fn seq_scan(table: &Table, blocks: u64, qual: &[Expr], s: &PlannerSettings) -> Estimate {
+    let (pages, tuples) = table_size(table, blocks);
+    let quals: Vec<&Expr> = qual.iter().collect();
+    let sel = conjunction_selectivity(&quals, tuples);
+    let mut total = s.seq_page_cost * pages + (s.cpu_tuple_cost + qual_cost(qual, s)) * tuples;
+    if !s.enable_seqscan {
+        total += DISABLE_COST;
+    }
+    Estimate {
+        startup: if s.enable_seqscan { 0.0 } else { DISABLE_COST },
+        total,
+        rows: clamp_rows(tuples * sel),
+        width: row_width(table.columns.iter().map(|c| c.data_type())),
+    }
+}
+
+/// Rows of generate_series with constant integer bounds, else PostgreSQL's
+/// default for a set-returning function.
+fn series_rows(args: &[Expr]) -> f64 {
+    let int = |e: &Expr| match e {
+        Expr::Const(Value::Int4(v), _) => Some(*v as f64),
+        Expr::Const(Value::Int8(v), _) => Some(*v as f64),
+        _ => None,
+    };
+    let (Some(a), Some(b)) = (args.first().and_then(int), args.get(1).and_then(int)) else {
+        return DEFAULT_FUNCTION_ROWS;
+    };
+    let step = match args.get(2) {
+        Some(e) => match int(e) {
+            Some(st) if st != 0.0 => st,
+            _ => return DEFAULT_FUNCTION_ROWS,
+        },
+        None => 1.0,
+    };
+    clamp_rows(((b - a) / step).floor() + 1.0)
+}
+
+/// estimate_num_groups without statistics: each key has up to 200
+/// distinct values, and there are no more groups than rows.
+fn group_count(keys: &[Expr], rows: f64) -> f64 {
+    let mut g = 1.0f64;
+    for k in keys {
+        g *= var_distinct(k, rows);
+    }
+    clamp_rows(g.min(rows))
+}

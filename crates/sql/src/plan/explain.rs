@@ -1,0 +1,786 @@
+//! EXPLAIN's text format, laid out as PostgreSQL's `explain.c` does: node
+//! lines with `->  ` arrows, details six columns further in, costs from
+//! `cost.rs`, actual figures from the executor's per-node counters, and
+//! expressions deparsed as `ruleutils.c` prints them (columns qualified by
+//! their relation when the query reads more than one).
+//!
+//! Plan nodes PostgreSQL does not show (projections) are looked through; a
+//! hash join's build side is shown under a `Hash` node and a nested loop's
+//! inner side under `Materialize`, which is what the executor does with them.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::time::Duration;
+
+use common::types::io::to_text;
+use common::{TypeId, Value};
+
+use super::cost::{estimate, Estimate, PlannerSettings, RelationSizes};
+use super::{ExplainOptions, JoinKind, Plan, SetOpKind, SortKey};
+use crate::expr::{AggCall, AggFunc, Expr};
+
+/// What the executor counted for one plan node (EXPLAIN ANALYZE).
+#[derive(Debug, Clone, Default)]
+pub struct NodeStats {
+    /// Times the node was started.
+    pub loops: u64,
+    /// Rows it returned, over all loops.
+    pub rows: u64,
+    /// Time to its first row, summed over loops.
+    pub first_row: Duration,
+    /// Time inside the node (its inputs included), summed over loops.
+    pub total: Duration,
+    /// Rows its filter rejected.
+    pub removed_by_filter: u64,
+}
+
+/// Per-node counters keyed by the node's address (`node_key`).
+pub type PlanStats = HashMap<usize, NodeStats>;
+
+/// The key of a plan node in `PlanStats`.
+pub fn node_key(p: &Plan) -> usize {
+    p as *const Plan as usize
+}
+
+pub struct Explainer<'a> {
+    pub options: &'a ExplainOptions,
+    pub sizes: &'a dyn RelationSizes,
+    pub settings: &'a PlannerSettings,
+    pub stats: Option<&'a PlanStats>,
+    /// Qualify column names (the query reads more than one relation).
+    prefix: bool,
+    /// Each scan's name in the output: its alias, made unique as
+    /// ruleutils does (`pair`, `pair_1`).
+    names: HashMap<usize, String>,
+    lines: Vec<String>,
+}
+
+fn assign_names(p: &Plan, used: &mut Vec<String>, names: &mut HashMap<usize, String>) {
+    if let Plan::SeqScan { table, alias, .. } = p {
+        let base = alias.clone().unwrap_or_else(|| table.name.clone());
+        let mut name = base.clone();
+        let mut n = 0;
+        while used.contains(&name) {
+            n += 1;
+            name = format!("{base}_{n}");
+        }
+        used.push(name.clone());
+        names.insert(node_key(p), name);
+    }
+    for c in children(p) {
+        assign_names(c, used, names);
+    }
+}
+
+/// Lines of EXPLAIN output for a plan.
+pub fn explain_plan(
+    plan: &Plan,
+    options: &ExplainOptions,
+    sizes: &dyn RelationSizes,
+    settings: &PlannerSettings,
+    stats: Option<&PlanStats>,
+) -> Vec<String> {
+    let mut names = HashMap::new();
+    assign_names(plan, &mut Vec::new(), &mut names);
+    let mut e = Explainer {
+        options,
+        sizes,
+        settings,
+        stats,
+        prefix: count_relations(plan) > 1,
+        names,
+        lines: Vec::new(),
+    };
+    e.node(plan, 0, Vec::new());
+    e.lines
+}
+
+fn count_relations(p: &Plan) -> usize {
+    let own = match p {
+        Plan::SeqScan { .. } | Plan::SeriesScan { .. } => 1,
+        Plan::Values { rows, width } if !(rows.len() == 1 && *width == 0) => 1,
+        _ => 0,
+    };
+    own + children(p)
+        .iter()
+        .map(|c| count_relations(c))
+        .sum::<usize>()
+}
+
+fn children(p: &Plan) -> Vec<&Plan> {
+    match p {
+        Plan::SeqScan { .. } | Plan::Values { .. } | Plan::SeriesScan { .. } => Vec::new(),
+        Plan::Filter { input, .. }
+        | Plan::Project { input, .. }
+        | Plan::ProjectSet { input, .. }
+        | Plan::Aggregate { input, .. }
+        | Plan::Sort { input, .. }
+        | Plan::Limit { input, .. }
+        | Plan::Distinct { input } => vec![input],
+        Plan::NestedLoop { left, right, .. }
+        | Plan::HashJoin { left, right, .. }
+        | Plan::SetOp { left, right, .. } => vec![left, right],
+    }
+}
+
+/// A detail line under a node: `Filter: (a > 1)`.
+struct Detail(String, String);
+
+impl Explainer<'_> {
+    fn indent(depth: usize) -> String {
+        " ".repeat(if depth == 0 { 0 } else { 6 * (depth - 1) + 2 })
+    }
+
+    /// Prints `p` (looking through projections and upper filters, whose
+    /// quals become `extra` details of the node below).
+    fn node(&mut self, p: &Plan, depth: usize, mut extra: Vec<Detail>) {
+        match p {
+            Plan::Project { input, .. } => return self.node(input, depth, extra),
+            Plan::Filter { input, qual } => {
+                let labels = self.labels(input);
+                let text = self.qual_text(&[qual], &labels);
+                let mut d = vec![Detail("Filter".into(), text)];
+                if let Some(st) = self.stats.and_then(|s| s.get(&node_key(p))) {
+                    d.push(Detail(
+                        "Rows Removed by Filter".into(),
+                        st.removed_by_filter.to_string(),
+                    ));
+                }
+                d.extend(extra);
+                extra = d;
+                return self.node(input, depth, extra);
+            }
+            _ => {}
+        }
+        let (name, mut details, kids) = self.describe(p);
+        details.extend(extra);
+        let est = estimate(p, self.sizes, self.settings);
+        let stats = self.stats.map(|s| s.get(&node_key(p)));
+        self.line(depth, &name, &est, stats);
+        let pad = " ".repeat(6 * depth + 2);
+        for Detail(k, v) in details {
+            self.lines.push(format!("{pad}{k}: {v}"));
+        }
+        for k in kids {
+            match k {
+                Child::Plain(c) => self.node(c, depth + 1, Vec::new()),
+                Child::Wrapped(label, c, st) => {
+                    // Hash / Materialize: shown with the figures of what they hold.
+                    let est = estimate(c, self.sizes, self.settings);
+                    let est = Estimate {
+                        startup: est.total,
+                        ..est
+                    };
+                    let stats = self.stats.map(|_| st.as_ref());
+                    self.line(depth + 1, label, &est, stats);
+                    self.node(c, depth + 2, Vec::new());
+                }
+            }
+        }
+    }
+
+    fn line(
+        &mut self,
+        depth: usize,
+        name: &str,
+        est: &Estimate,
+        stats: Option<Option<&NodeStats>>,
+    ) {
+        let mut s = Self::indent(depth);
+        if depth > 0 {
+            s.push_str("->  ");
+        }
+        s.push_str(name);
+        if self.options.costs {
+            let _ = write!(
+                s,
+                "  (cost={:.2}..{:.2} rows={:.0} width={})",
+                est.startup, est.total, est.rows, est.width
+            );
+        }
+        if let Some(st) = stats {
+            s.push(' ');
+            match st {
+                None => s.push_str("(never executed)"),
+                Some(st) => {
+                    let loops = st.loops.max(1) as f64;
+                    let rows = st.rows as f64 / loops;
+                    if self.options.timing {
+                        let ms = |d: Duration| d.as_secs_f64() * 1000.0 / loops;
+                        let _ = write!(
+                            s,
+                            "(actual time={:.3}..{:.3} rows={:.0} loops={})",
+                            ms(st.first_row),
+                            ms(st.total),
+                            rows,
+                            st.loops
+                        );
+                    } else {
+                        let _ = write!(s, "(actual rows={:.0} loops={})", rows, st.loops);
+                    }
+                }
+            }
+        }
+        self.lines.push(s);
+    }
+
+    fn describe<'p>(&self, p: &'p Plan) -> (String, Vec<Detail>, Vec<Child<'p>>) {
+        let removed = |d: &mut Vec<Detail>| {
+            if let Some(st) = self.stats.and_then(|s| s.get(&node_key(p))) {
+                d.push(Detail(
+                    "Rows Removed by Filter".into(),
+                    st.removed_by_filter.to_string(),
+                ));
+            }
+        };
+        match p {
+            Plan::SeqScan { table, qual, .. } => {
+                let mut name = format!("Seq Scan on {}", quote_ident(&table.name));
+                if let Some(a) = self.names.get(&node_key(p)).filter(|a| **a != table.name) {
+                    let _ = write!(name, " {}", quote_ident(a));
+                }
+                let mut d = Vec::new();
+                if !qual.is_empty() {
+                    let labels: Vec<String> =
+                        table.columns.iter().map(|c| quote_ident(&c.name)).collect();
+                    let refs: Vec<&Expr> = qual.iter().collect();
+                    d.push(Detail("Filter".into(), self.qual_text(&refs, &labels)));
+                    removed(&mut d);
+                }
+                (name, d, Vec::new())
+            }
+            Plan::Values { rows, width } => {
+                if rows.len() == 1 && *width == 0 {
+                    ("Result".into(), Vec::new(), Vec::new())
+                } else {
+                    ("Values Scan on \"*VALUES*\"".into(), Vec::new(), Vec::new())
+                }
+            }
+            Plan::SeriesScan { .. } => (
+                "Function Scan on generate_series".into(),
+                Vec::new(),
+                Vec::new(),
+            ),
+            Plan::ProjectSet { input, .. } => {
+                ("ProjectSet".into(), Vec::new(), vec![Child::Plain(input)])
+            }
+            Plan::NestedLoop {
+                left,
+                right,
+                kind,
+                on,
+                ..
+            } => {
+                let mut d = Vec::new();
+                if let Some(on) = on {
+                    let labels = self.join_labels(left, right);
+                    d.push(Detail("Join Filter".into(), self.qual_text(&[on], &labels)));
+                    self.removed_by_join_filter(p, &mut d);
+                }
+                let name = format!("Nested Loop{}", join_suffix(*kind));
+                // The materialised rows are read again for every outer row.
+                let mat = self.stat(right).map(|r| {
+                    let outer = self.stat(left).map_or(0, |l| l.rows);
+                    NodeStats {
+                        loops: outer,
+                        rows: r.rows * outer,
+                        ..r.clone()
+                    }
+                });
+                (
+                    name,
+                    d,
+                    vec![
+                        Child::Plain(left),
+                        Child::Wrapped("Materialize", right, mat),
+                    ],
+                )
+            }
+            Plan::HashJoin {
+                left,
+                right,
+                kind,
+                hash_cond,
+                join_filter,
+                ..
+            } => {
+                let labels = self.join_labels(left, right);
+                let refs: Vec<&Expr> = hash_cond.iter().collect();
+                let mut d = vec![Detail("Hash Cond".into(), self.qual_text(&refs, &labels))];
+                if let Some(f) = join_filter {
+                    d.push(Detail("Join Filter".into(), self.qual_text(&[f], &labels)));
+                    self.removed_by_join_filter(p, &mut d);
+                }
+                let name = format!("Hash{}", join_suffix(*kind));
+                let name = if name == "Hash" {
+                    "Hash Join".to_string()
+                } else {
+                    name
+                };
+                let hash = self.stat(right).cloned();
+                (
+                    name,
+                    d,
+                    vec![Child::Plain(left), Child::Wrapped("Hash", right, hash)],
+                )
+            }
+            Plan::Aggregate { input, keys, .. } => {
+                if keys.is_empty() {
+                    return ("Aggregate".into(), Vec::new(), vec![Child::Plain(input)]);
+                }
+                let labels = self.labels(input);
+                let text: Vec<String> = keys
+                    .iter()
+                    .map(|k| self.deparse(k, &labels))
+                    .collect();
+                (
+                    "HashAggregate".into(),
+                    vec![Detail("Group Key".into(), text.join(", "))],
+                    vec![Child::Plain(input)],
+                )
+            }
+            Plan::Distinct { input } => {
+                let labels = self.labels(input);
+                (
+                    "HashAggregate".into(),
+                    vec![Detail("Group Key".into(), labels.join(", "))],
+                    vec![Child::Plain(input)],
+                )
+            }
+            Plan::Sort { input, keys } => {
+                let labels = self.labels(input);
+                let text: Vec<String> = keys.iter().map(|k| sort_key_text(k, &labels)).collect();
+                (
+                    "Sort".into(),
+                    vec![Detail("Sort Key".into(), text.join(", "))],
+                    vec![Child::Plain(input)],
+                )
+            }
+            Plan::Limit { input, .. } => ("Limit".into(), Vec::new(), vec![Child::Plain(input)]),
+            Plan::SetOp {
+                left,
+                right,
+                op,
+                all,
+                ..
+            } => {
+                let name = match (op, all) {
+                    (SetOpKind::Union, true) => "Append".to_string(),
+                    (SetOpKind::Union, false) => "HashAggregate".to_string(),
+                    (SetOpKind::Intersect, a) => {
+                        format!("HashSetOp Intersect{}", if *a { " All" } else { "" })
+                    }
+                    (SetOpKind::Except, a) => {
+                        format!("HashSetOp Except{}", if *a { " All" } else { "" })
+                    }
+                };
+                (
+                    name,
+                    Vec::new(),
+                    vec![Child::Plain(left), Child::Plain(right)],
+                )
+            }
+            Plan::Filter { .. } | Plan::Project { .. } => unreachable!("looked through"),
+        }
+    }
+
+    fn removed_by_join_filter(&self, p: &Plan, d: &mut Vec<Detail>) {
+        if let Some(st) = self.stat(p) {
+            d.push(Detail(
+                "Rows Removed by Join Filter".into(),
+                st.removed_by_filter.to_string(),
+            ));
+        }
+    }
+
+    fn stat(&self, p: &Plan) -> Option<&NodeStats> {
+        self.stats.and_then(|s| s.get(&node_key(p)))
+    }
+
+    fn join_labels(&self, left: &Plan, right: &Plan) -> Vec<String> {
+        let mut l = self.labels(left);
+        l.extend(self.labels(right));
+        l
+    }
+
+    /// How each output column of `p` is printed.
+    fn labels(&self, p: &Plan) -> Vec<String> {
+        match p {
+            Plan::SeqScan { table, .. } => {
+                let q = quote_ident(self.names.get(&node_key(p)).unwrap_or(&table.name));
+                table
+                    .columns
+                    .iter()
+                    .map(|c| {
+                        if self.prefix {
+                            format!("{q}.{}", quote_ident(&c.name))
+                        } else {
+                            quote_ident(&c.name)
+                        }
+                    })
+                    .collect()
+            }
+            Plan::Values { width, .. } => (1..=*width)
+                .map(|i| {
+                    if self.prefix {
+                        format!("\"*VALUES*\".column{i}")
+                    } else {
+                        format!("column{i}")
+                    }
+                })
+                .collect(),
+            Plan::SeriesScan { .. } => vec!["generate_series".into()],
+            Plan::Project { input, exprs } | Plan::ProjectSet { input, exprs, .. } => {
+                let labels = self.labels(input);
+                exprs
+                    .iter()
+                    .map(|e| self.deparse(e, &labels))
+                    .collect()
+            }
+            Plan::NestedLoop {
+                left,
+                right,
+                left_width,
+                ..
+            }
+            | Plan::HashJoin {
+                left,
+                right,
+                left_width,
+                ..
+            } => {
+                let mut l = self.labels(left);
+                l.resize(*left_width, "?".into());
+                l.extend(self.labels(right));
+                l
+            }
+            Plan::Aggregate { input, keys, aggs } => {
+                let labels = self.labels(input);
+                keys.iter()
+                    .map(|k| self.deparse(k, &labels))
+                    .chain(aggs.iter().map(|a| self.agg_text(a, &labels)))
+                    .collect()
+            }
+            Plan::Filter { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Limit { input, .. }
+            | Plan::Distinct { input } => self.labels(input),
+            Plan::SetOp { left, .. } => self.labels(left),
+        }
+    }
+
+    /// A qual list as one expression: `(a > 1)`, `((a > 1) AND (b < 2))`.
+    fn qual_text(&self, quals: &[&Expr], labels: &[String]) -> String {
+        let mut flat = Vec::new();
+        for q in quals {
+            match q {
+                Expr::And(v) => flat.extend(v.iter()),
+                other => flat.push(other),
+            }
+        }
+        let parts: Vec<String> = flat.iter().map(|q| self.deparse(q, labels)).collect();
+        if parts.len() == 1 {
+            parts.into_iter().next().unwrap()
+        } else {
+            format!("({})", parts.join(" AND "))
+        }
+    }
+
+    fn agg_text(&self, a: &AggCall, labels: &[String]) -> String {
+        let name = match a.func {
+            AggFunc::CountStar => return "count(*)".into(),
+            AggFunc::Count => "count",
+            AggFunc::Sum => "sum",
+            AggFunc::Avg => "avg",
+            AggFunc::Min => "min",
+            AggFunc::Max => "max",
+            AggFunc::BoolAnd => "bool_and",
+            AggFunc::BoolOr => "bool_or",
+            AggFunc::StringAgg => "string_agg",
+        };
+        let args: Vec<String> = a
+            .args
+            .iter()
+            .map(|x| self.deparse(x, labels))
+            .collect();
+        format!(
+            "{name}({}{})",
+            if a.distinct { "DISTINCT " } else { "" },
+            args.join(", ")
+        )
+    }
+
+    /// An expression as ruleutils prints it in EXPLAIN (every operator
+    /// parenthesised).
+    fn deparse(&self, e: &Expr, labels: &[String]) -> String {
+        let d = |x: &Expr| self.deparse(x, labels);
+        match e {
+            Expr::Column(i, _) => labels.get(*i).cloned().unwrap_or_else(|| format!("${i}")),
+            Expr::OuterColumn { index, .. } => format!("$outer{index}"),
+            Expr::Param(i, _) => format!("${}", i + 1),
+            Expr::Const(v, t) => const_text(v, t.id, &t.display_name()),
+            Expr::Binary {
+                op, left, right, ..
+            } => format!("({} {} {})", d(left), op.symbol(), d(right)),
+            Expr::Neg(x, _) => format!("(- {})", d(x)),
+            Expr::And(v) => format!("({})", v.iter().map(d).collect::<Vec<_>>().join(" AND ")),
+            Expr::Or(v) => format!("({})", v.iter().map(d).collect::<Vec<_>>().join(" OR ")),
+            Expr::Not(x) => format!("(NOT {})", d(x)),
+            Expr::IsNull { expr, negated } => {
+                format!(
+                    "({} IS {}NULL)",
+                    d(expr),
+                    if *negated { "NOT " } else { "" }
+                )
+            }
+            Expr::IsBool {
+                expr,
+                value,
+                negated,
+            } => format!(
+                "({} IS {}{})",
+                d(expr),
+                if *negated { "NOT " } else { "" },
+                if *value { "TRUE" } else { "FALSE" }
+            ),
+            Expr::IsDistinctFrom {
+                left,
+                right,
+                negated,
+            } => {
+                let s = format!("({} IS DISTINCT FROM {})", d(left), d(right));
+                if *negated {
+                    format!("(NOT {s})")
+                } else {
+                    s
+                }
+            }
+            Expr::LikeConst {
+                expr,
+                pattern,
+                negated,
+            } => {
+                let op = like_op(pattern.0.is_case_insensitive(), *negated);
+                format!("({} {op} {})", d(expr), literal(pattern.0.source(), "text"))
+            }
+            Expr::Like {
+                expr,
+                pattern,
+                case_insensitive,
+                negated,
+            } => format!(
+                "({} {} {})",
+                d(expr),
+                like_op(*case_insensitive, *negated),
+                d(pattern)
+            ),
+            // ruleutils always parenthesises a cast's operand: (a)::bigint.
+            Expr::Cast { expr, to, .. } => format!("({})::{}", d(expr), to.display_name()),
+            Expr::Func { func, args } => {
+                format!(
+                    "{}({})",
+                    func.0.name,
+                    args.iter().map(d).collect::<Vec<_>>().join(", ")
+                )
+            }
+            Expr::Sys { func, args, .. } => {
+                format!(
+                    "{}({})",
+                    sys_name(*func),
+                    args.iter().map(d).collect::<Vec<_>>().join(", ")
+                )
+            }
+            Expr::Case {
+                operand,
+                whens,
+                else_,
+                ..
+            } => {
+                let mut s = "CASE".to_string();
+                if let Some(o) = operand {
+                    let _ = write!(s, " {}", d(o));
+                }
+                for (w, t) in whens {
+                    let _ = write!(s, " WHEN {} THEN {}", d(w), d(t));
+                }
+                if let Some(e) = else_ {
+                    let _ = write!(s, " ELSE {}", d(e));
+                }
+                s.push_str(" END");
+                s
+            }
+            Expr::Coalesce(v, _) => format!(
+                "COALESCE({})",
+                v.iter().map(d).collect::<Vec<_>>().join(", ")
+            ),
+            Expr::NullIf(a, b, _) => format!("NULLIF({}, {})", d(a), d(b)),
+            Expr::MinMax { args, greatest, .. } => format!(
+                "{}({})",
+                if *greatest { "GREATEST" } else { "LEAST" },
+                args.iter().map(d).collect::<Vec<_>>().join(", ")
+            ),
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let ty = expr.data_type();
+                let all_const = list.iter().all(|x| matches!(x, Expr::Const(..)));
+                let (op, quant) = if *negated {
+                    ("<>", "ALL")
+                } else {
+                    ("=", "ANY")
+                };
+                if all_const {
+                    let items: Vec<String> = list
+                        .iter()
+                        .map(|x| match x {
+                            Expr::Const(Value::Null, _) => "NULL".to_string(),
+                            Expr::Const(v, t) => array_item(&to_text(v, t.id)),
+                            _ => unreachable!(),
+                        })
+                        .collect();
+                    format!(
+                        "({} {op} {quant} ('{{{}}}'::{}[]))",
+                        d(expr),
+                        items.join(","),
+                        ty.display_name()
+                    )
+                } else {
+                    format!(
+                        "({} {op} {quant} (ARRAY[{}]))",
+                        d(expr),
+                        list.iter().map(d).collect::<Vec<_>>().join(", ")
+                    )
+                }
+            }
+            Expr::ScalarSubquery(..) | Expr::Exists { .. } => "(SubPlan)".into(),
+            Expr::InSubquery { expr, negated, .. } => {
+                if *negated {
+                    format!("(NOT (SubPlan {}))", d(expr))
+                } else {
+                    format!("(SubPlan {})", d(expr))
+                }
+            }
+            Expr::Agg(a) => self.agg_text(a, labels),
+            Expr::RegClassName(oid) => format!("'{oid}'::regclass"),
+        }
+    }
+}
+
+enum Child<'p> {
+    Plain(&'p Plan),
+    /// Shown under a node of this name that the executor folds into its
+    /// parent, with the figures that node would have.
+    Wrapped(&'static str, &'p Plan, Option<NodeStats>),
+}
+
+fn join_suffix(kind: JoinKind) -> &'static str {
+    match kind {
+        JoinKind::Inner => "",
+        JoinKind::Left => " Left Join",
+        JoinKind::Right => " Right Join",
+        JoinKind::Full => " Full Join",
+    }
+}
+
+fn like_op(ci: bool, negated: bool) -> &'static str {
+    match (ci, negated) {
+        (false, false) => "~~",
+        (false, true) => "!~~",
+        (true, false) => "~~*",
+        (true, true) => "!~~*",
+    }
+}
+
+fn sys_name(f: crate::expr::SysFunc) -> String {
+    let s = format!("{f:?}");
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn sort_key_text(k: &SortKey, labels: &[String]) -> String {
+    let mut s = labels.get(k.column).cloned().unwrap_or_else(|| "?".into());
+    if k.descending {
+        s.push_str(" DESC");
+        if !k.nulls_first {
+            s.push_str(" NULLS LAST");
+        }
+    } else if k.nulls_first {
+        s.push_str(" NULLS FIRST");
+    }
+    s
+}
+
+/// `'text'::type`, with quotes doubled.
+fn literal(text: &str, ty: &str) -> String {
+    format!("'{}'::{ty}", text.replace('\'', "''"))
+}
+
+fn array_item(s: &str) -> String {
+    let plain = !s.is_empty()
+        && !s.eq_ignore_ascii_case("null")
+        && !s
+            .chars()
+            .any(|c| matches!(c, '{' | '}' | ',' | '"' | '\\' | ' ' | '\''));
+    if plain {
+        s.to_string()
+    } else {
+        format!(
+            "\"{}\"",
+            s.replace('\\', "\\\\")
+                .replace('"', "\\\"")
+                .replace('\'', "''")
+        )
+    }
+}
+
+/// A constant as get_const_expr prints it: integers and plain numerics bare
+/// (unless negative), booleans as words, everything else as a typed literal.
+fn const_text(v: &Value, ty: TypeId, type_name: &str) -> String {
+    if v.is_null() {
+        return format!("NULL::{type_name}");
+    }
+    let text = to_text(v, ty);
+    match ty {
+        TypeId::Bool => text.replace('t', "true").replace('f', "false"),
+        TypeId::Int4 if !text.starts_with('-') => text,
+        TypeId::Numeric
+            if !text.starts_with('-')
+                && text.chars().all(|c| c.is_ascii_digit() || c == '.')
+                && text.contains('.') =>
+        {
+            text
+        }
+        TypeId::Numeric if !text.starts_with('-') && text.chars().all(|c| c.is_ascii_digit()) => {
+            format!("'{text}'::numeric")
+        }
+        _ => literal(&text, type_name),
+    }
+}
+
+/// PostgreSQL's quote_identifier: lower-case names of plain characters
+/// stay bare.
+pub fn quote_ident(s: &str) -> String {
+    let plain = s
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        s.to_string()
+    } else {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    }
+}

@@ -1,0 +1,333 @@
+//! The planner stage's entry: walks a bound statement, plans every query
+//! tree in it (subqueries inside expressions included) and leaves the rest
+//! as bound.
+//!
+//! Rule kept throughout: a planned subtree produces rows in the same column
+//! layout as the bound subtree it replaces, so expressions above it (and
+//! correlated subqueries that read its rows as their outer row) stay valid.
+
+use super::cost::{PlannerSettings, RelationSizes};
+use super::{joins, BoundStatement, JoinKind, Plan};
+use crate::expr::Expr;
+
+/// What planning reads: settings and relation sizes.
+pub struct PlannerContext<'a> {
+    pub settings: &'a PlannerSettings,
+    pub sizes: &'a dyn RelationSizes,
+}
+
+/// Plans every query tree of a bound statement.
+pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStatement {
+    use BoundStatement as B;
+    match stmt {
+        B::Explain {
+            statement,
+            options,
+            planning_time,
+            ..
+        } => B::Explain {
+            statement: Box::new(plan_statement(*statement, cx)),
+            options,
+            settings: Box::new(cx.settings.clone()),
+            planning_time,
+        },
+        B::Query { plan, columns } => B::Query {
+            plan: plan_tree(plan, cx),
+            columns,
+        },
+        B::Insert {
+            table,
+            source,
+            returning,
+            bulk,
+        } => B::Insert {
+            table,
+            source: plan_tree(source, cx),
+            returning: returning.map(|(e, c)| (plan_exprs(e, cx), c)),
+            bulk,
+        },
+        B::Update {
+            table,
+            qual,
+            assignments,
+            returning,
+        } => B::Update {
+            table,
+            qual: plan_exprs(qual, cx),
+            assignments: assignments
+                .into_iter()
+                .map(|(i, e)| (i, plan_expr(e, cx)))
+                .collect(),
+            returning: returning.map(|(e, c)| (plan_exprs(e, cx), c)),
+        },
+        B::Delete {
+            table,
+            qual,
+            returning,
+        } => B::Delete {
+            table,
+            qual: plan_exprs(qual, cx),
+            returning: returning.map(|(e, c)| (plan_exprs(e, cx), c)),
+        },
+        B::CreateTable {
+            name,
+            namespace,
+            columns,
+            if_not_exists,
+            source,
+        } => B::CreateTable {
+            name,
+            namespace,
+            columns,
+            if_not_exists,
+            source: source.map(|(p, c)| (plan_tree(p, cx), c)),
+        },
+        B::CopyTo(mut c) => {
+            let plan = std::mem::replace(
+                &mut c.plan,
+                Plan::Values {
+                    rows: Vec::new(),
+                    width: 0,
+                },
+            );
+            c.plan = plan_tree(plan, cx);
+            B::CopyTo(c)
+        }
+        other => other,
+    }
+}
+
+/// The conjuncts of a qual (an AND's members, else the qual itself).
+pub(crate) fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    match e {
+        Expr::And(v) => v.iter().flat_map(conjuncts).collect(),
+        other => vec![other],
+    }
+}
+
+/// Pushes NOT down as PostgreSQL's negate_clause does: `NOT (a < b)` is
+/// `a >= b`, De Morgan through AND and OR, and negatable tests flip (all
+/// equivalent in three-valued logic).
+pub(crate) fn simplify_not(e: Expr) -> Expr {
+    e.transform(&mut |x| {
+        Ok(match x {
+            Expr::Not(inner) => negate(*inner),
+            other => other,
+        })
+    })
+    .expect("simplifying NOT cannot fail")
+}
+
+fn negate(e: Expr) -> Expr {
+    use common::types::ops::BinaryOp as Op;
+    match e {
+        Expr::Binary {
+            op,
+            left,
+            right,
+            ty,
+        } if matches!(
+            op,
+            Op::Eq | Op::NotEq | Op::Lt | Op::LtEq | Op::Gt | Op::GtEq
+        ) =>
+        {
+            let op = match op {
+                Op::Eq => Op::NotEq,
+                Op::NotEq => Op::Eq,
+                Op::Lt => Op::GtEq,
+                Op::LtEq => Op::Gt,
+                Op::Gt => Op::LtEq,
+                _ => Op::Lt,
+            };
+            Expr::Binary {
+                op,
+                left,
+                right,
+                ty,
+            }
+        }
+        Expr::Not(inner) => *inner,
+        Expr::And(v) => Expr::Or(v.into_iter().map(negate).collect()),
+        Expr::Or(v) => Expr::And(v.into_iter().map(negate).collect()),
+        Expr::IsNull { expr, negated } => Expr::IsNull {
+            expr,
+            negated: !negated,
+        },
+        Expr::IsBool {
+            expr,
+            value,
+            negated,
+        } => Expr::IsBool {
+            expr,
+            value,
+            negated: !negated,
+        },
+        Expr::LikeConst {
+            expr,
+            pattern,
+            negated,
+        } => Expr::LikeConst {
+            expr,
+            pattern,
+            negated: !negated,
+        },
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } => Expr::InList {
+            expr,
+            list,
+            negated: !negated,
+        },
+        other => Expr::Not(Box::new(other)),
+    }
+}
+
+pub(crate) fn into_conjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::And(v) => v.into_iter().for_each(|x| into_conjuncts(x, out)),
+        other => out.push(other),
+    }
+}
+
+pub(crate) fn and_of(mut v: Vec<Expr>) -> Option<Expr> {
+    match v.len() {
+        0 => None,
+        1 => v.pop(),
+        _ => Some(Expr::And(v)),
+    }
+}
+
+/// Whether the expression holds a subquery (whose correlated references
+/// read the row it is evaluated on, in the bound layout).
+pub(crate) fn has_subquery(e: &Expr) -> bool {
+    let mut found = false;
+    e.visit(&mut |x| {
+        found |= matches!(
+            x,
+            Expr::ScalarSubquery(..) | Expr::Exists { .. } | Expr::InSubquery { .. }
+        )
+    });
+    found
+}
+
+fn plan_exprs(v: Vec<Expr>, cx: &PlannerContext) -> Vec<Expr> {
+    v.into_iter().map(|e| plan_expr(e, cx)).collect()
+}
+
+/// Plans the subqueries inside an expression.
+pub(crate) fn plan_expr(e: Expr, cx: &PlannerContext) -> Expr {
+    if !has_subquery(&e) {
+        return e;
+    }
+    let r = e.transform(&mut |x| {
+        Ok(match x {
+            Expr::ScalarSubquery(p, t) => Expr::ScalarSubquery(Box::new(plan_tree(*p, cx)), t),
+            Expr::Exists { plan, negated } => Expr::Exists {
+                plan: Box::new(plan_tree(*plan, cx)),
+                negated,
+            },
+            Expr::InSubquery {
+                expr,
+                plan,
+                negated,
+            } => Expr::InSubquery {
+                expr,
+                plan: Box::new(plan_tree(*plan, cx)),
+                negated,
+            },
+            other => other,
+        })
+    });
+    r.expect("planning subqueries cannot fail")
+}
+
+/// Plans a query tree.
+pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
+    match plan {
+        // A join tree, or a filter over one: a join problem.
+        p @ (Plan::Filter { .. }
+        | Plan::NestedLoop {
+            kind: JoinKind::Inner,
+            ..
+        }) => joins::plan_join_problem(p, cx),
+        Plan::NestedLoop {
+            left,
+            right,
+            kind,
+            on,
+            left_width,
+            right_width,
+        } => joins::plan_outer_join(
+            plan_tree(*left, cx),
+            plan_tree(*right, cx),
+            kind,
+            on.map(|e| plan_expr(e, cx)),
+            left_width,
+            right_width,
+            cx,
+        ),
+        Plan::HashJoin { .. } => unreachable!("the binder emits no hash joins"),
+        Plan::SeqScan { table, qual, alias } => Plan::SeqScan {
+            table,
+            qual: plan_exprs(qual, cx),
+            alias,
+        },
+        Plan::Values { rows, width } => Plan::Values {
+            rows: rows.into_iter().map(|r| plan_exprs(r, cx)).collect(),
+            width,
+        },
+        Plan::Project { input, exprs } => Plan::Project {
+            input: Box::new(plan_tree(*input, cx)),
+            exprs: plan_exprs(exprs, cx),
+        },
+        Plan::ProjectSet {
+            input,
+            exprs,
+            srf_index,
+            srf_args,
+        } => Plan::ProjectSet {
+            input: Box::new(plan_tree(*input, cx)),
+            exprs: plan_exprs(exprs, cx),
+            srf_index,
+            srf_args: plan_exprs(srf_args, cx),
+        },
+        Plan::SeriesScan { args, ty } => Plan::SeriesScan {
+            args: plan_exprs(args, cx),
+            ty,
+        },
+        Plan::Aggregate { input, keys, aggs } => Plan::Aggregate {
+            input: Box::new(plan_tree(*input, cx)),
+            keys: plan_exprs(keys, cx),
+            aggs,
+        },
+        Plan::Sort { input, keys } => Plan::Sort {
+            input: Box::new(plan_tree(*input, cx)),
+            keys,
+        },
+        Plan::Limit {
+            input,
+            limit,
+            offset,
+        } => Plan::Limit {
+            input: Box::new(plan_tree(*input, cx)),
+            limit,
+            offset,
+        },
+        Plan::Distinct { input } => Plan::Distinct {
+            input: Box::new(plan_tree(*input, cx)),
+        },
+        Plan::SetOp {
+            left,
+            right,
+            op,
+            all,
+        } => Plan::SetOp {
+            left: Box::new(plan_tree(*left, cx)),
+            right: Box::new(plan_tree(*right, cx)),
+            op,
+            all,
+        },
+    }
+}
