@@ -406,3 +406,40 @@ fn large_copy_and_result_over_tls_are_byte_exact() {
     let expected: String = data.replace('\t', "|");
     assert!(o.stdout == expected.as_bytes(), "SELECT over TLS differs");
 }
+
+#[test]
+fn fast_shutdown_reaches_tls_sessions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let certs = Certs::make(tmp.path(), "Scalegres test CA");
+    let mut s = start_tls(&certs, &[]);
+    let with_ssl = |args: &[&str]| {
+        let mut cmd = s.psql_command();
+        cmd.env("PGSSLMODE", "require").args(args);
+        cmd
+    };
+    let mut running = with_ssl(&["-c", "select pg_sleep(60)"]);
+    // Idle between two statements while the shell command runs.
+    let mut idle = with_ssl(&["-c", "select 1", "-c", "\\! sleep 3", "-c", "select 2"]);
+    let running =
+        thread::spawn(move || support::run_with_timeout(&mut running, support::CLIENT_TIMEOUT));
+    let idle = thread::spawn(move || support::run_with_timeout(&mut idle, support::CLIENT_TIMEOUT));
+    thread::sleep(Duration::from_millis(1000));
+    let started = Instant::now();
+    s.signal(libc::SIGINT);
+    let status = s
+        .wait_exit(Duration::from_secs(20))
+        .expect("fast shutdown did not finish");
+    assert!(status.success());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "fast shutdown took {:?}",
+        started.elapsed()
+    );
+    let e = err(running.join().unwrap());
+    assert!(
+        e.contains("terminating connection due to administrator command"),
+        "{e}"
+    );
+    let o = idle.join().unwrap();
+    assert!(!o.status.success());
+}
