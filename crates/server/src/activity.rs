@@ -26,6 +26,8 @@ pub struct BackendStatus {
     pub datname: String,
     pub usename: String,
     pub backend_start: i64,
+    /// The connection's TLS parameters (pg_stat_ssl); None without TLS.
+    pub ssl: Option<crate::tls::SslInfo>,
     pub fields: Mutex<StatusFields>,
     pub wait_event: &'static AtomicU32,
 }
@@ -54,6 +56,7 @@ impl Activity {
         datname: &str,
         usename: &str,
         application_name: &str,
+        ssl: Option<crate::tls::SslInfo>,
     ) -> Arc<BackendStatus> {
         let slot = self
             .spare_slots
@@ -67,6 +70,7 @@ impl Activity {
             datname: datname.to_string(),
             usename: usename.to_string(),
             backend_start: common::types::datetime::now_timestamp(),
+            ssl,
             fields: Mutex::new(StatusFields {
                 state: "idle",
                 application_name: application_name.to_string(),

@@ -22,6 +22,8 @@ pub struct ServerContext {
     pub registry: BackendRegistry,
     /// pg_hba.conf, swapped on SIGHUP ([`ServerContext::reload`]).
     pub hba: crate::auth::hba::HbaHolder,
+    /// The TLS configuration in force (`ssl = on`), swapped on SIGHUP.
+    pub tls: crate::tls::TlsHolder,
     pub activity: crate::activity::Activity,
     /// CHECKPOINT commands run (pg_stat_bgwriter.checkpoints_req).
     pub checkpoints_req: std::sync::atomic::AtomicU64,

@@ -10,6 +10,9 @@ pub enum GucContext {
     Postmaster,
     /// Internal, read-only (server_version, ...).
     Internal,
+    /// Set in postgresql.conf or on the command line; a SIGHUP applies a
+    /// change to the server (not to SHOW).
+    Sighup,
     /// Settable by any session.
     User,
 }
@@ -445,6 +448,48 @@ pub static GUCS: &[GucDef] = &[
         "Sets the number of shared memory buffers used by the server.",
     ),
     g(
+        "ssl",
+        "off",
+        Sighup,
+        false,
+        "Enables SSL connections.",
+    ),
+    g(
+        "ssl_ca_file",
+        "",
+        Sighup,
+        false,
+        "Location of the SSL certificate authority file.",
+    ),
+    g(
+        "ssl_cert_file",
+        "server.crt",
+        Sighup,
+        false,
+        "Location of the SSL server certificate file.",
+    ),
+    g(
+        "ssl_key_file",
+        "server.key",
+        Sighup,
+        false,
+        "Location of the SSL server private key file.",
+    ),
+    g(
+        "ssl_max_protocol_version",
+        "",
+        Sighup,
+        false,
+        "Sets the maximum SSL/TLS protocol version to use.",
+    ),
+    g(
+        "ssl_min_protocol_version",
+        "TLSv1.2",
+        Sighup,
+        false,
+        "Sets the minimum SSL/TLS protocol version to use.",
+    ),
+    g(
         "standard_conforming_strings",
         "on",
         User,
@@ -609,6 +654,12 @@ impl Settings {
                     format!("parameter \"{}\" cannot be changed", def.name),
                 ))
             }
+            GucContext::Sighup => {
+                return Err(PgError::new(
+                    SqlState::CANT_CHANGE_RUNTIME_PARAM,
+                    format!("parameter \"{}\" cannot be changed now", def.name),
+                ))
+            }
             GucContext::User => {}
         }
         let v = match value {
@@ -701,7 +752,15 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
                 return Err(bad());
             }
         }
-        "debug_buffer_victim_lock" | "debug_buffer_lock_free_lookup" | "fsync" => {
+        "ssl_min_protocol_version" if crate::tls::TlsVersion::parse(value).is_none() => {
+            return Err(bad().with_hint("Available values: TLSv1, TLSv1.1, TLSv1.2, TLSv1.3."))
+        }
+        "ssl_max_protocol_version"
+            if !value.trim().is_empty() && crate::tls::TlsVersion::parse(value).is_none() =>
+        {
+            return Err(bad().with_hint("Available values: , TLSv1, TLSv1.1, TLSv1.2, TLSv1.3."))
+        }
+        "debug_buffer_victim_lock" | "debug_buffer_lock_free_lookup" | "fsync" | "ssl" => {
             parse_bool(value).ok_or_else(bad)?;
         }
         n if n.starts_with("enable_") => {

@@ -18,4 +18,17 @@ pub mod session;
 pub mod session_api;
 pub mod shutdown;
 pub mod stop;
+pub mod tls;
 pub mod views;
+
+/// A LOG line on the server's standard error, as PostgreSQL's log prefix
+/// `%m [%p]` writes it.
+pub fn log(msg: &str) {
+    use std::io::Write;
+    let now = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S%.3f UTC");
+    let _ = writeln!(
+        std::io::stderr(),
+        "{now} [{}] LOG:  {msg}",
+        std::process::id()
+    );
+}

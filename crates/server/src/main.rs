@@ -19,6 +19,7 @@ use server::lockfile::{self, LockError};
 use server::protocol::{serve_client, BackendRegistry, ProtocolLimits};
 use server::session::Factory;
 use server::shutdown::{self, ShutdownMode};
+use server::tls::{TlsHolder, TlsSettings};
 use server::{datadir, stop};
 
 #[derive(Parser)]
@@ -68,12 +69,7 @@ enum Command {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn log(msg: &str) {
-    let now = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S%.3f UTC");
-    let _ = writeln!(
-        std::io::stderr(),
-        "{now} [{}] LOG:  {msg}",
-        std::process::id()
-    );
+    server::log(msg);
 }
 
 fn fatal(msg: &str) -> ! {
@@ -171,21 +167,7 @@ fn main() {
     if matches!(cli.command, Some(Command::Init)) {
         return;
     }
-    let mut settings = Settings::defaults();
-    if let Err(e) = gucs::read_config_file(&dir.join("postgresql.conf"), &mut settings) {
-        fatal(&e.message);
-    }
-    for kv in &cli.settings {
-        let Some((k, v)) = kv.split_once('=') else {
-            fatal(&format!("-c {kv} requires a value"));
-        };
-        if let Err(e) = settings.set_startup(k.trim(), v.trim()) {
-            fatal(&e.message);
-        }
-    }
-    if let Some(p) = cli.port {
-        settings.set_startup("port", &p.to_string()).unwrap();
-    }
+    let mut settings = read_settings(&dir, &cli).unwrap_or_else(|e| fatal(&e));
     settings
         .set_startup("data_directory", &dir.display().to_string())
         .ok();
@@ -197,6 +179,9 @@ fn main() {
         .unwrap()
         .parse()
         .unwrap_or_else(|_| fatal("invalid port"));
+    // As PostgreSQL: TLS files are checked before anything else starts.
+    let tls = TlsHolder::load(&TlsSettings::from_settings(&settings, &dir))
+        .unwrap_or_else(|e| fatal_with(&e.to_string(), e.detail(), None));
     let shared_kb = gucs::parse_memory_kb(settings.get("shared_buffers").unwrap()).unwrap();
     let nbuffers = ((shared_kb / 8) as usize).max(16);
 
@@ -255,6 +240,7 @@ fn main() {
         registry: BackendRegistry::new(),
         hba: server::auth::hba::HbaHolder::load_or_create(&dir)
             .unwrap_or_else(|e| fatal(&e.to_string())),
+        tls,
         activity: Default::default(),
         checkpoints_req: Default::default(),
         start_time: common::types::datetime::now_timestamp(),
@@ -286,6 +272,7 @@ fn main() {
             table: table.clone(),
             conn_settings,
             fd_budget,
+            cli_settings: cli.settings.clone(),
         },
     );
     if mode == ShutdownMode::Immediate {
@@ -450,6 +437,8 @@ struct ServeEnv {
     conn_settings: ConnectionSettings,
     /// Connections allowed to hold a descriptor at once.
     fd_budget: usize,
+    /// `-c` settings, which a reload applies over postgresql.conf again.
+    cli_settings: Vec<String>,
 }
 
 /// How long a fast shutdown waits for sessions to reach a safe point before
@@ -470,6 +459,7 @@ fn serve_until_shutdown(l: &Listeners, env: &ServeEnv) -> ShutdownMode {
             if let Err(e) = env.ctx.reload() {
                 log(&format!("{e}; pg_hba.conf was not reloaded"));
             }
+            reload_tls(env);
         }
         if let Some(mode) = shutdown::requested() {
             if mode == ShutdownMode::Immediate {
@@ -561,6 +551,59 @@ fn serve_until_shutdown(l: &Listeners, env: &ServeEnv) -> ShutdownMode {
             unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 100) };
         }
     }
+}
+
+/// SIGHUP: the `ssl*` settings from postgresql.conf and the command line,
+/// then their files; on any error the TLS configuration in force stays.
+fn reload_tls(env: &ServeEnv) {
+    let dir = &env.ctx.data_dir;
+    let settings = match read_settings_from(dir, &env.cli_settings, None) {
+        Ok(s) => s,
+        Err(e) => {
+            log(&e);
+            log(&format!(
+                "configuration file \"{}\" contains errors; no changes were applied",
+                dir.join("postgresql.conf").display()
+            ));
+            return;
+        }
+    };
+    if let Err(e) = env
+        .ctx
+        .tls
+        .reload(&TlsSettings::from_settings(&settings, dir))
+    {
+        log(&e.to_string());
+        log("SSL configuration was not reloaded");
+    }
+}
+
+/// postgresql.conf, then `-c` settings, then `-p`, as at start.
+fn read_settings(dir: &Path, cli: &Cli) -> Result<Settings, String> {
+    read_settings_from(dir, &cli.settings, cli.port)
+}
+
+fn read_settings_from(
+    dir: &Path,
+    cli_settings: &[String],
+    port: Option<u16>,
+) -> Result<Settings, String> {
+    let mut settings = Settings::defaults();
+    gucs::read_config_file(&dir.join("postgresql.conf"), &mut settings).map_err(|e| e.message)?;
+    for kv in cli_settings {
+        let Some((k, v)) = kv.split_once('=') else {
+            return Err(format!("-c {kv} requires a value"));
+        };
+        settings
+            .set_startup(k.trim(), v.trim())
+            .map_err(|e| e.message)?;
+    }
+    if let Some(p) = port {
+        settings
+            .set_startup("port", &p.to_string())
+            .map_err(|e| e.message)?;
+    }
+    Ok(settings)
 }
 
 fn is_fd_exhaustion(e: &std::io::Error) -> bool {

@@ -1199,6 +1199,10 @@ impl SessionFactory for Factory {
         Some(self.ctx.hba.current())
     }
 
+    fn tls(&self) -> Option<Arc<rustls::ServerConfig>> {
+        self.ctx.tls.current()
+    }
+
     fn role_password(&self, user: &str) -> Option<String> {
         self.ctx
             .catalog
@@ -1262,10 +1266,14 @@ impl SessionFactory for Factory {
             ));
         }
         let app = settings.get("application_name").unwrap_or("").to_string();
-        let status = self
-            .ctx
-            .activity
-            .register(pid, db.oid, &db.name, &params.user, &app);
+        let status = self.ctx.activity.register(
+            pid,
+            db.oid,
+            &db.name,
+            &params.user,
+            &app,
+            params.ssl.clone(),
+        );
         // This connection's thread publishes its lock waits into its status.
         storage::lwlock::set_wait_event_slot(Some(status.wait_event));
         let db_counters = self.ctx.activity.database(db.oid);

@@ -132,6 +132,9 @@ pub struct StartupParams {
     /// Every other startup parameter (application_name, client_encoding, ...), plus
     /// the `-c name=value` / `--name=value` settings found in `options`.
     pub settings: Vec<(String, String)>,
+    /// Set by the protocol layer for a TLS connection (never from the
+    /// packet): what pg_stat_ssl shows.
+    pub ssl: Option<crate::tls::SslInfo>,
 }
 
 /// Opens SQL sessions for new connections.
@@ -149,6 +152,12 @@ pub trait SessionFactory: Send + Sync {
     /// The pg_hba.conf rules in force; None accepts everyone (trust), for
     /// embedders and protocol tests without a data directory.
     fn hba(&self) -> Option<Arc<crate::auth::hba::HbaConfig>> {
+        None
+    }
+
+    /// The TLS configuration for SSLRequests on TCP connections; None
+    /// answers them 'N' (`ssl = off`).
+    fn tls(&self) -> Option<Arc<rustls::ServerConfig>> {
         None
     }
 

@@ -1,4 +1,4 @@
-//! Server-state views: pg_stat_activity, pg_stat_bgwriter, pg_stat_database,
+//! Server-state views: pg_stat_activity, pg_stat_ssl, pg_stat_bgwriter, pg_stat_database,
 //! pg_stat_lwlock, pg_buffercache, pg_settings. Their rows are taken when a
 //! statement is bound, as PostgreSQL takes a stats snapshot per transaction.
 
@@ -165,6 +165,48 @@ impl RuntimeViews for ServerViews<'_> {
                     })
                     .collect(),
             ),
+            // Every backend has a row; the TLS columns are null without TLS.
+            "pg_stat_ssl" => (
+                vec![
+                    col("pid", TypeId::Int4),
+                    col("ssl", TypeId::Bool),
+                    col("version", TypeId::Text),
+                    col("cipher", TypeId::Text),
+                    col("bits", TypeId::Int4),
+                    col("client_dn", TypeId::Text),
+                    col("client_serial", TypeId::Numeric),
+                    col("issuer_dn", TypeId::Text),
+                ],
+                ctx.activity
+                    .backends()
+                    .iter()
+                    .map(|b| {
+                        let opt_text =
+                            |s: &Option<String>| s.as_deref().map(text).unwrap_or(Value::Null);
+                        match &b.ssl {
+                            None => {
+                                let mut r = vec![Value::Int4(b.pid), Value::Bool(false)];
+                                r.extend(std::iter::repeat_n(Value::Null, 6));
+                                r
+                            }
+                            Some(s) => vec![
+                                Value::Int4(b.pid),
+                                Value::Bool(true),
+                                text(s.version),
+                                text(&s.cipher),
+                                Value::Int4(s.bits),
+                                opt_text(&s.client_dn),
+                                s.client_serial
+                                    .as_deref()
+                                    .and_then(|n| common::types::numeric::Numeric::parse(n).ok())
+                                    .map(Value::numeric)
+                                    .unwrap_or(Value::Null),
+                                opt_text(&s.issuer_dn),
+                            ],
+                        }
+                    })
+                    .collect(),
+            ),
             "pg_buffercache" => (
                 vec![
                     col("bufferid", TypeId::Int4),
@@ -213,6 +255,7 @@ impl RuntimeViews for ServerViews<'_> {
                         let context = match d.context {
                             gucs::GucContext::Postmaster => "postmaster",
                             gucs::GucContext::Internal => "internal",
+                            gucs::GucContext::Sighup => "sighup",
                             gucs::GucContext::User => "user",
                         };
                         vec![

@@ -28,7 +28,7 @@ pub(crate) fn connection_lost() -> PgError {
     PgError::fatal(SqlState("08006"), "connection to client lost")
 }
 
-pub(crate) struct Connection<'a, S> {
+pub(crate) struct Connection<'a, S: Read + Write> {
     pub(crate) io: &'a mut Conn<S>,
     pub(crate) session: Box<dyn SessionHandler>,
     pub(crate) limits: &'a ProtocolLimits,
@@ -236,7 +236,7 @@ impl<'a, S: Read + Write> Connection<'a, S> {
 }
 
 /// Writes each statement's results of a simple query straight to the client, in text.
-struct SimpleSink<'c, S> {
+struct SimpleSink<'c, S: Read + Write> {
     io: &'c mut Conn<S>,
     fmts: Vec<ColFmt>,
 }

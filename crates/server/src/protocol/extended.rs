@@ -406,7 +406,7 @@ impl<S: Read + Write> Connection<'_, S> {
 /// Receives a portal's rows: sends up to `limit` (0: all) and keeps the rest
 /// for later Execute messages. The tag is held back until the outcome
 /// (CommandComplete or PortalSuspended) is known.
-struct ExecSink<'c, S> {
+struct ExecSink<'c, S: Read + Write> {
     io: &'c mut Conn<S>,
     fmts: &'c mut Vec<ColFmt>,
     limit: usize,

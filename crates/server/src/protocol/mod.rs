@@ -25,6 +25,7 @@ mod extended;
 mod registry;
 mod startup;
 mod stream;
+mod transport;
 
 #[cfg(test)]
 mod tests;
@@ -99,7 +100,10 @@ pub fn serve_client<S: Read + Write>(
         ));
     }
     // Best effort: the client may already be gone.
-    let _ = catch_unwind(AssertUnwindSafe(|| conn.flush()));
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        conn.flush();
+        conn.stream.close();
+    }));
 }
 
 fn serve<S: Read + Write>(
@@ -110,11 +114,17 @@ fn serve<S: Read + Write>(
     limits: &ProtocolLimits,
     shared: &ConnectionShared,
 ) {
-    let params = match startup::read_startup(conn, registry, limits) {
+    // As PostgreSQL: no SSL over Unix-domain sockets.
+    let tls = match addr {
+        ClientAddr::Host(_) => factory.tls(),
+        ClientAddr::Local => None,
+    };
+    let mut params = match startup::read_startup(conn, registry, limits, tls) {
         Startup::Session(params) => params,
         Startup::Close => return,
     };
-    match authenticate::authenticate(conn, factory, addr, false, &params) {
+    params.ssl = conn.stream.ssl_info();
+    match authenticate::authenticate(conn, factory, addr, conn.stream.is_tls(), &params) {
         Ok(()) => {}
         Err(authenticate::AuthFailure::Error(e)) => {
             conn.out.error(&e);

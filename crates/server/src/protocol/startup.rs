@@ -1,7 +1,9 @@
-//! Connection startup: SSL/GSSAPI encryption negotiation (always refused),
-//! CancelRequest, and the StartupMessage with its parameters and `options`.
+//! Connection startup: SSL negotiation (TLS when the server has it and the
+//! client is on TCP), GSSAPI encryption (always refused), CancelRequest, and
+//! the StartupMessage with its parameters and `options`.
 
 use std::io::{Read, Write};
+use std::sync::Arc;
 
 use common::{PgError, PgResult, SqlState};
 
@@ -25,11 +27,13 @@ pub(crate) enum Startup {
     Close,
 }
 
-/// Runs the startup phase up to (not including) authentication.
+/// Runs the startup phase up to (not including) authentication. `tls` is
+/// the configuration to answer an SSLRequest with, None to refuse it.
 pub(crate) fn read_startup<S: Read + Write>(
     conn: &mut Conn<S>,
     registry: &BackendRegistry,
     limits: &ProtocolLimits,
+    tls: Option<Arc<rustls::ServerConfig>>,
 ) -> Startup {
     let mut packet = Vec::new();
     let mut ssl_done = false;
@@ -48,18 +52,41 @@ pub(crate) fn read_startup<S: Read + Write>(
         match code {
             SSL_REQUEST_CODE if !ssl_done => {
                 ssl_done = true;
-                conn.out.put_u8(b'N');
-                conn.flush();
-                if conn.broken {
-                    return Startup::Close;
+                match &tls {
+                    // Bytes sent before our answer were not encrypted: they
+                    // may be injected, and cannot be the TLS handshake's.
+                    // Refused in plain text, without 'S'.
+                    Some(_) if conn.has_buffered_input() => {
+                        return fatal(conn, &unencrypted_data("SSL request"));
+                    }
+                    Some(config) => {
+                        conn.out.put_u8(b'S');
+                        conn.flush();
+                        if conn.broken {
+                            return Startup::Close;
+                        }
+                        if let Err(e) = conn.stream.start_tls(config.clone()) {
+                            crate::log(&format!(
+                                "could not accept SSL connection: {}",
+                                tls_reason(&e)
+                            ));
+                            return Startup::Close;
+                        }
+                        // No GSSAPI encryption inside TLS: a GSSENCRequest
+                        // now is an unknown protocol version, as in PostgreSQL.
+                        gss_done = true;
+                    }
+                    None => {
+                        if let Some(close) = refuse_encryption(conn, "SSL request") {
+                            return close;
+                        }
+                    }
                 }
             }
             GSSENC_REQUEST_CODE if !gss_done => {
                 gss_done = true;
-                conn.out.put_u8(b'N');
-                conn.flush();
-                if conn.broken {
-                    return Startup::Close;
+                if let Some(close) = refuse_encryption(conn, "GSSAPI encryption request") {
+                    return close;
                 }
             }
             CANCEL_REQUEST_CODE => {
@@ -85,6 +112,32 @@ pub(crate) fn read_startup<S: Read + Write>(
                 }
             }
         }
+    }
+}
+
+/// Answers 'N' to an encryption request; then, as PostgreSQL 15 does,
+/// refuses data the client sent before it had the answer.
+fn refuse_encryption<S: Read + Write>(conn: &mut Conn<S>, what: &str) -> Option<Startup> {
+    conn.out.put_u8(b'N');
+    if conn.has_buffered_input() {
+        return Some(fatal(conn, &unencrypted_data(what)));
+    }
+    conn.flush();
+    conn.broken.then_some(Startup::Close)
+}
+
+fn unencrypted_data(what: &str) -> PgError {
+    protocol_violation(format!("received unencrypted data after {what}")).with_detail(
+        "This could be either a client-software bug or evidence of an attempted man-in-the-middle attack.",
+    )
+}
+
+/// A failed handshake as PostgreSQL logs it ("EOF detected" for a client
+/// that hung up).
+fn tls_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => "EOF detected".into(),
+        _ => e.to_string(),
     }
 }
 
@@ -156,6 +209,7 @@ fn parse_startup_message(
             user,
             database,
             settings: option_settings,
+            ssl: None,
         },
         unrecognized,
     ))

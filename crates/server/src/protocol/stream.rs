@@ -7,6 +7,7 @@ use std::io::{ErrorKind, Read, Write};
 use common::PgError;
 
 use super::codec::{protocol_violation, MessageBuf};
+use super::transport::Transport;
 
 const READ_BUF_SIZE: usize = 16 * 1024;
 /// The send buffer is written out once it holds this much, so a large result
@@ -51,8 +52,8 @@ fn is_large_type(ty: u8) -> bool {
     matches!(ty, b'Q' | b'P' | b'B' | b'F' | b'd')
 }
 
-pub(crate) struct Conn<S> {
-    stream: S,
+pub(crate) struct Conn<S: Read + Write> {
+    pub(crate) stream: Transport<S>,
     rbuf: Box<[u8]>,
     rpos: usize,
     rend: usize,
@@ -64,13 +65,18 @@ pub(crate) struct Conn<S> {
 impl<S: Read + Write> Conn<S> {
     pub(crate) fn new(stream: S) -> Self {
         Conn {
-            stream,
+            stream: Transport::Plain(stream),
             rbuf: vec![0; READ_BUF_SIZE].into_boxed_slice(),
             rpos: 0,
             rend: 0,
             out: MessageBuf::default(),
             broken: false,
         }
+    }
+
+    /// Whether bytes were received that no message has consumed yet.
+    pub(crate) fn has_buffered_input(&self) -> bool {
+        self.rpos < self.rend
     }
 
     fn fill(&mut self) -> Result<(), ReadError> {

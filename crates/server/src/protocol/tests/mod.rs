@@ -5,6 +5,7 @@ mod extended;
 mod malformed;
 mod simple;
 mod startup;
+mod tls;
 
 use common::interrupt::Interrupts;
 use std::io::{Read, Write};
@@ -33,9 +34,15 @@ pub(super) struct MockLog {
 #[derive(Default)]
 pub(super) struct MockFactory {
     pub log: Arc<Mutex<MockLog>>,
+    /// Offered to SSLRequests from TCP clients.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl SessionFactory for MockFactory {
+    fn tls(&self) -> Option<Arc<rustls::ServerConfig>> {
+        self.tls.clone()
+    }
+
     fn open(
         &self,
         params: &StartupParams,
@@ -301,6 +308,12 @@ impl Server {
 
     /// A raw connection (no startup sent yet).
     pub fn connect(&self) -> Client {
+        self.connect_from(crate::auth::ClientAddr::Local)
+    }
+
+    /// A raw connection the server takes as coming from `addr` (a TCP
+    /// client for `ClientAddr::Host`, though it is a socket pair).
+    pub fn connect_from(&self, addr: crate::auth::ClientAddr) -> Client {
         let (a, b) = UnixStream::pair().unwrap();
         a.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         let factory = self.factory.clone();
@@ -308,7 +321,7 @@ impl Server {
         let limits = self.limits.clone();
         let thread = std::thread::spawn(move || {
             let shared = crate::connections::ConnectionShared::default();
-            serve_connection(b, &*factory, &registry, &limits, &shared);
+            super::serve_client(b, addr, &*factory, &registry, &limits, &shared);
         });
         Client {
             s: a,
