@@ -144,6 +144,9 @@ fn build_node<'p>(
             })
         }
         Plan::Values { rows, .. } => Box::new(ValuesOp { rows, next: 0 }),
+        Plan::SystemView { name, .. } => Box::new(RowsOp {
+            rows: env.hooks.view_rows(name)?.into_iter(),
+        }),
         Plan::Filter { input, qual } => {
             let n = needed.map(|n| n.max(needed_by(&[qual], usize::MAX)));
             Box::new(FilterOp {
@@ -357,6 +360,17 @@ impl Operator for ValuesOp<'_> {
                 .map(|e| eval(e, &empty, env))
                 .collect::<PgResult<_>>()?,
         ))
+    }
+}
+
+/// Rows computed when the operator was built.
+struct RowsOp {
+    rows: std::vec::IntoIter<Row>,
+}
+
+impl Operator for RowsOp {
+    fn next(&mut self, _env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        Ok(self.rows.next())
     }
 }
 

@@ -32,6 +32,7 @@ enum TxnState {
 }
 
 struct Hooks<'a> {
+    ctx: &'a SharedContext,
     settings: &'a mut Settings,
     defaults: &'a Settings,
     changed: &'a mut Vec<(String, String)>,
@@ -59,6 +60,16 @@ impl SessionHooks for Hooks<'_> {
     }
     fn is_backend_blocked(&self, _pid: i32) -> bool {
         false
+    }
+    fn view_rows(&mut self, name: &str) -> PgResult<Vec<exec::Row>> {
+        let views = crate::views::ServerViews {
+            ctx: self.ctx,
+            settings: self.settings,
+        };
+        match sql::RuntimeViews::view(&views, name) {
+            Some((_, rows)) => Ok(rows),
+            None => Err(PgError::internal(format!("no server view {name}"))),
+        }
     }
 }
 
@@ -618,6 +629,7 @@ impl Session {
         let deadline = (timeout_ms > 0)
             .then(|| std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms));
         let mut hooks = Hooks {
+            ctx: &ctx,
             settings: &mut self.settings,
             defaults: &ctx.settings,
             changed: &mut self.changed,

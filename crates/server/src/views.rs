@@ -1,6 +1,8 @@
 //! Server-state views: pg_stat_activity, pg_stat_ssl, pg_stat_bgwriter, pg_stat_database,
-//! pg_stat_lwlock, pg_buffercache, pg_settings. Their rows are taken when a
-//! statement is bound, as PostgreSQL takes a stats snapshot per transaction.
+//! pg_stat_lwlock, pg_buffercache, pg_settings. Binding reads their columns;
+//! their rows are taken each time a plan's SystemView node runs (through the
+//! session's `SessionHooks::view_rows`), so a prepared statement sees the
+//! server as it is at each execution.
 
 use std::sync::atomic::Ordering;
 

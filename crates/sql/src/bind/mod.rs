@@ -42,6 +42,11 @@ pub struct BindContext<'a> {
 pub trait RuntimeViews {
     /// Columns and rows of the view `name` (unqualified, pg_catalog), if it is one.
     fn view(&self, name: &str) -> Option<(Vec<crate::plan::OutputColumn>, Vec<Vec<Value>>)>;
+
+    /// The columns of the view `name`, if it is one (binding needs no rows).
+    fn columns(&self, name: &str) -> Option<Vec<crate::plan::OutputColumn>> {
+        self.view(name).map(|(c, _)| c)
+    }
 }
 
 /// One column visible to name resolution.

@@ -4,7 +4,6 @@ use catalog::{BOOTSTRAP_SUPERUSER, PG_CATALOG_NAMESPACE};
 use common::{DataType, PgResult, TypeId, Value};
 
 use super::Binder;
-use crate::expr::Expr;
 use crate::plan::{const_row, OutputColumn, Plan};
 
 fn col(name: &str, ty: TypeId) -> OutputColumn {
@@ -42,18 +41,12 @@ impl Binder<'_, '_> {
             [s, n] if s == "information_schema" => return Ok(self.information_schema(n)),
             _ => return Ok(None),
         };
-        if let Some((cols, rows)) = self.ctx.runtime_views.and_then(|v| v.view(relname)) {
-            let width = cols.len();
-            let rows = rows
-                .into_iter()
-                .map(|r| {
-                    r.into_iter()
-                        .zip(&cols)
-                        .map(|(v, c)| Expr::Const(v, c.ty))
-                        .collect()
-                })
-                .collect();
-            return Ok(Some((Plan::Values { rows, width }, cols)));
+        if let Some(cols) = self.ctx.runtime_views.and_then(|v| v.columns(relname)) {
+            let plan = Plan::SystemView {
+                name: relname.to_string(),
+                columns: cols.clone(),
+            };
+            return Ok(Some((plan, cols)));
         }
         let cat = self.ctx.catalog;
         let db = self.ctx.db_oid;

@@ -77,6 +77,9 @@ const DEFAULT_UNK_SEL: f64 = 0.005;
 const DEFAULT_NUM_DISTINCT: f64 = 200.0;
 /// Operators a subquery is counted as in a qual (it runs a plan per row).
 const SUBPLAN_OPERATORS: f64 = 1000.0;
+/// Rows assumed for a server-state view (PostgreSQL's estimate for the
+/// functions behind pg_stat_activity and friends).
+const SYSTEM_VIEW_ROWS: f64 = 100.0;
 /// Rows assumed for a set-returning function whose size is unknown.
 const DEFAULT_FUNCTION_ROWS: f64 = 1000.0;
 
@@ -573,6 +576,12 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
                 ..e
             }
         }
+        Plan::SystemView { columns, .. } => Estimate {
+            startup: 0.0,
+            total: SYSTEM_VIEW_ROWS * s.cpu_tuple_cost,
+            rows: SYSTEM_VIEW_ROWS,
+            width: row_width(columns.iter().map(|c| c.ty)),
+        },
         Plan::SeriesScan { args, ty } => {
             let n = series_rows(args);
             Estimate {

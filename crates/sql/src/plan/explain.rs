@@ -97,7 +97,7 @@ pub fn explain_plan(
 
 fn count_relations(p: &Plan) -> usize {
     let own = match p {
-        Plan::SeqScan { .. } | Plan::SeriesScan { .. } => 1,
+        Plan::SeqScan { .. } | Plan::SeriesScan { .. } | Plan::SystemView { .. } => 1,
         Plan::Values { rows, width } if !(rows.len() == 1 && *width == 0) => 1,
         _ => 0,
     };
@@ -109,7 +109,10 @@ fn count_relations(p: &Plan) -> usize {
 
 fn children(p: &Plan) -> Vec<&Plan> {
     match p {
-        Plan::SeqScan { .. } | Plan::Values { .. } | Plan::SeriesScan { .. } => Vec::new(),
+        Plan::SeqScan { .. }
+        | Plan::Values { .. }
+        | Plan::SeriesScan { .. }
+        | Plan::SystemView { .. } => Vec::new(),
         Plan::Filter { input, .. }
         | Plan::Project { input, .. }
         | Plan::ProjectSet { input, .. }
@@ -261,6 +264,9 @@ impl Explainer<'_> {
                 Vec::new(),
                 Vec::new(),
             ),
+            Plan::SystemView { name, .. } => {
+                (format!("Function Scan on {name}"), Vec::new(), Vec::new())
+            }
             Plan::ProjectSet { input, .. } => {
                 ("ProjectSet".into(), Vec::new(), vec![Child::Plain(input)])
             }
@@ -329,10 +335,7 @@ impl Explainer<'_> {
                     return ("Aggregate".into(), Vec::new(), vec![Child::Plain(input)]);
                 }
                 let labels = self.labels(input);
-                let text: Vec<String> = keys
-                    .iter()
-                    .map(|k| self.deparse(k, &labels))
-                    .collect();
+                let text: Vec<String> = keys.iter().map(|k| self.deparse(k, &labels)).collect();
                 (
                     "HashAggregate".into(),
                     vec![Detail("Group Key".into(), text.join(", "))],
@@ -430,12 +433,19 @@ impl Explainer<'_> {
                 })
                 .collect(),
             Plan::SeriesScan { .. } => vec!["generate_series".into()],
+            Plan::SystemView { name, columns } => columns
+                .iter()
+                .map(|c| {
+                    if self.prefix {
+                        format!("{name}.{}", quote_ident(&c.name))
+                    } else {
+                        quote_ident(&c.name)
+                    }
+                })
+                .collect(),
             Plan::Project { input, exprs } | Plan::ProjectSet { input, exprs, .. } => {
                 let labels = self.labels(input);
-                exprs
-                    .iter()
-                    .map(|e| self.deparse(e, &labels))
-                    .collect()
+                exprs.iter().map(|e| self.deparse(e, &labels)).collect()
             }
             Plan::NestedLoop {
                 left,
@@ -498,11 +508,7 @@ impl Explainer<'_> {
             AggFunc::BoolOr => "bool_or",
             AggFunc::StringAgg => "string_agg",
         };
-        let args: Vec<String> = a
-            .args
-            .iter()
-            .map(|x| self.deparse(x, labels))
-            .collect();
+        let args: Vec<String> = a.args.iter().map(|x| self.deparse(x, labels)).collect();
         format!(
             "{name}({}{})",
             if a.distinct { "DISTINCT " } else { "" },

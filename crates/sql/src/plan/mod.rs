@@ -73,6 +73,13 @@ pub enum Plan {
         srf_index: usize,
         srf_args: Vec<Expr>,
     },
+    /// A view of the running server's state (pg_stat_activity, pg_settings,
+    /// ...): its rows are read from the session when the plan runs, so a
+    /// prepared statement sees fresh rows at every execution.
+    SystemView {
+        name: String,
+        columns: Vec<OutputColumn>,
+    },
     /// generate_series(start, stop[, step]) in FROM.
     SeriesScan {
         args: Vec<Expr>,
@@ -135,6 +142,7 @@ impl Plan {
             Plan::Values { width, .. } => *width,
             Plan::Project { exprs, .. } | Plan::ProjectSet { exprs, .. } => exprs.len(),
             Plan::SeriesScan { .. } => 1,
+            Plan::SystemView { columns, .. } => columns.len(),
             Plan::NestedLoop {
                 left_width,
                 right_width,
@@ -167,6 +175,7 @@ impl Plan {
                 exprs.iter().map(Expr::data_type).collect()
             }
             Plan::SeriesScan { ty, .. } => vec![*ty],
+            Plan::SystemView { columns, .. } => columns.iter().map(|c| c.ty).collect(),
             Plan::NestedLoop {
                 left,
                 right,

@@ -293,6 +293,7 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             srf_index,
             srf_args: plan_exprs(srf_args, cx),
         },
+        p @ Plan::SystemView { .. } => p,
         Plan::SeriesScan { args, ty } => Plan::SeriesScan {
             args: plan_exprs(args, cx),
             ty,
