@@ -489,6 +489,7 @@ fn eval_sys(func: SysFunc, args: &[Value], env: &mut ExecEnv) -> PgResult<Value>
             None => Value::Null,
         },
         SysFunc::BackendPid => Value::Int4(env.hooks.backend_pid()),
+        SysFunc::ReloadConf => Value::Bool(env.hooks.reload_conf()),
         SysFunc::TableIsVisible => Value::Bool(true),
         SysFunc::FormatType => match &args[0] {
             Value::Oid(o) => match TypeId::from_oid(*o) {

@@ -23,6 +23,8 @@ pub trait SessionHooks {
     fn backend_pid(&self) -> i32;
     /// Whether backend `pid` waits on a lock held by one of `others`.
     fn is_backend_blocked(&self, pid: i32) -> bool;
+    /// Asks the server to reload its configuration files (SIGHUP).
+    fn reload_conf(&mut self) -> bool;
     /// The current rows of a server-state view (sql::Plan::SystemView).
     fn view_rows(&mut self, name: &str) -> PgResult<Vec<Row>>;
 }

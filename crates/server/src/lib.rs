@@ -11,6 +11,7 @@ mod explain;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;
 pub mod gucs;
+mod gucs_meta;
 pub mod lockfile;
 pub mod protocol;
 mod query_cursor;

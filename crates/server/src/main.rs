@@ -590,6 +590,10 @@ fn read_settings_from(
 ) -> Result<Settings, String> {
     let mut settings = Settings::defaults();
     gucs::read_config_file(&dir.join("postgresql.conf"), &mut settings).map_err(|e| e.message)?;
+    let auto = dir.join(gucs::AUTO_CONF);
+    if auto.exists() {
+        gucs::read_config_file(&auto, &mut settings).map_err(|e| e.message)?;
+    }
     for kv in cli_settings {
         let Some((k, v)) = kv.split_once('=') else {
             return Err(format!("-c {kv} requires a value"));

@@ -61,6 +61,11 @@ impl SessionHooks for Hooks<'_> {
     fn is_backend_blocked(&self, _pid: i32) -> bool {
         false
     }
+    fn reload_conf(&mut self) -> bool {
+        // The postmaster's SIGHUP handler reloads, as PostgreSQL's does.
+        // SAFETY: kill(2) on our own pid with a handled signal.
+        unsafe { libc::kill(libc::getpid(), libc::SIGHUP) == 0 }
+    }
     fn view_rows(&mut self, name: &str) -> PgResult<Vec<exec::Row>> {
         let views = crate::views::ServerViews {
             ctx: self.ctx,
@@ -377,6 +382,16 @@ impl Session {
                 return sink.complete("SHOW");
             }
             BoundStatement::NoOp(tag) => return sink.complete(tag),
+            BoundStatement::AlterSystem { name, value } => {
+                if matches!(self.txn, TxnState::Block { .. }) {
+                    return Err(PgError::new(
+                        SqlState::ACTIVE_SQL_TRANSACTION,
+                        "ALTER SYSTEM cannot run inside a transaction block",
+                    ));
+                }
+                gucs::alter_system(&self.ctx.data_dir, name.as_deref(), value.as_deref())?;
+                return sink.complete("ALTER SYSTEM");
+            }
             BoundStatement::Checkpoint => {
                 self.ctx.checkpoint()?;
                 self.ctx

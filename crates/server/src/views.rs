@@ -13,6 +13,7 @@ use storage::lwlock::{tranche_stats, wait_event_name, Tranche};
 
 use crate::context::ServerContext;
 use crate::gucs::{self, Settings};
+use crate::gucs_meta;
 
 pub struct ServerViews<'a> {
     pub ctx: &'a ServerContext,
@@ -247,26 +248,58 @@ impl RuntimeViews for ServerViews<'_> {
                 vec![
                     col("name", TypeId::Text),
                     col("setting", TypeId::Text),
-                    col("context", TypeId::Text),
+                    col("unit", TypeId::Text),
+                    col("category", TypeId::Text),
                     col("short_desc", TypeId::Text),
+                    col("extra_desc", TypeId::Text),
+                    col("context", TypeId::Text),
+                    col("vartype", TypeId::Text),
+                    col("source", TypeId::Text),
+                    col("min_val", TypeId::Text),
+                    col("max_val", TypeId::Text),
+                    // text[] in PostgreSQL; shown as its text until arrays exist.
+                    col("enumvals", TypeId::Text),
                     col("boot_val", TypeId::Text),
+                    col("reset_val", TypeId::Text),
+                    col("sourcefile", TypeId::Text),
+                    col("sourceline", TypeId::Int4),
+                    col("pending_restart", TypeId::Bool),
                 ],
                 gucs::GUCS
                     .iter()
-                    .map(|d| {
-                        let context = match d.context {
-                            gucs::GucContext::Postmaster => "postmaster",
-                            gucs::GucContext::Internal => "internal",
-                            gucs::GucContext::Sighup => "sighup",
-                            gucs::GucContext::User => "user",
+                    .filter_map(|d| {
+                        let meta = gucs_meta::meta(d.name)?;
+                        let opt = |v: Option<&str>| v.map(text).unwrap_or(Value::Null);
+                        let current = self.settings.get(d.name).unwrap_or(d.default);
+                        let server = self.ctx.settings.get(d.name).unwrap_or(d.default);
+                        let source = if current != server {
+                            "session"
+                        } else if server != d.default {
+                            "configuration file"
+                        } else {
+                            "default"
                         };
-                        vec![
+                        let enumvals = (!meta.enumvals.is_empty())
+                            .then(|| format!("{{{}}}", meta.enumvals.join(",")));
+                        Some(vec![
                             text(d.name),
-                            text(self.settings.get(d.name).unwrap_or("")),
-                            text(context),
+                            text(&gucs_meta::display_setting(meta, current)),
+                            opt(meta.unit),
+                            text(meta.category),
                             text(d.description),
-                            text(d.default),
-                        ]
+                            Value::Null,
+                            text(d.context.name()),
+                            text(meta.vartype.name()),
+                            text(source),
+                            opt(meta.min),
+                            opt(meta.max),
+                            opt(enumvals.as_deref()),
+                            text(&gucs_meta::display_setting(meta, d.default)),
+                            text(&gucs_meta::display_setting(meta, server)),
+                            Value::Null,
+                            Value::Null,
+                            Value::Bool(false),
+                        ])
                     })
                     .collect(),
             ),

@@ -52,6 +52,8 @@ pub enum SysFunc {
     Prewarm,
     /// pg_get_userbyid(oid): a role's name
     GetUserById,
+    /// pg_reload_conf(): signals the server to reload its configuration.
+    ReloadConf,
 }
 
 #[derive(Clone)]

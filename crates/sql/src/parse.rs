@@ -143,6 +143,12 @@ pub enum Utility {
     },
     /// Accepted and ignored (DISCARD ALL etc.); the string is the tag.
     NoOp(String),
+    /// ALTER SYSTEM SET name = value / RESET name (value None) / RESET ALL
+    /// (name None).
+    AlterSystem {
+        name: Option<String>,
+        value: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -337,6 +343,7 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             | "drop"
             | "truncate"
             | "create"
+            | "alter"
     ) {
         return None;
     }
@@ -352,6 +359,26 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             Some(Utility::Rollback)
         }
         ["checkpoint"] => Some(Utility::Checkpoint),
+        ["alter", "system", "reset", "all"] => Some(Utility::AlterSystem {
+            name: None,
+            value: None,
+        }),
+        ["alter", "system", "reset", _] => Some(Utility::AlterSystem {
+            name: Some(toks[3].0.to_lowercase()),
+            value: None,
+        }),
+        ["alter", "system", "set", _, "=" | "to", _, ..] => {
+            let vals: Vec<String> = toks[5..]
+                .iter()
+                .filter(|t| t.0 != "," || t.1)
+                .map(|t| t.0.clone())
+                .collect();
+            let default = vals.len() == 1 && vals[0] == "default" && !toks[5].1;
+            Some(Utility::AlterSystem {
+                name: Some(toks[3].0.to_lowercase()),
+                value: (!default).then(|| vals.join(", ")),
+            })
+        }
         ["discard", "all"] => Some(Utility::NoOp("DISCARD ALL".into())),
         ["show", rest @ ..] if !rest.is_empty() => {
             let name = toks[1..]

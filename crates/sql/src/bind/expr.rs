@@ -980,6 +980,7 @@ impl Binder<'_, '_> {
                 TypeId::Oid,
             )),
             "pg_backend_pid" => Some(sys(SysFunc::BackendPid, &[], TypeId::Int4)),
+            "pg_reload_conf" => Some(sys(SysFunc::ReloadConf, &[], TypeId::Bool)),
             "pg_table_is_visible" => {
                 Some(sys(SysFunc::TableIsVisible, &[TypeId::Oid], TypeId::Bool))
             }

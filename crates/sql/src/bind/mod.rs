@@ -210,6 +210,10 @@ impl Binder<'_, '_> {
             Utility::Commit => BoundStatement::Transaction(TransactionOp::Commit),
             Utility::Rollback => BoundStatement::Transaction(TransactionOp::Rollback),
             Utility::Checkpoint => BoundStatement::Checkpoint,
+            Utility::AlterSystem { name, value } => BoundStatement::AlterSystem {
+                name: name.clone(),
+                value: value.clone(),
+            },
             Utility::NoOp(tag) => BoundStatement::NoOp(tag.clone()),
             Utility::DropDatabase { name, if_exists } => BoundStatement::DropDatabase {
                 name: name.clone(),

@@ -306,6 +306,11 @@ pub enum BoundStatement {
     /// built-in). The string is the command tag.
     NoOp(String),
     Checkpoint,
+    /// ALTER SYSTEM: `name` None is RESET ALL, `value` None a RESET.
+    AlterSystem {
+        name: Option<String>,
+        value: Option<String>,
+    },
     CreateDatabase {
         name: String,
     },
