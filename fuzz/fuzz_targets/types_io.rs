@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| common::fuzz::types_io::fuzz_one(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| types::fuzz::types_io::fuzz_one(data));

@@ -16,8 +16,9 @@
 //! Variable-width values have a 1-byte header `(len << 1) | 1` when shorter
 //! than 128 bytes, else a 4-byte header `len << 1`.
 
-use common::types::io::{format_text, parse_text};
-use common::{DataType, PgResult, TypeId, Value, Xid};
+use common::{PgResult, Xid};
+use types::io::{format_text, parse_text};
+use types::{DataType, TypeId, Value};
 
 pub const HEADER_SIZE: usize = 34;
 pub const HAS_NULLS: u16 = 0x0001;

@@ -13,9 +13,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use common::ids::{DEFAULT_TABLESPACE_OID, GLOBAL_TABLESPACE_OID};
-use common::{DataType, Oid, PgError, PgResult, RelFileLocator, SqlState, TypeId};
+use common::{Oid, PgError, PgResult, RelFileLocator, SqlState};
 use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
+use types::{DataType, TypeId};
 
 pub const PG_CATALOG_NAMESPACE: Oid = 11;
 pub const PUBLIC_NAMESPACE: Oid = 2200;

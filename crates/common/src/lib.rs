@@ -1,17 +1,13 @@
 //! Shared vocabulary of every Scalegres layer: object ids, errors with SQLSTATE,
-//! SQL types and values with their text and binary representations.
+//! interrupts and stack-depth checks, and the fuzz driver. The SQL types and
+//! values live in the `types` crate, above this one.
 
 pub mod error;
-pub mod functions;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;
 pub mod ids;
 pub mod interrupt;
 pub mod stack_depth;
-pub mod types;
-pub mod value;
 
 pub use error::{PgError, PgResult, SqlState};
 pub use ids::{BlockNumber, Oid, RelFileLocator, Xid};
-pub use types::{DataType, TypeId};
-pub use value::Value;

@@ -5,10 +5,11 @@ use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 
-use common::types::io::parse_text;
-use common::types::ops::{compare, eval_binary_op, hash_value, BinaryOp};
-use common::{PgError, PgResult, SqlState, TypeId, Value};
+use common::{PgError, PgResult, SqlState};
 use sql::expr::{AggCall, AggFunc};
+use types::io::parse_text;
+use types::ops::{compare, eval_binary_op, hash_value, BinaryOp};
+use types::{TypeId, Value};
 
 /// A row of values usable as a hash key (NULLs group together).
 #[derive(Clone, Debug)]

@@ -8,10 +8,11 @@
 use access::heap::{self, InsertTarget};
 use access::tuple;
 use catalog::Table;
-use common::types::io::{format_text, parse_text};
-use common::{DataType, PgError, PgResult, SqlState, Value};
+use common::{PgError, PgResult, SqlState};
 use sql::copy::{CopyFormat, CopyHeader, CopyOptions};
 use sql::plan::CopyFromTarget;
+use types::io::{format_text, parse_text};
+use types::{DataType, Value};
 
 use crate::dml::check_not_null;
 use crate::eval::eval;
@@ -687,7 +688,7 @@ mod tests {
     fn output_round_trips() {
         for format in [CopyFormat::Text, CopyFormat::Csv] {
             let o = opts(format);
-            let types = [DataType::new(common::TypeId::Text); 3];
+            let types = [DataType::new(types::TypeId::Text); 3];
             let rows = [
                 vec![
                     Value::Text("a\tb\\c\nd".into()),

@@ -3,9 +3,10 @@
 use access::heap::{self, HeapScan, InsertTarget, ModifyResult, Tid};
 use access::tuple::{self, deform_tuple};
 use catalog::Table;
-use common::{DataType, PgError, PgResult, SqlState, Value};
+use common::{PgError, PgResult, SqlState};
 use sql::expr::Expr;
 use sql::plan::Plan;
+use types::{DataType, Value};
 
 use crate::eval::{eval, eval_qual, value_to_text};
 use crate::ops::build;

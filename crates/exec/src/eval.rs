@@ -2,11 +2,12 @@
 
 use std::cmp::Ordering;
 
-use common::types::cast::{cast_value, CastContext};
-use common::types::io::format_text;
-use common::types::ops::{compare, eval_binary_op, negate, BinaryOp, LikePattern};
-use common::{PgError, PgResult, SqlState, TypeId, Value};
+use common::{PgError, PgResult, SqlState};
 use sql::expr::{Expr, SysFunc};
+use types::cast::{cast_value, CastContext};
+use types::io::format_text;
+use types::ops::{compare, eval_binary_op, negate, BinaryOp, LikePattern};
+use types::{TypeId, Value};
 
 use crate::ops::build;
 use crate::ExecEnv;
@@ -498,7 +499,7 @@ fn eval_sys(func: SysFunc, args: &[Value], env: &mut ExecEnv) -> PgResult<Value>
                         Some(Value::Int4(m)) => *m,
                         _ => -1,
                     };
-                    Value::Text(sql::bind::format_type(common::DataType::with_typmod(
+                    Value::Text(sql::bind::format_type(types::DataType::with_typmod(
                         t, typmod,
                     )))
                 }

@@ -6,9 +6,10 @@
 
 use std::collections::HashMap;
 
-use common::types::ops::BinaryOp;
-use common::{PgResult, Value};
+use common::PgResult;
 use sql::expr::Expr;
+use types::ops::BinaryOp;
+use types::Value;
 
 use crate::agg::GroupKey;
 use crate::eval::eval;

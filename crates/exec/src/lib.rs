@@ -10,9 +10,10 @@ pub mod ops;
 
 use common::interrupt::Interrupts;
 
-use common::{PgError, PgResult, SqlState, Value, Xid};
+use common::{PgError, PgResult, SqlState, Xid};
 use storage::buffer::BufferPool;
 use txn::{Snapshot, TransactionManager};
+use types::Value;
 
 pub type Row = Vec<Value>;
 

@@ -5,11 +5,12 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use access::heap::HeapScan;
 use access::tuple::Deformer;
-use common::types::ops::{compare, eval_binary_op, BinaryOp};
-use common::{DataType, PgError, PgResult, SqlState, TypeId, Value};
+use common::{PgError, PgResult, SqlState};
 use sql::expr::{AggCall, Expr};
 use sql::plan::explain::node_key;
 use sql::plan::{JoinKind, Plan, SetOpKind, SortKey};
+use types::ops::{compare, eval_binary_op, BinaryOp};
+use types::{DataType, TypeId, Value};
 
 use crate::agg::{AggAccumulator, GroupKey};
 use crate::eval::{eval, eval_qual};
@@ -448,7 +449,7 @@ impl Series {
             let step = vals
                 .get(2)
                 .cloned()
-                .unwrap_or(common::types::io::parse_text(TypeId::Numeric.into(), "1")?);
+                .unwrap_or(types::io::parse_text(TypeId::Numeric.into(), "1")?);
             // NaN and infinite bounds would never end (PostgreSQL refuses them).
             for (v, what) in [
                 (&vals[0], "start value"),
@@ -471,7 +472,7 @@ impl Series {
                     }
                 }
             }
-            let zero = common::types::io::parse_text(TypeId::Numeric.into(), "0")?;
+            let zero = types::io::parse_text(TypeId::Numeric.into(), "0")?;
             let ord = compare(&step, &zero);
             if ord == Ordering::Equal {
                 return Err(zero_step());

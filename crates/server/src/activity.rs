@@ -69,7 +69,7 @@ impl Activity {
             db_oid,
             datname: datname.to_string(),
             usename: usename.to_string(),
-            backend_start: common::types::datetime::now_timestamp(),
+            backend_start: types::datetime::now_timestamp(),
             ssl,
             fields: Mutex::new(StatusFields {
                 state: "idle",

@@ -5,11 +5,12 @@
 use std::time::{Duration, Instant};
 
 use catalog::Table;
-use common::{PgError, PgResult, TypeId, Value};
+use common::{PgError, PgResult};
 use exec::ExecEnv;
 use sql::plan::explain::{explain_plan, quote_ident};
 use sql::plan::{BoundStatement, ExplainFormat, ExplainOptions, Plan, PlannerSettings};
 use storage::buffer::BufferPool;
+use types::{TypeId, Value};
 
 use crate::session_api::{ColumnDesc, ResultSink};
 

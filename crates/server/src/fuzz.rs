@@ -17,7 +17,8 @@ use std::sync::Arc;
 
 use common::fuzz::{Mutator, Rng};
 use common::interrupt::Interrupts;
-use common::{PgError, PgResult, SqlState, TypeId, Value};
+use common::{PgError, PgResult, SqlState};
+use types::{TypeId, Value};
 
 use crate::connections::ConnectionShared;
 use crate::protocol::{serve_connection, BackendRegistry, ProtocolLimits};
@@ -319,7 +320,7 @@ fn param_value(rng: &mut Rng, binary: bool) -> Option<Vec<u8>> {
             .map(|_| rng.next_u64() as u8)
             .collect()
     } else {
-        rng.pick(common::fuzz::types_io::TEXT_SEEDS)
+        rng.pick(types::fuzz::types_io::TEXT_SEEDS)
             .as_bytes()
             .to_vec()
     })

@@ -699,7 +699,7 @@ impl Settings {
 /// canonicalise some settings).
 fn canonical_value(def: &GucDef, value: &str) -> String {
     match def.name {
-        "TimeZone" => common::types::datetime::TimeZone::parse(value)
+        "TimeZone" => types::datetime::TimeZone::parse(value)
             .map(|tz| tz.canonical_name(value))
             .unwrap_or_else(|| value.to_string()),
         _ => value.to_string(),
@@ -813,9 +813,7 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         {
             return Err(bad())
         }
-        "TimeZone" if common::types::datetime::TimeZone::parse(value).is_none() => {
-            return Err(bad())
-        }
+        "TimeZone" if types::datetime::TimeZone::parse(value).is_none() => return Err(bad()),
         "client_encoding" => {
             let v = value.to_ascii_uppercase().replace(['-', '_'], "");
             if v != "UTF8" && v != "UNICODE" && v != "SQLASCII" {

@@ -243,7 +243,7 @@ fn main() {
         tls,
         activity: Default::default(),
         checkpoints_req: Default::default(),
-        start_time: common::types::datetime::now_timestamp(),
+        start_time: types::datetime::now_timestamp(),
         shutting_down: Default::default(),
     });
     let factory = Arc::new(Factory { ctx: ctx.clone() });

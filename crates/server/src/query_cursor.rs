@@ -11,9 +11,10 @@
 use std::sync::Arc;
 
 use catalog::CatalogData;
-use common::{Value, Xid};
+use common::Xid;
 use sql::plan::BoundStatement;
 use txn::Snapshot;
+use types::Value;
 
 type OperatorBox<'plan> = Box<dyn exec::Operator + 'plan>;
 

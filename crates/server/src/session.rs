@@ -3,13 +3,14 @@
 use common::interrupt::Interrupts;
 use std::sync::Arc;
 
-use common::types::datetime::TimeZone;
-use common::types::io::format_text;
-use common::{PgError, PgResult, SqlState, TypeId, Value, Xid};
+use common::{PgError, PgResult, SqlState, Xid};
 use exec::{ExecEnv, SessionHooks};
 use sql::parse::{is_blank, split_statements, ParsedStatement, StatementText};
 use sql::plan::{BoundStatement, OutputColumn, TransactionOp};
 use sql::BindContext;
+use types::datetime::TimeZone;
+use types::io::format_text;
+use types::{TypeId, Value};
 
 use crate::auth::password::{encrypt_password, PasswordEncryption};
 use crate::context::SharedContext;
@@ -189,7 +190,7 @@ impl Session {
             cache.zone = TimeZone::parse(zone).unwrap_or_default();
             cache.zone_setting = zone.to_string();
         }
-        common::types::datetime::set_session_timezone(cache.zone);
+        types::datetime::set_session_timezone(cache.zone);
     }
 
     fn bind(
@@ -298,7 +299,7 @@ impl Session {
         f.state = state;
         if let Some(q) = query {
             f.query = q.to_string();
-            f.query_start = Some(common::types::datetime::now_timestamp());
+            f.query_start = Some(types::datetime::now_timestamp());
         }
         if let Ok(app) = self.settings.get("application_name") {
             if f.application_name != app {

@@ -6,7 +6,8 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use common::{PgError, PgResult, Value};
+use common::{PgError, PgResult};
+use types::Value;
 
 /// One column of a result, as sent in RowDescription.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,10 +6,10 @@
 
 use std::sync::atomic::Ordering;
 
-use common::{TypeId, Value};
 use sql::plan::OutputColumn;
 use sql::RuntimeViews;
 use storage::lwlock::{tranche_stats, wait_event_name, Tranche};
+use types::{TypeId, Value};
 
 use crate::context::ServerContext;
 use crate::gucs::{self, Settings};
@@ -201,7 +201,7 @@ impl RuntimeViews for ServerViews<'_> {
                                 opt_text(&s.client_dn),
                                 s.client_serial
                                     .as_deref()
-                                    .and_then(|n| common::types::numeric::Numeric::parse(n).ok())
+                                    .and_then(|n| types::numeric::Numeric::parse(n).ok())
                                     .map(Value::numeric)
                                     .unwrap_or(Value::Null),
                                 opt_text(&s.issuer_dn),

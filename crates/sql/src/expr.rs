@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
-use common::functions::BuiltinFunction;
-use common::types::ops::{BinaryOp, LikePattern};
-use common::{DataType, Oid, TypeId, Value};
+use common::Oid;
+use types::functions::BuiltinFunction;
+use types::ops::{BinaryOp, LikePattern};
+use types::{DataType, TypeId, Value};
 
 use crate::plan::Plan;
 

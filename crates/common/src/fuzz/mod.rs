@@ -2,15 +2,13 @@
 //! byte-level mutator, and a driver that runs a target's `fuzz_one(&[u8])`
 //! over generated and mutated inputs for a fixed budget.
 //!
-//! Each crate keeps its targets next to the code they exercise (`types_io`
-//! here, `sql::fuzz`, `server::fuzz`); each target's core is a plain
+//! Each crate keeps its targets next to the code they exercise
+//! (`types::fuzz`, `sql::fuzz`, `server::fuzz`); each target's core is a plain
 //! `fn fuzz_one(data: &[u8])` that panics on a broken invariant, so a
 //! coverage-guided fuzzer (cargo-fuzz, see the top-level README) can call it
 //! as it is. The unit tests drive them with [`drive`] for a short fixed-seed
 //! run; `SCALEGRES_FUZZ_ITERS`, `SCALEGRES_FUZZ_SECONDS` and
 //! `SCALEGRES_FUZZ_SEED` turn the same tests into a long run.
-
-pub mod types_io;
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};

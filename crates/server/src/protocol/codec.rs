@@ -8,8 +8,9 @@
 //! of explicit code.
 
 use common::error::Severity;
-use common::types::io::{format_binary, format_text};
-use common::{PgError, PgResult, SqlState, TypeId, Value};
+use common::{PgError, PgResult, SqlState};
+use types::io::{format_binary, format_text};
+use types::{TypeId, Value};
 
 use crate::session_api::ColumnDesc;
 

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use common::error::Severity;
 use common::interrupt::Interrupts;
-use common::{PgError, PgResult, SqlState, Value};
+use common::{PgError, PgResult, SqlState};
+use types::Value;
 
 use super::codec::{ColFmt, MsgReader};
 use super::extended::Portal;

@@ -6,8 +6,9 @@ use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::rc::Rc;
 
-use common::types::io::{parse_binary, parse_text};
-use common::{DataType, PgError, PgResult, SqlState, TypeId, Value};
+use common::{PgError, PgResult, SqlState};
+use types::io::{parse_binary, parse_text};
+use types::{DataType, TypeId, Value};
 
 use super::codec::{check_utf8, protocol_violation, ColFmt, MsgReader};
 use super::connection::{connection_lost, Connection};

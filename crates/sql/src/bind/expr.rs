@@ -2,12 +2,13 @@
 
 use std::sync::Arc;
 
-use common::functions::lookup_function;
-use common::types::cast::{can_cast, cast_value, CastContext};
-use common::types::io::parse_text;
-use common::types::ops::{resolve_binary_op, BinaryOp, LikePattern};
-use common::{DataType, PgError, PgResult, SqlState, TypeId, Value};
+use common::{PgError, PgResult, SqlState};
 use sqlparser::ast;
+use types::cast::{can_cast, cast_value, CastContext};
+use types::functions::lookup_function;
+use types::io::parse_text;
+use types::ops::{resolve_binary_op, BinaryOp, LikePattern};
+use types::{DataType, TypeId, Value};
 
 use super::{ident_name, object_name_parts, Binder, Scope};
 use crate::expr::{AggCall, AggFunc, Expr, Like, SysFunc};
@@ -492,7 +493,7 @@ impl Binder<'_, '_> {
                     ast::UnaryOperator::Plus => Ok(inner),
                     ast::UnaryOperator::Minus => {
                         if let Expr::Const(v, t) = &inner {
-                            let folded = common::types::ops::negate(v);
+                            let folded = types::ops::negate(v);
                             if let Ok(v) = folded {
                                 return Ok(Expr::Const(v, *t));
                             }
@@ -833,7 +834,7 @@ impl Binder<'_, '_> {
                 *f.arg_types.last().expect("variadic has an arg type")
             };
             // `"any"` positions convert with the type's output function.
-            if common::functions::accepts_any(f, i) {
+            if types::functions::accepts_any(f, i) {
                 bound.push(self.output_text(a)?);
                 continue;
             }

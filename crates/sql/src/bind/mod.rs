@@ -11,9 +11,10 @@ mod views;
 
 use std::sync::Arc;
 
+use ::types::cast::CastContext;
+use ::types::{DataType, TypeId, Value};
 use catalog::{CatalogData, Column, Table, PG_CATALOG_NAMESPACE};
-use common::types::cast::CastContext;
-use common::{DataType, Oid, PgError, PgResult, SqlState, TypeId, Value};
+use common::{Oid, PgError, PgResult, SqlState};
 use sqlparser::ast::{self, Spanned};
 
 use crate::expr::Expr;

@@ -2,9 +2,10 @@
 //! planner places its conjuncts and orders the joins), aggregation,
 //! projection, DISTINCT, ORDER BY, LIMIT, set operations.
 
-use common::types::cast::CastContext;
-use common::{DataType, PgError, PgResult, SqlState, TypeId, Value};
+use common::{PgError, PgResult, SqlState};
 use sqlparser::ast;
+use types::cast::CastContext;
+use types::{DataType, TypeId, Value};
 
 use super::{ident_name, object_name_parts, Binder, Scope, ScopeColumn};
 use crate::expr::{AggCall, Expr};
@@ -628,7 +629,7 @@ impl Binder<'_, '_> {
                 Expr::Column(li, left[li].ty),
                 Expr::Column(lw + ri, right[ri].ty),
             );
-            conds.push(self.bind_binary(common::types::ops::BinaryOp::Eq, l.clone(), r.clone())?);
+            conds.push(self.bind_binary(types::ops::BinaryOp::Eq, l.clone(), r.clone())?);
             let ty = self.common_type(&[left[li].ty, right[ri].ty], "JOIN/USING")?;
             let l = self.coerce(l, ty, CastContext::Implicit)?;
             let r = self.coerce(r, ty, CastContext::Implicit)?;

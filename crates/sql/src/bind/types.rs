@@ -1,6 +1,7 @@
 //! SQL type names to types with typmods.
 
-use common::{DataType, PgError, PgResult, SqlState, TypeId};
+use common::{PgError, PgResult, SqlState};
+use types::{DataType, TypeId};
 
 /// Parses a type name as written in SQL ("integer", "varchar(10)",
 /// "numeric(10,2)", "timestamp with time zone", "char", ...).

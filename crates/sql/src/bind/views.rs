@@ -1,7 +1,8 @@
 //! `pg_catalog` relations, built from the catalog snapshot as constant rows.
 
 use catalog::{BOOTSTRAP_SUPERUSER, PG_CATALOG_NAMESPACE};
-use common::{DataType, PgResult, TypeId, Value};
+use common::PgResult;
+use types::{DataType, TypeId, Value};
 
 use super::Binder;
 use crate::plan::{const_row, OutputColumn, Plan};

@@ -4,7 +4,7 @@
 //! literals at the edges of their types' ranges.
 
 use common::fuzz::Rng;
-use common::{DataType, TypeId};
+use types::{DataType, TypeId};
 
 /// Columns of the generator's table `t`, one of each interesting type.
 pub const TABLE_T_COLUMNS: [(&str, DataType); 8] = [

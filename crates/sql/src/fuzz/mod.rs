@@ -17,7 +17,8 @@ use catalog::{
     PG_CATALOG_NAMESPACE, POSTGRES_DB_OID, PUBLIC_NAMESPACE,
 };
 use common::fuzz::{Mutator, Rng};
-use common::{DataType, PgError, PgResult, TypeId};
+use common::{PgError, PgResult};
+use types::{DataType, TypeId};
 
 use crate::bind::{bind_statement, BindContext};
 use crate::parse::{parse_statement, split_statements, ParsedStatement, StatementText};

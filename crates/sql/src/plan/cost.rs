@@ -10,8 +10,8 @@
 //! for the same situation (`DEFAULT_EQ_SEL` and friends).
 
 use catalog::Table;
-use common::types::ops::BinaryOp;
-use common::{DataType, TypeId, Value};
+use types::ops::BinaryOp;
+use types::{DataType, TypeId, Value};
 
 use super::{JoinKind, Plan};
 use crate::expr::Expr;

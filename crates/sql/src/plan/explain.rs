@@ -12,8 +12,8 @@ use std::collections::HashMap;
 use std::fmt::Write;
 use std::time::Duration;
 
-use common::types::io::to_text;
-use common::{TypeId, Value};
+use types::io::to_text;
+use types::{TypeId, Value};
 
 use super::cost::{estimate, Estimate, PlannerSettings, RelationSizes};
 use super::{ExplainOptions, JoinKind, Plan, SetOpKind, SortKey};

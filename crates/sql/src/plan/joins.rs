@@ -10,8 +10,8 @@
 //! The joined row is the member relations' columns in join order; a final
 //! projection restores the bound layout when the order differs.
 
-use common::types::ops::BinaryOp;
-use common::{DataType, TypeId};
+use types::ops::BinaryOp;
+use types::{DataType, TypeId};
 
 use super::cost::{self, Estimate, JoinMethod};
 use super::planner::{

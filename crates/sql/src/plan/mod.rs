@@ -16,7 +16,7 @@ pub use planner::{plan_statement, PlannerContext};
 use std::sync::Arc;
 
 use catalog::Table;
-use common::{DataType, Value};
+use types::{DataType, Value};
 
 use crate::expr::{AggCall, Expr};
 
@@ -189,7 +189,7 @@ impl Plan {
                 ..
             } => {
                 let mut t = left.column_types();
-                t.resize(*left_width, DataType::new(common::TypeId::Text));
+                t.resize(*left_width, DataType::new(types::TypeId::Text));
                 t.extend(right.column_types());
                 t
             }
@@ -358,7 +358,7 @@ pub struct CopyToSource {
 
 impl OutputColumn {
     /// A computed column (no table of origin).
-    pub fn new(name: &str, ty: common::TypeId) -> Self {
+    pub fn new(name: &str, ty: types::TypeId) -> Self {
         OutputColumn {
             name: name.into(),
             ty: DataType::new(ty),
@@ -371,9 +371,7 @@ impl OutputColumn {
 impl BoundStatement {
     pub fn columns(&self) -> Option<&[OutputColumn]> {
         static EXPLAIN_COLUMNS: std::sync::LazyLock<Vec<OutputColumn>> =
-            std::sync::LazyLock::new(|| {
-                vec![OutputColumn::new("QUERY PLAN", common::TypeId::Text)]
-            });
+            std::sync::LazyLock::new(|| vec![OutputColumn::new("QUERY PLAN", types::TypeId::Text)]);
         match self {
             BoundStatement::Explain { .. } => Some(&EXPLAIN_COLUMNS),
             BoundStatement::Query { columns, .. } => Some(columns),

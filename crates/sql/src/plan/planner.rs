@@ -119,7 +119,7 @@ pub(crate) fn simplify_not(e: Expr) -> Expr {
 }
 
 fn negate(e: Expr) -> Expr {
-    use common::types::ops::BinaryOp as Op;
+    use types::ops::BinaryOp as Op;
     match e {
         Expr::Binary {
             op,

@@ -226,7 +226,7 @@ mod tests {
                 db_oid: 5,
                 rel_number: rel,
             },
-            fork: if block % 7 == 0 {
+            fork: if block.is_multiple_of(7) {
                 ForkNumber::Fsm
             } else {
                 ForkNumber::Main
@@ -250,7 +250,7 @@ mod tests {
             let h = t.hash_code();
             let g = p.exclusive();
             match model.get(&t).copied() {
-                Some(id) if x % 3 != 0 => {
+                Some(id) if !x.is_multiple_of(3) => {
                     assert!(p.remove(&g, &t, h, id));
                     model.remove(&t);
                 }

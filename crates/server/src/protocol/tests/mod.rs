@@ -15,7 +15,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use common::error::Severity;
-use common::{PgError, PgResult, SqlState, Value};
+use common::{PgError, PgResult, SqlState};
+use types::Value;
 
 use super::{serve_connection, BackendRegistry, ProtocolLimits};
 use crate::session_api::{

@@ -1,7 +1,7 @@
 //! Runtime values of SQL expressions and table columns.
 
-use crate::types::numeric::Numeric;
-use crate::types::TypeId;
+use crate::numeric::Numeric;
+use crate::TypeId;
 
 /// A single SQL value. Strings of every string type (text, varchar, char(n), name)
 /// are `Text`; the static type says which. Dates are days since 2000-01-01,
@@ -101,6 +101,6 @@ impl Value {
     /// PostgreSQL's text output of a non-null value as type `ty`
     /// (see `types::io::format_text`).
     pub fn to_pg_text(&self, ty: TypeId) -> String {
-        crate::types::io::to_text(self, ty)
+        crate::io::to_text(self, ty)
     }
 }

@@ -3,10 +3,11 @@
 use std::cell::Cell;
 
 use super::string::int;
-use crate::types::float::{check_f64, overflow_error, underflow_error};
-use crate::types::numeric::Numeric;
-use crate::types::ops::{eval_binary_op, float_pow, BinaryOp};
-use crate::{PgError, PgResult, SqlState, Value};
+use crate::float::{check_f64, overflow_error, underflow_error};
+use crate::numeric::Numeric;
+use crate::ops::{eval_binary_op, float_pow, BinaryOp};
+use crate::Value;
+use common::{PgError, PgResult, SqlState};
 
 fn num(args: &[Value], i: usize) -> PgResult<&Numeric> {
     match args.get(i) {

@@ -2,8 +2,9 @@
 
 use std::fmt::Write as _;
 
-use crate::types::io;
-use crate::{PgError, PgResult, SqlState, Value};
+use crate::io;
+use crate::Value;
+use common::{PgError, PgResult, SqlState};
 
 /// Text of argument `i` (strings are `Value::Text`).
 pub(super) fn text(args: &[Value], i: usize) -> PgResult<&str> {
@@ -401,8 +402,8 @@ fn regex_match(args: &[Value], case_insensitive: bool) -> PgResult<bool> {
             .case_insensitive(case_insensitive)
             .build()
             .map_err(|e| {
-                crate::PgError::new(
-                    crate::SqlState::INVALID_REGULAR_EXPRESSION,
+                common::PgError::new(
+                    common::SqlState::INVALID_REGULAR_EXPRESSION,
                     format!("invalid regular expression: {e}"),
                 )
             })?;

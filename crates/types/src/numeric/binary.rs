@@ -5,7 +5,7 @@ use num_bigint::BigInt;
 use num_traits::Zero;
 
 use super::{pow10_big, Numeric, Repr, MAX_INT_DIGITS, NUMERIC_DSCALE_MAX};
-use crate::{PgError, PgResult, SqlState};
+use common::{PgError, PgResult, SqlState};
 
 const NUMERIC_POS: u16 = 0x0000;
 const NUMERIC_NEG: u16 = 0x4000;

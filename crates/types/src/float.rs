@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{PgError, PgResult, SqlState};
+use common::{PgError, PgResult, SqlState};
 
 /// A small fixed buffer implementing `fmt::Write`, to format without allocating.
 pub(crate) struct StackBuf<const N: usize> {

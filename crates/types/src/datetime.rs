@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{PgError, PgResult, SqlState};
+use common::{PgError, PgResult, SqlState};
 
 pub use super::timezone::TimeZone;
 
@@ -783,7 +783,7 @@ enum Special {
 }
 
 fn parse_any(input: &str, target: Target) -> PgResult<i64> {
-    let s = crate::types::float::trim_pg(input);
+    let s = crate::float::trim_pg(input);
     let tname = target.type_name();
     let r = decode(s, target).map_err(|e| match e {
         DtErr::Format => PgError::new(

@@ -2,12 +2,13 @@
 //! The session time zone is UTC, so timestamptz fields equal timestamp fields.
 
 use super::string::{int, text};
-use crate::types::datetime::{
+use crate::datetime::{
     self as dt, date_from_ymd, timestamp_from_fields, timestamp_to_fields, ymd_from_date,
     DATE_NOBEGIN, DATE_NOEND, TIMESTAMP_NOBEGIN, TIMESTAMP_NOEND, USECS_PER_DAY, USECS_PER_SEC,
 };
-use crate::types::numeric::Numeric;
-use crate::{PgError, PgResult, SqlState, Value};
+use crate::numeric::Numeric;
+use crate::Value;
+use common::{PgError, PgResult, SqlState};
 
 pub fn now(_: &[Value]) -> PgResult<Value> {
     Ok(Value::Timestamptz(dt::now_timestamp()))

@@ -4,11 +4,12 @@
 //! form, and bad input fails with a data-exception SQLSTATE (class 22), never a
 //! panic or an internal error.
 
-use crate::types::io::{format_binary, parse_binary, parse_text, to_text};
-use crate::types::numeric::numeric_typmod;
-use crate::{DataType, PgError, TypeId, Value};
+use crate::io::{format_binary, parse_binary, parse_text, to_text};
+use crate::numeric::numeric_typmod;
+use crate::{DataType, TypeId, Value};
+use common::PgError;
 
-use super::{Mutator, Rng};
+use common::fuzz::{Mutator, Rng};
 
 /// Input layout: byte 0 picks the type, byte 1 its typmod, byte 2 whether the
 /// payload is text or binary input; the rest is the payload.
@@ -281,7 +282,7 @@ pub fn generate(rng: &mut Rng) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuzz::{drive, Budget};
+    use common::fuzz::{drive, Budget};
 
     /// The short fixed-seed run of the test command; see the README for a long one.
     #[test]

@@ -1,5 +1,5 @@
 use super::*;
-use crate::types::io::to_text;
+use crate::io::to_text;
 use BinaryOp::*;
 use TypeId::*;
 
@@ -15,7 +15,7 @@ fn ev(op: BinaryOp, l: Value, rv: Value) -> String {
 }
 
 fn num(s: &str) -> Value {
-    Value::Numeric(Box::new(crate::types::numeric::Numeric::parse(s).unwrap()))
+    Value::Numeric(Box::new(crate::numeric::Numeric::parse(s).unwrap()))
 }
 
 #[test]

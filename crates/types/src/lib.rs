@@ -1,9 +1,16 @@
-//! SQL data types: identity (PostgreSQL type oids), typmods, and the per-type
-//! input/output, comparison, arithmetic and cast routines (PostgreSQL's utils/adt).
+//! SQL data types (PostgreSQL's utils/adt): type identity (PostgreSQL type oids),
+//! typmods, runtime values, and the per-type input/output, comparison, arithmetic
+//! and cast routines and built-in functions, one module per type family.
 
+pub mod functions;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzz;
 pub mod numeric;
+pub mod value;
 
-use crate::ids::Oid;
+pub use value::Value;
+
+use common::Oid;
 
 /// The built-in types Scalegres knows, with PostgreSQL's oids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

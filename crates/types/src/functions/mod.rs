@@ -12,9 +12,10 @@ mod string;
 #[cfg(test)]
 mod tests;
 
-use crate::types::cast::{can_cast, CastContext};
-use crate::types::TypeId;
-use crate::{PgError, PgResult, SqlState, Value};
+use crate::cast::{can_cast, CastContext};
+use crate::TypeId;
+use crate::Value;
+use common::{PgError, PgResult, SqlState};
 
 /// Signature of a built-in's implementation: non-null args if `strict`.
 pub type BuiltinImpl = fn(&[Value]) -> PgResult<Value>;

@@ -9,7 +9,7 @@ use super::{
     pow10_big, round_div_big, round_quotient_big, Numeric, Repr, NUMERIC_MAX_DISPLAY_SCALE,
     NUMERIC_MIN_SIG_DIGITS,
 };
-use crate::{PgError, PgResult, SqlState};
+use common::{PgError, PgResult, SqlState};
 
 const LOG10_E: f64 = std::f64::consts::LOG10_E;
 

@@ -3,11 +3,12 @@
 
 use std::fmt::Write as _;
 
-use crate::types::datetime;
-use crate::types::float;
-use crate::types::numeric::Numeric;
-use crate::types::{DataType, TypeId};
-use crate::{PgError, PgResult, SqlState, Value};
+use crate::datetime;
+use crate::float;
+use crate::numeric::Numeric;
+use crate::Value;
+use crate::{DataType, TypeId};
+use common::{PgError, PgResult, SqlState};
 
 /// Longest `name` in bytes (NAMEDATALEN - 1).
 pub const NAME_MAX_BYTES: usize = 63;

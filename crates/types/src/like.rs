@@ -7,7 +7,7 @@ use std::cell::RefCell;
 
 use memchr::memmem::Finder;
 
-use crate::{PgError, PgResult, SqlState};
+use common::{PgError, PgResult, SqlState};
 
 /// A compiled LIKE / ILIKE pattern.
 pub struct LikePattern {

@@ -1,11 +1,12 @@
 //! Casts between built-in types, with PostgreSQL's implicit / assignment /
 //! explicit contexts (pg_cast.castcontext).
 
-use crate::types::datetime;
-use crate::types::io::{self, enforce_string_typmod, truncate_name};
-use crate::types::numeric::Numeric as Num;
-use crate::types::{DataType, TypeId};
-use crate::{PgError, PgResult, SqlState, Value};
+use crate::datetime;
+use crate::io::{self, enforce_string_typmod, truncate_name};
+use crate::numeric::Numeric as Num;
+use crate::Value;
+use crate::{DataType, TypeId};
+use common::{PgError, PgResult, SqlState};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CastContext {
@@ -254,10 +255,10 @@ fn convert(v: Value, from: TypeId, to: DataType) -> PgResult<Value> {
         (Value::Float8(f), Float4) => {
             let r = *f as f32;
             if r.is_infinite() && !f.is_infinite() {
-                return Err(crate::types::float::overflow_error());
+                return Err(crate::float::overflow_error());
             }
             if r == 0.0 && *f != 0.0 {
-                return Err(crate::types::float::underflow_error());
+                return Err(crate::float::underflow_error());
             }
             Value::Float4(r)
         }

@@ -3,13 +3,14 @@
 
 use std::cmp::Ordering;
 
-use crate::types::datetime::{self, DATE_NOBEGIN, DATE_NOEND};
-use crate::types::float::{check_f32, check_f64};
-use crate::types::numeric::Numeric;
-use crate::types::TypeId;
-use crate::{PgError, PgResult, SqlState, Value};
+use crate::datetime::{self, DATE_NOBEGIN, DATE_NOEND};
+use crate::float::{check_f32, check_f64};
+use crate::numeric::Numeric;
+use crate::TypeId;
+use crate::Value;
+use common::{PgError, PgResult, SqlState};
 
-pub use crate::types::like::LikePattern;
+pub use crate::like::LikePattern;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BinaryOp {
@@ -475,7 +476,7 @@ pub fn eval_binary_op(op: BinaryOp, left: &Value, right: &Value) -> PgResult<Val
         (Value::Numeric(a), Value::Numeric(b)) => numeric_arith(op, a, b),
         (Value::Text(a), b) if op == BinaryOp::Concat => Ok(Value::Text(concat(a, b))),
         (a, Value::Text(b)) if op == BinaryOp::Concat => {
-            let mut s = crate::types::io::to_text(a, a.type_id().unwrap_or(TypeId::Text));
+            let mut s = crate::io::to_text(a, a.type_id().unwrap_or(TypeId::Text));
             s.push_str(b);
             Ok(Value::Text(s))
         }
@@ -538,7 +539,7 @@ fn concat(a: &str, b: &Value) -> String {
         }
         other => {
             let mut s = a.to_string();
-            crate::types::io::format_text(other, other.type_id().unwrap_or(TypeId::Text), &mut s);
+            crate::io::format_text(other, other.type_id().unwrap_or(TypeId::Text), &mut s);
             s
         }
     }

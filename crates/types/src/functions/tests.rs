@@ -1,6 +1,6 @@
 use super::*;
-use crate::types::io::to_text;
-use crate::types::numeric::Numeric as Num;
+use crate::io::to_text;
+use crate::numeric::Numeric as Num;
 use TypeId::*;
 
 fn t(s: &str) -> Value {
@@ -28,8 +28,7 @@ fn call(name: &str, args: &[Value]) -> String {
         .map(|(i, a)| {
             let decl = f.arg_type(i).unwrap();
             let from = a.type_id().unwrap_or(decl);
-            crate::types::cast::cast_value(a.clone(), from, decl.into(), CastContext::Implicit)
-                .unwrap()
+            crate::cast::cast_value(a.clone(), from, decl.into(), CastContext::Implicit).unwrap()
         })
         .collect();
     match f.call(&cast) {
@@ -324,8 +323,8 @@ fn math() {
 
 #[test]
 fn datetimes() {
-    let ts = |s: &str| Value::Timestamp(crate::types::datetime::parse_timestamp(s).unwrap());
-    let d = |s: &str| Value::Date(crate::types::datetime::parse_date(s).unwrap());
+    let ts = |s: &str| Value::Timestamp(crate::datetime::parse_timestamp(s).unwrap());
+    let d = |s: &str| Value::Date(crate::datetime::parse_date(s).unwrap());
     assert_eq!(
         call("date_part", &[t("epoch"), ts("2024-01-02 03:04:05.5")]),
         "1704164645.5"
