@@ -1,8 +1,12 @@
-//! Hash lookups for hash joins: the planner's hash clauses (equalities of an
+//! Hash tables for hash joins: the planner's hash clauses (equalities of an
 //! expression of the left input with one of the right input) let the join
-//! probe a hash table of the right rows instead of scanning them all. The
-//! whole condition is still evaluated on every candidate pair, so hashing
-//! only has to be consistent with equality, not identical to it.
+//! probe a table of the right rows instead of scanning them all.
+//!
+//! A candidate found through the table satisfies every hash clause: the
+//! binder gives both sides of an equality one type, and for values of one
+//! type `GroupKey` equality is SQL equality (the same relation GROUP BY
+//! groups by: numerics by value, float NaNs equal, -0 = 0), and NULL keys
+//! are never entered or probed. So only the join filter is checked per pair.
 
 use std::collections::HashMap;
 
@@ -15,79 +19,67 @@ use crate::agg::GroupKey;
 use crate::eval::eval;
 use crate::{ExecEnv, Row};
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Side {
-    Left,
-    Right,
-}
-
-/// Which input an expression reads: None if both, neither, or something a
-/// hash key cannot hold (subqueries, outer references).
-fn side(e: &Expr, left_width: usize) -> Option<Side> {
-    let (mut left, mut right, mut other) = (false, false, false);
-    e.visit(&mut |x| match x {
-        Expr::Column(i, _) if *i < left_width => left = true,
-        Expr::Column(..) => right = true,
-        Expr::OuterColumn { .. }
-        | Expr::ScalarSubquery(..)
-        | Expr::Exists { .. }
-        | Expr::InSubquery { .. } => other = true,
-        _ => {}
-    });
-    match (left, right, other) {
-        (true, false, false) => Some(Side::Left),
-        (false, true, false) => Some(Side::Right),
-        _ => None,
-    }
-}
-
-/// Left and right key expressions of the condition's equi-join conjuncts.
+/// Left and right key expressions of the hash clauses, each over its own
+/// input's row.
 pub(crate) struct HashKeys<'p> {
     left: Vec<&'p Expr>,
-    right: Vec<&'p Expr>,
+    right: Vec<Expr>,
 }
 
-/// The hash keys of a hash join's `hash_cond` (each an equality of a left
-/// and a right expression, as the planner chose them).
+/// Whether `e` reads only columns below `left_width`.
+fn reads_left(e: &Expr, left_width: usize) -> bool {
+    let mut left = true;
+    e.visit(&mut |x| {
+        if let Expr::Column(i, _) = x {
+            left &= *i < left_width;
+        }
+    });
+    left
+}
+
+/// Moves an expression over the joined row onto the right input's row.
+fn onto_right(e: &Expr, left_width: usize) -> Expr {
+    e.clone()
+        .transform(&mut |x| {
+            Ok(match x {
+                Expr::Column(i, t) => Expr::Column(i - left_width, t),
+                other => other,
+            })
+        })
+        .expect("moving columns cannot fail")
+}
+
+/// The hash keys of a hash join's `hash_cond`, as the planner wrote them:
+/// each an equality with its left (outer) expression first.
 pub(crate) fn hash_keys(conds: &[Expr], left_width: usize) -> HashKeys<'_> {
     let mut keys = HashKeys {
         left: Vec::new(),
         right: Vec::new(),
     };
     for c in conds {
-        if let Expr::Binary {
+        let Expr::Binary {
             op: BinaryOp::Eq,
             left,
             right,
             ..
         } = c
-        {
-            match (side(left, left_width), side(right, left_width)) {
-                (Some(Side::Left), Some(Side::Right)) => {
-                    keys.left.push(left);
-                    keys.right.push(right);
-                }
-                (Some(Side::Right), Some(Side::Left)) => {
-                    keys.left.push(right);
-                    keys.right.push(left);
-                }
-                _ => debug_assert!(false, "hash clause without a left and a right side"),
-            }
-        }
+        else {
+            panic!("a hash clause that is not an equality");
+        };
+        debug_assert!(reads_left(left, left_width) && !reads_left(right, left_width));
+        keys.left.push(left);
+        keys.right.push(onto_right(right, left_width));
     }
     keys
 }
 
-impl HashKeys<'_> {
-    /// Number of hash clauses.
-    pub(crate) fn len(&self) -> usize {
-        self.left.len()
-    }
-}
-
-/// A key's values, or None if any is NULL (NULL never equals anything).
-fn key_of(exprs: &[&Expr], row: &[Value], env: &mut ExecEnv) -> PgResult<Option<GroupKey>> {
-    let mut vals = Vec::with_capacity(exprs.len());
+/// A row's key values, or None if any is NULL (NULL never equals anything).
+fn key_of<'e>(
+    exprs: impl Iterator<Item = &'e Expr>,
+    row: &[Value],
+    env: &mut ExecEnv,
+) -> PgResult<Option<GroupKey>> {
+    let mut vals = Vec::new();
     for e in exprs {
         let v = eval(e, row, env)?;
         if v.is_null() {
@@ -98,41 +90,48 @@ fn key_of(exprs: &[&Expr], row: &[Value], env: &mut ExecEnv) -> PgResult<Option<
     Ok(Some(GroupKey(vals)))
 }
 
-/// Right rows by key.
+/// Right rows by key: each key's bucket of row indices.
 pub(crate) struct HashTable {
-    map: HashMap<GroupKey, Vec<usize>>,
+    map: HashMap<GroupKey, usize>,
+    buckets: Vec<Vec<usize>>,
+}
+
+impl HashTable {
+    /// Row indices in bucket `b`.
+    pub(crate) fn bucket(&self, b: usize) -> &[usize] {
+        &self.buckets[b]
+    }
 }
 
 impl HashKeys<'_> {
-    pub(crate) fn build(
-        &self,
-        rows: &[Row],
-        left_width: usize,
-        env: &mut ExecEnv,
-    ) -> PgResult<HashTable> {
-        let mut map: HashMap<GroupKey, Vec<usize>> = HashMap::new();
-        // Right key expressions index the joined row: pad the left part.
-        let mut joined = vec![Value::Null; left_width];
+    pub(crate) fn build(&self, rows: &[Row], env: &mut ExecEnv) -> PgResult<HashTable> {
+        let mut t = HashTable {
+            map: HashMap::with_capacity(rows.len()),
+            buckets: Vec::new(),
+        };
         for (i, r) in rows.iter().enumerate() {
-            joined.truncate(left_width);
-            joined.extend(r.iter().cloned());
-            if let Some(k) = key_of(&self.right, &joined, env)? {
-                map.entry(k).or_default().push(i);
+            if let Some(k) = key_of(self.right.iter(), r, env)? {
+                let next = t.buckets.len();
+                let b = *t.map.entry(k).or_insert(next);
+                if b == next {
+                    t.buckets.push(Vec::with_capacity(1));
+                }
+                t.buckets[b].push(i);
             }
         }
-        Ok(HashTable { map })
+        Ok(t)
     }
 
-    /// Indices of the right rows whose keys equal this left row's.
+    /// The bucket of the right rows whose keys equal this left row's.
     pub(crate) fn probe(
         &self,
         table: &HashTable,
         left: &[Value],
         env: &mut ExecEnv,
-    ) -> PgResult<Vec<usize>> {
-        Ok(match key_of(&self.left, left, env)? {
-            Some(k) => table.map.get(&k).cloned().unwrap_or_default(),
-            None => Vec::new(),
+    ) -> PgResult<Option<usize>> {
+        Ok(match key_of(self.left.iter().copied(), left, env)? {
+            Some(k) => table.map.get(&k).copied(),
+            None => None,
         })
     }
 }

@@ -217,7 +217,8 @@ fn build_node<'p>(
             build(left, env, None)?,
             right,
             *kind,
-            hash_cond.iter().chain(join_filter.iter()).collect(),
+            // Table matches satisfy the hash clauses (join.rs).
+            join_filter.iter().collect(),
             Some(crate::join::hash_keys(hash_cond, *left_width)),
             (*left_width, *right_width),
             node_key(plan),
@@ -600,13 +601,10 @@ struct NestedLoopOp<'p> {
     /// Hash keys (a hash join).
     keys: Option<crate::join::HashKeys<'p>>,
     table: Option<crate::join::HashTable>,
-    /// The current left row's candidate right rows (None: all of them).
-    candidates: Option<Vec<usize>>,
+    /// The current left row's candidate right rows.
+    candidates: Candidates,
     /// Pairs tried since the last interrupt check.
     since_check: u32,
-    /// Quals that are hash clauses (leading `quals`); a pair rejected by a
-    /// later one counts as removed by the join filter.
-    n_hash: usize,
     /// The plan node (EXPLAIN ANALYZE).
     key: usize,
 }
@@ -622,7 +620,6 @@ impl<'p> NestedLoopOp<'p> {
         key: usize,
     ) -> Self {
         NestedLoopOp {
-            n_hash: keys.as_ref().map_or(0, |k| k.len()),
             key,
             left,
             right_plan,
@@ -638,10 +635,21 @@ impl<'p> NestedLoopOp<'p> {
             tail: None,
             keys,
             table: None,
-            candidates: None,
+            candidates: Candidates::All,
             since_check: 0,
         }
     }
+}
+
+/// Which right rows a left row is paired with.
+#[derive(Clone, Copy)]
+enum Candidates {
+    /// Every right row (a nested loop).
+    All,
+    /// The rows of one hash bucket.
+    Bucket(usize),
+    /// None (no bucket has the left row's key, or it is NULL).
+    None,
 }
 
 /// Pairs a join tries between interrupt checks: a cross join of two large
@@ -661,7 +669,7 @@ impl Operator for NestedLoopOp<'_> {
             }
             self.right_matched = vec![false; rows.len()];
             if let Some(k) = &self.keys {
-                self.table = Some(k.build(&rows, self.left_width, env)?);
+                self.table = Some(k.build(&rows, env)?);
             }
             self.right_rows = Some(rows);
         }
@@ -684,8 +692,11 @@ impl Operator for NestedLoopOp<'_> {
                 match self.left.next(env)? {
                     Some(r) => {
                         self.candidates = match (&self.keys, &self.table) {
-                            (Some(k), Some(t)) => Some(k.probe(t, &r, env)?),
-                            _ => None,
+                            (Some(k), Some(t)) => match k.probe(t, &r, env)? {
+                                Some(b) => Candidates::Bucket(b),
+                                None => Candidates::None,
+                            },
+                            _ => Candidates::All,
                         };
                         self.current = Some(r);
                         self.pos = 0;
@@ -702,23 +713,34 @@ impl Operator for NestedLoopOp<'_> {
             }
             let left = self.current.as_ref().unwrap();
             let rows = self.right_rows.as_ref().unwrap();
-            let n = self.candidates.as_ref().map_or(rows.len(), Vec::len);
+            let bucket: &[usize] = match (self.candidates, &self.table) {
+                (Candidates::Bucket(b), Some(t)) => t.bucket(b),
+                _ => &[],
+            };
+            let n = match self.candidates {
+                Candidates::All => rows.len(),
+                Candidates::Bucket(_) => bucket.len(),
+                Candidates::None => 0,
+            };
             while self.pos < n {
                 self.since_check += 1;
                 if self.since_check >= PAIRS_PER_CHECK {
                     self.since_check = 0;
                     env.check_cancel()?;
                 }
-                let i = self.candidates.as_ref().map_or(self.pos, |c| c[self.pos]);
+                let i = match self.candidates {
+                    Candidates::Bucket(_) => bucket[self.pos],
+                    _ => self.pos,
+                };
                 self.pos += 1;
                 let mut out = Vec::with_capacity(self.left_width + self.right_width);
                 out.extend(left.iter().cloned());
                 out.extend(rows[i].iter().cloned());
                 let mut ok = true;
-                for (n, q) in self.quals.iter().enumerate() {
+                for q in &self.quals {
                     if !eval_qual(q, &out, env)? {
                         ok = false;
-                        if n >= self.n_hash && env.instrument.is_some() {
+                        if env.instrument.is_some() {
                             count_removed(env, self.key, 1);
                         }
                         break;

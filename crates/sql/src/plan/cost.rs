@@ -342,26 +342,15 @@ fn binary_selectivity(op: BinaryOp, left: &Expr, right: &Expr, rows: f64) -> f64
 /// Tuples of the base relation a column comes from, if it comes from one
 /// (through joins, projections of plain columns, filters, sorts, limits).
 fn column_tuples(p: &Plan, col: usize, sizes: &dyn RelationSizes) -> Option<f64> {
+    if let Some((left, right, left_width)) = p.join_inputs() {
+        return if col < left_width {
+            column_tuples(left, col, sizes)
+        } else {
+            column_tuples(right, col - left_width, sizes)
+        };
+    }
     match p {
         Plan::SeqScan { table, .. } => Some(table_size(table, sizes.blocks(table)).1),
-        Plan::NestedLoop {
-            left,
-            right,
-            left_width,
-            ..
-        }
-        | Plan::HashJoin {
-            left,
-            right,
-            left_width,
-            ..
-        } => {
-            if col < *left_width {
-                column_tuples(left, col, sizes)
-            } else {
-                column_tuples(right, col - left_width, sizes)
-            }
-        }
         Plan::Project { input, exprs } => match exprs.get(col) {
             Some(Expr::Column(i, _)) => column_tuples(input, *i, sizes),
             _ => None,

@@ -447,20 +447,10 @@ impl Explainer<'_> {
                 let labels = self.labels(input);
                 exprs.iter().map(|e| self.deparse(e, &labels)).collect()
             }
-            Plan::NestedLoop {
-                left,
-                right,
-                left_width,
-                ..
-            }
-            | Plan::HashJoin {
-                left,
-                right,
-                left_width,
-                ..
-            } => {
+            Plan::NestedLoop { .. } | Plan::HashJoin { .. } => {
+                let (left, right, left_width) = p.join_inputs().expect("a join");
                 let mut l = self.labels(left);
-                l.resize(*left_width, "?".into());
+                l.resize(left_width, "?".into());
                 l.extend(self.labels(right));
                 l
             }

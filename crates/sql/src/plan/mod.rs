@@ -135,6 +135,25 @@ pub enum Plan {
 }
 
 impl Plan {
+    /// A join's left and right inputs and the left input's width.
+    pub fn join_inputs(&self) -> Option<(&Plan, &Plan, usize)> {
+        match self {
+            Plan::NestedLoop {
+                left,
+                right,
+                left_width,
+                ..
+            }
+            | Plan::HashJoin {
+                left,
+                right,
+                left_width,
+                ..
+            } => Some((left, right, *left_width)),
+            _ => None,
+        }
+    }
+
     /// Columns in the rows this node produces.
     pub fn width(&self) -> usize {
         match self {
@@ -165,6 +184,12 @@ impl Plan {
     /// The types of the columns this node produces, where known (a VALUES
     /// list without rows has none).
     pub fn column_types(&self) -> Vec<DataType> {
+        if let Some((left, right, left_width)) = self.join_inputs() {
+            let mut t = left.column_types();
+            t.resize(left_width, DataType::new(types::TypeId::Text));
+            t.extend(right.column_types());
+            return t;
+        }
         match self {
             Plan::SeqScan { table, .. } => table.column_types(),
             Plan::Values { rows, .. } => rows
@@ -176,23 +201,7 @@ impl Plan {
             }
             Plan::SeriesScan { ty, .. } => vec![*ty],
             Plan::SystemView { columns, .. } => columns.iter().map(|c| c.ty).collect(),
-            Plan::NestedLoop {
-                left,
-                right,
-                left_width,
-                ..
-            }
-            | Plan::HashJoin {
-                left,
-                right,
-                left_width,
-                ..
-            } => {
-                let mut t = left.column_types();
-                t.resize(*left_width, DataType::new(types::TypeId::Text));
-                t.extend(right.column_types());
-                t
-            }
+            Plan::NestedLoop { .. } | Plan::HashJoin { .. } => unreachable!("handled above"),
             Plan::Aggregate { keys, aggs, .. } => keys
                 .iter()
                 .map(Expr::data_type)
