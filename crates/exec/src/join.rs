@@ -2,11 +2,11 @@
 //! expression of the left input with one of the right input) let the join
 //! probe a table of the right rows instead of scanning them all.
 //!
-//! A candidate found through the table satisfies every hash clause: the
-//! binder gives both sides of an equality one type, and for values of one
-//! type `GroupKey` equality is SQL equality (the same relation GROUP BY
-//! groups by: numerics by value, float NaNs equal, -0 = 0), and NULL keys
-//! are never entered or probed. So only the join filter is checked per pair.
+//! A candidate found through the table satisfies every hash clause: `=`
+//! evaluates `types::ops::compare(a, b) == Equal` on operands the binder
+//! cast to one type, `GroupKey` equality is that same comparison (and its
+//! hash agrees with it, as GROUP BY needs), and NULL keys are never entered
+//! or probed. So only the join filter is checked per pair.
 
 use std::collections::HashMap;
 
