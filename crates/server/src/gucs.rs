@@ -950,18 +950,9 @@ pub fn alter_system(
     value: Option<&str>,
 ) -> PgResult<()> {
     let path = dir.join(AUTO_CONF);
-    let mut entries: Vec<(String, String)> = Vec::new();
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        for line in text.lines() {
-            let line = line.split('#').next().unwrap_or("").trim();
-            if let Some((k, v)) = line.split_once('=') {
-                entries.push((
-                    k.trim().to_string(),
-                    v.trim().trim_matches('\'').to_string(),
-                ));
-            }
-        }
-    }
+    let mut entries = std::fs::read_to_string(&path)
+        .map(|t| config_entries(&t))
+        .unwrap_or_default();
     match name {
         None => entries.clear(),
         Some(name) => {
@@ -1007,18 +998,48 @@ pub fn read_config_file(path: &std::path::Path, settings: &mut Settings) -> PgRe
     let Ok(text) = std::fs::read_to_string(path) else {
         return Ok(());
     };
-    for line in text.lines() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let Some((k, v)) = line.split_once('=').or_else(|| line.split_once(' ')) else {
-            continue;
-        };
-        let v = v.trim().trim_matches('\'');
+    for (k, v) in config_entries(&text) {
         settings
-            .set_startup(k.trim(), v)
+            .set_startup(&k, &v)
             .map_err(|e| PgError::new(e.code, format!("{} (in {})", e.message, path.display())))?;
     }
     Ok(())
+}
+
+/// The `name = value` (or `name value`) lines of a configuration file, in
+/// order, comments dropped; a quoted value loses its quotes and has its
+/// doubled quotes undone.
+fn config_entries(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        let Some((k, v)) = line.split_once('=').or_else(|| line.split_once(' ')) else {
+            continue;
+        };
+        let v = v.trim();
+        let v = match v.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')) {
+            Some(inner) => inner.replace("''", "'"),
+            None => v.to_string(),
+        };
+        out.push((k.trim().to_string(), v));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_entries_undo_what_alter_system_writes() {
+        let text = "# header\nwork_mem = '8MB'\napplication_name = 'it''s'  # note\nport 5433\n\n";
+        assert_eq!(
+            config_entries(text),
+            vec![
+                ("work_mem".to_string(), "8MB".to_string()),
+                ("application_name".to_string(), "it's".to_string()),
+                ("port".to_string(), "5433".to_string()),
+            ]
+        );
+    }
 }

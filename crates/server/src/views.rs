@@ -32,8 +32,21 @@ fn opt_ts(t: Option<i64>) -> Value {
     t.map(Value::Timestamptz).unwrap_or(Value::Null)
 }
 
+/// A view's rows, computed only when asked for (binding needs the columns alone).
+type LazyRows<'a> = Box<dyn FnOnce() -> Vec<Vec<Value>> + 'a>;
+
 impl RuntimeViews for ServerViews<'_> {
     fn view(&self, name: &str) -> Option<(Vec<OutputColumn>, Vec<Vec<Value>>)> {
+        self.parts(name).map(|(cols, rows)| (cols, rows()))
+    }
+
+    fn columns(&self, name: &str) -> Option<Vec<OutputColumn>> {
+        self.parts(name).map(|(cols, _)| cols)
+    }
+}
+
+impl ServerViews<'_> {
+    fn parts(&self, name: &str) -> Option<(Vec<OutputColumn>, LazyRows<'_>)> {
         let ctx = self.ctx;
         let pool = ctx.pool;
         Some(match name {
@@ -45,40 +58,42 @@ impl RuntimeViews for ServerViews<'_> {
                     col("blocks", TypeId::Int8),
                     col("spin_delays", TypeId::Int8),
                 ],
-                Tranche::ALL
-                    .iter()
-                    .map(|t| {
-                        let s = tranche_stats(*t);
-                        vec![
-                            text(t.name()),
-                            Value::Int8(s.shared_acquires as i64),
-                            Value::Int8(s.exclusive_acquires as i64),
-                            Value::Int8(s.blocks as i64),
-                            Value::Int8(s.spin_delays as i64),
-                        ]
-                    })
-                    .collect(),
+                Box::new(move || {
+                    Tranche::ALL
+                        .iter()
+                        .map(|t| {
+                            let s = tranche_stats(*t);
+                            vec![
+                                text(t.name()),
+                                Value::Int8(s.shared_acquires as i64),
+                                Value::Int8(s.exclusive_acquires as i64),
+                                Value::Int8(s.blocks as i64),
+                                Value::Int8(s.spin_delays as i64),
+                            ]
+                        })
+                        .collect()
+                }),
             ),
-            "pg_stat_bgwriter" => {
-                let st = &pool.stats;
-                let n = |a: &std::sync::atomic::AtomicU64| {
-                    Value::Int8(a.load(Ordering::Relaxed) as i64)
-                };
-                (
-                    vec![
-                        col("checkpoints_timed", TypeId::Int8),
-                        col("checkpoints_req", TypeId::Int8),
-                        col("checkpoint_write_time", TypeId::Float8),
-                        col("checkpoint_sync_time", TypeId::Float8),
-                        col("buffers_checkpoint", TypeId::Int8),
-                        col("buffers_clean", TypeId::Int8),
-                        col("maxwritten_clean", TypeId::Int8),
-                        col("buffers_backend", TypeId::Int8),
-                        col("buffers_backend_fsync", TypeId::Int8),
-                        col("buffers_alloc", TypeId::Int8),
-                        col("stats_reset", TypeId::Timestamptz),
-                        col("buffers_freelist", TypeId::Int8),
-                    ],
+            "pg_stat_bgwriter" => (
+                vec![
+                    col("checkpoints_timed", TypeId::Int8),
+                    col("checkpoints_req", TypeId::Int8),
+                    col("checkpoint_write_time", TypeId::Float8),
+                    col("checkpoint_sync_time", TypeId::Float8),
+                    col("buffers_checkpoint", TypeId::Int8),
+                    col("buffers_clean", TypeId::Int8),
+                    col("maxwritten_clean", TypeId::Int8),
+                    col("buffers_backend", TypeId::Int8),
+                    col("buffers_backend_fsync", TypeId::Int8),
+                    col("buffers_alloc", TypeId::Int8),
+                    col("stats_reset", TypeId::Timestamptz),
+                    col("buffers_freelist", TypeId::Int8),
+                ],
+                Box::new(move || {
+                    let st = &pool.stats;
+                    let n = |a: &std::sync::atomic::AtomicU64| {
+                        Value::Int8(a.load(Ordering::Relaxed) as i64)
+                    };
                     vec![vec![
                         Value::Int8(0),
                         n(&ctx.checkpoints_req),
@@ -92,22 +107,22 @@ impl RuntimeViews for ServerViews<'_> {
                         n(&st.buffers_alloc),
                         Value::Timestamptz(ctx.start_time),
                         Value::Int8(pool.freelist_len() as i64),
-                    ]],
-                )
-            }
-            "pg_stat_database" => {
-                let cat = ctx.catalog.snapshot();
-                let backends = ctx.activity.backends();
-                (
-                    vec![
-                        col("datid", TypeId::Oid),
-                        col("datname", TypeId::Name),
-                        col("numbackends", TypeId::Int4),
-                        col("xact_commit", TypeId::Int8),
-                        col("xact_rollback", TypeId::Int8),
-                        col("blks_read", TypeId::Int8),
-                        col("blks_hit", TypeId::Int8),
-                    ],
+                    ]]
+                }),
+            ),
+            "pg_stat_database" => (
+                vec![
+                    col("datid", TypeId::Oid),
+                    col("datname", TypeId::Name),
+                    col("numbackends", TypeId::Int4),
+                    col("xact_commit", TypeId::Int8),
+                    col("xact_rollback", TypeId::Int8),
+                    col("blks_read", TypeId::Int8),
+                    col("blks_hit", TypeId::Int8),
+                ],
+                Box::new(move || {
+                    let cat = ctx.catalog.snapshot();
+                    let backends = ctx.activity.backends();
                     cat.databases
                         .values()
                         .map(|d| {
@@ -127,9 +142,9 @@ impl RuntimeViews for ServerViews<'_> {
                                 n(&c.blks_hit),
                             ]
                         })
-                        .collect(),
-                )
-            }
+                        .collect()
+                }),
+            ),
             "pg_stat_activity" => (
                 vec![
                     col("datid", TypeId::Oid),
@@ -145,28 +160,30 @@ impl RuntimeViews for ServerViews<'_> {
                     col("query", TypeId::Text),
                     col("backend_type", TypeId::Text),
                 ],
-                ctx.activity
-                    .backends()
-                    .iter()
-                    .map(|b| {
-                        let f = b.fields.lock().clone();
-                        let ev = wait_event_name(b.wait_event.load(Ordering::Relaxed));
-                        vec![
-                            Value::Oid(b.db_oid),
-                            text(&b.datname),
-                            Value::Int4(b.pid),
-                            text(&b.usename),
-                            text(&f.application_name),
-                            Value::Timestamptz(b.backend_start),
-                            opt_ts(f.query_start),
-                            ev.map(|_| text("LWLock")).unwrap_or(Value::Null),
-                            ev.map(text).unwrap_or(Value::Null),
-                            text(f.state),
-                            text(&f.query),
-                            text("client backend"),
-                        ]
-                    })
-                    .collect(),
+                Box::new(move || {
+                    ctx.activity
+                        .backends()
+                        .iter()
+                        .map(|b| {
+                            let f = b.fields.lock().clone();
+                            let ev = wait_event_name(b.wait_event.load(Ordering::Relaxed));
+                            vec![
+                                Value::Oid(b.db_oid),
+                                text(&b.datname),
+                                Value::Int4(b.pid),
+                                text(&b.usename),
+                                text(&f.application_name),
+                                Value::Timestamptz(b.backend_start),
+                                opt_ts(f.query_start),
+                                ev.map(|_| text("LWLock")).unwrap_or(Value::Null),
+                                ev.map(text).unwrap_or(Value::Null),
+                                text(f.state),
+                                text(&f.query),
+                                text("client backend"),
+                            ]
+                        })
+                        .collect()
+                }),
             ),
             // Every backend has a row; the TLS columns are null without TLS.
             "pg_stat_ssl" => (
@@ -180,35 +197,37 @@ impl RuntimeViews for ServerViews<'_> {
                     col("client_serial", TypeId::Numeric),
                     col("issuer_dn", TypeId::Text),
                 ],
-                ctx.activity
-                    .backends()
-                    .iter()
-                    .map(|b| {
-                        let opt_text =
-                            |s: &Option<String>| s.as_deref().map(text).unwrap_or(Value::Null);
-                        match &b.ssl {
-                            None => {
-                                let mut r = vec![Value::Int4(b.pid), Value::Bool(false)];
-                                r.extend(std::iter::repeat_n(Value::Null, 6));
-                                r
+                Box::new(move || {
+                    ctx.activity
+                        .backends()
+                        .iter()
+                        .map(|b| {
+                            let opt_text =
+                                |s: &Option<String>| s.as_deref().map(text).unwrap_or(Value::Null);
+                            match &b.ssl {
+                                None => {
+                                    let mut r = vec![Value::Int4(b.pid), Value::Bool(false)];
+                                    r.extend(std::iter::repeat_n(Value::Null, 6));
+                                    r
+                                }
+                                Some(s) => vec![
+                                    Value::Int4(b.pid),
+                                    Value::Bool(true),
+                                    text(s.version),
+                                    text(&s.cipher),
+                                    Value::Int4(s.bits),
+                                    opt_text(&s.client_dn),
+                                    s.client_serial
+                                        .as_deref()
+                                        .and_then(|n| types::numeric::Numeric::parse(n).ok())
+                                        .map(Value::numeric)
+                                        .unwrap_or(Value::Null),
+                                    opt_text(&s.issuer_dn),
+                                ],
                             }
-                            Some(s) => vec![
-                                Value::Int4(b.pid),
-                                Value::Bool(true),
-                                text(s.version),
-                                text(&s.cipher),
-                                Value::Int4(s.bits),
-                                opt_text(&s.client_dn),
-                                s.client_serial
-                                    .as_deref()
-                                    .and_then(|n| types::numeric::Numeric::parse(n).ok())
-                                    .map(Value::numeric)
-                                    .unwrap_or(Value::Null),
-                                opt_text(&s.issuer_dn),
-                            ],
-                        }
-                    })
-                    .collect(),
+                        })
+                        .collect()
+                }),
             ),
             "pg_buffercache" => (
                 vec![
@@ -222,27 +241,29 @@ impl RuntimeViews for ServerViews<'_> {
                     col("usagecount", TypeId::Int2),
                     col("pinning_backends", TypeId::Int4),
                 ],
-                pool.buffer_infos()
-                    .into_iter()
-                    .map(|b| match b.tag {
-                        Some(t) => vec![
-                            Value::Int4(b.buffer_id as i32 + 1),
-                            Value::Oid(t.rel.rel_number),
-                            Value::Oid(t.rel.spc_oid),
-                            Value::Oid(t.rel.db_oid),
-                            Value::Int2(t.fork as i16),
-                            Value::Int8(t.block as i64),
-                            Value::Bool(b.dirty),
-                            Value::Int2(b.usage_count as i16),
-                            Value::Int4(b.pin_count as i32),
-                        ],
-                        None => {
-                            let mut r = vec![Value::Int4(b.buffer_id as i32 + 1)];
-                            r.extend(std::iter::repeat_n(Value::Null, 8));
-                            r
-                        }
-                    })
-                    .collect(),
+                Box::new(move || {
+                    pool.buffer_infos()
+                        .into_iter()
+                        .map(|b| match b.tag {
+                            Some(t) => vec![
+                                Value::Int4(b.buffer_id as i32 + 1),
+                                Value::Oid(t.rel.rel_number),
+                                Value::Oid(t.rel.spc_oid),
+                                Value::Oid(t.rel.db_oid),
+                                Value::Int2(t.fork as i16),
+                                Value::Int8(t.block as i64),
+                                Value::Bool(b.dirty),
+                                Value::Int2(b.usage_count as i16),
+                                Value::Int4(b.pin_count as i32),
+                            ],
+                            None => {
+                                let mut r = vec![Value::Int4(b.buffer_id as i32 + 1)];
+                                r.extend(std::iter::repeat_n(Value::Null, 8));
+                                r
+                            }
+                        })
+                        .collect()
+                }),
             ),
             "pg_settings" => (
                 vec![
@@ -265,43 +286,45 @@ impl RuntimeViews for ServerViews<'_> {
                     col("sourceline", TypeId::Int4),
                     col("pending_restart", TypeId::Bool),
                 ],
-                gucs::GUCS
-                    .iter()
-                    .filter_map(|d| {
-                        let meta = gucs_meta::meta(d.name)?;
-                        let opt = |v: Option<&str>| v.map(text).unwrap_or(Value::Null);
-                        let current = self.settings.get(d.name).unwrap_or(d.default);
-                        let server = self.ctx.settings.get(d.name).unwrap_or(d.default);
-                        let source = if current != server {
-                            "session"
-                        } else if server != d.default {
-                            "configuration file"
-                        } else {
-                            "default"
-                        };
-                        let enumvals = (!meta.enumvals.is_empty())
-                            .then(|| format!("{{{}}}", meta.enumvals.join(",")));
-                        Some(vec![
-                            text(d.name),
-                            text(&gucs_meta::display_setting(meta, current)),
-                            opt(meta.unit),
-                            text(meta.category),
-                            text(d.description),
-                            Value::Null,
-                            text(d.context.name()),
-                            text(meta.vartype.name()),
-                            text(source),
-                            opt(meta.min),
-                            opt(meta.max),
-                            opt(enumvals.as_deref()),
-                            text(&gucs_meta::display_setting(meta, d.default)),
-                            text(&gucs_meta::display_setting(meta, server)),
-                            Value::Null,
-                            Value::Null,
-                            Value::Bool(false),
-                        ])
-                    })
-                    .collect(),
+                Box::new(move || {
+                    gucs::GUCS
+                        .iter()
+                        .filter_map(|d| {
+                            let meta = gucs_meta::meta(d.name)?;
+                            let opt = |v: Option<&str>| v.map(text).unwrap_or(Value::Null);
+                            let current = self.settings.get(d.name).unwrap_or(d.default);
+                            let server = self.ctx.settings.get(d.name).unwrap_or(d.default);
+                            let source = if current != server {
+                                "session"
+                            } else if server != d.default {
+                                "configuration file"
+                            } else {
+                                "default"
+                            };
+                            let enumvals = (!meta.enumvals.is_empty())
+                                .then(|| format!("{{{}}}", meta.enumvals.join(",")));
+                            Some(vec![
+                                text(d.name),
+                                text(&gucs_meta::display_setting(meta, current)),
+                                opt(meta.unit),
+                                text(meta.category),
+                                text(d.description),
+                                Value::Null,
+                                text(d.context.name()),
+                                text(meta.vartype.name()),
+                                text(source),
+                                opt(meta.min),
+                                opt(meta.max),
+                                opt(enumvals.as_deref()),
+                                text(&gucs_meta::display_setting(meta, d.default)),
+                                text(&gucs_meta::display_setting(meta, server)),
+                                Value::Null,
+                                Value::Null,
+                                Value::Bool(false),
+                            ])
+                        })
+                        .collect()
+                }),
             ),
             _ => return None,
         })

@@ -317,11 +317,9 @@ impl Explainer<'_> {
                     d.push(Detail("Join Filter".into(), self.qual_text(&[f], &labels)));
                     self.removed_by_join_filter(p, &mut d);
                 }
-                let name = format!("Hash{}", join_suffix(*kind));
-                let name = if name == "Hash" {
-                    "Hash Join".to_string()
-                } else {
-                    name
+                let name = match kind {
+                    JoinKind::Inner => "Hash Join".to_string(),
+                    k => format!("Hash{}", join_suffix(*k)),
                 };
                 let hash = self.stat(right).cloned();
                 (

@@ -82,15 +82,18 @@ fn shift(e: Expr, map: &dyn Fn(usize) -> usize) -> Expr {
     .expect("remapping columns cannot fail")
 }
 
+/// The relation that bound-layout column `i` belongs to.
+fn rel_of(rels: &[Rel], i: usize) -> usize {
+    rels.iter()
+        .position(|r| i >= r.offset && i < r.offset + r.width)
+        .expect("a column of the join problem")
+}
+
 fn column_mask(e: &Expr, rels: &[Rel]) -> u64 {
     let mut mask = 0u64;
     e.visit(&mut |x| {
         if let Expr::Column(i, _) = x {
-            let r = rels
-                .iter()
-                .position(|r| *i >= r.offset && *i < r.offset + r.width)
-                .expect("a column of the join problem");
-            mask |= 1 << r;
+            mask |= 1 << rel_of(rels, *i);
         }
     });
     mask
@@ -103,8 +106,14 @@ fn attach_quals(plan: Plan, mut quals: Vec<Expr>, cx: &PlannerContext) -> Plan {
     if quals.is_empty() {
         return plan;
     }
-    let cost = |q: &Expr| cost::qual_cost(std::slice::from_ref(q), cx.settings);
-    quals.sort_by(|a, b| cost(a).total_cmp(&cost(b)));
+    if quals.len() > 1 {
+        let mut costed: Vec<(f64, Expr)> = quals
+            .into_iter()
+            .map(|q| (cost::qual_cost(std::slice::from_ref(&q), cx.settings), q))
+            .collect();
+        costed.sort_by(|a, b| a.0.total_cmp(&b.0));
+        quals = costed.into_iter().map(|(_, q)| q).collect();
+    }
     match plan {
         Plan::SeqScan {
             table,
@@ -125,6 +134,10 @@ pub(super) fn plan_join_problem(p: Plan, cx: &PlannerContext) -> Plan {
     let mut parts = Vec::new();
     let mut quals = Vec::new();
     flatten(p, cx, &mut parts, &mut quals);
+    if parts.len() == 1 {
+        let (plan, _) = parts.pop().unwrap();
+        return attach_quals(plan, quals, cx);
+    }
     let mut rels = Vec::with_capacity(parts.len());
     let mut offset = 0;
     for (plan, width) in parts {
@@ -143,10 +156,6 @@ pub(super) fn plan_join_problem(p: Plan, cx: &PlannerContext) -> Plan {
             },
         });
         offset += width;
-    }
-    if rels.len() == 1 {
-        let rel = rels.pop().unwrap();
-        return attach_quals(rel.plan, quals, cx);
     }
     if rels.len() > 64 {
         // More relations than a mask holds: keep the written order.
@@ -413,10 +422,7 @@ fn make_joins(
     let left_width: usize = outer.order.iter().map(|&r| rels[r].width).sum();
     let right_width: usize = inner.order.iter().map(|&r| rels[r].width).sum();
     let map = |i: usize| {
-        let r = rels
-            .iter()
-            .position(|r| i >= r.offset && i < r.offset + r.width)
-            .unwrap();
+        let r = rel_of(rels, i);
         start[r] + i - rels[r].offset
     };
     let quals: Vec<Expr> = clauses
