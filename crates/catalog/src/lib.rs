@@ -107,7 +107,9 @@ pub struct CatalogData {
 }
 
 impl CatalogData {
-    fn bootstrap() -> Self {
+    /// A fresh cluster's catalog: template1, postgres, the built-in schemas
+    /// and the bootstrap superuser.
+    pub fn bootstrap() -> Self {
         let mut d = CatalogData {
             next_oid: FIRST_NORMAL_OID,
             databases: BTreeMap::new(),

@@ -23,29 +23,31 @@ fn truth(v: &Value) -> Option<bool> {
 /// Evaluates a boolean qual: NULL counts as false.
 #[inline]
 pub fn eval_qual(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<bool> {
-    if let Some(b) = fast_comparison(e, row) {
+    if let Some(b) = fast_comparison(e, row, env.params) {
         return Ok(b);
     }
     Ok(eval(e, row, env)? == Value::Bool(true))
 }
 
-/// `column op constant` (either way round) on fixed-width types, compared in
-/// place without cloning either side: the common shape of scan quals.
+/// `column op constant` or `column op $n` (either way round) on fixed-width
+/// types, compared in place without cloning either side: the common shape of
+/// scan quals, prepared statements' included.
 #[inline]
-fn fast_comparison(e: &Expr, row: &[Value]) -> Option<bool> {
+fn fast_comparison<'a>(e: &'a Expr, row: &'a [Value], params: &'a [Value]) -> Option<bool> {
     let Expr::Binary {
         op, left, right, ..
     } = e
     else {
         return None;
     };
-    fn operand<'a>(x: &'a Expr, row: &'a [Value]) -> Option<&'a Value> {
+    let operand = |x: &'a Expr| -> Option<&'a Value> {
         match x {
             Expr::Column(i, _) => row.get(*i),
             Expr::Const(v, _) => Some(v),
+            Expr::Param(i, _) => params.get(*i),
             _ => None,
         }
-    }
+    };
     if !matches!(
         op,
         BinaryOp::Eq
@@ -57,7 +59,7 @@ fn fast_comparison(e: &Expr, row: &[Value]) -> Option<bool> {
     ) {
         return None;
     }
-    let (l, r) = (operand(left, row)?, operand(right, row)?);
+    let (l, r) = (operand(left)?, operand(right)?);
     if l.is_null() || r.is_null() {
         return Some(false);
     }

@@ -201,6 +201,13 @@ pub static GUCS: &[GucDef] = &[
         "Sets the FROM-list size beyond which JOIN constructs are not flattened.",
     ),
     g(
+        "plan_cache_mode",
+        "auto",
+        User,
+        false,
+        "Controls the planner's selection of custom or generic plan.",
+    ),
+    g(
         "random_page_cost",
         "4",
         User,
@@ -808,6 +815,11 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
             parse_memory_kb_unit(value, 8).ok_or_else(bad)?;
         }
         "io_method" if value != "worker" && value != "sync" => return Err(bad()),
+        "plan_cache_mode" if sql::plan::PlanCacheMode::parse(value).is_none() => {
+            return Err(
+                bad().with_hint("Available values: auto, force_generic_plan, force_custom_plan.")
+            )
+        }
         "password_encryption"
             if crate::auth::password::PasswordEncryption::parse(value).is_none() =>
         {
@@ -869,6 +881,11 @@ pub fn planner_settings(s: &Settings) -> sql::plan::PlannerSettings {
             .and_then(|v| parse_memory_kb_unit(v, 8))
             .map_or(d.effective_cache_size, |kb| (kb / 8) as f64),
         join_collapse_limit: i("join_collapse_limit", d.join_collapse_limit),
+        plan_cache_mode: s
+            .get("plan_cache_mode")
+            .ok()
+            .and_then(sql::plan::PlanCacheMode::parse)
+            .unwrap_or_default(),
         from_collapse_limit: i("from_collapse_limit", d.from_collapse_limit),
         work_mem_kb: s
             .get("work_mem")

@@ -508,6 +508,15 @@ pub static GUC_META: &[GucMeta] = &[
         &["md5", "scram-sha-256"],
     ),
     m(
+        "plan_cache_mode",
+        None,
+        "Query Tuning / Other Planner Options",
+        Enum,
+        None,
+        None,
+        &["auto", "force_generic_plan", "force_custom_plan"],
+    ),
+    m(
         "port",
         None,
         "Connections and Authentication / Connection Settings",

@@ -13,6 +13,7 @@ pub mod fuzz;
 pub mod gucs;
 mod gucs_meta;
 pub mod lockfile;
+mod plan_cache;
 pub mod protocol;
 mod query_cursor;
 pub mod session;

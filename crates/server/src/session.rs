@@ -15,6 +15,7 @@ use types::{TypeId, Value};
 use crate::auth::password::{encrypt_password, PasswordEncryption};
 use crate::context::SharedContext;
 use crate::gucs::{self, Settings};
+use crate::plan_cache::{PlanCache, Planning};
 use crate::query_cursor::{QueryCursor, RunningPlan};
 use crate::session_api::{
     ColumnDesc, PreparedStatement, ResultSink, SessionFactory, SessionHandler, StartupParams,
@@ -82,7 +83,7 @@ impl SessionHooks for Hooks<'_> {
 struct Prepared {
     parsed: Option<ParsedStatement>,
     param_types: Vec<Option<TypeId>>,
-    bound: parking_lot::Mutex<Option<(Arc<catalog::CatalogData>, Arc<BoundStatement>)>>,
+    plans: parking_lot::Mutex<Option<PlanCache>>,
 }
 
 impl Drop for Prepared {
@@ -198,6 +199,17 @@ impl Session {
         parsed: &ParsedStatement,
         param_types: &mut Vec<Option<TypeId>>,
     ) -> PgResult<BoundStatement> {
+        let started = std::time::Instant::now();
+        let bound = self.bind_only(parsed, param_types)?;
+        Ok(self.plan_bound(bound, started))
+    }
+
+    /// Names and types resolved, the physical plan not yet chosen.
+    fn bind_only(
+        &self,
+        parsed: &ParsedStatement,
+        param_types: &mut Vec<Option<TypeId>>,
+    ) -> PgResult<BoundStatement> {
         // Constants are folded while binding: they must read the session's zone.
         self.apply_timezone();
         let catalog = self.ctx.catalog.snapshot();
@@ -216,20 +228,25 @@ impl Session {
             server_version: gucs::SERVER_VERSION,
             runtime_views: Some(&views),
         };
-        let started = std::time::Instant::now();
         let r = sql::bind_statement(&mut bctx, parsed);
         *param_types = bctx.param_types;
+        r
+    }
+
+    /// Plans a bound statement; `started` is when its binding began
+    /// (EXPLAIN's Planning Time covers both).
+    fn plan_bound(&self, bound: BoundStatement, started: std::time::Instant) -> BoundStatement {
         let settings = self.planner_settings();
         let sizes = crate::explain::PoolSizes(self.ctx.pool);
         let cx = sql::plan::PlannerContext {
             settings: &settings,
             sizes: &sizes,
         };
-        let mut planned = sql::plan::plan_statement(r?, &cx);
+        let mut planned = sql::plan::plan_statement(bound, &cx);
         if let BoundStatement::Explain { planning_time, .. } = &mut planned {
             *planning_time = started.elapsed();
         }
-        Ok(planned)
+        planned
     }
 
     /// The planner's settings, parsed again only after a setting changed.
@@ -498,29 +515,25 @@ impl Session {
         }
     }
 
-    /// The statement's bound form for the current catalog version, bound
-    /// again when DDL changed the catalog since it was made.
-    fn current_binding(
+    /// The plan for one execution of a prepared statement: its cached
+    /// binding for the current catalog version (bound again after DDL or
+    /// ANALYZE), planned as `plan_cache_mode` chooses (`plan_cache.rs`).
+    fn current_plan(
         &mut self,
         p: &Prepared,
         parsed: &ParsedStatement,
+        params: &[Value],
     ) -> PgResult<Arc<BoundStatement>> {
         let current = self.ctx.catalog.snapshot();
-        let cached = p
-            .bound
-            .lock()
-            .as_ref()
-            .filter(|(c, _)| Arc::ptr_eq(c, &current))
-            .map(|(_, b)| b.clone());
-        Ok(match cached {
-            Some(b) => b,
-            None => {
-                let mut types = p.param_types.clone();
-                let b = Arc::new(self.bind(parsed, &mut types)?);
-                *p.bound.lock() = Some((current, b.clone()));
-                b
-            }
-        })
+        let mut plans = p.plans.lock();
+        if !plans.as_ref().is_some_and(|c| c.is_current(&current)) {
+            let mut types = p.param_types.clone();
+            let bound = self.bind_only(parsed, &mut types)?;
+            *plans = Some(PlanCache::new(current, bound));
+        }
+        let settings = self.planner_settings();
+        let cache = plans.as_mut().expect("filled above");
+        Ok(cache.plan_for(params, &settings, &SessionPlanning(self)))
     }
 
     /// Starts a query whose rows will be fetched in batches: sends its row
@@ -1048,7 +1061,7 @@ impl SessionHandler for Session {
                 inner: Arc::new(Prepared {
                     parsed: None,
                     param_types: Vec::new(),
-                    bound: parking_lot::Mutex::new(None),
+                    plans: parking_lot::Mutex::new(None),
                 }),
             });
         }
@@ -1074,7 +1087,7 @@ impl SessionHandler for Session {
             })
             .collect::<PgResult<_>>();
         let bound = types.and_then(|mut types| {
-            let b = self.bind(&parsed, &mut types)?;
+            let b = self.bind_only(&parsed, &mut types)?;
             Ok((b, types))
         });
         let (bound, types) = match bound {
@@ -1111,9 +1124,9 @@ impl SessionHandler for Session {
             inner: Arc::new(Prepared {
                 parsed: Some(parsed),
                 param_types: final_types,
-                bound: parking_lot::Mutex::new(Some((
+                plans: parking_lot::Mutex::new(Some(PlanCache::new(
                     self.ctx.catalog.snapshot(),
-                    Arc::new(bound),
+                    bound,
                 ))),
             }),
         })
@@ -1149,7 +1162,7 @@ impl SessionHandler for Session {
                 implicit: true,
             };
         }
-        let bound = self.current_binding(p, parsed)?;
+        let bound = self.current_plan(p, parsed, params)?;
         self.set_activity("active", Some(&stmt.sql));
         let r = if max_rows > 0 && matches!(*bound, BoundStatement::Query { .. }) {
             self.open_cursor(bound, params, &stmt.sql, sink)
@@ -1330,4 +1343,19 @@ pub fn display(v: &Value, ty: TypeId) -> String {
         format_text(v, ty, &mut s);
     }
     s
+}
+
+/// The session as the plan cache's planner.
+struct SessionPlanning<'a>(&'a Session);
+
+impl Planning for SessionPlanning<'_> {
+    fn plan(&self, stmt: BoundStatement) -> BoundStatement {
+        self.0.plan_bound(stmt, std::time::Instant::now())
+    }
+
+    fn cost(&self, planned: &BoundStatement) -> Option<(f64, usize)> {
+        let settings = self.0.planner_settings();
+        let sizes = crate::explain::PoolSizes(self.0.ctx.pool);
+        sql::plan::statement_cost(planned, &sizes, &settings)
+    }
 }

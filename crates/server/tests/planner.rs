@@ -249,3 +249,66 @@ fn a_prepared_system_view_reads_fresh_rows() {
     let v: String = c.query_one(&show, &[]).unwrap().get(0);
     assert_eq!(v, "off");
 }
+
+/// The plan each execution of a prepared EXPLAIN ran with (its Filter line).
+fn prepared_filters(c: &mut postgres::Client, runs: usize) -> Vec<String> {
+    let st = c
+        .prepare("explain (costs off) select a from pc where a = $1")
+        .unwrap();
+    (0..runs)
+        .map(|_| {
+            let rows = c.query(&st, &[&42i32]).unwrap();
+            rows.iter()
+                .map(|r| r.get::<_, String>(0))
+                .find(|l| l.contains("Filter"))
+                .unwrap()
+                .trim()
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn prepared_statements_get_custom_plans_then_a_cached_generic_plan() {
+    let s = TestServer::start();
+    let mut c = s.connect();
+    c.batch_execute(
+        "create table pc (a int, b int); insert into pc select g, g from generate_series(1, 100) g",
+    )
+    .unwrap();
+    let custom = "Filter: (a = 42)".to_string();
+    let generic = "Filter: (a = $1)".to_string();
+    // PostgreSQL's auto mode: five custom plans, then the generic plan,
+    // which costs no more here (the same estimate without re-planning).
+    let mut want = vec![custom.clone(); 5];
+    want.extend(vec![generic.clone(); 3]);
+    assert_eq!(prepared_filters(&mut c, 8), want);
+    c.batch_execute("set plan_cache_mode = force_custom_plan")
+        .unwrap();
+    assert_eq!(prepared_filters(&mut c, 7), vec![custom; 7]);
+    c.batch_execute("set plan_cache_mode = force_generic_plan")
+        .unwrap();
+    assert_eq!(prepared_filters(&mut c, 2), vec![generic; 2]);
+    let err = c
+        .batch_execute("set plan_cache_mode = sometimes")
+        .unwrap_err();
+    assert_eq!(
+        err.code(),
+        Some(&postgres::error::SqlState::INVALID_PARAMETER_VALUE)
+    );
+    // Every mode returns the same rows, and a cached statement is bound
+    // again after DDL changes its table.
+    let st = c.prepare("select b from pc where a = $1").unwrap();
+    for mode in ["auto", "force_custom_plan", "force_generic_plan"] {
+        c.batch_execute(&format!("set plan_cache_mode = {mode}"))
+            .unwrap();
+        for _ in 0..7 {
+            let b: i32 = c.query_one(&st, &[&42i32]).unwrap().get(0);
+            assert_eq!(b, 42);
+        }
+    }
+    c.batch_execute("alter table pc add column c int; update pc set b = -b")
+        .unwrap();
+    let b: i32 = c.query_one(&st, &[&42i32]).unwrap().get(0);
+    assert_eq!(b, -42);
+}

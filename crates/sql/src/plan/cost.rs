@@ -41,6 +41,29 @@ pub struct PlannerSettings {
     pub join_collapse_limit: usize,
     pub from_collapse_limit: usize,
     pub work_mem_kb: u64,
+    pub plan_cache_mode: PlanCacheMode,
+}
+
+/// `plan_cache_mode`: how a prepared statement with parameters is planned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PlanCacheMode {
+    /// Custom plans for the first five executions, then the generic plan
+    /// if it costs no more than the custom plans did on average.
+    #[default]
+    Auto,
+    ForceGenericPlan,
+    ForceCustomPlan,
+}
+
+impl PlanCacheMode {
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(PlanCacheMode::Auto),
+            "force_generic_plan" => Some(PlanCacheMode::ForceGenericPlan),
+            "force_custom_plan" => Some(PlanCacheMode::ForceCustomPlan),
+            _ => None,
+        }
+    }
 }
 
 impl Default for PlannerSettings {
@@ -61,6 +84,7 @@ impl Default for PlannerSettings {
             join_collapse_limit: 8,
             from_collapse_limit: 8,
             work_mem_kb: 4096,
+            plan_cache_mode: PlanCacheMode::Auto,
         }
     }
 }

@@ -8,9 +8,11 @@
 pub mod cost;
 pub mod explain;
 mod joins;
+mod params;
 mod planner;
 
-pub use cost::{Estimate, PlannerSettings, RelationSizes};
+pub use cost::{Estimate, PlanCacheMode, PlannerSettings, RelationSizes};
+pub use params::{statement_cost, substitute_params};
 pub use planner::{plan_statement, PlannerContext};
 
 use std::sync::Arc;

@@ -1,0 +1,266 @@
+//! Custom plans: a bound statement with its parameters' values written in as
+//! constants, so the planner estimates `a = 42` instead of `a = $1`.
+//!
+//! PostgreSQL plans a prepared statement's first executions this way and
+//! keeps a generic plan (parameters left as `$n`) only once it costs no more
+//! than the custom plans did (`plan_cache_mode`, `choose_custom_plan`).
+
+use types::Value;
+
+use super::cost::{estimate, seq_scan, PlannerSettings, RelationSizes};
+use super::{BoundStatement, Plan};
+use crate::expr::Expr;
+
+/// A planned statement's estimated total cost and the number of relations
+/// it scans (what re-planning it would cost grows with them); None for
+/// statements the planner does not plan.
+pub fn statement_cost(
+    stmt: &BoundStatement,
+    sizes: &dyn RelationSizes,
+    s: &PlannerSettings,
+) -> Option<(f64, usize)> {
+    use BoundStatement as B;
+    match stmt {
+        B::Explain { statement, .. } => statement_cost(statement, sizes, s),
+        B::Query { plan, .. } | B::Insert { source: plan, .. } => {
+            Some((estimate(plan, sizes, s).total, scans(plan)))
+        }
+        B::Update { table, qual, .. } | B::Delete { table, qual, .. } => {
+            Some((seq_scan(table, sizes.blocks(table), qual, s).total, 1))
+        }
+        _ => None,
+    }
+}
+
+fn scans(plan: &Plan) -> usize {
+    match plan {
+        Plan::SeqScan { .. } | Plan::SystemView { .. } | Plan::SeriesScan { .. } => 1,
+        Plan::Values { .. } => 0,
+        Plan::Filter { input, .. }
+        | Plan::Project { input, .. }
+        | Plan::ProjectSet { input, .. }
+        | Plan::Aggregate { input, .. }
+        | Plan::Sort { input, .. }
+        | Plan::Limit { input, .. }
+        | Plan::Distinct { input } => scans(input),
+        Plan::NestedLoop { left, right, .. }
+        | Plan::HashJoin { left, right, .. }
+        | Plan::SetOp { left, right, .. } => scans(left) + scans(right),
+    }
+}
+
+/// `stmt` with every `$n` replaced by the constant `params[n - 1]`.
+pub fn substitute_params(stmt: BoundStatement, params: &[Value]) -> BoundStatement {
+    let mut f = |e: Expr| substitute_expr(e, params);
+    map_statement(stmt, &mut f)
+}
+
+fn substitute_expr(e: Expr, params: &[Value]) -> Expr {
+    let r = e.transform(&mut |x| {
+        Ok(match x {
+            Expr::Param(i, ty) => match params.get(i) {
+                Some(v) => Expr::Const(v.clone(), ty),
+                None => Expr::Param(i, ty),
+            },
+            Expr::ScalarSubquery(p, t) => Expr::ScalarSubquery(
+                Box::new(map_plan(*p, &mut |e| substitute_expr(e, params))),
+                t,
+            ),
+            Expr::Exists { plan, negated } => Expr::Exists {
+                plan: Box::new(map_plan(*plan, &mut |e| substitute_expr(e, params))),
+                negated,
+            },
+            Expr::InSubquery {
+                expr,
+                plan,
+                negated,
+            } => Expr::InSubquery {
+                expr,
+                plan: Box::new(map_plan(*plan, &mut |e| substitute_expr(e, params))),
+                negated,
+            },
+            other => other,
+        })
+    });
+    r.expect("substituting parameters cannot fail")
+}
+
+type ExprMap<'a> = dyn FnMut(Expr) -> Expr + 'a;
+
+fn map_vec(v: Vec<Expr>, f: &mut ExprMap) -> Vec<Expr> {
+    v.into_iter().map(&mut *f).collect()
+}
+
+/// Applies `f` to every top-level expression of the statement's plans
+/// (`f` itself descends into subqueries).
+fn map_statement(stmt: BoundStatement, f: &mut ExprMap) -> BoundStatement {
+    use BoundStatement as B;
+    let returning = |r: Option<(Vec<Expr>, _)>, f: &mut ExprMap| r.map(|(e, c)| (map_vec(e, f), c));
+    match stmt {
+        B::Explain {
+            statement,
+            options,
+            settings,
+            planning_time,
+        } => B::Explain {
+            statement: Box::new(map_statement(*statement, f)),
+            options,
+            settings,
+            planning_time,
+        },
+        B::Query { plan, columns } => B::Query {
+            plan: map_plan(plan, f),
+            columns,
+        },
+        B::Insert {
+            table,
+            source,
+            returning: r,
+            bulk,
+        } => B::Insert {
+            table,
+            source: map_plan(source, f),
+            returning: returning(r, f),
+            bulk,
+        },
+        B::Update {
+            table,
+            qual,
+            assignments,
+            returning: r,
+        } => B::Update {
+            table,
+            qual: map_vec(qual, f),
+            assignments: assignments.into_iter().map(|(i, e)| (i, f(e))).collect(),
+            returning: returning(r, f),
+        },
+        B::Delete {
+            table,
+            qual,
+            returning: r,
+        } => B::Delete {
+            table,
+            qual: map_vec(qual, f),
+            returning: returning(r, f),
+        },
+        B::CopyTo(mut c) => {
+            let empty = Plan::Values {
+                rows: Vec::new(),
+                width: 0,
+            };
+            c.plan = map_plan(std::mem::replace(&mut c.plan, empty), f);
+            B::CopyTo(c)
+        }
+        other => other,
+    }
+}
+
+/// Applies `f` to every expression of `plan`'s nodes.
+pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
+    let bx = |p: Box<Plan>, f: &mut ExprMap| Box::new(map_plan(*p, f));
+    match plan {
+        Plan::SeqScan { table, qual, alias } => Plan::SeqScan {
+            table,
+            qual: map_vec(qual, f),
+            alias,
+        },
+        Plan::Values { rows, width } => Plan::Values {
+            rows: rows.into_iter().map(|r| map_vec(r, f)).collect(),
+            width,
+        },
+        Plan::Filter { input, qual } => Plan::Filter {
+            input: bx(input, f),
+            qual: f(qual),
+        },
+        Plan::Project { input, exprs } => Plan::Project {
+            input: bx(input, f),
+            exprs: map_vec(exprs, f),
+        },
+        Plan::ProjectSet {
+            input,
+            exprs,
+            srf_index,
+            srf_args,
+        } => Plan::ProjectSet {
+            input: bx(input, f),
+            exprs: map_vec(exprs, f),
+            srf_index,
+            srf_args: map_vec(srf_args, f),
+        },
+        p @ Plan::SystemView { .. } => p,
+        Plan::SeriesScan { args, ty } => Plan::SeriesScan {
+            args: map_vec(args, f),
+            ty,
+        },
+        Plan::NestedLoop {
+            left,
+            right,
+            kind,
+            on,
+            right_width,
+            left_width,
+        } => Plan::NestedLoop {
+            left: bx(left, f),
+            right: bx(right, f),
+            kind,
+            on: on.map(&mut *f),
+            right_width,
+            left_width,
+        },
+        Plan::HashJoin {
+            left,
+            right,
+            kind,
+            hash_cond,
+            join_filter,
+            right_width,
+            left_width,
+        } => Plan::HashJoin {
+            left: bx(left, f),
+            right: bx(right, f),
+            kind,
+            hash_cond: map_vec(hash_cond, f),
+            join_filter: join_filter.map(&mut *f),
+            right_width,
+            left_width,
+        },
+        Plan::Aggregate { input, keys, aggs } => Plan::Aggregate {
+            input: bx(input, f),
+            keys: map_vec(keys, f),
+            aggs: aggs
+                .into_iter()
+                .map(|mut a| {
+                    a.args = map_vec(std::mem::take(&mut a.args), f);
+                    a
+                })
+                .collect(),
+        },
+        Plan::Sort { input, keys } => Plan::Sort {
+            input: bx(input, f),
+            keys,
+        },
+        Plan::Limit {
+            input,
+            limit,
+            offset,
+        } => Plan::Limit {
+            input: bx(input, f),
+            limit: limit.map(&mut *f),
+            offset: offset.map(&mut *f),
+        },
+        Plan::Distinct { input } => Plan::Distinct {
+            input: bx(input, f),
+        },
+        Plan::SetOp {
+            left,
+            right,
+            op,
+            all,
+        } => Plan::SetOp {
+            left: bx(left, f),
+            right: bx(right, f),
+            op,
+            all,
+        },
+    }
+}
