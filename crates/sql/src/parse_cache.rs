@@ -18,7 +18,8 @@
 //!    value in the tree, at its position, with the same contents (a
 //!    `char(10)` length, a typed literal, adjacent strings that sqlparser
 //!    joins: all fail this and are parsed every time).
-//! 4. Anything the masking lexer does not handle exactly (comments, `$`,
+//! 4. Anything the masking lexer does not handle exactly (comments, `$`
+//!    other than a parameter such as `$1`,
 //!    prefixed strings such as E'..', backslashes in strings, numbers glued
 //!    to letters or dots) makes the text uncacheable: it is parsed as usual.
 //! 5. Parse errors are never cached; utility statements never reach here.
@@ -177,6 +178,23 @@ fn mask_literals(text: &str) -> Option<(String, Vec<Literal>)> {
         let c = chars[i];
         let prev = if i > 0 { Some(chars[i - 1]) } else { None };
         match c {
+            // A parameter ($1): kept in the key as written, so a statement
+            // the extended protocol parses again and again is parsed once.
+            '$' if chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()) => {
+                let mut j = i + 1;
+                while chars.get(j).is_some_and(|d| d.is_ascii_digit()) {
+                    j += 1;
+                }
+                // `$1$` would open a dollar-quoted string; `$1abc` is not a parameter.
+                if chars.get(j).is_some_and(|&d| is_ident_char(d)) {
+                    return None;
+                }
+                for &d in &chars[i..j] {
+                    key.push(d);
+                    column += 1;
+                }
+                i = j;
+            }
             NUMBER_MASK | STRING_MASK | '$' | '\\' => return None,
             '-' if chars.get(i + 1) == Some(&'-') => return None,
             '/' if chars.get(i + 1) == Some(&'*') => return None,
@@ -443,6 +461,11 @@ mod tests {
         );
         // A typed literal's string is a value in the tree too.
         check_same_shape("select date '2020-01-01'", &["select date '1999-12-31'"]);
+        // Parameters stay parameters; literals beside them still vary.
+        check_same_shape(
+            "select a from t where a = $1 and b > $12 and c = 5",
+            &["select a from t where a = $1 and b > $12 and c = 7"],
+        );
     }
 
     #[test]
@@ -472,7 +495,9 @@ mod tests {
         for text in [
             "select 1 -- c",
             "select /* c */ 1",
-            "select $1",
+            "select $tag$x$tag$",
+            "select $1$",
+            "select $1abc",
             "select E'a'",
             "select 'a\\b'",
             "select 1x",
