@@ -327,6 +327,23 @@ def build_scalegres(repo):
 
 # --- reporting ------------------------------------------------------------------
 
+def pgbench_tps(server, script, seconds, args, env_extra=None):
+    """Runs pgbench with a custom script against `server`; returns its tps."""
+    fd, path = tempfile.mkstemp(suffix=".sql")
+    with os.fdopen(fd, "w") as f:
+        f.write(script)
+    env = clean_env()
+    env.update(env_extra or {})
+    argv = [os.path.join(PG_BIN, "pgbench"), "-n", "-h", "127.0.0.1", "-p", str(server.port),
+            "-U", "postgres", "-T", str(seconds), "-f", path, *args, "postgres"]
+    r = subprocess.run(argv, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+    os.unlink(path)
+    m = re.search(r"tps = ([0-9.]+)", r.stdout)
+    if r.returncode != 0 or not m:
+        raise BenchError(f"{server.label}: pgbench failed:\n{r.stdout}\n{r.stderr}")
+    return float(m.group(1))
+
+
 def fmt_ms(v):
     return "—" if v is None else f"{v:.1f}"
 

@@ -10,11 +10,18 @@ Queries join 3 to 4 of them, written as comma joins with the conditions in
 WHERE, some in the worst order; PostgreSQL gets `vacuum analyze` first (as its
 users would, through autovacuum), Scalegres plans from relation sizes (it has no
 ANALYZE yet). Planning time is EXPLAIN (costs off) of a 6-way join, which
-plans without running. The last line is `plan: join_ratio=<median of the join
-queries' ratios> plan_time_ratio=<ratio> <query>=<ratio> ...`.
+plans without running.
+
+Protocols: pgbench, one client, a point query on a 10-row table (so the
+per-statement path dominates, not the scan) through `-M simple`, `-M extended`
+(Parse, Bind, Execute every time) and `-M prepared` (Bind, Execute).
+
+The last line is `plan: join_ratio=<median of the join queries' ratios>
+plan_time_ratio=<ratio> extended_vs_simple=<Scalegres extended tps / simple tps>
+prepared_vs_simple=<...> <query>=<ratio> ...`.
 """
 
-from harness import BenchError
+from harness import BenchError, pgbench_tps
 
 NAME = "plan"
 
@@ -94,7 +101,18 @@ insert into lineitem select 1 + g % {n // 4}, 1 + (g * 7) % {n // 20}, 1 + g % 5
     if not got.isdigit():
         raise BenchError(f"{server.label}: unexpected answer {got!r}")
     log(f"{server.label}: star query count {got}")
+    server.psql("drop table if exists plan_point;\n"
+                "create table plan_point (aid int, abalance int);\n"
+                "insert into plan_point select g, g from generate_series(1, 10) g;\n")
+    point = "\\set aid random(1, 10)\nselect abalance from plan_point where aid = :aid;\n"
+    for mode in PROTOCOLS:
+        tps = pgbench_tps(server, point, 5 if quick else 15, ["-c", "1", "-M", mode])
+        results[f"tps_{mode}"] = [tps]
+        log(f"{server.label}: point query tps, -M {mode}: {tps:.0f}")
     return results
+
+
+PROTOCOLS = ["simple", "extended", "prepared"]
 
 
 def report(samples, quick):
@@ -115,4 +133,17 @@ def report(samples, quick):
     head = [f"join_ratio={jr:.2f}" if jr else "join_ratio=n/a"]
     plan_pair = [p for p in pairs if p.startswith("plan_time_ratio=")]
     rest = [p for p in pairs if not p.startswith("plan_time_ratio=")]
+    lines += ["| point query, one client | PostgreSQL tps | Scalegres tps | Scalegres / PostgreSQL |",
+              "| --- | ---: | ---: | ---: |"]
+    tps = {}
+    for mode in PROTOCOLS:
+        a = pg.get(f"tps_{mode}", [None])[0]
+        b = sg.get(f"tps_{mode}", [None])[0]
+        tps[mode] = b
+        ratio = f"{b / a:.2f}" if a and b else "n/a"
+        lines.append(f"| -M {mode} | {a or 0:,.0f} | {b or 0:,.0f} | {ratio} |")
+    lines.append("")
+    for mode in ["extended", "prepared"]:
+        s_, m_ = tps.get("simple"), tps.get(mode)
+        head.append(f"{mode}_vs_simple=" + (f"{m_ / s_:.2f}" if s_ and m_ else "n/a"))
     return lines, head + plan_pair + rest

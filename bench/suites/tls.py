@@ -15,12 +15,10 @@ Scalegres / PostgreSQL.
 """
 
 import os
-import re
 import signal
 import subprocess
-import tempfile
 
-from harness import BenchError, PG_BIN, PG_SYSTEM_USER, clean_env
+from harness import BenchError, PG_BIN, PG_SYSTEM_USER, clean_env, pgbench_tps
 
 NAME = "tls"
 _CERT = {}
@@ -83,19 +81,7 @@ def enable_tls(server):
 
 
 def pgbench(server, script, sslmode, args, quick):
-    fd, path = tempfile.mkstemp(suffix=".sql")
-    with os.fdopen(fd, "w") as f:
-        f.write(script)
-    env = clean_env()
-    env["PGSSLMODE"] = sslmode
-    argv = [os.path.join(PG_BIN, "pgbench"), "-n", "-h", "127.0.0.1", "-p", str(server.port),
-            "-U", "postgres", "-T", str(seconds(quick)), "-f", path, *args, "postgres"]
-    r = subprocess.run(argv, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
-    os.unlink(path)
-    m = re.search(r"tps = ([0-9.]+)", r.stdout)
-    if r.returncode != 0 or not m:
-        raise BenchError(f"{server.label}: pgbench failed:\n{r.stdout}\n{r.stderr}")
-    return float(m.group(1))
+    return pgbench_tps(server, script, seconds(quick), args, {"PGSSLMODE": sslmode})
 
 
 def run(server, quick, log):

@@ -16,7 +16,13 @@ pub struct ServerContext {
     pub pool: &'static BufferPool,
     pub tm: TransactionManager,
     pub catalog: Catalog,
+    /// The settings the server started with (postmaster-context ones stay).
     pub settings: Settings,
+    /// The configuration files' settings as last (re)loaded: what sessions
+    /// RESET to. Replaced whole on SIGHUP; `settings_reloads` counts the
+    /// replacements so a session notices one with a single load.
+    pub file_settings: parking_lot::RwLock<Arc<Settings>>,
+    pub settings_reloads: std::sync::atomic::AtomicU64,
     /// Connection limits and timeouts, typed once from `settings`.
     pub connection_settings: crate::connections::ConnectionSettings,
     pub registry: BackendRegistry,
@@ -51,6 +57,24 @@ impl ServerContext {
     /// reported and the old rules stay in force.
     pub fn reload(&self) -> Result<(), crate::auth::hba::HbaError> {
         self.hba.reload()
+    }
+
+    /// Publishes settings re-read from the configuration files (SIGHUP).
+    pub fn publish_settings(&self, settings: Settings) {
+        *self.file_settings.write() = Arc::new(settings);
+        // Release: pairs with the Acquire in `reloaded_settings`, so a session
+        // that sees the new count reads the new settings.
+        self.settings_reloads
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
+    }
+
+    /// The configuration files' settings, if reloaded since `seen` (a count
+    /// from an earlier call; start from 0), with the new count.
+    pub fn reloaded_settings(&self, seen: u64) -> Option<(u64, Arc<Settings>)> {
+        let now = self
+            .settings_reloads
+            .load(std::sync::atomic::Ordering::Acquire);
+        (now != seen).then(|| (now, self.file_settings.read().clone()))
     }
 
     /// Flushes everything durable (shutdown, CHECKPOINT).

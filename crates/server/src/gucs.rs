@@ -238,28 +238,28 @@ pub static GUCS: &[GucDef] = &[
     g(
         "authentication_timeout",
         "1min",
-        Postmaster,
+        Sighup,
         false,
         "Sets the maximum allowed time to complete client authentication.",
     ),
     g(
         "bgwriter_delay",
         "200ms",
-        User,
+        Sighup,
         false,
         "Background writer sleep time between rounds.",
     ),
     g(
         "bgwriter_lru_maxpages",
         "100",
-        User,
+        Sighup,
         false,
         "Background writer maximum number of LRU pages to flush per round.",
     ),
     g(
         "bgwriter_lru_multiplier",
         "2",
-        User,
+        Sighup,
         false,
         "Multiple of the average buffer usage to free per round.",
     ),
@@ -647,6 +647,36 @@ impl Settings {
         self.values.insert(def.name, canonical_value(def, value));
         self.generation = next_generation();
         Ok(())
+    }
+
+    /// Takes a setting the configuration files changed on reload (`value`
+    /// already validated there).
+    pub fn set_reloaded(&mut self, name: &'static str, value: &str) {
+        self.values.insert(name, value.to_string());
+        self.generation = next_generation();
+    }
+
+    /// After a reload: takes the files' new values of the sighup settings,
+    /// and of the user settings this session has not changed from `old`
+    /// (the files' values it started from). Postmaster settings wait for a
+    /// restart.
+    pub fn absorb_reload(&mut self, old: &Settings, new: &Settings) {
+        for def in GUCS {
+            let (Ok(was), Ok(now)) = (old.get(def.name), new.get(def.name)) else {
+                continue;
+            };
+            if was == now {
+                continue;
+            }
+            let take = match def.context {
+                GucContext::Sighup => true,
+                GucContext::User => self.get(def.name).is_ok_and(|v| v == was),
+                GucContext::Postmaster | GucContext::Internal => false,
+            };
+            if take {
+                self.set_reloaded(def.name, now);
+            }
+        }
     }
 
     /// SET by a session. Returns the canonical name.

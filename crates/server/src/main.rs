@@ -205,26 +205,7 @@ fn main() {
         },
         smgr,
     );
-    let bgw = &pool.bgwriter;
-    bgw.delay_ms.store(
-        gucs::parse_duration_ms(settings.get("bgwriter_delay").unwrap(), 1).unwrap_or(200),
-        Ordering::Relaxed,
-    );
-    bgw.lru_maxpages.store(
-        settings
-            .get("bgwriter_lru_maxpages")
-            .unwrap()
-            .parse()
-            .unwrap_or(100),
-        Ordering::Relaxed,
-    );
-    let mult: f64 = settings
-        .get("bgwriter_lru_multiplier")
-        .unwrap()
-        .parse()
-        .unwrap_or(2.0);
-    bgw.lru_multiplier_pct
-        .store((mult * 100.0) as u32, Ordering::Relaxed);
+    apply_bgwriter_settings(pool, &settings);
     let bg_shutdown = Arc::new(AtomicBool::new(false));
     let bgwriter = pool.start_bgwriter(bg_shutdown.clone());
     let tm = txn::TransactionManager::open(&dir)
@@ -236,6 +217,8 @@ fn main() {
         tm,
         catalog,
         settings: settings.clone(),
+        file_settings: parking_lot::RwLock::new(Arc::new(settings.clone())),
+        settings_reloads: Default::default(),
         connection_settings: ConnectionSettings::from_settings(&settings),
         registry: BackendRegistry::new(),
         hba: server::auth::hba::HbaHolder::load_or_create(&dir)
@@ -453,13 +436,14 @@ fn serve_until_shutdown(l: &Listeners, env: &ServeEnv) -> ShutdownMode {
     let mut fast_since: Option<Instant> = None;
     let mut hung_up = false;
     let mut last_wait_log = Instant::now();
+    let mut conn_settings = env.conn_settings.clone();
     loop {
         if shutdown::take_reload_request() {
             log("received SIGHUP, reloading configuration files");
             if let Err(e) = env.ctx.reload() {
                 log(&format!("{e}; pg_hba.conf was not reloaded"));
             }
-            reload_tls(env);
+            reload_server_settings(env, &mut conn_settings);
         }
         if let Some(mode) = shutdown::requested() {
             if mode == ShutdownMode::Immediate {
@@ -501,7 +485,7 @@ fn serve_until_shutdown(l: &Listeners, env: &ServeEnv) -> ShutdownMode {
                         accepted = true;
                         let _ = s.set_nonblocking(false);
                         let _ = s.set_nodelay(true);
-                        connections::apply_tcp_keepalives(s.as_raw_fd(), &env.conn_settings);
+                        connections::apply_tcp_keepalives(s.as_raw_fd(), &conn_settings);
                         start_connection(s, ClientAddr::Host(peer.ip()), env);
                     }
                     Err(e) => {
@@ -526,7 +510,7 @@ fn serve_until_shutdown(l: &Listeners, env: &ServeEnv) -> ShutdownMode {
                 }
             }
         }
-        env.table.watchdog_tick(&env.conn_settings, Instant::now());
+        env.table.watchdog_tick(&conn_settings, Instant::now());
         if out_of_fds {
             // The listener stays readable while no descriptor is free: make
             // room by closing the connection longest in startup, and back off
@@ -553,9 +537,36 @@ fn serve_until_shutdown(l: &Listeners, env: &ServeEnv) -> ShutdownMode {
     }
 }
 
-/// SIGHUP: the `ssl*` settings from postgresql.conf and the command line,
-/// then their files; on any error the TLS configuration in force stays.
-fn reload_tls(env: &ServeEnv) {
+/// The background writer's settings (sighup: read at start and on reload).
+fn apply_bgwriter_settings(pool: &storage::buffer::BufferPool, settings: &Settings) {
+    let bgw = &pool.bgwriter;
+    // Relaxed: each is read on its own at the writer's next round.
+    bgw.delay_ms.store(
+        gucs::parse_duration_ms(settings.get("bgwriter_delay").unwrap(), 1).unwrap_or(200),
+        Ordering::Relaxed,
+    );
+    bgw.lru_maxpages.store(
+        settings
+            .get("bgwriter_lru_maxpages")
+            .unwrap()
+            .parse()
+            .unwrap_or(100),
+        Ordering::Relaxed,
+    );
+    let mult: f64 = settings
+        .get("bgwriter_lru_multiplier")
+        .unwrap()
+        .parse()
+        .unwrap_or(2.0);
+    bgw.lru_multiplier_pct
+        .store((mult * 100.0) as u32, Ordering::Relaxed);
+}
+
+/// SIGHUP: the sighup-context settings from postgresql.conf,
+/// postgresql.auto.conf and the command line: `ssl*` and their files (on any
+/// error the TLS configuration in force stays), `authentication_timeout`,
+/// `bgwriter_*`. A configuration file with errors changes nothing.
+fn reload_server_settings(env: &ServeEnv, conn: &mut ConnectionSettings) {
     let dir = &env.ctx.data_dir;
     let settings = match read_settings_from(dir, &env.cli_settings, None) {
         Ok(s) => s,
@@ -568,6 +579,10 @@ fn reload_tls(env: &ServeEnv) {
             return;
         }
     };
+    conn.authentication_timeout =
+        ConnectionSettings::from_settings(&settings).authentication_timeout;
+    env.ctx.publish_settings(settings.clone());
+    apply_bgwriter_settings(env.ctx.pool, &settings);
     if let Err(e) = env
         .ctx
         .tls

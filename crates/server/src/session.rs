@@ -72,6 +72,7 @@ impl SessionHooks for Hooks<'_> {
         let views = crate::views::ServerViews {
             ctx: self.ctx,
             settings: self.settings,
+            base: self.defaults,
         };
         match sql::RuntimeViews::view(&views, name) {
             Some((_, rows)) => Ok(rows),
@@ -136,6 +137,10 @@ pub struct Session {
     parse_cache: sql::parse_cache::ParseCache,
     /// Settings the session's thread-locals take, with their parsed forms.
     thread_settings: std::cell::RefCell<ThreadSettings>,
+    /// The configuration files' settings this session started from (what
+    /// RESET returns to), and the server's reload count when it took them.
+    base: Arc<Settings>,
+    seen_reloads: u64,
 }
 
 fn column_desc(c: &OutputColumn) -> ColumnDesc {
@@ -162,6 +167,16 @@ fn text_column(name: &str) -> ColumnDesc {
 }
 
 impl Session {
+    /// Takes what a configuration reload (SIGHUP, pg_reload_conf()) changed,
+    /// between statements as a PostgreSQL backend does.
+    fn absorb_reload(&mut self) {
+        if let Some((count, new)) = self.ctx.reloaded_settings(self.seen_reloads) {
+            self.settings.absorb_reload(&self.base, &new);
+            self.base = new;
+            self.seen_reloads = count;
+        }
+    }
+
     fn search_path(&self) -> Vec<String> {
         let raw = self
             .settings
@@ -217,6 +232,7 @@ impl Session {
         let views = crate::views::ServerViews {
             ctx: &self.ctx,
             settings: &self.settings,
+            base: &self.base,
         };
         let mut bctx = BindContext {
             catalog: &catalog,
@@ -359,12 +375,10 @@ impl Session {
                 local: _,
             } => {
                 if name == "all" {
-                    self.settings = self.ctx.settings.clone();
+                    self.settings = (*self.base).clone();
                     return sink.complete("RESET");
                 }
-                let canonical =
-                    self.settings
-                        .set_user(name, value.as_deref(), &self.ctx.settings)?;
+                let canonical = self.settings.set_user(name, value.as_deref(), &self.base)?;
                 if gucs::lookup(canonical).is_some_and(|d| d.reported) {
                     let v = self.settings.get(canonical)?.to_string();
                     self.changed.push((canonical.to_string(), v));
@@ -657,10 +671,11 @@ impl Session {
             .unwrap_or(0);
         let deadline = (timeout_ms > 0)
             .then(|| std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms));
+        let base = self.base.clone();
         let mut hooks = Hooks {
             ctx: &ctx,
             settings: &mut self.settings,
-            defaults: &ctx.settings,
+            defaults: &base,
             changed: &mut self.changed,
             pid: self.pid,
         };
@@ -1012,6 +1027,7 @@ impl SessionHandler for Session {
     }
 
     fn simple_query(&mut self, sql: &str, sink: &mut dyn ResultSink) -> PgResult<bool> {
+        self.absorb_reload();
         // A Query message ends an implicit block left open without a Sync.
         if let TxnState::Block { implicit: true, .. } = self.txn {
             self.end_block(true);
@@ -1051,6 +1067,7 @@ impl SessionHandler for Session {
     }
 
     fn prepare(&mut self, sql: &str, param_types: &[u32]) -> PgResult<PreparedStatement> {
+        self.absorb_reload();
         self.apply_timezone();
         let stmts = split_statements(sql);
         if stmts.is_empty() || is_blank(sql) {
@@ -1154,6 +1171,7 @@ impl SessionHandler for Session {
         let Some(parsed) = &p.parsed else {
             return Ok(None);
         };
+        self.absorb_reload();
         if let TxnState::Idle = self.txn {
             self.txn = TxnState::Block {
                 xid: None,
@@ -1279,11 +1297,17 @@ impl SessionFactory for Factory {
                 format!("database \"{}\" does not exist", params.database),
             )
         })?;
-        let mut settings = self.ctx.settings.clone();
+        // The count first: a reload between the two reads is then seen again.
+        let seen_reloads = self
+            .ctx
+            .settings_reloads
+            .load(std::sync::atomic::Ordering::Acquire);
+        let base = self.ctx.file_settings.read().clone();
+        let mut settings = (*base).clone();
         for (k, v) in &params.settings {
             if gucs::lookup(k).is_some_and(|d| d.context == gucs::GucContext::User) {
                 settings
-                    .set_user(k, Some(v), &self.ctx.settings)
+                    .set_user(k, Some(v), &base)
                     .map_err(|e| PgError::fatal(e.code, e.message))?;
             }
         }
@@ -1332,6 +1356,8 @@ impl SessionFactory for Factory {
             db_counters,
             parse_cache: sql::parse_cache::ParseCache::new(),
             thread_settings: Default::default(),
+            base,
+            seen_reloads,
         }))
     }
 }

@@ -17,7 +17,10 @@ use crate::gucs_meta;
 
 pub struct ServerViews<'a> {
     pub ctx: &'a ServerContext,
+    /// The session's settings.
     pub settings: &'a Settings,
+    /// The configuration files' settings the session started from.
+    pub base: &'a Settings,
 }
 
 fn col(name: &str, ty: TypeId) -> OutputColumn {
@@ -293,7 +296,16 @@ impl ServerViews<'_> {
                             let meta = gucs_meta::meta(d.name)?;
                             let opt = |v: Option<&str>| v.map(text).unwrap_or(Value::Null);
                             let current = self.settings.get(d.name).unwrap_or(d.default);
-                            let server = self.ctx.settings.get(d.name).unwrap_or(d.default);
+                            let in_files = self.base.get(d.name).unwrap_or(d.default);
+                            // A postmaster setting keeps its start value; a
+                            // changed file waits for a restart.
+                            let postmaster = d.context == gucs::GucContext::Postmaster;
+                            let server = if postmaster {
+                                self.ctx.settings.get(d.name).unwrap_or(d.default)
+                            } else {
+                                in_files
+                            };
+                            let pending_restart = postmaster && in_files != server;
                             let source = if current != server {
                                 "session"
                             } else if server != d.default {
@@ -320,7 +332,7 @@ impl ServerViews<'_> {
                                 text(&gucs_meta::display_setting(meta, server)),
                                 Value::Null,
                                 Value::Null,
-                                Value::Bool(false),
+                                Value::Bool(pending_restart),
                             ])
                         })
                         .collect()

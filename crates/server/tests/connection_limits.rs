@@ -122,3 +122,86 @@ fn vanished_client_is_noticed_during_a_long_statement() {
         thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn a_reload_reaches_sighup_settings_and_sessions_unless_they_set_them() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    // sighup settings, as in PostgreSQL: not per session.
+    let err = c.batch_execute("set bgwriter_delay = '10ms'").unwrap_err();
+    assert_eq!(
+        err.code(),
+        Some(&postgres::error::SqlState::CANT_CHANGE_RUNTIME_PARAM)
+    );
+    let contexts: Vec<String> = c
+        .query(
+            "select context from pg_settings where name in \
+             ('authentication_timeout', 'bgwriter_delay', 'bgwriter_lru_maxpages', \
+              'bgwriter_lru_multiplier')",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(contexts, ["sighup"; 4]);
+    c.batch_execute("alter system set authentication_timeout = '1s'")
+        .unwrap();
+    c.batch_execute("alter system set bgwriter_delay = '10ms'")
+        .unwrap();
+    let ok: bool = c.query_one("select pg_reload_conf()", &[]).unwrap().get(0);
+    assert!(ok);
+    // The listener applies a reload at its next wake-up (at most 100 ms).
+    std::thread::sleep(Duration::from_millis(500));
+    let mut silent = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    use std::io::Write;
+    silent.write_all(&[0, 0, 0, 40, 0, 3]).unwrap();
+    let started = Instant::now();
+    let mut buf = [0u8; 64];
+    let n = silent.read(&mut buf).unwrap_or(0);
+    assert_eq!(n, 0, "expected the server to close the connection");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "closed after {:?}: the reloaded authentication_timeout was not applied",
+        started.elapsed()
+    );
+    let delay: String = c
+        .query_one(
+            "select setting from pg_settings where name = 'bgwriter_delay'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(delay, "10");
+    // A postmaster setting changed in the files waits for a restart.
+    c.batch_execute("alter system set max_connections = 50")
+        .unwrap();
+    c.query_one("select pg_reload_conf()", &[]).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let r = c
+        .query_one(
+            "select setting, pending_restart from pg_settings where name = 'max_connections'",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        (r.get::<_, String>(0), r.get::<_, bool>(1)),
+        ("100".into(), true)
+    );
+    // A user setting follows the files unless the session SET it.
+    let mut other = server.connect();
+    other.batch_execute("set work_mem = '2MB'").unwrap();
+    c.batch_execute("alter system set work_mem = '8MB'")
+        .unwrap();
+    c.query_one("select pg_reload_conf()", &[]).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let show =
+        |c: &mut postgres::Client| -> String { c.query_one("show work_mem", &[]).unwrap().get(0) };
+    assert_eq!(show(&mut c), "8MB");
+    assert_eq!(show(&mut other), "2MB");
+    other.batch_execute("reset work_mem").unwrap();
+    assert_eq!(show(&mut other), "8MB");
+}
