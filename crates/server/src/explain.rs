@@ -15,11 +15,31 @@ use types::{TypeId, Value};
 use crate::session_api::{ColumnDesc, ResultSink};
 
 /// Relation sizes for the planner, read through `access`.
-pub(crate) struct PoolSizes(pub &'static BufferPool);
+/// Relation sizes for one planning, each asked of `access` once: the join
+/// search estimates the same relations again for every candidate.
+pub(crate) struct PoolSizes {
+    pool: &'static BufferPool,
+    known: std::cell::RefCell<Vec<(common::RelFileLocator, u64)>>,
+}
+
+impl PoolSizes {
+    pub fn new(pool: &'static BufferPool) -> Self {
+        PoolSizes {
+            pool,
+            known: Default::default(),
+        }
+    }
+}
 
 impl sql::plan::RelationSizes for PoolSizes {
     fn blocks(&self, table: &Table) -> u64 {
-        access::heap::relation_blocks(self.0, table.locator())
+        let rel = table.locator();
+        if let Some(&(_, n)) = self.known.borrow().iter().find(|(r, _)| *r == rel) {
+            return n;
+        }
+        let n = access::heap::relation_blocks(self.pool, rel);
+        self.known.borrow_mut().push((rel, n));
+        n
     }
 }
 
@@ -41,7 +61,7 @@ pub(crate) fn run_explain(
             "EXPLAIN (FORMAT JSON) is not supported yet",
         ));
     }
-    let sizes = PoolSizes(pool);
+    let sizes = PoolSizes::new(pool);
     let mut lines = Vec::new();
     match statement {
         BoundStatement::Query { plan, .. } => {

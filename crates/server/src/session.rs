@@ -253,7 +253,7 @@ impl Session {
     /// (EXPLAIN's Planning Time covers both).
     fn plan_bound(&self, bound: BoundStatement, started: std::time::Instant) -> BoundStatement {
         let settings = self.planner_settings();
-        let sizes = crate::explain::PoolSizes(self.ctx.pool);
+        let sizes = crate::explain::PoolSizes::new(self.ctx.pool);
         let cx = sql::plan::PlannerContext {
             settings: &settings,
             sizes: &sizes,
@@ -1381,7 +1381,7 @@ impl Planning for SessionPlanning<'_> {
 
     fn cost(&self, planned: &BoundStatement) -> Option<(f64, usize)> {
         let settings = self.0.planner_settings();
-        let sizes = crate::explain::PoolSizes(self.0.ctx.pool);
+        let sizes = crate::explain::PoolSizes::new(self.0.ctx.pool);
         sql::plan::statement_cost(planned, &sizes, &settings)
     }
 }

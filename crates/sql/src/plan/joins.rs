@@ -284,7 +284,7 @@ fn dynamic_search(rels: &[Rel], clauses: &[JoinClause], cx: &PlannerContext) -> 
     masks.sort_by_key(|m| m.count_ones());
     for mask in masks {
         for cartesian in [false, true] {
-            let mut paths: Vec<Joined> = Vec::new();
+            let mut paths: Vec<(u64, u64, JoinMethod, Estimate)> = Vec::new();
             // Each split once: the half with the lowest member is `l`.
             let low = mask & mask.wrapping_neg();
             let mut sub = (mask - 1) & mask;
@@ -293,9 +293,9 @@ fn dynamic_search(rels: &[Rel], clauses: &[JoinClause], cx: &PlannerContext) -> 
                     let other = mask & !sub;
                     if cartesian || connected(sub, other, clauses) {
                         if let (Some(a), Some(b)) = (&best[sub as usize], &best[other as usize]) {
-                            for (o, i) in [(a, b), (b, a)] {
-                                for j in make_joins(o, i, rels, clauses, cx) {
-                                    add_path(&mut paths, j, |p| p.est);
+                            for (o, i, om, im) in [(a, b, sub, other), (b, a, other, sub)] {
+                                for (method, est) in join_choices(o, i, rels, clauses, cx) {
+                                    add_path(&mut paths, (om, im, method, est), |p| p.3);
                                 }
                             }
                         }
@@ -303,7 +303,18 @@ fn dynamic_search(rels: &[Rel], clauses: &[JoinClause], cx: &PlannerContext) -> 
                 }
                 sub = (sub - 1) & mask;
             }
-            if let Some(found) = cheapest(paths, |p| p.est) {
+            // Only the cheapest way gets a plan: candidates are costed
+            // without copying their inputs' plans.
+            if let Some((om, im, method, _)) = cheapest(paths, |p| p.3) {
+                let (o, i) = (&best[om as usize], &best[im as usize]);
+                let found = build_joined(
+                    o.as_ref().expect("costed above"),
+                    i.as_ref().expect("costed above"),
+                    method,
+                    rels,
+                    clauses,
+                    cx,
+                );
                 best[mask as usize] = Some(found);
                 break;
             }
@@ -332,18 +343,19 @@ fn greedy_search(rels: &[Rel], clauses: &[JoinClause], cx: &PlannerContext) -> J
                     continue;
                 }
                 let conn = connected(mask_of(&parts[a].order), mask_of(&parts[b].order), clauses);
-                let j = best_join(&parts[a], &parts[b], rels, clauses, cx);
+                let (_, est) = best_choice(&parts[a], &parts[b], rels, clauses, cx);
                 let better = match choice {
                     None => true,
-                    Some((c, cost, ..)) => (conn && !c) || (conn == c && j.est.total < cost),
+                    Some((c, cost, ..)) => (conn && !c) || (conn == c && est.total < cost),
                 };
                 if better {
-                    choice = Some((conn, j.est.total, a, b));
+                    choice = Some((conn, est.total, a, b));
                 }
             }
         }
         let (_, _, a, b) = choice.unwrap();
-        let j = best_join(&parts[a], &parts[b], rels, clauses, cx);
+        let (method, _) = best_choice(&parts[a], &parts[b], rels, clauses, cx);
+        let j = build_joined(&parts[a], &parts[b], method, rels, clauses, cx);
         let (hi, lo) = (a.max(b), a.min(b));
         parts.remove(hi);
         parts.remove(lo);
@@ -352,18 +364,19 @@ fn greedy_search(rels: &[Rel], clauses: &[JoinClause], cx: &PlannerContext) -> J
     parts.pop().unwrap()
 }
 
-fn best_join(
+/// The cheapest way to join `outer` and `inner`, and its estimate.
+fn best_choice(
     outer: &Joined,
     inner: &Joined,
     rels: &[Rel],
     clauses: &[JoinClause],
     cx: &PlannerContext,
-) -> Joined {
+) -> (JoinMethod, Estimate) {
     let mut paths = Vec::new();
-    for j in make_joins(outer, inner, rels, clauses, cx) {
-        add_path(&mut paths, j, |p| p.est);
+    for c in join_choices(outer, inner, rels, clauses, cx) {
+        add_path(&mut paths, c, |p| p.1);
     }
-    cheapest(paths, |p| p.est).expect("a nested loop is always possible")
+    cheapest(paths, |p| p.1).expect("a nested loop is always possible")
 }
 
 /// Which input a join-level expression reads.
@@ -402,14 +415,14 @@ pub(super) fn is_hash_clause(e: &Expr, left_width: usize) -> bool {
     }
 }
 
-/// The ways to join `outer` and `inner` (a hash join, a nested loop).
-fn make_joins(
+/// The joined row of `outer` then `inner`: member order, the join clauses
+/// that connect them (shifted to that row), and each side's width.
+fn join_layout(
     outer: &Joined,
     inner: &Joined,
     rels: &[Rel],
     clauses: &[JoinClause],
-    cx: &PlannerContext,
-) -> Vec<Joined> {
+) -> (Vec<usize>, Vec<Expr>, usize, usize) {
     let (lm, rm) = (mask_of(&outer.order), mask_of(&inner.order));
     let mut order = outer.order.clone();
     order.extend(&inner.order);
@@ -430,28 +443,142 @@ fn make_joins(
         .filter(|c| c.mask & !(lm | rm) == 0 && c.mask & lm != 0 && c.mask & rm != 0)
         .map(|c| shift(c.expr.clone(), &map))
         .collect();
-    join_paths(
-        outer.plan.clone(),
+    (order, quals, left_width, right_width)
+}
+
+/// The ways to join `outer` and `inner` (a hash join, a nested loop), costed.
+fn join_choices(
+    outer: &Joined,
+    inner: &Joined,
+    rels: &[Rel],
+    clauses: &[JoinClause],
+    cx: &PlannerContext,
+) -> Vec<(JoinMethod, Estimate)> {
+    let (_, quals, left_width, _) = join_layout(outer, inner, rels, clauses);
+    join_costs(
+        &outer.plan,
         &outer.est,
-        inner.plan.clone(),
+        &inner.plan,
         &inner.est,
         JoinKind::Inner,
-        quals,
+        &quals,
         left_width,
-        right_width,
+        cx,
+    )
+}
+
+/// The plan of joining `outer` and `inner` by `method`.
+fn build_joined(
+    outer: &Joined,
+    inner: &Joined,
+    method: JoinMethod,
+    rels: &[Rel],
+    clauses: &[JoinClause],
+    cx: &PlannerContext,
+) -> Joined {
+    let (order, quals, left_width, right_width) = join_layout(outer, inner, rels, clauses);
+    let est = join_costs(
+        &outer.plan,
+        &outer.est,
+        &inner.plan,
+        &inner.est,
+        JoinKind::Inner,
+        &quals,
+        left_width,
         cx,
     )
     .into_iter()
-    .map(|(plan, est)| Joined {
-        plan,
-        order: order.clone(),
+    .find(|(m, _)| *m == method)
+    .expect("the chosen method was costed")
+    .1;
+    Joined {
+        plan: build_join(
+            method,
+            outer.plan.clone(),
+            inner.plan.clone(),
+            JoinKind::Inner,
+            quals,
+            left_width,
+            right_width,
+        ),
+        order,
         est,
-    })
-    .collect()
+    }
 }
 
-/// The ways to join the two planned inputs under `quals`: a nested loop,
-/// and a hash join when some clause is an equality of the two sides.
+/// The costs of the ways to join two planned inputs under `quals`: a hash
+/// join when some clause is an equality of the two sides, and a nested loop.
+#[allow(clippy::too_many_arguments)]
+fn join_costs(
+    left: &Plan,
+    l: &Estimate,
+    right: &Plan,
+    r: &Estimate,
+    kind: JoinKind,
+    quals: &[Expr],
+    left_width: usize,
+    cx: &PlannerContext,
+) -> Vec<(JoinMethod, Estimate)> {
+    let s = cx.settings;
+    let sel = cost::join_selectivity(quals, left, right, left_width, cx.sizes, l, r);
+    let (hash, filter): (Vec<Expr>, Vec<Expr>) = quals
+        .iter()
+        .cloned()
+        .partition(|q| is_hash_clause(q, left_width));
+    let mut costs = Vec::with_capacity(2);
+    if !hash.is_empty() {
+        costs.push((
+            JoinMethod::Hash,
+            cost::join_cost(JoinMethod::Hash, kind, l, r, &hash, &filter, sel, s),
+        ));
+    }
+    costs.push((
+        JoinMethod::NestedLoop,
+        cost::join_cost(JoinMethod::NestedLoop, kind, l, r, &[], quals, sel, s),
+    ));
+    costs
+}
+
+/// A join node of two planned inputs.
+fn build_join(
+    method: JoinMethod,
+    left: Plan,
+    right: Plan,
+    kind: JoinKind,
+    quals: Vec<Expr>,
+    left_width: usize,
+    right_width: usize,
+) -> Plan {
+    match method {
+        JoinMethod::Hash => {
+            let (hash, filter): (Vec<Expr>, Vec<Expr>) = quals
+                .into_iter()
+                .partition(|q| is_hash_clause(q, left_width));
+            Plan::HashJoin {
+                left: Box::new(left),
+                right: Box::new(right),
+                kind,
+                hash_cond: hash
+                    .into_iter()
+                    .map(|h| outer_first(h, left_width))
+                    .collect(),
+                join_filter: and_of(filter),
+                left_width,
+                right_width,
+            }
+        }
+        JoinMethod::NestedLoop => Plan::NestedLoop {
+            left: Box::new(left),
+            right: Box::new(right),
+            kind,
+            on: and_of(quals),
+            left_width,
+            right_width,
+        },
+    }
+}
+
+/// The ways to join the two planned inputs under `quals`, as plans.
 #[allow(clippy::too_many_arguments)]
 fn join_paths(
     left: Plan,
@@ -464,44 +591,21 @@ fn join_paths(
     right_width: usize,
     cx: &PlannerContext,
 ) -> Vec<(Plan, Estimate)> {
-    let s = cx.settings;
-    let sel = cost::join_selectivity(&quals, &left, &right, left_width, cx.sizes, l, r);
-    let (hash, filter): (Vec<Expr>, Vec<Expr>) = quals
-        .iter()
-        .cloned()
-        .partition(|q| is_hash_clause(q, left_width));
-    let mut paths = Vec::with_capacity(2);
-    if !hash.is_empty() {
-        let hj = cost::join_cost(JoinMethod::Hash, kind, l, r, &hash, &filter, sel, s);
-        paths.push((
-            Plan::HashJoin {
-                left: Box::new(left.clone()),
-                right: Box::new(right.clone()),
+    join_costs(&left, l, &right, r, kind, &quals, left_width, cx)
+        .into_iter()
+        .map(|(method, est)| {
+            let plan = build_join(
+                method,
+                left.clone(),
+                right.clone(),
                 kind,
-                hash_cond: hash
-                    .into_iter()
-                    .map(|h| outer_first(h, left_width))
-                    .collect(),
-                join_filter: and_of(filter),
+                quals.clone(),
                 left_width,
                 right_width,
-            },
-            hj,
-        ));
-    }
-    let nl = cost::join_cost(JoinMethod::NestedLoop, kind, l, r, &[], &quals, sel, s);
-    paths.push((
-        Plan::NestedLoop {
-            left: Box::new(left),
-            right: Box::new(right),
-            kind,
-            on: and_of(quals),
-            left_width,
-            right_width,
-        },
-        nl,
-    ));
-    paths
+            );
+            (plan, est)
+        })
+        .collect()
 }
 
 /// PostgreSQL's fuzz factor for comparing path costs (add_path).
