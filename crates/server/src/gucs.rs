@@ -779,10 +779,8 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
                 return Err(out_of_range(def.name, value, "1", "1000"));
             }
         }
-        "temp_file_limit" => {
-            if value.trim() != "-1" {
-                parse_memory_kb_unit(value, 1).ok_or_else(bad)?;
-            }
+        "temp_file_limit" if value.trim() != "-1" => {
+            parse_memory_kb_unit(value, 1).ok_or_else(bad)?;
         }
         "bgwriter_lru_multiplier" => {
             let m: f64 = value.trim().parse().map_err(|_| bad())?;
