@@ -76,6 +76,7 @@ impl SqlState {
     pub const STATEMENT_TOO_COMPLEX: SqlState = SqlState("54001");
     pub const TOO_MANY_CONNECTIONS: SqlState = SqlState("53300");
     pub const OUT_OF_MEMORY: SqlState = SqlState("53200");
+    pub const CONFIGURATION_LIMIT_EXCEEDED: SqlState = SqlState("53400");
     pub const QUERY_CANCELED: SqlState = SqlState("57014");
     pub const ADMIN_SHUTDOWN: SqlState = SqlState("57P01");
     pub const CANNOT_CONNECT_NOW: SqlState = SqlState("57P03");

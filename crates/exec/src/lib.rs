@@ -5,8 +5,11 @@ pub mod agg;
 pub mod copy;
 pub mod dml;
 pub mod eval;
+mod hashagg;
 mod join;
 pub mod ops;
+mod sort;
+mod spill;
 
 use common::interrupt::Interrupts;
 
@@ -49,6 +52,43 @@ pub struct ExecEnv<'a> {
     pub checks: std::cell::Cell<u32>,
     /// Per-node counters, when running under EXPLAIN ANALYZE.
     pub instrument: Option<Instrumentation>,
+    /// Memory limits of sorts and hash tables.
+    pub settings: ExecSettings,
+    /// Where spilling operators put their temporary files.
+    pub temp: &'a std::sync::Arc<storage::temp_file::TempSpace>,
+}
+
+/// The executor's settings, typed once from the session's GUCs.
+#[derive(Debug, Clone, Copy)]
+pub struct ExecSettings {
+    /// work_mem: memory of one sort or hash table before it spills.
+    pub work_mem_kb: u64,
+    /// hash_mem_multiplier: hash tables may use this many times work_mem.
+    pub hash_mem_multiplier: f64,
+    /// temp_file_limit (None: -1, no limit).
+    pub temp_file_limit_kb: Option<u64>,
+}
+
+impl Default for ExecSettings {
+    fn default() -> Self {
+        ExecSettings {
+            work_mem_kb: 4096,
+            hash_mem_multiplier: 2.0,
+            temp_file_limit_kb: None,
+        }
+    }
+}
+
+impl ExecSettings {
+    /// work_mem in bytes.
+    pub fn work_mem(&self) -> usize {
+        (self.work_mem_kb as usize).saturating_mul(1024)
+    }
+
+    /// What a hash table may hold: work_mem × hash_mem_multiplier.
+    pub fn hash_mem(&self) -> usize {
+        (self.work_mem() as f64 * self.hash_mem_multiplier) as usize
+    }
 }
 
 /// What EXPLAIN ANALYZE collects while a plan runs.
@@ -57,6 +97,25 @@ pub struct Instrumentation {
     pub stats: sql::plan::explain::PlanStats,
     /// Whether to read the clock around every row (EXPLAIN's TIMING).
     pub timing: bool,
+}
+
+impl ExecEnv<'_> {
+    /// Sets a detail line of node `key` (`Sort Method`, ...) when running
+    /// under EXPLAIN ANALYZE; `inner` puts it under the node's Hash line.
+    pub(crate) fn node_detail(&mut self, key: usize, inner: bool, name: &str, value: String) {
+        if let Some(ins) = self.instrument.as_mut() {
+            let st = ins.stats.entry(key).or_default();
+            let d = if inner {
+                &mut st.inner_details
+            } else {
+                &mut st.details
+            };
+            match d.iter_mut().find(|(n, _)| n == name) {
+                Some(slot) => slot.1 = value,
+                None => d.push((name.to_string(), value)),
+            }
+        }
+    }
 }
 
 impl ExecEnv<'_> {

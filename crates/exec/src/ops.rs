@@ -6,13 +6,13 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use access::heap::HeapScan;
 use access::tuple::Deformer;
 use common::{PgError, PgResult, SqlState};
-use sql::expr::{AggCall, Expr};
+use sql::expr::Expr;
 use sql::plan::explain::node_key;
 use sql::plan::{JoinKind, Plan, SetOpKind, SortKey};
 use types::ops::{compare, eval_binary_op, BinaryOp};
 use types::{DataType, TypeId, Value};
 
-use crate::agg::{AggAccumulator, GroupKey};
+use crate::agg::GroupKey;
 use crate::eval::{eval, eval_qual};
 use crate::{ExecEnv, Row};
 
@@ -53,7 +53,19 @@ pub fn build<'p>(
     env: &mut ExecEnv,
     needed: Option<usize>,
 ) -> PgResult<Box<dyn Operator + 'p>> {
-    let op = build_node(plan, env, needed)?;
+    build_bounded(plan, env, needed, None)
+}
+
+/// `build`, telling a sort below (through projections) that its parent reads
+/// at most `bound` rows (PostgreSQL's ExecSetTupleBound), so it keeps only
+/// those in a heap.
+fn build_bounded<'p>(
+    plan: &'p Plan,
+    env: &mut ExecEnv,
+    needed: Option<usize>,
+    bound: Option<usize>,
+) -> PgResult<Box<dyn Operator + 'p>> {
+    let op = build_node(plan, env, needed, bound)?;
     match env.instrument.as_mut() {
         None => Ok(op),
         Some(ins) => {
@@ -105,7 +117,7 @@ impl Operator for Instrumented<'_> {
 }
 
 /// Adds rows a node's filter rejected to its EXPLAIN ANALYZE counters.
-fn count_removed(env: &mut ExecEnv, key: usize, n: u64) {
+pub(crate) fn count_removed(env: &mut ExecEnv, key: usize, n: u64) {
     if n > 0 {
         if let Some(st) = env.instrument.as_mut().and_then(|i| i.stats.get_mut(&key)) {
             st.removed_by_filter += n;
@@ -117,6 +129,7 @@ fn build_node<'p>(
     plan: &'p Plan,
     env: &mut ExecEnv,
     needed: Option<usize>,
+    bound: Option<usize>,
 ) -> PgResult<Box<dyn Operator + 'p>> {
     Ok(match plan {
         Plan::SeqScan { table, qual, .. } => {
@@ -161,7 +174,7 @@ fn build_node<'p>(
             let n = needed_by(&refs, usize::MAX);
             let n = if n == usize::MAX { None } else { Some(n) };
             Box::new(ProjectOp {
-                input: build(input, env, n)?,
+                input: build_bounded(input, env, n, bound)?,
                 exprs,
             })
         }
@@ -201,7 +214,6 @@ fn build_node<'p>(
             right,
             *kind,
             on.iter().collect(),
-            None,
             (*left_width, *right_width),
             node_key(plan),
         )),
@@ -213,13 +225,13 @@ fn build_node<'p>(
             join_filter,
             left_width,
             right_width,
-        } => Box::new(NestedLoopOp::new(
+        } => Box::new(crate::join::HashJoinOp::new(
             build(left, env, None)?,
             right,
             *kind,
             // Table matches satisfy the hash clauses (join.rs).
             join_filter.iter().collect(),
-            Some(crate::join::hash_keys(hash_cond, *left_width)),
+            crate::join::hash_keys(hash_cond, *left_width),
             (*left_width, *right_width),
             node_key(plan),
         )),
@@ -230,18 +242,19 @@ fn build_node<'p>(
             }
             let n = needed_by(&refs, usize::MAX);
             let n = if n == usize::MAX { None } else { Some(n) };
-            Box::new(AggregateOp {
-                input: build(input, env, n)?,
+            Box::new(crate::hashagg::AggregateOp::new(
+                build(input, env, n)?,
                 keys,
                 aggs,
-                output: None,
-            })
+                node_key(plan),
+            ))
         }
-        Plan::Sort { input, keys } => Box::new(SortOp {
-            input: build(input, env, None)?,
+        Plan::Sort { input, keys } => Box::new(crate::sort::SortOp::new(
+            build(input, env, None)?,
             keys,
-            sorted: None,
-        }),
+            bound,
+            node_key(plan),
+        )),
         Plan::Limit {
             input,
             limit,
@@ -265,8 +278,9 @@ fn build_node<'p>(
             let limit = count(limit, env, "LIMIT", SqlState::INVALID_ROW_COUNT_IN_LIMIT)?;
             let offset =
                 count(offset, env, "OFFSET", SqlState::INVALID_ROW_COUNT_IN_OFFSET)?.unwrap_or(0);
+            let bound = limit.map(|l| l.saturating_add(offset) as usize);
             Box::new(LimitOp {
-                input: build(input, env, needed)?,
+                input: build_bounded(input, env, needed, bound)?,
                 remaining: limit,
                 skip: offset,
             })
@@ -582,8 +596,8 @@ impl Operator for ProjectSetOp<'_> {
     }
 }
 
-/// Nested loop and hash join: the right input is read once into memory
-/// (hashed when there are hash keys), then probed per left row.
+/// Nested loop: the right input is read once into memory, then every right
+/// row is tried with each left row (hash joins are in join.rs).
 struct NestedLoopOp<'p> {
     left: Box<dyn Operator + 'p>,
     right_plan: &'p Plan,
@@ -598,11 +612,6 @@ struct NestedLoopOp<'p> {
     pos: usize,
     matched: bool,
     tail: Option<usize>,
-    /// Hash keys (a hash join).
-    keys: Option<crate::join::HashKeys<'p>>,
-    table: Option<crate::join::HashTable>,
-    /// The current left row's candidate right rows.
-    candidates: Candidates,
     /// Pairs tried since the last interrupt check.
     since_check: u32,
     /// The plan node (EXPLAIN ANALYZE).
@@ -615,7 +624,6 @@ impl<'p> NestedLoopOp<'p> {
         right_plan: &'p Plan,
         kind: JoinKind,
         quals: Vec<&'p Expr>,
-        keys: Option<crate::join::HashKeys<'p>>,
         (left_width, right_width): (usize, usize),
         key: usize,
     ) -> Self {
@@ -633,23 +641,9 @@ impl<'p> NestedLoopOp<'p> {
             pos: 0,
             matched: false,
             tail: None,
-            keys,
-            table: None,
-            candidates: Candidates::All,
             since_check: 0,
         }
     }
-}
-
-/// Which right rows a left row is paired with.
-#[derive(Clone, Copy)]
-enum Candidates {
-    /// Every right row (a nested loop).
-    All,
-    /// The rows of one hash bucket.
-    Bucket(usize),
-    /// None (no bucket has the left row's key, or it is NULL).
-    None,
 }
 
 /// Pairs a join tries between interrupt checks: a cross join of two large
@@ -668,9 +662,6 @@ impl Operator for NestedLoopOp<'_> {
                 }
             }
             self.right_matched = vec![false; rows.len()];
-            if let Some(k) = &self.keys {
-                self.table = Some(k.build(&rows, env)?);
-            }
             self.right_rows = Some(rows);
         }
         loop {
@@ -691,13 +682,6 @@ impl Operator for NestedLoopOp<'_> {
             if self.current.is_none() {
                 match self.left.next(env)? {
                     Some(r) => {
-                        self.candidates = match (&self.keys, &self.table) {
-                            (Some(k), Some(t)) => match k.probe(t, &r, env)? {
-                                Some(b) => Candidates::Bucket(b),
-                                None => Candidates::None,
-                            },
-                            _ => Candidates::All,
-                        };
                         self.current = Some(r);
                         self.pos = 0;
                         self.matched = false;
@@ -713,25 +697,13 @@ impl Operator for NestedLoopOp<'_> {
             }
             let left = self.current.as_ref().unwrap();
             let rows = self.right_rows.as_ref().unwrap();
-            let bucket: &[usize] = match (self.candidates, &self.table) {
-                (Candidates::Bucket(b), Some(t)) => t.bucket(b),
-                _ => &[],
-            };
-            let n = match self.candidates {
-                Candidates::All => rows.len(),
-                Candidates::Bucket(_) => bucket.len(),
-                Candidates::None => 0,
-            };
-            while self.pos < n {
+            while self.pos < rows.len() {
                 self.since_check += 1;
                 if self.since_check >= PAIRS_PER_CHECK {
                     self.since_check = 0;
                     env.check_cancel()?;
                 }
-                let i = match self.candidates {
-                    Candidates::Bucket(_) => bucket[self.pos],
-                    _ => self.pos,
-                };
+                let i = self.pos;
                 self.pos += 1;
                 let mut out = Vec::with_capacity(self.left_width + self.right_width);
                 out.extend(left.iter().cloned());
@@ -759,94 +731,6 @@ impl Operator for NestedLoopOp<'_> {
                 return Ok(Some(out));
             }
         }
-    }
-}
-
-struct AggregateOp<'p> {
-    input: Box<dyn Operator + 'p>,
-    keys: &'p [Expr],
-    aggs: &'p [AggCall],
-    output: Option<std::vec::IntoIter<Row>>,
-}
-impl Operator for AggregateOp<'_> {
-    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
-        if self.output.is_none() {
-            if self.keys.is_empty() {
-                // Plain aggregate: one group, no hashing per row.
-                let mut accs: Vec<AggAccumulator> =
-                    self.aggs.iter().map(AggAccumulator::new).collect();
-                let mut args = Vec::new();
-                let mut n = 0u64;
-                while let Some(r) = self.input.next(env)? {
-                    n += 1;
-                    if n.is_multiple_of(4096) {
-                        env.check_cancel()?;
-                    }
-                    for (acc, call) in accs.iter_mut().zip(self.aggs) {
-                        args.clear();
-                        for a in &call.args {
-                            args.push(eval(a, &r, env)?);
-                        }
-                        acc.accumulate(call, &args)?;
-                    }
-                }
-                let row = accs
-                    .into_iter()
-                    .zip(self.aggs)
-                    .map(|(acc, call)| acc.finish(call))
-                    .collect::<PgResult<Row>>()?;
-                self.output = Some(vec![row].into_iter());
-                return Ok(self.output.as_mut().unwrap().next());
-            }
-            let mut groups: HashMap<GroupKey, Vec<AggAccumulator>> = HashMap::new();
-            let mut order: Vec<GroupKey> = Vec::new();
-            let mut args = Vec::new();
-            let mut n = 0u64;
-            while let Some(r) = self.input.next(env)? {
-                n += 1;
-                if n.is_multiple_of(4096) {
-                    env.check_cancel()?;
-                }
-                let key = GroupKey(
-                    self.keys
-                        .iter()
-                        .map(|k| eval(k, &r, env))
-                        .collect::<PgResult<_>>()?,
-                );
-                let accs = match groups.get_mut(&key) {
-                    Some(a) => a,
-                    None => {
-                        order.push(key.clone());
-                        groups
-                            .entry(key)
-                            .or_insert_with(|| self.aggs.iter().map(AggAccumulator::new).collect())
-                    }
-                };
-                for (acc, call) in accs.iter_mut().zip(self.aggs) {
-                    args.clear();
-                    for a in &call.args {
-                        args.push(eval(a, &r, env)?);
-                    }
-                    acc.accumulate(call, &args)?;
-                }
-            }
-            if self.keys.is_empty() && groups.is_empty() {
-                let key = GroupKey(Vec::new());
-                order.push(key.clone());
-                groups.insert(key, self.aggs.iter().map(AggAccumulator::new).collect());
-            }
-            let mut out = Vec::with_capacity(order.len());
-            for key in order {
-                let accs = groups.remove(&key).unwrap();
-                let mut row = key.0;
-                for (acc, call) in accs.into_iter().zip(self.aggs) {
-                    row.push(acc.finish(call)?);
-                }
-                out.push(row);
-            }
-            self.output = Some(out.into_iter());
-        }
-        Ok(self.output.as_mut().unwrap().next())
     }
 }
 
@@ -884,26 +768,6 @@ pub fn compare_rows(a: &Row, b: &Row, keys: &[SortKey]) -> Ordering {
         }
     }
     Ordering::Equal
-}
-
-struct SortOp<'p> {
-    input: Box<dyn Operator + 'p>,
-    keys: &'p [SortKey],
-    sorted: Option<std::vec::IntoIter<Row>>,
-}
-impl Operator for SortOp<'_> {
-    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
-        if self.sorted.is_none() {
-            let mut rows = Vec::new();
-            while let Some(r) = self.input.next(env)? {
-                rows.push(r);
-            }
-            let keys = self.keys;
-            rows.sort_by(|a, b| compare_rows(a, b, keys));
-            self.sorted = Some(rows.into_iter());
-        }
-        Ok(self.sorted.as_mut().unwrap().next())
-    }
 }
 
 struct LimitOp<'p> {

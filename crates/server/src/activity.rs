@@ -38,6 +38,8 @@ pub struct DatabaseCounters {
     pub xact_rollback: AtomicU64,
     pub blks_read: AtomicU64,
     pub blks_hit: AtomicU64,
+    /// Temporary files deleted and their bytes (temp_files, temp_bytes).
+    pub temp: Arc<storage::temp_file::TempCounters>,
 }
 
 #[derive(Default)]

@@ -13,6 +13,8 @@ use crate::protocol::BackendRegistry;
 
 pub struct ServerContext {
     pub data_dir: PathBuf,
+    /// base/pgsql_tmp: sorts' and hash tables' temporary files.
+    pub temp_dir: Arc<storage::temp_file::TempDir>,
     pub pool: &'static BufferPool,
     pub tm: TransactionManager,
     pub catalog: Catalog,

@@ -334,6 +334,13 @@ pub static GUCS: &[GucDef] = &[
         "Forces synchronization of updates to disk.",
     ),
     g(
+        "hash_mem_multiplier",
+        "2",
+        User,
+        false,
+        "Multiple of \"work_mem\" to use for hash tables.",
+    ),
+    g(
         "in_hot_standby",
         "off",
         Internal,
@@ -563,6 +570,14 @@ pub static GUCS: &[GucDef] = &[
         Postmaster,
         false,
         "Time between TCP keepalive retransmits.",
+    ),
+    g(
+        // PostgreSQL's context is superuser; Scalegres has no such context yet.
+        "temp_file_limit",
+        "-1",
+        User,
+        false,
+        "Limits the total size of all temporary files used by each process.",
     ),
     g(
         "TimeZone",
@@ -795,6 +810,15 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         | "tcp_keepalives_interval" => {
             parse_duration_ms(value, 1000).ok_or_else(bad)?;
         }
+        "hash_mem_multiplier" => {
+            let m: f64 = value.trim().parse().map_err(|_| bad())?;
+            if !(1.0..=1000.0).contains(&m) {
+                return Err(out_of_range(def.name, value, "1", "1000"));
+            }
+        }
+        "temp_file_limit" if value.trim() != "-1" => {
+            parse_memory_kb_unit(value, 1).ok_or_else(bad)?;
+        }
         "bgwriter_lru_multiplier" => {
             let m: f64 = value.trim().parse().map_err(|_| bad())?;
             if !(0.0..=10.0).contains(&m) {
@@ -922,6 +946,21 @@ pub fn planner_settings(s: &Settings) -> sql::plan::PlannerSettings {
             .ok()
             .and_then(|v| parse_memory_kb_unit(v, 1))
             .unwrap_or(d.work_mem_kb),
+    }
+}
+
+/// The executor's settings, typed (parsed once per change of the settings).
+pub fn exec_settings(s: &Settings) -> exec::ExecSettings {
+    let d = exec::ExecSettings::default();
+    let kb = |n: &str| s.get(n).ok().and_then(|v| parse_memory_kb_unit(v, 1));
+    exec::ExecSettings {
+        work_mem_kb: kb("work_mem").unwrap_or(d.work_mem_kb).max(64),
+        hash_mem_multiplier: s
+            .get("hash_mem_multiplier")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(d.hash_mem_multiplier),
+        temp_file_limit_kb: kb("temp_file_limit"),
     }
 }
 

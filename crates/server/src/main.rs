@@ -211,8 +211,15 @@ fn main() {
     let tm = txn::TransactionManager::open(&dir)
         .unwrap_or_else(|e| fatal(&format!("could not open pg_xact: {e}")));
     let catalog = catalog::Catalog::open(&dir).unwrap_or_else(|e| fatal(&e.message));
+    // Emptied at every start, as PostgreSQL does: files of a killed server.
+    let temp_dir = storage::temp_file::TempDir::open(&dir).unwrap_or_else(|e| {
+        fatal(&format!(
+            "could not prepare temporary file directory \"base/pgsql_tmp\": {e}"
+        ))
+    });
     let ctx = Arc::new(ServerContext {
         data_dir: dir.clone(),
+        temp_dir,
         pool,
         tm,
         catalog,

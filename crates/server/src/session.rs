@@ -115,6 +115,8 @@ struct ThreadSettings {
     stack_kb: u64,
     /// The planner's settings and the settings generation they were parsed from.
     planner: Option<(u64, std::rc::Rc<sql::plan::PlannerSettings>)>,
+    /// The executor's settings and the generation they were parsed from.
+    exec: Option<(u64, exec::ExecSettings)>,
 }
 
 /// Rows sent between interrupt checks, for plans whose operators never check
@@ -133,6 +135,8 @@ pub struct Session {
     interrupts: Arc<Interrupts>,
     status: Arc<crate::activity::BackendStatus>,
     db_counters: Arc<crate::activity::DatabaseCounters>,
+    /// Where this session's sorts and hash tables spill.
+    temp: Arc<storage::temp_file::TempSpace>,
     /// Parsed statements by their text with literals masked (sql::parse_cache).
     parse_cache: sql::parse_cache::ParseCache,
     /// Settings the session's thread-locals take, with their parsed forms.
@@ -275,6 +279,20 @@ impl Session {
                 let p = std::rc::Rc::new(gucs::planner_settings(&self.settings));
                 cache.planner = Some((generation, p.clone()));
                 p
+            }
+        }
+    }
+
+    /// The executor's settings, parsed again only after a setting changed.
+    fn exec_settings(&self) -> exec::ExecSettings {
+        let mut cache = self.thread_settings.borrow_mut();
+        let generation = self.settings.generation();
+        match cache.exec {
+            Some((g, e)) if g == generation => e,
+            _ => {
+                let e = gucs::exec_settings(&self.settings);
+                cache.exec = Some((generation, e));
+                e
             }
         }
     }
@@ -663,6 +681,7 @@ impl Session {
         f: impl FnOnce(&mut ExecEnv) -> R,
     ) -> R {
         let ctx = self.ctx.clone();
+        let exec_settings = self.exec_settings();
         let timeout_ms = self
             .settings
             .get("statement_timeout")
@@ -693,6 +712,8 @@ impl Session {
             deadline,
             checks: Default::default(),
             instrument: None,
+            settings: exec_settings,
+            temp: &self.temp,
         };
         f(&mut env)
     }
@@ -1342,7 +1363,13 @@ impl SessionFactory for Factory {
         // This connection's thread publishes its lock waits into its status.
         storage::lwlock::set_wait_event_slot(Some(status.wait_event));
         let db_counters = self.ctx.activity.database(db.oid);
+        let temp = storage::temp_file::TempSpace::new(
+            self.ctx.temp_dir.clone(),
+            pid,
+            db_counters.temp.clone(),
+        );
         Ok(Box::new(Session {
+            temp,
             ctx: self.ctx.clone(),
             db_oid: db.oid,
             db_name: db.name.clone(),

@@ -122,6 +122,8 @@ impl ServerViews<'_> {
                     col("xact_rollback", TypeId::Int8),
                     col("blks_read", TypeId::Int8),
                     col("blks_hit", TypeId::Int8),
+                    col("temp_files", TypeId::Int8),
+                    col("temp_bytes", TypeId::Int8),
                 ],
                 Box::new(move || {
                     let cat = ctx.catalog.snapshot();
@@ -143,6 +145,8 @@ impl ServerViews<'_> {
                                 n(&c.xact_rollback),
                                 n(&c.blks_read),
                                 n(&c.blks_hit),
+                                n(&c.temp.files),
+                                n(&c.temp.bytes),
                             ]
                         })
                         .collect()

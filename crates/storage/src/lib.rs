@@ -7,6 +7,7 @@ pub mod fsm;
 pub mod lwlock;
 pub mod page;
 pub mod smgr;
+pub mod temp_file;
 
 pub const BLCKSZ: usize = 8192;
 /// Blocks per 1 GB segment file, as PostgreSQL's RELSEG_SIZE.

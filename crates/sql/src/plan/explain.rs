@@ -32,6 +32,10 @@ pub struct NodeStats {
     pub total: Duration,
     /// Rows its filter rejected.
     pub removed_by_filter: u64,
+    /// Lines the executor adds under the node (`Sort Method`, ...), in order.
+    pub details: Vec<(String, String)>,
+    /// Lines for the node's Hash line (a hash join's `Buckets`).
+    pub inner_details: Vec<(String, String)>,
 }
 
 /// Per-node counters keyed by the node's address (`node_key`).
@@ -159,6 +163,9 @@ impl Explainer<'_> {
         details.extend(extra);
         let est = estimate(p, self.sizes, self.settings);
         let stats = self.stats.map(|s| s.get(&node_key(p)));
+        if let Some(Some(st)) = stats {
+            details.extend(st.details.iter().map(|(k, v)| Detail(k.clone(), v.clone())));
+        }
         self.line(depth, &name, &est, stats);
         let pad = " ".repeat(6 * depth + 2);
         for Detail(k, v) in details {
@@ -176,6 +183,10 @@ impl Explainer<'_> {
                     };
                     let stats = self.stats.map(|_| st.as_ref());
                     self.line(depth + 1, label, &est, stats);
+                    let pad = " ".repeat(6 * (depth + 1) + 2);
+                    for (k, v) in st.iter().flat_map(|s| &s.inner_details) {
+                        self.lines.push(format!("{pad}{k}: {v}"));
+                    }
                     self.node(c, depth + 2, Vec::new());
                 }
             }
@@ -290,6 +301,7 @@ impl Explainer<'_> {
                     NodeStats {
                         loops: outer,
                         rows: r.rows * outer,
+                        inner_details: Vec::new(),
                         ..r.clone()
                     }
                 });
@@ -321,7 +333,14 @@ impl Explainer<'_> {
                     JoinKind::Inner => "Hash Join".to_string(),
                     k => format!("Hash{}", join_suffix(*k)),
                 };
-                let hash = self.stat(right).cloned();
+                // The Hash line: the inner input's figures, the join's table.
+                let hash = self.stat(right).map(|r| NodeStats {
+                    inner_details: self
+                        .stat(p)
+                        .map(|j| j.inner_details.clone())
+                        .unwrap_or_default(),
+                    ..r.clone()
+                });
                 (
                     name,
                     d,
