@@ -18,6 +18,8 @@ use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
 use types::{DataType, TypeId};
 
+pub mod stats;
+
 pub const PG_CATALOG_NAMESPACE: Oid = 11;
 pub const PUBLIC_NAMESPACE: Oid = 2200;
 pub const INFORMATION_SCHEMA_NAMESPACE: Oid = 13000;
@@ -53,6 +55,20 @@ pub struct Table {
     pub db_oid: Oid,
     pub relfilenode: Oid,
     pub columns: Vec<Column>,
+    /// pg_class.reltuples: rows counted (or extrapolated) by the last ANALYZE,
+    /// -1 when never analysed (PostgreSQL 14's convention).
+    #[serde(default = "never_analysed")]
+    pub reltuples: f64,
+    /// pg_class.relpages: the main fork's blocks at the last ANALYZE.
+    #[serde(default)]
+    pub relpages: u32,
+    /// pg_statistic rows of this table, one per analysed column, by attnum.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statistics: Vec<stats::ColumnStats>,
+}
+
+fn never_analysed() -> f64 {
+    -1.0
 }
 
 impl Table {
@@ -68,6 +84,16 @@ impl Table {
     }
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)
+    }
+    /// The statistics of column `index` (0-based), if ANALYZE made some.
+    pub fn column_stats(&self, index: usize) -> Option<&stats::ColumnStats> {
+        self.statistics
+            .iter()
+            .find(|s| s.attnum as usize == index + 1)
+    }
+    /// Whether ANALYZE has run on the table (reltuples is known).
+    pub fn analysed(&self) -> bool {
+        self.reltuples >= 0.0
     }
 }
 
@@ -256,6 +282,9 @@ impl Catalog {
                 db_oid: db,
                 relfilenode: oid,
                 columns,
+                reltuples: -1.0,
+                relpages: 0,
+                statistics: Vec::new(),
             };
             c.tables.insert(oid, t.clone());
             Ok(t)
@@ -277,6 +306,32 @@ impl Catalog {
             let old = t.locator();
             t.relfilenode = node;
             Ok((old, t.clone()))
+        })
+    }
+
+    /// Stores what ANALYZE found (pg_class.reltuples/relpages and the
+    /// pg_statistic rows of the analysed columns, replacing theirs): a DDL
+    /// write, so the catalog version changes and cached plans are made again.
+    pub fn update_statistics(
+        &self,
+        oid: Oid,
+        reltuples: f64,
+        relpages: u32,
+        columns: Vec<stats::ColumnStats>,
+    ) -> PgResult<()> {
+        self.modify(|c| {
+            let Some(t) = c.tables.get_mut(&oid) else {
+                // Dropped while ANALYZE ran: nothing to keep.
+                return Ok(());
+            };
+            t.reltuples = reltuples;
+            t.relpages = relpages;
+            for s in columns {
+                t.statistics.retain(|o| o.attnum != s.attnum);
+                t.statistics.push(s);
+            }
+            t.statistics.sort_by_key(|s| s.attnum);
+            Ok(())
         })
     }
 
