@@ -24,22 +24,24 @@ use crate::ExecEnv;
 const WIDTH_THRESHOLD: usize = 1024;
 
 /// One table to analyse and which of its columns (all when `None`).
-pub struct AnalyzeTarget {
-    pub table: Arc<Table>,
-    pub columns: Option<Vec<usize>>,
-}
+pub type AnalyzeTarget = (Arc<Table>, Option<Vec<usize>>);
 
-/// Runs ANALYZE over `targets` with statistics target `stats_target`;
-/// `info` receives VERBOSE's INFO messages.
+/// Runs ANALYZE over `targets` with the session's
+/// default_statistics_target; `info` receives VERBOSE's INFO messages.
 pub fn analyze(
     targets: &[AnalyzeTarget],
     verbose: bool,
-    stats_target: u32,
     catalog: &catalog::Catalog,
     env: &mut ExecEnv,
     info: &mut dyn FnMut(PgError) -> PgResult<()>,
 ) -> PgResult<()> {
+    let stats_target = env
+        .hooks
+        .current_setting("default_statistics_target", true)?
+        .and_then(|v| v.parse::<u32>().ok())
+        .unwrap_or(100);
     for t in targets {
+        env.check_cancel()?;
         analyze_table(t, verbose, stats_target, catalog, env, info)?;
     }
     Ok(())
@@ -57,7 +59,7 @@ fn analyze_table(
     env: &mut ExecEnv,
     info: &mut dyn FnMut(PgError) -> PgResult<()>,
 ) -> PgResult<()> {
-    let table = &target.table;
+    let table = &target.0;
     let schema = env
         .catalog
         .namespaces
@@ -66,7 +68,7 @@ fn analyze_table(
     if verbose {
         info(info_msg(format!("analyzing \"{schema}.{}\"", table.name)))?;
     }
-    let columns: Vec<usize> = match &target.columns {
+    let columns: Vec<usize> = match &target.1 {
         Some(c) => c.clone(),
         None => (0..table.columns.len()).collect(),
     };
@@ -189,7 +191,7 @@ pub fn compute_scalar_stats(
     let mut is_varwidth = false;
     // (value, sample position) of the values that get sorted.
     let mut values: Vec<(&Value, usize)> = Vec::with_capacity(samplerows);
-    for (tupno, v) in sample.iter().enumerate() {
+    for v in sample {
         if v.is_null() {
             null_cnt += 1;
             continue;
@@ -201,7 +203,9 @@ pub fn compute_scalar_stats(
             toowide_cnt += 1;
             continue;
         }
-        values.push((v, tupno));
+        // PostgreSQL numbers the sorted values by their order among the
+        // non-null ones: that order is the "physical" side of correlation.
+        values.push((v, values.len()));
     }
     let nonnull_cnt = samplerows - null_cnt;
     let null_frac = null_cnt as f64 / samplerows as f64;
@@ -338,9 +342,6 @@ pub fn compute_scalar_stats(
         let nf = n as f64;
         let xsum = (nf - 1.0) * nf / 2.0;
         let x2sum = (nf - 1.0) * nf * (2.0 * nf - 1.0) / 6.0;
-        // Positions are the values' sort positions 0..n and their sample
-        // row numbers; PostgreSQL uses the row numbers among all sampled
-        // rows, nulls included.
         stats.correlation =
             Some(((nf * corr_xysum - xsum * xsum) / (nf * x2sum - xsum * xsum)) as f32);
     }

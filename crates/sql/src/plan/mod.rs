@@ -9,6 +9,7 @@ pub mod cost;
 pub mod explain;
 mod joins;
 mod planner;
+pub mod selfuncs;
 
 pub use cost::{Estimate, PlannerSettings, RelationSizes};
 pub use planner::{plan_statement, PlannerContext};
@@ -315,6 +316,13 @@ pub enum BoundStatement {
     /// built-in). The string is the command tag.
     NoOp(String),
     Checkpoint,
+    /// ANALYZE (or VACUUM ANALYZE, `vacuum`): tables with the columns to
+    /// analyse (None: all).
+    Analyze {
+        targets: Vec<(Arc<Table>, Option<Vec<usize>>)>,
+        verbose: bool,
+        vacuum: bool,
+    },
     /// ALTER SYSTEM: `name` None is RESET ALL, `value` None a RESET.
     AlterSystem {
         name: Option<String>,
