@@ -380,6 +380,65 @@ mod tests {
     use super::*;
 
     #[test]
+    fn tables_from_before_analyze_load_as_never_analysed() {
+        let json = r#"{"oid":16384,"name":"t","namespace":2200,"db_oid":5,
+            "relfilenode":16384,"columns":[]}"#;
+        let t: Table = serde_json::from_str(json).unwrap();
+        assert!(!t.analysed());
+        assert_eq!((t.reltuples, t.relpages), (-1.0, 0));
+        assert!(t.statistics.is_empty());
+    }
+
+    #[test]
+    fn statistics_replace_per_column_and_change_the_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Catalog::open(dir.path()).unwrap();
+        let col = |n: &str| Column {
+            name: n.into(),
+            type_oid: 23,
+            typmod: -1,
+            not_null: false,
+            default: None,
+        };
+        let t = c
+            .create_table(
+                POSTGRES_DB_OID,
+                PUBLIC_NAMESPACE,
+                "t",
+                vec![col("a"), col("b")],
+            )
+            .unwrap();
+        let st = |attnum, nd| stats::ColumnStats {
+            attnum,
+            data_type: DataType::new(TypeId::Int4),
+            null_frac: 0.0,
+            avg_width: 4,
+            n_distinct: nd,
+            mcv: vec![],
+            mcv_freqs: vec![],
+            histogram: vec![types::Value::Int4(1), types::Value::Int4(9)],
+            correlation: Some(1.0),
+        };
+        let before = c.snapshot();
+        c.update_statistics(t.oid, 10.0, 1, vec![st(2, 5.0), st(1, 3.0)])
+            .unwrap();
+        c.update_statistics(t.oid, 12.0, 1, vec![st(2, 6.0)])
+            .unwrap();
+        assert!(!Arc::ptr_eq(&before, &c.snapshot()));
+        drop(c);
+        let c = Catalog::open(dir.path()).unwrap();
+        let snap = c.snapshot();
+        let t = snap.table_by_oid(t.oid).unwrap();
+        assert_eq!(t.reltuples, 12.0);
+        assert_eq!(t.column_stats(0).unwrap().n_distinct, 3.0);
+        assert_eq!(t.column_stats(1).unwrap().n_distinct, 6.0);
+        assert_eq!(
+            t.column_stats(1).unwrap().histogram[1],
+            types::Value::Int4(9)
+        );
+    }
+
+    #[test]
     fn catalog_survives_reopen() {
         let dir = tempfile::tempdir().unwrap();
         let c = Catalog::open(dir.path()).unwrap();

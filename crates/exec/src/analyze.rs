@@ -9,11 +9,9 @@
 //! statistics; compute_distinct_stats (MCVs only) has no user yet.
 
 use std::cmp::Ordering;
-use std::sync::Arc;
 
-use access::heap::sample::{acquire_sample_rows, SampleRng};
+use access::heap::sample::{acquire_sample_rows, SampleRng, SampleSize};
 use catalog::stats::ColumnStats;
-use catalog::Table;
 use common::{PgError, PgResult, SqlState};
 use types::{DataType, TypeId, Value};
 
@@ -23,8 +21,7 @@ use crate::ExecEnv;
 /// WIDTH_THRESHOLD): counted as distinct, not kept as MCV or bound.
 const WIDTH_THRESHOLD: usize = 1024;
 
-/// One table to analyse and which of its columns (all when `None`).
-pub type AnalyzeTarget = (Arc<Table>, Option<Vec<usize>>);
+pub use sql::plan::AnalyzeTarget;
 
 /// Runs ANALYZE over `targets` with the session's
 /// default_statistics_target; `info` receives VERBOSE's INFO messages.
@@ -79,7 +76,10 @@ fn analyze_table(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
         ^ table.oid as u64;
-    let mut rng = SampleRng::new(seed);
+    let mut size = SampleSize {
+        targrows,
+        rng: SampleRng::new(seed),
+    };
     let last = columns.iter().copied().max().map_or(0, |c| c + 1);
     let mut row = Vec::new();
     let env_ref: &ExecEnv = env;
@@ -88,8 +88,7 @@ fn analyze_table(
         table.locator(),
         env_ref.snapshot,
         env_ref.tm,
-        targrows,
-        &mut rng,
+        &mut size,
         || env_ref.check_cancel(),
         |t| {
             row.clear();
@@ -128,13 +127,12 @@ fn analyze_table(
 /// Stored size of a value as PostgreSQL counts it for avg_width: the type's
 /// length, or a varlena's size with its (1-byte when short) header.
 pub fn stored_width(v: &Value, ty: DataType) -> (usize, bool) {
-    let varlena = |n: usize| if n + 1 <= 127 { n + 1 } else { n + 4 };
+    // A 1-byte header when header and data fit in 127 bytes.
+    let varlena = |n: usize| if n < 127 { n + 1 } else { n + 4 };
     match ty.id {
         TypeId::Bool => (1, false),
         TypeId::Int2 => (2, false),
-        TypeId::Int4 | TypeId::Float4 | TypeId::Oid | TypeId::RegClass | TypeId::Date => {
-            (4, false)
-        }
+        TypeId::Int4 | TypeId::Float4 | TypeId::Oid | TypeId::RegClass | TypeId::Date => (4, false),
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => (8, false),
         TypeId::Name => (64, false),
         TypeId::Numeric => {
@@ -214,7 +212,11 @@ pub fn compute_scalar_stats(
         attnum,
         data_type: ty,
         null_frac: null_frac as f32,
-        avg_width: if fixed_width.1 { 0 } else { fixed_width.0 as i32 },
+        avg_width: if fixed_width.1 {
+            0
+        } else {
+            fixed_width.0 as i32
+        },
         n_distinct: 0.0,
         mcv: Vec::new(),
         mcv_freqs: Vec::new(),
@@ -244,7 +246,8 @@ pub fn compute_scalar_stats(
     let mut run_start = 0usize;
     for i in 0..values.len() {
         corr_xysum += i as f64 * values[i].1 as f64;
-        let end_of_run = i + 1 == values.len() || cmp(values[i].0, values[i + 1].0) != Ordering::Equal;
+        let end_of_run =
+            i + 1 == values.len() || cmp(values[i].0, values[i + 1].0) != Ordering::Equal;
         if !end_of_run {
             continue;
         }
@@ -308,7 +311,9 @@ pub fn compute_scalar_stats(
     let track = &track[..num_mcv];
     for &(count, first) in track {
         stats.mcv.push(values[first].0.clone());
-        stats.mcv_freqs.push((count as f64 / samplerows as f64) as f32);
+        stats
+            .mcv_freqs
+            .push((count as f64 / samplerows as f64) as f32);
     }
 
     // Histogram of the values not in the MCV list.
@@ -320,7 +325,9 @@ pub fn compute_scalar_stats(
     if num_hist >= 2 {
         let mut in_mcv = vec![false; values.len()];
         for &(count, first) in track {
-            in_mcv[first..first + count].iter_mut().for_each(|x| *x = true);
+            in_mcv[first..first + count]
+                .iter_mut()
+                .for_each(|x| *x = true);
         }
         let rest: Vec<&Value> = values
             .iter()

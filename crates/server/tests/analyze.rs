@@ -49,7 +49,10 @@ fn pg_stats_matches_postgresql() {
             .take(10)
             .map(|(i, (e, a))| format!("line {}:\n  expected: {e}\n  actual:   {a}", i + 1))
             .collect();
-        panic!("stats.out differs:\n{}\n--- actual ---\n{actual}", diff.join("\n"));
+        panic!(
+            "stats.out differs:\n{}\n--- actual ---\n{actual}",
+            diff.join("\n")
+        );
     }
 }
 
@@ -118,9 +121,17 @@ fn explain_estimates_follow_postgresql_after_analyze() {
         report.push(format!("{ratio:6.3}  pg {pg:>6}  ours {ours:>6}  {q}"));
     }
     let exact = report.iter().filter(|r| r.starts_with(" 1.000")).count();
-    println!("{}\n{exact} of {} exact", report.join("\n"), PG15_ROWS.len());
+    println!(
+        "{}\n{exact} of {} exact",
+        report.join("\n"),
+        PG15_ROWS.len()
+    );
     // The sample is the whole table, so every estimate is PostgreSQL's own.
-    assert!(worst == 1.0, "an estimate differs from PostgreSQL's:\n{}", report.join("\n"));
+    assert!(
+        worst == 1.0,
+        "an estimate differs from PostgreSQL's:\n{}",
+        report.join("\n")
+    );
 }
 
 #[test]
@@ -183,16 +194,26 @@ fn analyze_forms_and_errors() {
     c.batch_execute("BEGIN").unwrap();
     assert_eq!(
         err(&mut c, "VACUUM ANALYZE v"),
-        ("25001".into(), "VACUUM cannot run inside a transaction block".into())
+        (
+            "25001".into(),
+            "VACUUM cannot run inside a transaction block".into()
+        )
     );
-    c.batch_execute("ROLLBACK; BEGIN; ANALYZE v; COMMIT").unwrap();
+    c.batch_execute("ROLLBACK; BEGIN; ANALYZE v; COMMIT")
+        .unwrap();
     assert_eq!(
         err(&mut c, "ANALYZE v (a, a)"),
-        ("42701".into(), "column \"a\" of relation \"v\" appears more than once".into())
+        (
+            "42701".into(),
+            "column \"a\" of relation \"v\" appears more than once".into()
+        )
     );
     assert_eq!(
         err(&mut c, "ANALYZE v (c)"),
-        ("42703".into(), "column \"c\" of relation \"v\" does not exist".into())
+        (
+            "42703".into(),
+            "column \"c\" of relation \"v\" does not exist".into()
+        )
     );
     assert_eq!(
         err(&mut c, "ANALYZE nosuch"),

@@ -308,7 +308,13 @@ fn parse_analyze(toks: &[(String, bool)]) -> Option<Utility> {
                 "analyze" | "analyse" => analyze = true,
                 // Options that change nothing here (no dead tuples to report,
                 // no locks to skip, no true/false values).
-                "skip_locked" | "full" | "freeze" | "true" | "on" | "1" | "disable_page_skipping" => {}
+                "skip_locked"
+                | "full"
+                | "freeze"
+                | "true"
+                | "on"
+                | "1"
+                | "disable_page_skipping" => {}
                 _ => return None,
             }
             i += 1;

@@ -65,18 +65,26 @@ fn choose_blocks(nblocks: BlockNumber, n: usize, rng: &mut SampleRng) -> Vec<Blo
     out
 }
 
-/// Samples up to `targrows` rows of `rel` visible to `snapshot`; `decode`
-/// turns a tuple's bytes into a row under the page's share lock.
+/// How many rows to sample, and the random source choosing them.
+pub struct SampleSize {
+    pub targrows: usize,
+    pub rng: SampleRng,
+}
+
+/// Samples up to `size.targrows` rows of `rel` visible to `snapshot`;
+/// `check` runs before each block (cancellation); `decode` turns a tuple's
+/// bytes into a row under the page's share lock.
 pub fn acquire_sample_rows<T>(
     pool: &'static BufferPool,
     rel: RelFileLocator,
     snapshot: &Snapshot,
     tm: &TransactionManager,
-    targrows: usize,
-    rng: &mut SampleRng,
+    size: &mut SampleSize,
     mut check: impl FnMut() -> PgResult<()>,
     mut decode: impl FnMut(&[u8]) -> PgResult<T>,
 ) -> PgResult<Sample<T>> {
+    let targrows = size.targrows;
+    let rng = &mut size.rng;
     let nblocks = pool.smgr().nblocks(rel, ForkNumber::Main)?;
     let blocks = choose_blocks(nblocks, targrows, rng);
     let mut strategy = BufferStrategy::new(StrategyKind::BulkRead, pool.nbuffers());

@@ -275,7 +275,7 @@ impl Binder<'_, '_> {
     fn bind_analyze_targets(
         &self,
         targets: &[(Vec<String>, Vec<String>)],
-    ) -> PgResult<Vec<(Arc<Table>, Option<Vec<usize>>)>> {
+    ) -> PgResult<Vec<crate::plan::AnalyzeTarget>> {
         if targets.is_empty() {
             return Ok(self
                 .ctx

@@ -39,9 +39,8 @@ pub(crate) fn columns() -> Vec<OutputColumn> {
 fn push_element(s: &str, out: &mut String) {
     let quote = s.is_empty()
         || s.eq_ignore_ascii_case("null")
-        || s.chars().any(|c| {
-            matches!(c, '"' | '\\' | '{' | '}' | ',') || c.is_ascii_whitespace()
-        });
+        || s.chars()
+            .any(|c| matches!(c, '"' | '\\' | '{' | '}' | ',') || c.is_ascii_whitespace());
     if !quote {
         out.push_str(s);
         return;

@@ -214,7 +214,11 @@ pub fn qual_cost(quals: &[Expr], s: &PlannerSettings) -> f64 {
 /// The base-table column a plan's output column is, if it is one (through
 /// joins, projections of plain columns, filters, sorts, limits): its
 /// statistics and its relation's tuples.
-pub fn column_origin<'a>(p: &'a Plan, col: usize, sizes: &dyn RelationSizes) -> Option<VarInfo<'a>> {
+pub fn column_origin<'a>(
+    p: &'a Plan,
+    col: usize,
+    sizes: &dyn RelationSizes,
+) -> Option<VarInfo<'a>> {
     if let Some((left, right, left_width)) = p.join_inputs() {
         return if col < left_width {
             column_origin(left, col, sizes)
@@ -236,9 +240,20 @@ pub fn column_origin<'a>(p: &'a Plan, col: usize, sizes: &dyn RelationSizes) -> 
 }
 
 /// Selectivity of clauses over `plan`'s output of `rows` rows.
-pub fn plan_clauses_selectivity(quals: &[&Expr], plan: &Plan, rows: f64, sizes: &dyn RelationSizes) -> f64 {
+pub fn plan_clauses_selectivity(
+    quals: &[&Expr],
+    plan: &Plan,
+    rows: f64,
+    sizes: &dyn RelationSizes,
+) -> f64 {
     let lookup = |i: usize| column_origin(plan, i, sizes);
-    selfuncs::clauselist_selectivity(quals, &SelCtx { lookup: &lookup, rows })
+    selfuncs::clauselist_selectivity(
+        quals,
+        &SelCtx {
+            lookup: &lookup,
+            rows,
+        },
+    )
 }
 
 /// Selectivity of a join's clauses: equalities of a left and a right

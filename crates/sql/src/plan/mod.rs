@@ -12,6 +12,9 @@ mod planner;
 pub mod selfuncs;
 
 pub use cost::{Estimate, PlannerSettings, RelationSizes};
+
+/// A table ANALYZE reads and the columns it analyses (None: all).
+pub type AnalyzeTarget = (Arc<Table>, Option<Vec<usize>>);
 pub use planner::{plan_statement, PlannerContext};
 
 use std::sync::Arc;
@@ -319,7 +322,7 @@ pub enum BoundStatement {
     /// ANALYZE (or VACUUM ANALYZE, `vacuum`): tables with the columns to
     /// analyse (None: all).
     Analyze {
-        targets: Vec<(Arc<Table>, Option<Vec<usize>>)>,
+        targets: Vec<AnalyzeTarget>,
         verbose: bool,
         vacuum: bool,
     },

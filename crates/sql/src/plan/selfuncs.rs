@@ -9,8 +9,8 @@
 use std::cmp::Ordering;
 
 use catalog::stats::ColumnStats;
-use types::ops::LikePattern;
 use types::ops::BinaryOp;
+use types::ops::LikePattern;
 use types::{TypeId, Value};
 
 use super::cost::clamp_rows;
@@ -219,7 +219,11 @@ fn convert_to_scalar(v: &Value, lo: &Value, hi: &Value) -> Option<(f64, f64, f64
         })
     }
     if let (Value::Text(a), Value::Text(b), Value::Text(c)) = (v, lo, hi) {
-        return Some(convert_string_to_scalar(a.as_bytes(), b.as_bytes(), c.as_bytes()));
+        return Some(convert_string_to_scalar(
+            a.as_bytes(),
+            b.as_bytes(),
+            c.as_bytes(),
+        ));
     }
     Some((num(v)?, num(lo)?, num(hi)?))
 }
@@ -503,20 +507,16 @@ fn binary_selectivity(op: BinaryOp, left: &Expr, right: &Expr, cx: &SelCtx) -> f
         },
         (BinaryOp::Eq, None) => DEFAULT_EQ_SEL,
         (BinaryOp::NotEq, None) => 1.0 - DEFAULT_EQ_SEL,
-        (BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq, Some(v)) => {
-            match konst {
-                Some(c) => scalarineqsel(
-                    &v,
-                    c,
-                    matches!(op, BinaryOp::Gt | BinaryOp::GtEq),
-                    matches!(op, BinaryOp::LtEq | BinaryOp::GtEq),
-                ),
-                None => DEFAULT_INEQ_SEL,
-            }
-        }
-        (BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq, None) => {
-            DEFAULT_INEQ_SEL
-        }
+        (BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq, Some(v)) => match konst {
+            Some(c) => scalarineqsel(
+                &v,
+                c,
+                matches!(op, BinaryOp::Gt | BinaryOp::GtEq),
+                matches!(op, BinaryOp::LtEq | BinaryOp::GtEq),
+            ),
+            None => DEFAULT_INEQ_SEL,
+        },
+        (BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq, None) => DEFAULT_INEQ_SEL,
         _ => 0.5,
     }
 }
@@ -618,7 +618,7 @@ fn in_list_selectivity(expr: &Expr, list: &[Expr], negated: bool, cx: &SelCtx) -
 
 /// A `var < const`-like clause: its variable's identity, whether it is a
 /// lower bound, and its selectivity.
-fn range_clause(e: &Expr, cx: &SelCtx) -> Option<((u32, usize, usize), bool)> {
+fn range_clause(e: &Expr, cx: &SelCtx) -> Option<(VarKey, bool)> {
     let Expr::Binary {
         op, left, right, ..
     } = e
@@ -660,6 +660,18 @@ fn range_clause(e: &Expr, cx: &SelCtx) -> Option<((u32, usize, usize), bool)> {
     }
 }
 
+/// Bounds found on one variable (clausesel.c's RangeQueryClause).
+struct RangeQuery<'e> {
+    key: VarKey,
+    lo: Option<f64>,
+    hi: Option<f64>,
+    var: &'e Expr,
+}
+
+/// A variable's identity: (relation, column) when resolved, else the
+/// input column in the last place.
+type VarKey = (u32, usize, usize);
+
 /// clauselist_selectivity: clauses multiply, except that lower and upper
 /// bounds on one variable combine into a range (hi + lo - 1, plus the null
 /// fraction they both excluded).
@@ -669,7 +681,7 @@ pub fn clauselist_selectivity(quals: &[&Expr], cx: &SelCtx) -> f64 {
     }
     let mut s1 = 1.0;
     // (variable, lower bound, upper bound, the variable's column expr)
-    let mut ranges: Vec<((u32, usize, usize), Option<f64>, Option<f64>, &Expr)> = Vec::new();
+    let mut ranges: Vec<RangeQuery> = Vec::new();
     for &q in quals {
         match range_clause(q, cx) {
             Some((key, lower)) => {
@@ -684,20 +696,31 @@ pub fn clauselist_selectivity(quals: &[&Expr], cx: &SelCtx) -> f64 {
                     }
                     _ => q,
                 };
-                let entry = match ranges.iter_mut().find(|r| r.0 == key) {
-                    Some(r) => r,
+                let entry = match ranges.iter_mut().position(|r| r.key == key) {
+                    Some(i) => &mut ranges[i],
                     None => {
-                        ranges.push((key, None, None, var_expr));
-                        ranges.last_mut().unwrap()
+                        ranges.push(RangeQuery {
+                            key,
+                            lo: None,
+                            hi: None,
+                            var: var_expr,
+                        });
+                        ranges.last_mut().expect("just pushed")
                     }
                 };
-                let slot = if lower { &mut entry.1 } else { &mut entry.2 };
+                let slot = if lower { &mut entry.lo } else { &mut entry.hi };
                 *slot = Some(slot.map_or(s2, |old: f64| old.min(s2)));
             }
             None => s1 *= clause_selectivity(q, cx),
         }
     }
-    for (_, lo, hi, var_expr) in ranges {
+    for RangeQuery {
+        lo,
+        hi,
+        var: var_expr,
+        ..
+    } in ranges
+    {
         s1 *= match (lo, hi) {
             (Some(lo), Some(hi)) => {
                 if lo == DEFAULT_INEQ_SEL || hi == DEFAULT_INEQ_SEL {
@@ -730,7 +753,13 @@ pub fn clauselist_selectivity(quals: &[&Expr], cx: &SelCtx) -> f64 {
 }
 
 /// eqjoinsel_inner for `a = b`, a and b columns of the two inputs.
-pub fn eqjoinsel(a: Option<VarInfo>, b: Option<VarInfo>, a_rows: f64, b_rows: f64, bools: bool) -> f64 {
+pub fn eqjoinsel(
+    a: Option<VarInfo>,
+    b: Option<VarInfo>,
+    a_rows: f64,
+    b_rows: f64,
+    bools: bool,
+) -> f64 {
     let va = Var {
         info: a,
         is_bool: bools,
