@@ -63,8 +63,9 @@ pub struct Table {
     #[serde(default)]
     pub relpages: u32,
     /// pg_statistic rows of this table, one per analysed column, by attnum.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub statistics: Vec<stats::ColumnStats>,
+    /// Shared: binding clones the table for every statement that names it.
+    #[serde(default, skip_serializing_if = "stats::none", with = "stats::shared")]
+    pub statistics: Arc<Vec<stats::ColumnStats>>,
 }
 
 fn never_analysed() -> f64 {
@@ -284,7 +285,7 @@ impl Catalog {
                 columns,
                 reltuples: -1.0,
                 relpages: 0,
-                statistics: Vec::new(),
+                statistics: Arc::default(),
             };
             c.tables.insert(oid, t.clone());
             Ok(t)
@@ -326,11 +327,12 @@ impl Catalog {
             };
             t.reltuples = reltuples;
             t.relpages = relpages;
+            let all = Arc::make_mut(&mut t.statistics);
             for s in columns {
-                t.statistics.retain(|o| o.attnum != s.attnum);
-                t.statistics.push(s);
+                all.retain(|o| o.attnum != s.attnum);
+                all.push(s);
             }
-            t.statistics.sort_by_key(|s| s.attnum);
+            all.sort_by_key(|s| s.attnum);
             Ok(())
         })
     }

@@ -5,6 +5,8 @@
 //! kept as their integer day/microsecond counts so that the session time
 //! zone and DateStyle cannot change what is read back.
 
+use std::sync::Arc;
+
 use common::{Oid, PgResult};
 use serde::{Deserialize, Serialize};
 use types::{DataType, TypeId, Value};
@@ -28,6 +30,25 @@ pub struct ColumnStats {
     /// Equi-depth histogram bounds of the values not in `mcv`, ascending.
     pub histogram: Vec<Value>,
     pub correlation: Option<f32>,
+}
+
+/// Whether a table has no statistics (then the field is left out).
+pub(crate) fn none(v: &Arc<Vec<ColumnStats>>) -> bool {
+    v.is_empty()
+}
+
+/// Serde for the shared list: as a plain list.
+pub(crate) mod shared {
+    use super::*;
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Arc<Vec<ColumnStats>>, s: S) -> Result<S::Ok, S::Error> {
+        v.as_slice().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<Vec<ColumnStats>>, D::Error> {
+        Vec::<ColumnStats>::deserialize(d).map(Arc::new)
+    }
 }
 
 #[derive(Serialize, Deserialize)]

@@ -220,3 +220,45 @@ fn analyze_forms_and_errors() {
         ("42P01".into(), "relation \"nosuch\" does not exist".into())
     );
 }
+
+#[test]
+fn a_sampled_table_extrapolates() {
+    let s = TestServer::start();
+    let mut c = s.connect();
+    // Target 10: a sample of 3,000 of 60,000 rows, through the reservoir.
+    c.batch_execute(
+        "SET default_statistics_target = 10;
+         CREATE TABLE big (id int, g int);
+         INSERT INTO big SELECT i, i % 100 FROM generate_series(1, 60000) i;
+         ANALYZE big",
+    )
+    .unwrap();
+    let row = c
+        .query_one("SELECT reltuples FROM pg_class WHERE relname = 'big'", &[])
+        .unwrap();
+    // Every block is read (fewer blocks than sample rows): the count is exact.
+    assert_eq!(row.get::<_, f32>(0), 60000.0);
+    let row = c
+        .query_one(
+            "SELECT n_distinct FROM pg_stats WHERE tablename = 'big' AND attname = 'id'",
+            &[],
+        )
+        .unwrap();
+    // A unique column sampled in part is still seen as unique.
+    assert_eq!(row.get::<_, f32>(0), -1.0);
+    let row = c
+        .query_one(
+            "SELECT n_distinct, histogram_bounds FROM pg_stats WHERE tablename = 'big' AND attname = 'g'",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(row.get::<_, f32>(0), 100.0);
+    // At most target + 1 bounds.
+    let bounds: Option<String> = row.get(1);
+    assert!(bounds.is_none_or(|b| b.split(',').count() <= 11));
+    // The true counts are 600 and 30,000: sampled estimates stay close.
+    let eq = rows(&mut c, "SELECT * FROM big WHERE g = 1");
+    assert!((300.0..=1200.0).contains(&eq), "{eq}");
+    let lt = rows(&mut c, "SELECT * FROM big WHERE id <= 30000");
+    assert!((20000.0..=40000.0).contains(&lt), "{lt}");
+}

@@ -94,7 +94,7 @@ pub(crate) fn rows(cat: &CatalogData, db: u32) -> Vec<Row> {
             .namespaces
             .get(&t.namespace)
             .map_or("", |n| n.name.as_str());
-        for s in &t.statistics {
+        for s in t.statistics.iter() {
             let Some(col) = t.columns.get(s.attnum as usize - 1) else {
                 continue;
             };
