@@ -18,6 +18,8 @@ use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
 use types::{DataType, TypeId};
 
+pub mod stats;
+
 pub const PG_CATALOG_NAMESPACE: Oid = 11;
 pub const PUBLIC_NAMESPACE: Oid = 2200;
 pub const INFORMATION_SCHEMA_NAMESPACE: Oid = 13000;
@@ -53,6 +55,21 @@ pub struct Table {
     pub db_oid: Oid,
     pub relfilenode: Oid,
     pub columns: Vec<Column>,
+    /// pg_class.reltuples: rows counted (or extrapolated) by the last ANALYZE,
+    /// -1 when never analysed (PostgreSQL 14's convention).
+    #[serde(default = "never_analysed")]
+    pub reltuples: f64,
+    /// pg_class.relpages: the main fork's blocks at the last ANALYZE.
+    #[serde(default)]
+    pub relpages: u32,
+    /// pg_statistic rows of this table, one per analysed column, by attnum.
+    /// Shared: binding clones the table for every statement that names it.
+    #[serde(default, skip_serializing_if = "stats::none", with = "stats::shared")]
+    pub statistics: Arc<Vec<stats::ColumnStats>>,
+}
+
+fn never_analysed() -> f64 {
+    -1.0
 }
 
 impl Table {
@@ -68,6 +85,16 @@ impl Table {
     }
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)
+    }
+    /// The statistics of column `index` (0-based), if ANALYZE made some.
+    pub fn column_stats(&self, index: usize) -> Option<&stats::ColumnStats> {
+        self.statistics
+            .iter()
+            .find(|s| s.attnum as usize == index + 1)
+    }
+    /// Whether ANALYZE has run on the table (reltuples is known).
+    pub fn analysed(&self) -> bool {
+        self.reltuples >= 0.0
     }
 }
 
@@ -258,6 +285,9 @@ impl Catalog {
                 db_oid: db,
                 relfilenode: oid,
                 columns,
+                reltuples: -1.0,
+                relpages: 0,
+                statistics: Arc::default(),
             };
             c.tables.insert(oid, t.clone());
             Ok(t)
@@ -279,6 +309,33 @@ impl Catalog {
             let old = t.locator();
             t.relfilenode = node;
             Ok((old, t.clone()))
+        })
+    }
+
+    /// Stores what ANALYZE found (pg_class.reltuples/relpages and the
+    /// pg_statistic rows of the analysed columns, replacing theirs): a DDL
+    /// write, so the catalog version changes and cached plans are made again.
+    pub fn update_statistics(
+        &self,
+        oid: Oid,
+        reltuples: f64,
+        relpages: u32,
+        columns: Vec<stats::ColumnStats>,
+    ) -> PgResult<()> {
+        self.modify(|c| {
+            let Some(t) = c.tables.get_mut(&oid) else {
+                // Dropped while ANALYZE ran: nothing to keep.
+                return Ok(());
+            };
+            t.reltuples = reltuples;
+            t.relpages = relpages;
+            let all = Arc::make_mut(&mut t.statistics);
+            for s in columns {
+                all.retain(|o| o.attnum != s.attnum);
+                all.push(s);
+            }
+            all.sort_by_key(|s| s.attnum);
+            Ok(())
         })
     }
 
@@ -325,6 +382,65 @@ pub const GLOBAL_TABLESPACE: Oid = GLOBAL_TABLESPACE_OID;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tables_from_before_analyze_load_as_never_analysed() {
+        let json = r#"{"oid":16384,"name":"t","namespace":2200,"db_oid":5,
+            "relfilenode":16384,"columns":[]}"#;
+        let t: Table = serde_json::from_str(json).unwrap();
+        assert!(!t.analysed());
+        assert_eq!((t.reltuples, t.relpages), (-1.0, 0));
+        assert!(t.statistics.is_empty());
+    }
+
+    #[test]
+    fn statistics_replace_per_column_and_change_the_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Catalog::open(dir.path()).unwrap();
+        let col = |n: &str| Column {
+            name: n.into(),
+            type_oid: 23,
+            typmod: -1,
+            not_null: false,
+            default: None,
+        };
+        let t = c
+            .create_table(
+                POSTGRES_DB_OID,
+                PUBLIC_NAMESPACE,
+                "t",
+                vec![col("a"), col("b")],
+            )
+            .unwrap();
+        let st = |attnum, nd| stats::ColumnStats {
+            attnum,
+            data_type: DataType::new(TypeId::Int4),
+            null_frac: 0.0,
+            avg_width: 4,
+            n_distinct: nd,
+            mcv: vec![],
+            mcv_freqs: vec![],
+            histogram: vec![types::Value::Int4(1), types::Value::Int4(9)],
+            correlation: Some(1.0),
+        };
+        let before = c.snapshot();
+        c.update_statistics(t.oid, 10.0, 1, vec![st(2, 5.0), st(1, 3.0)])
+            .unwrap();
+        c.update_statistics(t.oid, 12.0, 1, vec![st(2, 6.0)])
+            .unwrap();
+        assert!(!Arc::ptr_eq(&before, &c.snapshot()));
+        drop(c);
+        let c = Catalog::open(dir.path()).unwrap();
+        let snap = c.snapshot();
+        let t = snap.table_by_oid(t.oid).unwrap();
+        assert_eq!(t.reltuples, 12.0);
+        assert_eq!(t.column_stats(0).unwrap().n_distinct, 3.0);
+        assert_eq!(t.column_stats(1).unwrap().n_distinct, 6.0);
+        assert_eq!(
+            t.column_stats(1).unwrap().histogram[1],
+            types::Value::Int4(9)
+        );
+    }
 
     #[test]
     fn catalog_survives_reopen() {

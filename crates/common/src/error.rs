@@ -95,6 +95,8 @@ pub enum Severity {
     Fatal,
     Notice,
     Warning,
+    /// Sent whatever client_min_messages says (VACUUM/ANALYZE VERBOSE).
+    Info,
 }
 
 impl Severity {
@@ -104,6 +106,7 @@ impl Severity {
             Severity::Fatal => "FATAL",
             Severity::Notice => "NOTICE",
             Severity::Warning => "WARNING",
+            Severity::Info => "INFO",
         }
     }
 }
@@ -142,6 +145,11 @@ impl PgError {
             severity: Severity::Fatal,
             ..PgError::new(code, message)
         }
+    }
+    /// The same message at INFO severity.
+    pub fn with_severity_info(mut self) -> Self {
+        self.severity = Severity::Info;
+        self
     }
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
         self.detail = Some(detail.into().into_boxed_str());

@@ -2,6 +2,7 @@
 //! evaluation, and DML against the heap. See README.md.
 
 pub mod agg;
+pub mod analyze;
 pub mod copy;
 pub mod dml;
 pub mod eval;

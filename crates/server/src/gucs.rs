@@ -107,7 +107,7 @@ pub static GUCS: &[GucDef] = &[
         "100",
         User,
         false,
-        "Sets the default statistics target (no effect yet: ANALYZE is not implemented).",
+        "Sets the default statistics target.",
     ),
     g(
         "effective_cache_size",

@@ -442,6 +442,12 @@ impl Session {
                 gucs::alter_system(&self.ctx.data_dir, name.as_deref(), value.as_deref())?;
                 return sink.complete("ALTER SYSTEM");
             }
+            BoundStatement::Analyze { vacuum: true, .. } if !matches!(self.txn, TxnState::Idle) => {
+                return Err(PgError::new(
+                    SqlState::ACTIVE_SQL_TRANSACTION,
+                    "VACUUM cannot run inside a transaction block",
+                ));
+            }
             BoundStatement::Checkpoint => {
                 self.ctx.checkpoint()?;
                 self.ctx
@@ -994,6 +1000,16 @@ impl Session {
             }
             BoundStatement::CopyTo(source) => {
                 crate::copy_session::copy_to(source, sink, env, &ctx.data_dir)
+            }
+            BoundStatement::Analyze {
+                targets,
+                verbose,
+                vacuum,
+            } => {
+                exec::analyze::analyze(targets, *verbose, &ctx.catalog, env, &mut |n| {
+                    sink.notice(&n)
+                })?;
+                sink.complete(if *vacuum { "VACUUM" } else { "ANALYZE" })
             }
             _ => Err(PgError::internal("statement kind handled elsewhere")),
         }

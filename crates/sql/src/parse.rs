@@ -149,6 +149,13 @@ pub enum Utility {
         name: Option<String>,
         value: Option<String>,
     },
+    /// ANALYZE [VERBOSE] [table [(columns)], ...], and VACUUM with its
+    /// ANALYZE option (`vacuum`: the command tag is VACUUM).
+    Analyze {
+        verbose: bool,
+        vacuum: bool,
+        targets: Vec<(Vec<String>, Vec<String>)>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -283,6 +290,105 @@ fn tokens(s: &str) -> Option<Vec<(String, bool)>> {
     Some(out)
 }
 
+/// ANALYZE / VACUUM ... ANALYZE: options (parenthesised or the old bare
+/// keywords), then tables with optional column lists. VACUUM without
+/// ANALYZE is not handled here.
+fn parse_analyze(toks: &[(String, bool)]) -> Option<Utility> {
+    let vacuum = toks[0].0 == "vacuum";
+    let word = |i: usize| toks.get(i).filter(|t| !t.1).map(|t| t.0.as_str());
+    let (mut verbose, mut analyze) = (false, !vacuum);
+    let mut i = 1;
+    if word(i) == Some("(") {
+        i += 1;
+        loop {
+            match word(i)? {
+                ")" => break,
+                "," => {}
+                "verbose" => verbose = true,
+                "analyze" | "analyse" => analyze = true,
+                // Options that change nothing here (no dead tuples to report,
+                // no locks to skip, no true/false values).
+                "skip_locked"
+                | "full"
+                | "freeze"
+                | "true"
+                | "on"
+                | "1"
+                | "disable_page_skipping" => {}
+                _ => return None,
+            }
+            i += 1;
+        }
+        i += 1;
+    } else {
+        while let Some(w) = word(i) {
+            match w {
+                "verbose" => verbose = true,
+                "analyze" | "analyse" if vacuum => analyze = true,
+                "full" | "freeze" if vacuum && !analyze && !verbose => {}
+                _ => break,
+            }
+            i += 1;
+        }
+    }
+    if !analyze {
+        return None;
+    }
+    let mut targets = Vec::new();
+    while i < toks.len() {
+        let (name, quoted) = &toks[i];
+        if !quoted && (name == "(" || name == ")" || name == ",") {
+            return None;
+        }
+        let mut parts: Vec<String> = if *quoted {
+            vec![name.clone()]
+        } else {
+            name.split('.').map(str::to_string).collect()
+        };
+        i += 1;
+        // "schema"."table": a quoted part after a trailing dot.
+        while parts.last().is_some_and(|p| p.is_empty()) && i < toks.len() {
+            parts.pop();
+            let (n, q) = &toks[i];
+            if *q {
+                parts.push(n.clone());
+            } else {
+                parts.extend(n.split('.').map(str::to_string));
+            }
+            i += 1;
+        }
+        if parts.iter().any(String::is_empty) || parts.len() > 3 {
+            return None;
+        }
+        let mut cols = Vec::new();
+        if word(i) == Some("(") {
+            i += 1;
+            loop {
+                let (c, _) = toks.get(i)?;
+                cols.push(c.clone());
+                i += 1;
+                match word(i)? {
+                    "," => i += 1,
+                    ")" => break,
+                    _ => return None,
+                }
+            }
+            i += 1;
+        }
+        targets.push((parts, cols));
+        match word(i) {
+            Some(",") => i += 1,
+            None if i >= toks.len() => {}
+            _ => return None,
+        }
+    }
+    Some(Utility::Analyze {
+        verbose,
+        vacuum,
+        targets,
+    })
+}
+
 fn qualified_names(toks: &[(String, bool)]) -> Option<Vec<Vec<String>>> {
     let mut names = Vec::new();
     for part in toks.split(|t| t.0 == "," && !t.1) {
@@ -344,6 +450,9 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             | "truncate"
             | "create"
             | "alter"
+            | "analyze"
+            | "analyse"
+            | "vacuum"
     ) {
         return None;
     }
@@ -359,6 +468,7 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             Some(Utility::Rollback)
         }
         ["checkpoint"] => Some(Utility::Checkpoint),
+        ["analyze" | "analyse" | "vacuum", ..] => parse_analyze(&toks),
         ["alter", "system", "reset", "all"] => Some(Utility::AlterSystem {
             name: None,
             value: None,

@@ -18,6 +18,8 @@ use txn::{Snapshot, TransactionManager, XidStatus};
 
 use crate::tuple;
 
+pub mod sample;
+
 /// A tuple's address: block and 1-based offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Tid {

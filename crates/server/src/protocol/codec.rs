@@ -378,10 +378,11 @@ impl MessageBuf {
         self.end();
     }
 
-    /// NoticeResponse (NOTICE or WARNING).
+    /// NoticeResponse (NOTICE, WARNING or INFO).
     pub(crate) fn notice(&mut self, e: &PgError) {
         let severity = match e.severity {
             Severity::Warning => Severity::Warning,
+            Severity::Info => Severity::Info,
             _ => Severity::Notice,
         };
         self.begin(b'N');

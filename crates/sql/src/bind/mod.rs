@@ -4,6 +4,7 @@
 mod copy;
 mod explain;
 mod expr;
+mod pg_stats;
 mod pos;
 mod query;
 mod types;
@@ -251,6 +252,15 @@ impl Binder<'_, '_> {
                 }
                 BoundStatement::DropTable { tables, missing }
             }
+            Utility::Analyze {
+                verbose,
+                vacuum,
+                targets,
+            } => BoundStatement::Analyze {
+                targets: self.bind_analyze_targets(targets)?,
+                verbose: *verbose,
+                vacuum: *vacuum,
+            },
             Utility::Truncate { names } => BoundStatement::Truncate {
                 tables: names
                     .iter()
@@ -258,6 +268,53 @@ impl Binder<'_, '_> {
                     .collect::<PgResult<_>>()?,
             },
         })
+    }
+
+    /// ANALYZE's tables and columns; no tables means every table of the
+    /// database.
+    fn bind_analyze_targets(
+        &self,
+        targets: &[(Vec<String>, Vec<String>)],
+    ) -> PgResult<Vec<crate::plan::AnalyzeTarget>> {
+        if targets.is_empty() {
+            return Ok(self
+                .ctx
+                .catalog
+                .tables
+                .values()
+                .filter(|t| t.db_oid == self.ctx.db_oid)
+                .map(|t| (Arc::new(t.clone()), None))
+                .collect());
+        }
+        targets
+            .iter()
+            .map(|(name, cols)| {
+                let t = self.require_table(name)?;
+                if cols.is_empty() {
+                    return Ok((t, None));
+                }
+                let mut idx = Vec::new();
+                for c in cols {
+                    let i = t.column_index(c).ok_or_else(|| {
+                        PgError::new(
+                            SqlState::UNDEFINED_COLUMN,
+                            format!("column \"{c}\" of relation \"{}\" does not exist", t.name),
+                        )
+                    })?;
+                    if idx.contains(&i) {
+                        return Err(PgError::new(
+                            SqlState::DUPLICATE_COLUMN,
+                            format!(
+                                "column \"{c}\" of relation \"{}\" appears more than once",
+                                t.name
+                            ),
+                        ));
+                    }
+                    idx.push(i);
+                }
+                Ok((t, Some(idx)))
+            })
+            .collect()
     }
 
     fn bind_sql(&mut self, s: &ast::Statement) -> PgResult<BoundStatement> {

@@ -108,6 +108,8 @@ impl Binder<'_, '_> {
                     col("reltoastrelid", TypeId::Oid),
                     col("reloftype", TypeId::Oid),
                     col("relreplident", TypeId::Text),
+                    col("relpages", TypeId::Int4),
+                    col("reltuples", TypeId::Float4),
                 ],
                 cat.tables
                     .values()
@@ -134,10 +136,13 @@ impl Binder<'_, '_> {
                             oid(0),
                             oid(0),
                             text("d"),
+                            int4(t.relpages as i32),
+                            (Value::Float4(t.reltuples as f32), TypeId::Float4.into()),
                         ]
                     })
                     .collect(),
             ),
+            "pg_stats" => (super::pg_stats::columns(), super::pg_stats::rows(cat, db)),
             "pg_am" => (
                 vec![
                     col("oid", TypeId::Oid),

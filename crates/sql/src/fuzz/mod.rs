@@ -305,6 +305,9 @@ pub fn fixture_catalog() -> Arc<CatalogData> {
                 db_oid: POSTGRES_DB_OID,
                 relfilenode: oid,
                 columns: columns.into_iter().map(|(n, ty)| column(n, ty)).collect(),
+                reltuples: -1.0,
+                relpages: 0,
+                statistics: Default::default(),
             },
         );
     }

@@ -3,16 +3,18 @@
 //! sequential page fetch. The join search (`joins.rs`) and EXPLAIN both read
 //! estimates from here, so what EXPLAIN prints is what the planner compared.
 //!
-//! Without ANALYZE statistics, a relation's tuple count comes from its page
-//! count and its rows' estimated width, and a never-analysed relation of
-//! fewer than 10 pages is taken to have 10 (PostgreSQL 14's rule, so a new
-//! table is not planned as empty). Selectivities are PostgreSQL's defaults
-//! for the same situation (`DEFAULT_EQ_SEL` and friends).
+//! A relation's tuple count is its current page count times the tuple
+//! density ANALYZE saw (reltuples / relpages); a never-analysed relation's
+//! density comes from its rows' estimated width, and one of fewer than 10
+//! pages is taken to have 10 (PostgreSQL 14's rule, so a new table is not
+//! planned as empty). Selectivities come from `selfuncs.rs`: the column's
+//! statistics when ANALYZE made some, PostgreSQL's defaults otherwise.
 
 use catalog::Table;
 use types::ops::BinaryOp;
 use types::{DataType, TypeId, Value};
 
+use super::selfuncs::{self, SelCtx, VarInfo, DEFAULT_NUM_DISTINCT};
 use super::{JoinKind, Plan};
 use crate::expr::Expr;
 
@@ -93,12 +95,6 @@ impl Default for PlannerSettings {
 /// disabled methods are still used when nothing else can run the query.
 pub const DISABLE_COST: f64 = 1.0e10;
 
-const DEFAULT_EQ_SEL: f64 = 0.005;
-const DEFAULT_INEQ_SEL: f64 = 1.0 / 3.0;
-const DEFAULT_RANGE_INEQ_SEL: f64 = 0.005;
-const DEFAULT_MATCH_SEL: f64 = 0.005;
-const DEFAULT_UNK_SEL: f64 = 0.005;
-const DEFAULT_NUM_DISTINCT: f64 = 200.0;
 /// Operators a subquery is counted as in a qual (it runs a plan per row).
 const SUBPLAN_OPERATORS: f64 = 1000.0;
 /// Rows assumed for a server-state view (PostgreSQL's estimate for the
@@ -161,12 +157,49 @@ pub fn exprs_width(exprs: &[Expr]) -> usize {
     row_width(exprs.iter().map(Expr::data_type))
 }
 
-/// Pages and tuples of a table with no statistics (estimate_rel_size).
+/// A table's row width: each column's average width from ANALYZE, else
+/// its type's (set_rel_width with get_attavgwidth).
+pub fn table_width(table: &Table) -> usize {
+    table
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| match table.column_stats(i) {
+            Some(s) if s.avg_width > 0 => s.avg_width as usize,
+            _ => type_width(c.data_type()),
+        })
+        .sum()
+}
+
+/// Pages and tuples of a table (estimate_rel_size): the current page count
+/// at the density ANALYZE measured, or, never analysed, at the density its
+/// rows' estimated width gives (and at least 10 pages).
 pub fn table_size(table: &Table, blocks: u64) -> (f64, f64) {
-    let pages = if blocks < 10 { 10.0 } else { blocks as f64 };
-    let width = row_width(table.columns.iter().map(|c| c.data_type())) as f64;
-    let density = ((BLCKSZ - PAGE_HEADER) / (width + TUPLE_OVERHEAD)).floor();
+    if table.analysed() && blocks == 0 {
+        return (0.0, 0.0);
+    }
+    let pages = if blocks < 10 && !table.analysed() {
+        10.0
+    } else {
+        blocks as f64
+    };
+    let density = if table.analysed() && table.relpages > 0 {
+        table.reltuples / table.relpages as f64
+    } else {
+        let width = row_width(table.columns.iter().map(|c| c.data_type())) as f64;
+        ((BLCKSZ - PAGE_HEADER) / (width + TUPLE_OVERHEAD)).floor()
+    };
     (pages, (density * pages).round())
+}
+
+/// What is known of column `col` of a base table.
+pub fn table_var<'a>(table: &'a Table, col: usize, sizes: &dyn RelationSizes) -> VarInfo<'a> {
+    VarInfo {
+        stats: table.column_stats(col),
+        tuples: table_size(table, sizes.blocks(table)).1,
+        rel: table.oid,
+        attno: col,
+    }
 }
 
 /// Per-row cost of evaluating quals: one `cpu_operator_cost` per operator
@@ -202,208 +235,54 @@ pub fn qual_cost(quals: &[Expr], s: &PlannerSettings) -> f64 {
     ops * s.cpu_operator_cost
 }
 
-fn is_simple_var(e: &Expr) -> bool {
-    match e {
-        Expr::Column(..) => true,
-        Expr::Cast { expr, .. } => is_simple_var(expr),
-        _ => false,
-    }
-}
-
-fn is_pseudo_const(e: &Expr) -> bool {
-    let mut c = true;
-    e.visit(&mut |x| {
-        c &= !matches!(
-            x,
-            Expr::Column(..)
-                | Expr::ScalarSubquery(..)
-                | Expr::Exists { .. }
-                | Expr::InSubquery { .. }
-                | Expr::Agg(_)
-        )
-    });
-    c
-}
-
-fn var_distinct(e: &Expr, rows: f64) -> f64 {
-    if e.type_id() == TypeId::Bool {
-        return 2.0;
-    }
-    if rows < DEFAULT_NUM_DISTINCT {
-        clamp_rows(rows)
-    } else {
-        DEFAULT_NUM_DISTINCT
-    }
-}
-
-/// Which side of a range a comparison bounds, for (var, const) pairs.
-fn range_bound(e: &Expr) -> Option<(&Expr, bool)> {
-    let Expr::Binary {
-        op, left, right, ..
-    } = e
-    else {
-        return None;
-    };
-    let lower = match op {
-        BinaryOp::Gt | BinaryOp::GtEq => true,
-        BinaryOp::Lt | BinaryOp::LtEq => false,
-        _ => return None,
-    };
-    if is_simple_var(left) && is_pseudo_const(right) {
-        Some((left, lower))
-    } else if is_simple_var(right) && is_pseudo_const(left) {
-        Some((right, !lower))
-    } else {
-        None
-    }
-}
-
-/// Selectivity of a conjunction (clauselist_selectivity): independent
-/// clauses multiply, but a lower and an upper bound on the same variable
-/// make one range clause.
-pub fn conjunction_selectivity(quals: &[&Expr], rows: f64) -> f64 {
-    let mut sel = 1.0;
-    let mut used = vec![false; quals.len()];
-    for i in 0..quals.len() {
-        if used[i] {
-            continue;
-        }
-        if let Some((var, lower)) = range_bound(quals[i]) {
-            let partner = (i + 1..quals.len()).find(|&j| {
-                !used[j]
-                    && range_bound(quals[j])
-                        .is_some_and(|(v, l)| l != lower && strip(v) == strip(var))
-            });
-            if let Some(j) = partner {
-                used[i] = true;
-                used[j] = true;
-                sel *= DEFAULT_RANGE_INEQ_SEL;
-                continue;
-            }
-        }
-        used[i] = true;
-        sel *= selectivity(quals[i], rows);
-    }
-    sel
-}
-
-fn strip(e: &Expr) -> &Expr {
-    match e {
-        Expr::Cast { expr, .. } => strip(expr),
-        other => other,
-    }
-}
-
-/// Selectivity of one boolean clause over input of `rows` rows.
-pub fn selectivity(e: &Expr, rows: f64) -> f64 {
-    let s = match e {
-        Expr::Const(Value::Bool(true), _) => 1.0,
-        Expr::Const(..) => 0.0,
-        Expr::And(v) => conjunction_selectivity(&v.iter().collect::<Vec<_>>(), rows),
-        Expr::Or(v) => v.iter().fold(0.0, |acc, x| {
-            let s2 = selectivity(x, rows);
-            acc + s2 - acc * s2
-        }),
-        Expr::Not(x) => 1.0 - selectivity(x, rows),
-        Expr::Binary {
-            op, left, right, ..
-        } => binary_selectivity(*op, left, right, rows),
-        Expr::IsNull { negated, .. } => {
-            if *negated {
-                1.0 - DEFAULT_UNK_SEL
-            } else {
-                DEFAULT_UNK_SEL
-            }
-        }
-        Expr::LikeConst { negated, .. } | Expr::Like { negated, .. } => {
-            if *negated {
-                1.0 - DEFAULT_MATCH_SEL
-            } else {
-                DEFAULT_MATCH_SEL
-            }
-        }
-        Expr::InList {
-            expr,
-            list,
-            negated,
-        } => {
-            let eq = 1.0 / var_distinct(expr, rows);
-            if *negated {
-                (1.0 - eq).powi(list.len() as i32)
-            } else {
-                (eq * list.len() as f64).min(1.0)
-            }
-        }
-        Expr::Column(..) if e.type_id() == TypeId::Bool => 0.5,
-        Expr::IsBool { .. } => 0.5,
-        _ => 0.5,
-    };
-    s.clamp(0.0, 1.0)
-}
-
-fn binary_selectivity(op: BinaryOp, left: &Expr, right: &Expr, rows: f64) -> f64 {
-    let var = if is_simple_var(left) {
-        Some(left)
-    } else if is_simple_var(right) {
-        Some(right)
-    } else {
-        None
-    };
-    match op {
-        BinaryOp::Eq => match var {
-            Some(v) => 1.0 / var_distinct(v, rows),
-            None => DEFAULT_EQ_SEL,
-        },
-        BinaryOp::NotEq => match var {
-            Some(v) => 1.0 - 1.0 / var_distinct(v, rows),
-            None => 1.0 - DEFAULT_EQ_SEL,
-        },
-        BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq => DEFAULT_INEQ_SEL,
-        _ => 0.5,
-    }
-}
-
-/// Tuples of the base relation a column comes from, if it comes from one
-/// (through joins, projections of plain columns, filters, sorts, limits).
-fn column_tuples(p: &Plan, col: usize, sizes: &dyn RelationSizes) -> Option<f64> {
+/// The base-table column a plan's output column is, if it is one (through
+/// joins, projections of plain columns, filters, sorts, limits): its
+/// statistics and its relation's tuples.
+pub fn column_origin<'a>(
+    p: &'a Plan,
+    col: usize,
+    sizes: &dyn RelationSizes,
+) -> Option<VarInfo<'a>> {
     if let Some((left, right, left_width)) = p.join_inputs() {
         return if col < left_width {
-            column_tuples(left, col, sizes)
+            column_origin(left, col, sizes)
         } else {
-            column_tuples(right, col - left_width, sizes)
+            column_origin(right, col - left_width, sizes)
         };
     }
     match p {
-        Plan::SeqScan { table, .. } => Some(table_size(table, sizes.blocks(table)).1),
+        Plan::SeqScan { table, .. } => Some(table_var(table, col, sizes)),
         Plan::Project { input, exprs } => match exprs.get(col) {
-            Some(Expr::Column(i, _)) => column_tuples(input, *i, sizes),
+            Some(Expr::Column(i, _)) => column_origin(input, *i, sizes),
             _ => None,
         },
         Plan::Filter { input, .. } | Plan::Sort { input, .. } | Plan::Limit { input, .. } => {
-            column_tuples(input, col, sizes)
+            column_origin(input, col, sizes)
         }
         _ => None,
     }
 }
 
-/// Distinct values of a join key (get_variable_numdistinct without
-/// statistics): the base relation's tuple count when under 200, else 200.
-fn key_distinct(e: &Expr, side: &Plan, offset: usize, sizes: &dyn RelationSizes) -> f64 {
-    if e.type_id() == TypeId::Bool {
-        return 2.0;
-    }
-    let tuples = match strip(e) {
-        Expr::Column(i, _) => column_tuples(side, i - offset, sizes),
-        _ => None,
-    };
-    match tuples {
-        Some(t) if t < DEFAULT_NUM_DISTINCT => clamp_rows(t),
-        _ => DEFAULT_NUM_DISTINCT,
-    }
+/// Selectivity of clauses over `plan`'s output of `rows` rows.
+pub fn plan_clauses_selectivity(
+    quals: &[&Expr],
+    plan: &Plan,
+    rows: f64,
+    sizes: &dyn RelationSizes,
+) -> f64 {
+    let lookup = |i: usize| column_origin(plan, i, sizes);
+    selfuncs::clauselist_selectivity(
+        quals,
+        &SelCtx {
+            lookup: &lookup,
+            rows,
+        },
+    )
 }
 
-/// Selectivity of a join's clauses (eqjoinsel without statistics for
-/// equalities of a left and a right expression: 1 / max(nd1, nd2)).
+/// Selectivity of a join's clauses: equalities of a left and a right
+/// column by eqjoinsel (with the columns' statistics), others as
+/// restrictions over the joined row.
 pub fn join_selectivity(
     quals: &[Expr],
     left: &Plan,
@@ -426,31 +305,70 @@ pub fn join_selectivity(
         });
         (lo, hi)
     };
+    let lookup = |i: usize| {
+        if i < left_width {
+            column_origin(left, i, sizes)
+        } else {
+            column_origin(right, i - left_width, sizes)
+        }
+    };
+    let cx = SelCtx {
+        lookup: &lookup,
+        rows: l.rows * r.rows,
+    };
     let mut sel = 1.0;
+    let mut rest: Vec<&Expr> = Vec::new();
     for q in quals {
-        sel *= match q {
-            Expr::Binary {
-                op: BinaryOp::Eq,
-                left: a,
-                right: b,
-                ..
-            } => {
-                let (a, b) = match (side_of(a), side_of(b)) {
-                    ((true, false), (false, true)) => (a, b),
-                    ((false, true), (true, false)) => (b, a),
-                    _ => {
-                        sel *= selectivity(q, l.rows * r.rows);
-                        continue;
-                    }
-                };
-                let nd =
-                    key_distinct(a, left, 0, sizes).max(key_distinct(b, right, left_width, sizes));
-                1.0 / nd
-            }
-            other => selectivity(other, l.rows * r.rows),
-        };
+        if let Expr::Binary {
+            op: BinaryOp::Eq,
+            left: a,
+            right: b,
+            ..
+        } = q
+        {
+            let (a, b) = match (side_of(a), side_of(b)) {
+                ((true, false), (false, true)) => (a, b),
+                ((false, true), (true, false)) => (b, a),
+                _ => {
+                    rest.push(q);
+                    continue;
+                }
+            };
+            // A key that is no base column has no relation to count
+            // (tuples 0): its distinct values are the default.
+            let (va, vb) = (
+                key_origin(a, 0, left, sizes),
+                key_origin(b, left_width, right, sizes),
+            );
+            let bools = a.type_id() == TypeId::Bool;
+            sel *= selfuncs::eqjoinsel(va, vb, 0.0, 0.0, bools);
+        } else {
+            rest.push(q);
+        }
+    }
+    if !rest.is_empty() {
+        sel *= selfuncs::clauselist_selectivity(&rest, &cx);
     }
     sel
+}
+
+fn key_origin<'a>(
+    e: &Expr,
+    base: usize,
+    side: &'a Plan,
+    sizes: &dyn RelationSizes,
+) -> Option<VarInfo<'a>> {
+    match strip(e) {
+        Expr::Column(i, _) => column_origin(side, i - base, sizes),
+        _ => None,
+    }
+}
+
+fn strip(e: &Expr) -> &Expr {
+    match e {
+        Expr::Cast { expr, .. } => strip(expr),
+        other => other,
+    }
 }
 
 /// Which join algorithm a join uses.
@@ -536,7 +454,7 @@ pub fn join_cost(
 /// Estimates a plan node and, recursively, its inputs.
 pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> Estimate {
     match plan {
-        Plan::SeqScan { table, qual, .. } => seq_scan(table, sizes.blocks(table), qual, s),
+        Plan::SeqScan { table, qual, .. } => seq_scan(table, sizes, qual, s),
         Plan::Values { rows, width } => {
             let n = rows.len() as f64;
             let w = rows.first().map_or(0, |r| exprs_width(r));
@@ -560,7 +478,7 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
         Plan::Filter { input, qual } => {
             let e = estimate(input, sizes, s);
             let quals = super::planner::conjuncts(qual);
-            let sel = conjunction_selectivity(&quals, e.rows);
+            let sel = plan_clauses_selectivity(&quals, input, e.rows, sizes);
             Estimate {
                 total: e.total + qual_cost(std::slice::from_ref(qual), s) * e.rows,
                 rows: clamp_rows(e.rows * sel),
@@ -638,7 +556,12 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
             let groups = if keys.is_empty() {
                 1.0
             } else {
-                group_count(keys, e.rows)
+                let lookup = |i: usize| column_origin(input, i, sizes);
+                let cx = SelCtx {
+                    lookup: &lookup,
+                    rows: e.rows,
+                };
+                selfuncs::estimate_num_groups(keys, e.rows, &cx)
             };
             let per_row = s.cpu_operator_cost * (keys.len() + aggs.len()) as f64;
             let startup = e.total + per_row * e.rows;
@@ -685,7 +608,18 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
         }
         Plan::Distinct { input } => {
             let e = estimate(input, sizes, s);
-            let groups = DEFAULT_NUM_DISTINCT.min(e.rows);
+            let keys: Vec<Expr> = input
+                .column_types()
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| Expr::Column(i, t))
+                .collect();
+            let lookup = |i: usize| column_origin(input, i, sizes);
+            let cx = SelCtx {
+                lookup: &lookup,
+                rows: e.rows,
+            };
+            let groups = selfuncs::estimate_num_groups(&keys, e.rows, &cx);
             let startup = e.total + s.cpu_operator_cost * e.rows;
             Estimate {
                 startup,
@@ -714,10 +648,22 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
     }
 }
 
-pub fn seq_scan(table: &Table, blocks: u64, qual: &[Expr], s: &PlannerSettings) -> Estimate {
-    let (pages, tuples) = table_size(table, blocks);
+pub fn seq_scan(
+    table: &Table,
+    sizes: &dyn RelationSizes,
+    qual: &[Expr],
+    s: &PlannerSettings,
+) -> Estimate {
+    let (pages, tuples) = table_size(table, sizes.blocks(table));
     let quals: Vec<&Expr> = qual.iter().collect();
-    let sel = conjunction_selectivity(&quals, tuples);
+    let lookup = |i: usize| Some(table_var(table, i, sizes));
+    let sel = selfuncs::clauselist_selectivity(
+        &quals,
+        &SelCtx {
+            lookup: &lookup,
+            rows: tuples,
+        },
+    );
     let mut total = s.seq_page_cost * pages + (s.cpu_tuple_cost + qual_cost(qual, s)) * tuples;
     if !s.enable_seqscan {
         total += DISABLE_COST;
@@ -726,7 +672,7 @@ pub fn seq_scan(table: &Table, blocks: u64, qual: &[Expr], s: &PlannerSettings) 
         startup: if s.enable_seqscan { 0.0 } else { DISABLE_COST },
         total,
         rows: clamp_rows(tuples * sel),
-        width: row_width(table.columns.iter().map(|c| c.data_type())),
+        width: table_width(table),
     }
 }
 
@@ -749,14 +695,4 @@ fn series_rows(args: &[Expr]) -> f64 {
         None => 1.0,
     };
     clamp_rows(((b - a) / step).floor() + 1.0)
-}
-
-/// estimate_num_groups without statistics: each key has up to 200
-/// distinct values, and there are no more groups than rows.
-fn group_count(keys: &[Expr], rows: f64) -> f64 {
-    let mut g = 1.0f64;
-    for k in keys {
-        g *= var_distinct(k, rows);
-    }
-    clamp_rows(g.min(rows))
 }

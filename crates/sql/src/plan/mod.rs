@@ -10,9 +10,13 @@ pub mod explain;
 mod joins;
 mod params;
 mod planner;
+pub mod selfuncs;
 
 pub use cost::{Estimate, PlanCacheMode, PlannerSettings, RelationSizes};
 pub use params::{statement_cost, substitute_params};
+
+/// A table ANALYZE reads and the columns it analyses (None: all).
+pub type AnalyzeTarget = (Arc<Table>, Option<Vec<usize>>);
 pub use planner::{plan_statement, PlannerContext};
 
 use std::sync::Arc;
@@ -317,6 +321,13 @@ pub enum BoundStatement {
     /// built-in). The string is the command tag.
     NoOp(String),
     Checkpoint,
+    /// ANALYZE (or VACUUM ANALYZE, `vacuum`): tables with the columns to
+    /// analyse (None: all).
+    Analyze {
+        targets: Vec<AnalyzeTarget>,
+        verbose: bool,
+        vacuum: bool,
+    },
     /// ALTER SYSTEM: `name` None is RESET ALL, `value` None a RESET.
     AlterSystem {
         name: Option<String>,

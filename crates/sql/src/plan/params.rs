@@ -26,7 +26,7 @@ pub fn statement_cost(
             Some((estimate(plan, sizes, s).total, scans(plan)))
         }
         B::Update { table, qual, .. } | B::Delete { table, qual, .. } => {
-            Some((seq_scan(table, sizes.blocks(table), qual, s).total, 1))
+            Some((seq_scan(table, sizes, qual, s).total, 1))
         }
         _ => None,
     }
