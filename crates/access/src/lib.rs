@@ -2,6 +2,7 @@
 //! B-tree indexes join here later. See README.md.
 
 pub mod heap;
+pub mod relation;
 pub mod tuple;
 
 pub use heap::{HeapScan, InsertTarget, Tid};

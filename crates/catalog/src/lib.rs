@@ -126,6 +126,8 @@ pub struct Role {
 /// One consistent version of the whole catalog.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CatalogData {
+    /// The next OID to hand out; only `assign_oid` (inside `Catalog::modify`,
+    /// so the change is written with the DDL that used it) advances it.
     pub next_oid: Oid,
     pub databases: BTreeMap<Oid, Database>,
     pub namespaces: BTreeMap<Oid, Namespace>,
@@ -201,7 +203,9 @@ impl CatalogData {
     pub fn table_by_oid(&self, oid: Oid) -> Option<&Table> {
         self.tables.get(&oid)
     }
-    fn alloc_oid(&mut self) -> Oid {
+    /// Hands out a new OID. Only on the copy a DDL edits (`Catalog::modify`):
+    /// the advanced counter is written durably with the object that uses it.
+    pub fn assign_oid(&mut self) -> Oid {
         let o = self.next_oid;
         self.next_oid += 1;
         o
@@ -277,7 +281,7 @@ impl Catalog {
                     format!("relation \"{name}\" already exists"),
                 ));
             }
-            let oid = c.alloc_oid();
+            let oid = c.assign_oid();
             let t = Table {
                 oid,
                 name: name.to_owned(),
@@ -301,7 +305,7 @@ impl Catalog {
     /// Gives the table a new, empty relfilenode (TRUNCATE); returns the old locator.
     pub fn new_relfilenode(&self, oid: Oid) -> PgResult<(RelFileLocator, Table)> {
         self.modify(|c| {
-            let node = c.alloc_oid();
+            let node = c.assign_oid();
             let t = c
                 .tables
                 .get_mut(&oid)
@@ -356,6 +360,63 @@ impl Catalog {
             }
             t.columns.push(column);
             Ok(t.clone())
+        })
+    }
+
+    /// Creates a database owned by the bootstrap superuser. Errors: 42P04 if
+    /// the name is taken.
+    pub fn create_database(&self, name: &str) -> PgResult<Database> {
+        self.modify(|c| {
+            if c.database_by_name(name).is_some() {
+                return Err(PgError::new(
+                    SqlState::DUPLICATE_DATABASE,
+                    format!("database \"{name}\" already exists"),
+                ));
+            }
+            let oid = c.assign_oid();
+            let db = Database {
+                oid,
+                name: name.to_owned(),
+                owner: BOOTSTRAP_SUPERUSER,
+                allow_connections: true,
+                is_template: false,
+            };
+            c.databases.insert(oid, db.clone());
+            Ok(db)
+        })
+    }
+
+    /// Removes a database and its tables' entries; returns those tables
+    /// (their storage is the caller's to drop).
+    pub fn drop_database(&self, oid: Oid) -> PgResult<Vec<Table>> {
+        self.modify(|c| {
+            c.databases.remove(&oid);
+            let tables: Vec<Oid> = c
+                .tables
+                .values()
+                .filter(|t| t.db_oid == oid)
+                .map(|t| t.oid)
+                .collect();
+            Ok(tables.iter().filter_map(|t| c.tables.remove(t)).collect())
+        })
+    }
+
+    /// Sets (or with None clears) a role's password verifier. Errors: 42704
+    /// if there is no such role.
+    pub fn set_role_password(&self, name: &str, verifier: Option<String>) -> PgResult<()> {
+        self.modify(|c| {
+            let role = c
+                .roles
+                .values_mut()
+                .find(|r| r.name == name)
+                .ok_or_else(|| {
+                    PgError::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("role \"{name}\" does not exist"),
+                    )
+                })?;
+            role.password = verifier;
+            Ok(())
         })
     }
 }

@@ -83,11 +83,22 @@ pub fn insert(
     Ok((n, out))
 }
 
-/// Visible rows of `table` passing `qual`, with their tids (whole rows decoded).
-fn matching_rows(table: &Table, qual: &[Expr], env: &mut ExecEnv) -> PgResult<Vec<(Tid, Row)>> {
+/// Runs `modify` on each visible row of `table` passing `qual`, streaming: a
+/// page's matches are gathered under its share lock (whole rows decoded),
+/// the lock is released and each is modified before the scan goes on. New
+/// versions carry this command's id, so the scan never sees them, on this
+/// page or on one it has yet to reach (the Halloween problem): the snapshot
+/// hides tuples of the current command (`Snapshot::tuple_visible`).
+fn for_each_match(
+    table: &Table,
+    qual: &[Expr],
+    env: &mut ExecEnv,
+    mut modify: impl FnMut(Tid, Row, &mut ExecEnv) -> PgResult<()>,
+) -> PgResult<()> {
+    debug_assert_eq!(env.snapshot.command_id, env.cid);
     let types = table.column_types();
     let mut scan = HeapScan::new(env.pool, table.locator())?;
-    let mut found = Vec::new();
+    let mut page = Vec::new();
     let (snapshot, tm) = (env.snapshot, env.tm);
     loop {
         env.check_cancel()?;
@@ -99,62 +110,49 @@ fn matching_rows(table: &Table, qual: &[Expr], env: &mut ExecEnv) -> PgResult<Ve
                     return Ok(());
                 }
             }
-            found.push((tid, row));
+            page.push((tid, row));
             Ok(())
         })?;
+        for (tid, row) in page.drain(..) {
+            modify(tid, row, env)?;
+        }
         if !more {
-            return Ok(found);
+            return Ok(());
         }
     }
 }
 
-/// Takes the row at `tid` for update or delete (sets our xmax). If a
-/// concurrent transaction updated it and committed first, follows the update
-/// chain to the newest version and re-checks `qual` on it (READ COMMITTED's
-/// EvalPlanQual); returns the version that was taken, or None to skip the row.
-fn take_row(
+/// What cancels a wait for a concurrent writer: an interrupt or statement_timeout.
+fn wait_cancelled<'a>(env: &ExecEnv<'a>) -> impl Fn() -> bool + 'a {
+    let (interrupts, deadline) = (env.interrupts, env.deadline);
+    move || interrupts.any_pending() || deadline.is_some_and(|d| std::time::Instant::now() >= d)
+}
+
+/// A wait given up because the session is ending reports that, not a cancel.
+fn wait_error(env: &ExecEnv, e: PgError) -> PgError {
+    env.interrupts.session_ending_error().unwrap_or(e)
+}
+
+/// READ COMMITTED's re-check after a concurrent update committed first:
+/// the newest version at `next`, if it still passes `qual` (else None: skip).
+fn recheck(
     table: &Table,
     qual: &[Expr],
-    tid: Tid,
-    row: Row,
+    next: Tid,
+    row: &mut Row,
     env: &mut ExecEnv,
-) -> PgResult<Option<(Tid, Row)>> {
-    let types = table.column_types();
-    let (mut tid, mut row) = (tid, row);
-    loop {
-        let interrupts = env.interrupts;
-        let deadline = env.deadline;
-        let r = heap::mark_deleted(
-            env.pool,
-            table.locator(),
-            tid,
-            env.xid,
-            env.cid,
-            env.tm,
-            &|| {
-                interrupts.any_pending() || deadline.is_some_and(|d| std::time::Instant::now() >= d)
-            },
-        )
-        // A wait given up because the session is ending reports that, not a cancel.
-        .map_err(|e| interrupts.session_ending_error().unwrap_or(e))?;
-        match r {
-            ModifyResult::Done => return Ok(Some((tid, row))),
-            ModifyResult::SelfModified | ModifyResult::Updated(None) => return Ok(None),
-            ModifyResult::Updated(Some(next)) => {
-                let Some(bytes) = heap::fetch_any(env.pool, table.locator(), next)? else {
-                    return Ok(None);
-                };
-                row.clear();
-                deform_tuple(&bytes, &types, &mut row)?;
-                for q in qual {
-                    if !eval_qual(q, &row, env)? {
-                        return Ok(None);
-                    }
-                }
-                tid = next;
-            }
+) -> PgResult<bool> {
+    let Some(bytes) = heap::fetch_any(env.pool, table.locator(), next)? else {
+        return Ok(false);
+    };
+    row.clear();
+    deform_tuple(&bytes, &table.column_types(), row)?;
+    for q in qual {
+        if !eval_qual(q, row, env)? {
+            return Ok(false);
         }
     }
+    Ok(true)
 }
 
 pub fn delete(
@@ -163,15 +161,34 @@ pub fn delete(
     returning: Option<&[Expr]>,
     env: &mut ExecEnv,
 ) -> PgResult<(u64, Returning)> {
-    let rows = matching_rows(table, qual, env)?;
     let mut n = 0;
     let mut out = Vec::new();
-    for (tid, row) in rows {
-        if let Some((_, row)) = take_row(table, qual, tid, row, env)? {
-            n += 1;
-            project_returning(returning, &row, env, &mut out)?;
+    let rel = table.locator();
+    for_each_match(table, qual, env, |mut tid, mut row, env| loop {
+        let r = heap::delete(
+            env.pool,
+            rel,
+            tid,
+            env.xid,
+            env.cid,
+            env.tm,
+            &wait_cancelled(env),
+        )
+        .map_err(|e| wait_error(env, e))?;
+        match r {
+            ModifyResult::Done(_) => {
+                n += 1;
+                return project_returning(returning, &row, env, &mut out);
+            }
+            ModifyResult::SelfModified | ModifyResult::Updated(None) => return Ok(()),
+            ModifyResult::Updated(Some(next)) => {
+                if !recheck(table, qual, next, &mut row, env)? {
+                    return Ok(());
+                }
+                tid = next;
+            }
         }
-    }
+    })?;
     Ok((n, out))
 }
 
@@ -183,25 +200,43 @@ pub fn update(
     env: &mut ExecEnv,
 ) -> PgResult<(u64, Returning)> {
     let types = table.column_types();
-    let rows = matching_rows(table, qual, env)?;
     let mut target = InsertTarget::new();
     let mut buf = Vec::new();
     let mut n = 0;
     let mut out = Vec::new();
-    for (tid, old) in rows {
-        let Some((tid, old)) = take_row(table, qual, tid, old, env)? else {
-            continue;
-        };
+    let rel = table.locator();
+    for_each_match(table, qual, env, |mut tid, mut old, env| loop {
         let mut new = old.clone();
         for (i, e) in assignments {
             new[*i] = eval(e, &old, env)?;
         }
         check_not_null(table, &new)?;
         tuple::form_tuple(&types, &new, env.xid, env.cid, &mut buf);
-        let new_tid = heap::insert(env.pool, table.locator(), &mut buf, &mut target)?;
-        heap::link_update(env.pool, table.locator(), tid, new_tid)?;
-        n += 1;
-        project_returning(returning, &new, env, &mut out)?;
-    }
+        let r = heap::update(
+            env.pool,
+            rel,
+            tid,
+            &mut buf,
+            env.xid,
+            env.cid,
+            env.tm,
+            &mut target,
+            &wait_cancelled(env),
+        )
+        .map_err(|e| wait_error(env, e))?;
+        match r {
+            ModifyResult::Done(_) => {
+                n += 1;
+                return project_returning(returning, &new, env, &mut out);
+            }
+            ModifyResult::SelfModified | ModifyResult::Updated(None) => return Ok(()),
+            ModifyResult::Updated(Some(next)) => {
+                if !recheck(table, qual, next, &mut old, env)? {
+                    return Ok(());
+                }
+                tid = next;
+            }
+        }
+    })?;
     Ok((n, out))
 }

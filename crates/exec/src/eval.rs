@@ -2,6 +2,7 @@
 
 use std::cmp::Ordering;
 
+use access::relation;
 use common::{PgError, PgResult, SqlState};
 use sql::expr::{Expr, SysFunc};
 use types::cast::{cast_value, CastContext};
@@ -465,26 +466,22 @@ fn eval_sys(func: SysFunc, args: &[Value], env: &mut ExecEnv) -> PgResult<Value>
             let Some(t) = table_of(&args[0], env) else {
                 return Ok(Value::Null);
             };
-            let fork = match text_arg(1).as_deref() {
-                None | Some("main") => storage::ForkNumber::Main,
-                Some("fsm") => storage::ForkNumber::Fsm,
-                Some("vm") => storage::ForkNumber::VisibilityMap,
-                Some(other) => {
-                    return Err(PgError::new(SqlState::INVALID_PARAMETER_VALUE, "invalid fork name").with_hint(format!("Valid fork names are \"main\", \"fsm\", \"vm\", and \"init\"; got \"{other}\".")))
-                }
+            let fork = match text_arg(1) {
+                None => relation::ForkNumber::Main,
+                Some(name) => match relation::fork_by_name(&name) {
+                    Some(f) => f,
+                    None => return Err(PgError::new(SqlState::INVALID_PARAMETER_VALUE, "invalid fork name").with_hint(format!("Valid fork names are \"main\", \"fsm\", \"vm\", and \"init\"; got \"{name}\"."))),
+                },
             };
-            let smgr = env.pool.smgr();
-            let mut blocks = smgr.nblocks(t.locator(), fork)? as i64;
-            if func == SysFunc::TotalRelationSize {
-                blocks += smgr.nblocks(t.locator(), storage::ForkNumber::Fsm)? as i64;
-            }
-            Value::Int8(blocks * storage::BLCKSZ as i64)
+            Value::Int8(if func == SysFunc::TotalRelationSize {
+                relation::fork_size(env.pool, t.locator(), fork)?
+                    + relation::fork_size(env.pool, t.locator(), relation::ForkNumber::Fsm)?
+            } else {
+                relation::fork_size(env.pool, t.locator(), fork)?
+            })
         }
         SysFunc::RelationFilepath => match table_of(&args[0], env) {
-            Some(t) => Value::Text(storage::smgr::Smgr::relative_path(
-                t.locator(),
-                storage::ForkNumber::Main,
-            )),
+            Some(t) => Value::Text(relation::filepath(t.locator())),
             None => Value::Null,
         },
         SysFunc::RelationFilenode => match table_of(&args[0], env) {
@@ -576,19 +573,15 @@ fn prewarm(args: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
         _ => d.to_string(),
     };
     let mode = text(1, "buffer");
-    let fork = match text(2, "main").as_str() {
-        "main" => storage::ForkNumber::Main,
-        "fsm" => storage::ForkNumber::Fsm,
-        "vm" => storage::ForkNumber::VisibilityMap,
-        other => {
-            return Err(PgError::new(
-                SqlState::INVALID_PARAMETER_VALUE,
-                format!("invalid fork name \"{other}\""),
-            ))
-        }
+    let fork_name = text(2, "main");
+    let Some(fork) = relation::fork_by_name(&fork_name) else {
+        return Err(PgError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("invalid fork name \"{fork_name}\""),
+        ));
     };
     let rel = t.locator();
-    let nblocks = env.pool.smgr().nblocks(rel, fork)? as i64;
+    let nblocks = i64::from(relation::nblocks(env.pool, rel, fork)?);
     let bound = |i: usize, d: i64| -> PgResult<i64> {
         match args.get(i) {
             Some(Value::Int8(b)) => {
@@ -612,35 +605,17 @@ fn prewarm(args: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
     }
     let first = bound(3, 0)?;
     let last = bound(4, nblocks - 1)?;
-    let mut count = 0i64;
-    // Only 'read' needs a page-sized buffer; one-block 'buffer' calls are hot.
-    let mut scratch = Vec::new();
-    for b in first..=last {
-        if b % 256 == 0 {
-            env.check_cancel()?;
-        }
-        let b = b as u32;
-        match mode.as_str() {
-            "prefetch" => env.pool.smgr().prefetch(rel, fork, b)?,
-            "read" => {
-                scratch.resize(storage::BLCKSZ, 0);
-                env.pool.smgr().read_block(rel, fork, b, &mut scratch)?
-            }
-            "buffer" => {
-                drop(
-                    env.pool
-                        .read_buffer(rel, fork, b, storage::buffer::ReadMode::Normal, None)?,
-                )
-            }
-            other => {
-                return Err(PgError::new(
-                    SqlState::INVALID_PARAMETER_VALUE,
-                    format!("invalid prewarm type \"{other}\""),
-                )
-                .with_hint("Valid prewarm types are \"prefetch\", \"read\", and \"buffer\"."))
-            }
-        }
-        count += 1;
+    if first > last {
+        return Ok(Value::Int8(0));
     }
+    let mode = relation::PrewarmMode::parse(&mode)?;
+    let count = relation::prewarm(
+        env.pool,
+        rel,
+        fork,
+        mode,
+        (first as u32, last as u32),
+        &|| env.check_cancel(),
+    )?;
     Ok(Value::Int8(count))
 }

@@ -3,6 +3,7 @@
 
 pub mod agg;
 pub mod analyze;
+pub mod commands;
 pub mod copy;
 pub mod dml;
 pub mod eval;
@@ -32,6 +33,11 @@ pub trait SessionHooks {
     fn reload_conf(&mut self) -> bool;
     /// The current rows of a server-state view (sql::Plan::SystemView).
     fn view_rows(&mut self, name: &str) -> PgResult<Vec<Row>>;
+    /// A password verifier for `role` under the session's
+    /// password_encryption (ALTER ROLE ... PASSWORD).
+    fn encrypt_password(&mut self, role: &str, password: &str) -> PgResult<String>;
+    /// How many backends are connected to database `db_oid` (DROP DATABASE).
+    fn backends_in_database(&self, db_oid: common::Oid) -> usize;
 }
 
 /// Everything a statement's execution needs.

@@ -79,6 +79,22 @@ impl SessionHooks for Hooks<'_> {
             None => Err(PgError::internal(format!("no server view {name}"))),
         }
     }
+    fn encrypt_password(&mut self, role: &str, password: &str) -> PgResult<String> {
+        let setting = self
+            .current_setting("password_encryption", false)?
+            .unwrap_or_default();
+        let method =
+            PasswordEncryption::parse(&setting).expect("password_encryption is validated when set");
+        Ok(encrypt_password(method, role, password))
+    }
+    fn backends_in_database(&self, db_oid: u32) -> usize {
+        self.ctx
+            .activity
+            .backends()
+            .iter()
+            .filter(|b| b.db_oid == db_oid)
+            .count()
+    }
 }
 
 struct Prepared {
@@ -671,7 +687,7 @@ impl Session {
         let catalog = ctx.catalog.snapshot();
         let db_oid = self.db_oid;
         self.with_env(&catalog, &snapshot, xid, cid, params, |env| {
-            Self::execute_in(stmt, sink, &ctx, &catalog, db_oid, env)
+            Self::execute_in(stmt, sink, &ctx, db_oid, env)
         })
     }
 
@@ -729,7 +745,6 @@ impl Session {
         stmt: &BoundStatement,
         sink: &mut dyn ResultSink,
         ctx: &SharedContext,
-        catalog: &catalog::CatalogData,
         db_oid: u32,
         env: &mut ExecEnv,
     ) -> PgResult<()> {
@@ -822,179 +837,6 @@ impl Session {
                 }
                 sink.complete(&format!("DELETE {n}"))
             }
-            BoundStatement::CreateTable {
-                name,
-                namespace,
-                columns,
-                if_not_exists,
-                source,
-            } => {
-                if *if_not_exists && catalog.table(db_oid, *namespace, name).is_some() {
-                    sink.notice(&PgError::new(
-                        SqlState::DUPLICATE_TABLE,
-                        format!("relation \"{name}\" already exists, skipping"),
-                    ))?;
-                    return sink.complete("CREATE TABLE");
-                }
-                let table = ctx
-                    .catalog
-                    .create_table(db_oid, *namespace, name, columns.clone())?;
-                access::heap::create_storage(ctx.pool, table.locator())?;
-                if let Some((plan, _)) = source {
-                    let (n, _) = exec::dml::insert(&table, plan, true, None, env)?;
-                    return sink.complete(&format!("SELECT {n}"));
-                }
-                sink.complete("CREATE TABLE")
-            }
-            BoundStatement::DropTable { tables, missing } => {
-                for m in missing {
-                    sink.notice(&PgError::new(
-                        SqlState::SUCCESSFUL_COMPLETION,
-                        format!("table \"{m}\" does not exist, skipping"),
-                    ))?;
-                }
-                for t in tables {
-                    ctx.catalog.drop_table(t.oid)?;
-                    access::heap::drop_storage(ctx.pool, t.locator());
-                }
-                sink.complete("DROP TABLE")
-            }
-            BoundStatement::Truncate { tables } => {
-                for t in tables {
-                    let (old, new) = ctx.catalog.new_relfilenode(t.oid)?;
-                    access::heap::create_storage(ctx.pool, new.locator())?;
-                    access::heap::drop_storage(ctx.pool, old);
-                }
-                sink.complete("TRUNCATE TABLE")
-            }
-            BoundStatement::AddColumn {
-                table,
-                column,
-                if_not_exists,
-            } => {
-                if table.column_index(&column.name).is_some() && *if_not_exists {
-                    sink.notice(&PgError::new(
-                        SqlState::DUPLICATE_COLUMN,
-                        format!(
-                            "column \"{}\" of relation \"{}\" already exists, skipping",
-                            column.name, table.name
-                        ),
-                    ))?;
-                } else {
-                    ctx.catalog.add_column(table.oid, column.clone())?;
-                }
-                sink.complete("ALTER TABLE")
-            }
-            BoundStatement::AlterRolePassword { name, password } => {
-                let setting = env
-                    .hooks
-                    .current_setting("password_encryption", false)?
-                    .unwrap_or_default();
-                let method = PasswordEncryption::parse(&setting)
-                    .expect("password_encryption is validated when set");
-                let verifier = password
-                    .as_deref()
-                    .filter(|p| !p.is_empty())
-                    .map(|p| encrypt_password(method, name, p));
-                if password.as_deref() == Some("") {
-                    sink.notice(&PgError::new(
-                        SqlState::SUCCESSFUL_COMPLETION,
-                        "empty string is not a valid password, clearing password",
-                    ))?;
-                }
-                ctx.catalog.modify(|c| {
-                    let role = c
-                        .roles
-                        .values_mut()
-                        .find(|r| r.name == *name)
-                        .ok_or_else(|| {
-                            PgError::new(
-                                SqlState::UNDEFINED_OBJECT,
-                                format!("role \"{name}\" does not exist"),
-                            )
-                        })?;
-                    role.password = verifier;
-                    Ok(())
-                })?;
-                sink.complete("ALTER ROLE")
-            }
-            BoundStatement::CreateDatabase { name } => {
-                ctx.catalog.modify(|c| {
-                    if c.database_by_name(name).is_some() {
-                        return Err(PgError::new(
-                            SqlState::DUPLICATE_DATABASE,
-                            format!("database \"{name}\" already exists"),
-                        ));
-                    }
-                    let oid = c.next_oid;
-                    c.next_oid += 1;
-                    c.databases.insert(
-                        oid,
-                        catalog::Database {
-                            oid,
-                            name: name.clone(),
-                            owner: catalog::BOOTSTRAP_SUPERUSER,
-                            allow_connections: true,
-                            is_template: false,
-                        },
-                    );
-                    Ok(())
-                })?;
-                sink.complete("CREATE DATABASE")
-            }
-            BoundStatement::DropDatabase { name, if_exists } => {
-                let Some(db) = catalog.database_by_name(name).cloned() else {
-                    if *if_exists {
-                        sink.notice(&PgError::new(
-                            SqlState::SUCCESSFUL_COMPLETION,
-                            format!("database \"{name}\" does not exist, skipping"),
-                        ))?;
-                        return sink.complete("DROP DATABASE");
-                    }
-                    return Err(PgError::new(
-                        SqlState::INVALID_CATALOG_NAME,
-                        format!("database \"{name}\" does not exist"),
-                    ));
-                };
-                if db.oid == db_oid {
-                    return Err(PgError::new(
-                        SqlState::OBJECT_IN_USE,
-                        "cannot drop the currently open database",
-                    ));
-                }
-                let others = ctx
-                    .activity
-                    .backends()
-                    .iter()
-                    .filter(|b| b.db_oid == db.oid)
-                    .count();
-                if others > 0 || db.is_template {
-                    let msg = if db.is_template {
-                        "cannot drop a template database".to_string()
-                    } else {
-                        format!("database \"{name}\" is being accessed by other users")
-                    };
-                    return Err(PgError::new(SqlState::OBJECT_IN_USE, msg));
-                }
-                let dropped = ctx.catalog.modify(|c| {
-                    c.databases.remove(&db.oid);
-                    let tables: Vec<_> = c
-                        .tables
-                        .values()
-                        .filter(|t| t.db_oid == db.oid)
-                        .cloned()
-                        .collect();
-                    for t in &tables {
-                        c.tables.remove(&t.oid);
-                    }
-                    Ok(tables)
-                })?;
-                for t in dropped {
-                    access::heap::drop_storage(ctx.pool, t.locator());
-                }
-                let _ = std::fs::remove_dir_all(ctx.data_dir.join("base").join(db.oid.to_string()));
-                sink.complete("DROP DATABASE")
-            }
             BoundStatement::CopyFrom(target) => {
                 crate::copy_session::copy_from(target, sink, env, &ctx.data_dir)
             }
@@ -1011,7 +853,16 @@ impl Session {
                 })?;
                 sink.complete(if *vacuum { "VACUUM" } else { "ANALYZE" })
             }
-            _ => Err(PgError::internal("statement kind handled elsewhere")),
+            _ => {
+                let cx = exec::commands::CommandContext {
+                    catalog: &ctx.catalog,
+                    db_oid,
+                };
+                match exec::commands::run(stmt, &cx, env, &mut |n| sink.notice(n))? {
+                    Some(tag) => sink.complete(&tag),
+                    None => Err(PgError::internal("statement kind handled elsewhere")),
+                }
+            }
         }
     }
 

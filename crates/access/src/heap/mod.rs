@@ -3,22 +3,25 @@
 //! Rules:
 //! 1. A tuple's bytes are read or changed only under its page's content lock
 //!    (shared to read, exclusive to set xmax/ctid or add tuples).
-//! 2. Updates are a delete (xmax set, ctid pointing at the new version) plus an
-//!    insert; the old version stays until VACUUM.
+//! 2. Updates set xmax on the old version, add the new one and point the old
+//!    ctid at it, in one call (`modify::update`); the old version stays until
+//!    VACUUM.
 //! 3. A writer that finds xmax set by a running transaction waits for it; if
-//!    that transaction committed, the statement fails with 40001 (READ COMMITTED
-//!    re-check of the new version is a later step).
+//!    that transaction committed, it reports where the row went (`Updated`)
+//!    and the executor re-checks the newest version (READ COMMITTED).
 
-use common::{BlockNumber, PgError, PgResult, RelFileLocator, SqlState, Xid};
+use common::{BlockNumber, PgError, PgResult, RelFileLocator, SqlState};
 use storage::buffer::stream::ReadStream;
 use storage::buffer::{Buffer, BufferPool, BufferStrategy, ReadMode, StrategyKind};
 use storage::page::{self, OffsetNumber};
 use storage::{fsm, ForkNumber};
-use txn::{Snapshot, TransactionManager, XidStatus};
+use txn::{Snapshot, TransactionManager};
 
 use crate::tuple;
 
+mod modify;
 pub mod sample;
+pub use modify::{delete, update, ModifyResult};
 
 /// A tuple's address: block and 1-based offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -209,66 +212,6 @@ fn next_target_page(
     }
 }
 
-/// Outcome of trying to delete/update one tuple version.
-#[derive(Debug, PartialEq, Eq)]
-pub enum ModifyResult {
-    Done,
-    /// Already deleted or updated by this command (not an error: skip it).
-    SelfModified,
-    /// A concurrent transaction committed an update (Some: the newer
-    /// version's tid) or a delete (None) of this version first.
-    Updated(Option<Tid>),
-}
-
-/// Sets xmax on the tuple at `tid`, waiting for a concurrent writer (rule 3).
-pub fn mark_deleted(
-    pool: &'static BufferPool,
-    rel: RelFileLocator,
-    tid: Tid,
-    xid: Xid,
-    cid: u32,
-    tm: &TransactionManager,
-    cancelled: &dyn Fn() -> bool,
-) -> PgResult<ModifyResult> {
-    let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
-    loop {
-        let mut pg = buf.write();
-        let Some(t) = page::item_mut(&mut pg, tid.offset) else {
-            return Err(PgError::internal(format!("tuple {tid:?} vanished")));
-        };
-        let xmax = tuple::xmax(t);
-        let free = xmax == 0 || (xmax != xid && tm.status(xmax) == XidStatus::Aborted);
-        if free {
-            tuple::set_xmax(t, xid, cid);
-            pg.mark_dirty();
-            return Ok(ModifyResult::Done);
-        }
-        if xmax == xid {
-            return Ok(ModifyResult::SelfModified);
-        }
-        drop(pg);
-        match tm.wait_for(xmax, cancelled) {
-            None => {
-                return Err(PgError::new(
-                    SqlState::QUERY_CANCELED,
-                    "canceling statement due to user request",
-                ))
-            }
-            Some(XidStatus::Committed) => {
-                let pg = buf.read();
-                let Some(t) = page::item(&pg, tid.offset) else {
-                    return Ok(ModifyResult::Updated(None));
-                };
-                let (block, offset) = tuple::ctid(t);
-                let next = Tid { block, offset };
-                let updated = tuple::infomask(t) & tuple::UPDATED != 0 && next != tid;
-                return Ok(ModifyResult::Updated(updated.then_some(next)));
-            }
-            Some(_) => continue,
-        }
-    }
-}
-
 /// The bytes of the tuple at `tid` whatever its visibility (for following
 /// an update chain to the newest version).
 pub fn fetch_any(
@@ -285,25 +228,6 @@ pub fn fetch_any(
         return Ok(None);
     }
     Ok(page::item(&pg, tid.offset).map(<[u8]>::to_vec))
-}
-
-/// Points the old version's ctid at its replacement (after `mark_deleted` and
-/// the insert of the new version).
-pub fn link_update(
-    pool: &'static BufferPool,
-    rel: RelFileLocator,
-    old: Tid,
-    new: Tid,
-) -> PgResult<()> {
-    let buf = pool.read_buffer(rel, ForkNumber::Main, old.block, ReadMode::Normal, None)?;
-    let mut pg = buf.write();
-    if let Some(t) = page::item_mut(&mut pg, old.offset) {
-        tuple::set_ctid(t, new.block, new.offset);
-        let m = tuple::infomask(t) | tuple::UPDATED;
-        tuple::set_infomask(t, m);
-        pg.mark_dirty();
-    }
-    Ok(())
 }
 
 /// Sequential scan over the visible tuples of a heap, a page at a time.
@@ -360,7 +284,6 @@ impl HeapScan {
     }
 }
 
-/// Creates the relation's main fork file.
 /// The relation's main-fork size in blocks (0 if it has no storage), for
 /// the planner's estimates.
 pub fn relation_blocks(pool: &BufferPool, rel: RelFileLocator) -> u64 {
@@ -370,6 +293,7 @@ pub fn relation_blocks(pool: &BufferPool, rel: RelFileLocator) -> u64 {
         .unwrap_or(0)
 }
 
+/// Creates the relation's main fork file.
 pub fn create_storage(pool: &'static BufferPool, rel: RelFileLocator) -> PgResult<()> {
     pool.smgr().create(rel, ForkNumber::Main)?;
     Ok(())
@@ -379,4 +303,11 @@ pub fn create_storage(pool: &'static BufferPool, rel: RelFileLocator) -> PgResul
 pub fn drop_storage(pool: &'static BufferPool, rel: RelFileLocator) {
     pool.drop_relation_buffers(rel);
     pool.smgr().unlink(rel);
+}
+
+/// Removes what is left of a dropped database's directory (its relations'
+/// files were dropped one by one through `drop_storage`).
+pub fn drop_database_storage(pool: &'static BufferPool, db_oid: common::Oid) {
+    let dir = pool.smgr().data_dir().join("base").join(db_oid.to_string());
+    let _ = std::fs::remove_dir_all(dir);
 }

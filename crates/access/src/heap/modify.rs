@@ -1,0 +1,362 @@
+//! DELETE and UPDATE of one tuple version, each a single call that does the
+//! whole protocol under the page lock(s) (design.md §5).
+//!
+//! Lock order: an update holds at most two heap page content locks, the old
+//! version's page and the page the new version goes to, and takes them in
+//! ascending block number. Buffers are pinned before either lock is taken, so
+//! no buffer is read (and no victim written) while a content lock is held;
+//! FSM pages are touched only while no heap page is locked.
+
+use common::{PgError, PgResult, RelFileLocator, SqlState, Xid};
+use storage::buffer::{Buffer, BufferPool, ReadMode};
+use storage::page;
+use storage::{fsm, ForkNumber};
+use txn::{TransactionManager, XidStatus};
+
+use super::{aligned_len, check_tuple_size, next_target_page, InsertTarget, Tid};
+use crate::tuple;
+
+/// Outcome of trying to delete/update one tuple version.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ModifyResult {
+    /// Deleted; for an update, the new version's tid.
+    Done(Tid),
+    /// Already deleted or updated by this command (not an error: skip it).
+    SelfModified,
+    /// A concurrent transaction committed an update (Some: the newer
+    /// version's tid) or a delete (None) of this version first.
+    Updated(Option<Tid>),
+}
+
+/// What the xmax of the version to modify says, read under its page lock.
+enum Claim {
+    Free,
+    Mine,
+    WaitFor(Xid),
+}
+
+fn claim(t: &[u8], xid: Xid, tm: &TransactionManager) -> Claim {
+    let xmax = tuple::xmax(t);
+    if xmax == 0 || (xmax != xid && tm.status(xmax) == XidStatus::Aborted) {
+        Claim::Free
+    } else if xmax == xid {
+        Claim::Mine
+    } else {
+        Claim::WaitFor(xmax)
+    }
+}
+
+fn vanished(tid: Tid) -> PgError {
+    PgError::internal(format!("tuple {tid:?} vanished"))
+}
+
+/// Waits for `xmax` to end (rule 3). Ok(None): it aborted, try again;
+/// Ok(Some(r)): it committed, and `r` says what it did to the version at `tid`.
+fn wait_for_writer(
+    buf: &Buffer,
+    tid: Tid,
+    xmax: Xid,
+    tm: &TransactionManager,
+    cancelled: &dyn Fn() -> bool,
+) -> PgResult<Option<ModifyResult>> {
+    match tm.wait_for(xmax, cancelled) {
+        None => Err(PgError::new(
+            SqlState::QUERY_CANCELED,
+            "canceling statement due to user request",
+        )),
+        Some(XidStatus::Committed) => {
+            let pg = buf.read();
+            let Some(t) = page::item(&pg, tid.offset) else {
+                return Ok(Some(ModifyResult::Updated(None)));
+            };
+            let (block, offset) = tuple::ctid(t);
+            let next = Tid { block, offset };
+            let updated = tuple::infomask(t) & tuple::UPDATED != 0 && next != tid;
+            Ok(Some(ModifyResult::Updated(updated.then_some(next))))
+        }
+        Some(_) => Ok(None),
+    }
+}
+
+/// Sets xmax/cmax on the old version and points its ctid at `next` (itself
+/// for a delete, which also clears a stale UPDATED left by an aborted updater).
+fn stamp_old(t: &mut [u8], xid: Xid, cid: u32, next: Tid, updated: bool) {
+    tuple::set_xmax(t, xid, cid);
+    tuple::set_ctid(t, next.block, next.offset);
+    let m = tuple::infomask(t) & !tuple::UPDATED;
+    tuple::set_infomask(t, if updated { m | tuple::UPDATED } else { m });
+}
+
+/// Deletes the version at `tid`: sets our xmax, waiting for a concurrent
+/// writer first (rule 3). One content lock acquisition when nobody is in the way.
+pub fn delete(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    tid: Tid,
+    xid: Xid,
+    cid: u32,
+    tm: &TransactionManager,
+    cancelled: &dyn Fn() -> bool,
+) -> PgResult<ModifyResult> {
+    let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
+    loop {
+        let mut pg = buf.write();
+        let t = page::item_mut(&mut pg, tid.offset).ok_or_else(|| vanished(tid))?;
+        match claim(t, xid, tm) {
+            Claim::Free => {
+                stamp_old(t, xid, cid, tid, false);
+                pg.mark_dirty();
+                return Ok(ModifyResult::Done(tid));
+            }
+            Claim::Mine => return Ok(ModifyResult::SelfModified),
+            Claim::WaitFor(xmax) => {
+                drop(pg);
+                if let Some(r) = wait_for_writer(&buf, tid, xmax, tm, cancelled)? {
+                    return Ok(r);
+                }
+            }
+        }
+    }
+}
+
+/// Replaces the version at `tid` with `new_tuple` (header stamped with our
+/// xmin/cmin): sets the old version's xmax, adds the new one and links the
+/// old ctid to it, all while the old page stays locked. The new version goes
+/// on the old page when it fits, else on a page from `target` (locked with
+/// the old one in block order, see the module comment). Concurrent writers
+/// are handled as in `delete`; on `Updated(Some(next))` nothing was written
+/// and the caller may retry on `next` with a tuple recomputed from it.
+#[allow(clippy::too_many_arguments)]
+pub fn update(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    tid: Tid,
+    new_tuple: &mut [u8],
+    xid: Xid,
+    cid: u32,
+    tm: &TransactionManager,
+    target: &mut InsertTarget,
+    cancelled: &dyn Fn() -> bool,
+) -> PgResult<ModifyResult> {
+    check_tuple_size(new_tuple)?;
+    let needed = aligned_len(new_tuple);
+    let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
+    loop {
+        {
+            let mut pg = buf.write();
+            let fits = page::free_space(&pg) >= needed;
+            let t = page::item_mut(&mut pg, tid.offset).ok_or_else(|| vanished(tid))?;
+            match claim(t, xid, tm) {
+                Claim::Free if fits => {
+                    let new = Tid {
+                        block: tid.block,
+                        offset: page::item_count(&pg) + 1,
+                    };
+                    tuple::set_ctid(new_tuple, new.block, new.offset);
+                    let off = page::add_item(&mut pg, new_tuple).expect("space checked");
+                    debug_assert_eq!(off, new.offset);
+                    let t = page::item_mut(&mut pg, tid.offset).expect("locked");
+                    stamp_old(t, xid, cid, new, true);
+                    pg.mark_dirty();
+                    return Ok(ModifyResult::Done(new));
+                }
+                Claim::Free => {}
+                Claim::Mine => return Ok(ModifyResult::SelfModified),
+                Claim::WaitFor(xmax) => {
+                    drop(pg);
+                    if let Some(r) = wait_for_writer(&buf, tid, xmax, tm, cancelled)? {
+                        return Ok(r);
+                    }
+                    continue;
+                }
+            }
+        }
+        // The new version needs another page: pin one with room while no
+        // heap page is locked (the FSM may be consulted), then lock both in
+        // block order and check the old version again.
+        let other = match target.current.take() {
+            Some(b) if b.block() != tid.block => b,
+            stale => {
+                if let Some(b) = stale {
+                    let free = page::free_space(&b.read());
+                    fsm::record_free_space(pool, rel, b.block(), free)?;
+                }
+                next_target_page(pool, rel, needed, 1, target)?;
+                let b = target.current.take().expect("target page chosen");
+                if b.block() == tid.block {
+                    // Space appeared on the old page itself: start over there.
+                    target.current = Some(b);
+                    continue;
+                }
+                b
+            }
+        };
+        let (mut old_pg, mut new_pg) = if other.block() < tid.block {
+            let n = other.write();
+            (buf.write(), n)
+        } else {
+            let o = buf.write();
+            (o, other.write())
+        };
+        if page::free_space(&new_pg) < needed {
+            let free = page::free_space(&new_pg);
+            drop((old_pg, new_pg));
+            fsm::record_free_space(pool, rel, other.block(), free)?;
+            continue;
+        }
+        let t = page::item_mut(&mut old_pg, tid.offset).ok_or_else(|| vanished(tid))?;
+        if !matches!(claim(t, xid, tm), Claim::Free) {
+            // Changed while unlocked: go round and let the old page decide.
+            drop((old_pg, new_pg));
+            target.current = Some(other);
+            continue;
+        }
+        let new = Tid {
+            block: other.block(),
+            offset: page::item_count(&new_pg) + 1,
+        };
+        tuple::set_ctid(new_tuple, new.block, new.offset);
+        let off = page::add_item(&mut new_pg, new_tuple).expect("space checked");
+        debug_assert_eq!(off, new.offset);
+        stamp_old(t, xid, cid, new, true);
+        old_pg.mark_dirty();
+        new_pg.mark_dirty();
+        drop((old_pg, new_pg));
+        target.current = Some(other);
+        return Ok(ModifyResult::Done(new));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use storage::smgr::Smgr;
+    use types::{DataType, TypeId, Value};
+
+    use super::*;
+    use crate::heap::{self, HeapScan};
+
+    const REL: RelFileLocator = RelFileLocator {
+        spc_oid: common::ids::DEFAULT_TABLESPACE_OID,
+        db_oid: 5,
+        rel_number: 16384,
+    };
+    const TYPES: [DataType; 2] = [DataType::new(TypeId::Int8), DataType::new(TypeId::Text)];
+
+    fn form(a: i64, pad: usize, xid: Xid, cid: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        let row = [Value::Int8(a), Value::Text("x".repeat(pad))];
+        tuple::form_tuple(&TYPES, &row, xid, cid, &mut out);
+        out
+    }
+
+    /// The `a` of every version visible to (xid, cid), in scan order.
+    fn visible(pool: &'static BufferPool, tm: &TransactionManager, xid: Xid, cid: u32) -> Vec<i64> {
+        let snap = tm.snapshot(xid, cid);
+        let mut scan = HeapScan::new(pool, REL).unwrap();
+        let mut seen = Vec::new();
+        while scan
+            .next_page(&snap, tm, |_, t| {
+                let mut row = Vec::new();
+                tuple::deform_tuple(t, &TYPES, &mut row)?;
+                if let Value::Int8(a) = row[0] {
+                    seen.push(a);
+                }
+                Ok(())
+            })
+            .unwrap()
+        {}
+        seen
+    }
+
+    #[test]
+    fn update_places_the_new_version_and_links_it_in_one_call() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("global")).unwrap();
+        let tm = TransactionManager::open(dir.path()).unwrap();
+        let pool = BufferPool::new(32, Arc::new(Smgr::new(dir.path())));
+        heap::create_storage(pool, REL).unwrap();
+        let xid = tm.begin().unwrap();
+        let never = || false;
+
+        // Block 0: two small rows and a big one that leaves ~600 bytes.
+        let mut target = InsertTarget::new();
+        let small1 = heap::insert(pool, REL, &mut form(1, 10, xid, 0), &mut target).unwrap();
+        let small2 = heap::insert(pool, REL, &mut form(2, 10, xid, 0), &mut target).unwrap();
+        heap::insert(pool, REL, &mut form(3, 7400, xid, 0), &mut target).unwrap();
+        assert_eq!((small1.block, small2.block), (0, 0));
+
+        // Fits: same page.
+        let mut target = InsertTarget::new();
+        let r = update(
+            pool,
+            REL,
+            small1,
+            &mut form(10, 10, xid, 1),
+            xid,
+            1,
+            &tm,
+            &mut target,
+            &never,
+        );
+        let ModifyResult::Done(new1) = r.unwrap() else {
+            panic!("not updated")
+        };
+        assert_eq!(new1.block, 0);
+        // Does not fit: another page, the old one locked with it.
+        let r = update(
+            pool,
+            REL,
+            small2,
+            &mut form(20, 1000, xid, 1),
+            xid,
+            1,
+            &tm,
+            &mut target,
+            &never,
+        );
+        let ModifyResult::Done(new2) = r.unwrap() else {
+            panic!("not updated")
+        };
+        assert_ne!(new2.block, 0);
+        // Twice in one command: the second sees our own xmax and skips.
+        let r = update(
+            pool,
+            REL,
+            small2,
+            &mut form(30, 10, xid, 1),
+            xid,
+            1,
+            &tm,
+            &mut target,
+            &never,
+        );
+        assert_eq!(r.unwrap(), ModifyResult::SelfModified);
+
+        // The old versions point at the new ones.
+        for (old, new) in [(small1, new1), (small2, new2)] {
+            let bytes = heap::fetch_any(pool, REL, old).unwrap().unwrap();
+            assert_eq!(tuple::ctid(&bytes), (new.block, new.offset));
+            assert_ne!(tuple::infomask(&bytes) & tuple::UPDATED, 0);
+            assert_eq!(tuple::xmax(&bytes), xid);
+        }
+        // Command 1 sees neither its new versions nor lost its old ones...
+        assert_eq!(visible(pool, &tm, xid, 1), vec![1, 2, 3]);
+        // ...the next command sees only the new ones.
+        let mut after = visible(pool, &tm, xid, 2);
+        after.sort();
+        assert_eq!(after, vec![3, 10, 20]);
+
+        // Delete: one call, the version becomes invisible to later commands.
+        let r = delete(pool, REL, new1, xid, 2, &tm, &never).unwrap();
+        assert_eq!(r, ModifyResult::Done(new1));
+        assert_eq!(
+            delete(pool, REL, new1, xid, 2, &tm, &never).unwrap(),
+            ModifyResult::SelfModified
+        );
+        let mut after = visible(pool, &tm, xid, 3);
+        after.sort();
+        assert_eq!(after, vec![3, 20]);
+    }
+}
