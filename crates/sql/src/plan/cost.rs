@@ -389,9 +389,37 @@ pub fn join_rows(kind: JoinKind, l: &Estimate, r: &Estimate, sel: f64) -> f64 {
     })
 }
 
-/// Fraction of the inner rows sharing a hash bucket with an outer row when
-/// nothing is known of the keys (estimate_hash_bucket_stats' default).
-const DEFAULT_BUCKET_FRACTION: f64 = 0.1;
+/// The fraction of the inner rows in the bucket an outer row probes: the
+/// smallest over the hash clauses (final_cost_hashjoin's innerbucketsize).
+/// `hash` may have either side first; the inner side reads only columns at
+/// or past `left_width`.
+pub fn inner_bucket_fraction(
+    hash: &[Expr],
+    right: &Plan,
+    left_width: usize,
+    sizes: &dyn RelationSizes,
+    inner_rows: f64,
+) -> f64 {
+    let inner_side = |e: &Expr| {
+        let mut inner = true;
+        e.visit(&mut |x| {
+            if let Expr::Column(i, _) = x {
+                inner &= *i >= left_width;
+            }
+        });
+        inner
+    };
+    hash.iter()
+        .map(|h| {
+            let Expr::Binary { left, right: r, .. } = h else {
+                return 1.0;
+            };
+            let key = if inner_side(r) { r } else { left };
+            let info = key_origin(key, left_width, right, sizes);
+            selfuncs::hash_bucket_fraction(info, key.type_id() == TypeId::Bool, inner_rows)
+        })
+        .fold(1.0, f64::min)
+}
 
 /// Cost of a join of `l` (outer) and `r` (inner): `hash` are the hash
 /// clauses (empty for a nested loop), `other` the clauses checked on each
@@ -407,6 +435,7 @@ pub fn join_cost(
     hash: &[Expr],
     other: &[Expr],
     sel: f64,
+    bucket_fraction: f64,
     s: &PlannerSettings,
 ) -> Estimate {
     let rows = join_rows(kind, l, r, sel);
@@ -417,11 +446,8 @@ pub fn join_cost(
             startup += (s.cpu_operator_cost * nhash + s.cpu_tuple_cost) * r.rows;
             let mut run = (l.total - l.startup) + s.cpu_operator_cost * nhash * l.rows;
             // Each outer row compares its hash clauses with half a bucket.
-            run += s.cpu_operator_cost
-                * nhash
-                * l.rows
-                * clamp_rows(r.rows * DEFAULT_BUCKET_FRACTION)
-                * 0.5;
+            run +=
+                s.cpu_operator_cost * nhash * l.rows * clamp_rows(r.rows * bucket_fraction) * 0.5;
             run += (s.cpu_tuple_cost + qual_cost(other, s)) * rows;
             if !s.enable_hashjoin {
                 startup += DISABLE_COST;
@@ -533,7 +559,17 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
             let (l, r) = (estimate(left, sizes, s), estimate(right, sizes, s));
             let quals: Vec<Expr> = on.iter().cloned().collect();
             let sel = join_selectivity(&quals, left, right, *left_width, sizes, &l, &r);
-            join_cost(JoinMethod::NestedLoop, *kind, &l, &r, &[], &quals, sel, s)
+            join_cost(
+                JoinMethod::NestedLoop,
+                *kind,
+                &l,
+                &r,
+                &[],
+                &quals,
+                sel,
+                1.0,
+                s,
+            )
         }
         Plan::HashJoin {
             left,
@@ -549,7 +585,18 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
             let mut quals = hash_cond.clone();
             quals.extend(other.iter().cloned());
             let sel = join_selectivity(&quals, left, right, *left_width, sizes, &l, &r);
-            join_cost(JoinMethod::Hash, *kind, &l, &r, hash_cond, &other, sel, s)
+            let bucket = inner_bucket_fraction(hash_cond, right, *left_width, sizes, r.rows);
+            join_cost(
+                JoinMethod::Hash,
+                *kind,
+                &l,
+                &r,
+                hash_cond,
+                &other,
+                sel,
+                bucket,
+                s,
+            )
         }
         Plan::Aggregate { input, keys, aggs } => {
             let e = estimate(input, sizes, s);

@@ -527,14 +527,14 @@ fn join_costs(
         .partition(|q| is_hash_clause(q, left_width));
     let mut costs = Vec::with_capacity(2);
     if !hash.is_empty() {
-        costs.push((
-            JoinMethod::Hash,
-            cost::join_cost(JoinMethod::Hash, kind, l, r, &hash, &filter, sel, s),
-        ));
+        costs.push((JoinMethod::Hash, {
+            let bucket = cost::inner_bucket_fraction(&hash, right, left_width, cx.sizes, r.rows);
+            cost::join_cost(JoinMethod::Hash, kind, l, r, &hash, &filter, sel, bucket, s)
+        }));
     }
     costs.push((
         JoinMethod::NestedLoop,
-        cost::join_cost(JoinMethod::NestedLoop, kind, l, r, &[], quals, sel, s),
+        cost::join_cost(JoinMethod::NestedLoop, kind, l, r, &[], quals, sel, 1.0, s),
     ));
     costs
 }

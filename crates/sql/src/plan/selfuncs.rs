@@ -118,6 +118,43 @@ impl<'a> Var<'a> {
     }
 }
 
+/// estimate_hash_bucket_stats: the fraction of a hash table's rows in the
+/// bucket an outer row probes, for the inner key `info` on an inner input of
+/// `inner_rows` rows. Skew counts: a most common value above the average
+/// frequency makes its bucket that much fuller.
+pub fn hash_bucket_fraction(info: Option<VarInfo>, is_bool: bool, inner_rows: f64) -> f64 {
+    let var = Var {
+        info,
+        is_bool,
+        fallback_tuples: 0.0,
+    };
+    // ExecChooseHashTableSize's bucket count, before any memory limit.
+    let nbuckets = inner_rows.max(1024.0).log2().ceil().exp2();
+    let (mut ndistinct, is_default) = var.numdistinct();
+    if is_default {
+        return (1.0 / nbuckets).max(0.1);
+    }
+    let avgfreq = (1.0 - var.null_frac()) / ndistinct;
+    // Restrictions on the key's relation leave fewer distinct values.
+    let tuples = var.tuples();
+    if tuples > 0.0 {
+        ndistinct = clamp_rows(ndistinct * (inner_rows / tuples).min(1.0));
+    }
+    let mut fraction = if ndistinct > nbuckets {
+        1.0 / nbuckets
+    } else {
+        1.0 / ndistinct
+    };
+    let mcv_freq = var
+        .stats()
+        .and_then(|s| s.mcv_freqs.first())
+        .map_or(0.0, |&f| f as f64);
+    if avgfreq > 0.0 && mcv_freq > avgfreq {
+        fraction *= mcv_freq / avgfreq;
+    }
+    fraction.clamp(1.0e-6, 1.0)
+}
+
 fn const_value(e: &Expr) -> Option<&Value> {
     match strip(e) {
         Expr::Const(v, _) => Some(v),
