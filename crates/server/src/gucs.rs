@@ -666,7 +666,7 @@ impl Settings {
 
     /// Takes a setting the configuration files changed on reload (`value`
     /// already validated there).
-    pub fn set_reloaded(&mut self, name: &'static str, value: &str) {
+    fn set_reloaded(&mut self, name: &'static str, value: &str) {
         self.values.insert(name, value.to_string());
         self.generation = next_generation();
     }

@@ -12,27 +12,8 @@
 mod support;
 
 use std::path::Path;
-use std::process::Command;
 
-use support::{pg_tool, run_with_timeout, TestServer};
-
-fn run_file(s: &TestServer, dir: &Path, name: &str) -> String {
-    let script = format!(
-        "{} -X -a -q -h 127.0.0.1 -p {} -U postgres -d postgres -f {name}.sql 2>&1",
-        pg_tool("psql").display(),
-        s.port()
-    );
-    let mut cmd = Command::new("sh");
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("PG") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.arg("-c").arg(script).current_dir(dir);
-    cmd.stdin(std::process::Stdio::null());
-    let out = run_with_timeout(&mut cmd, std::time::Duration::from_secs(120));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use support::{first_differences, TestServer};
 
 #[test]
 fn explain_files_match_postgresql() {
@@ -49,22 +30,14 @@ fn explain_files_match_postgresql() {
     let mut failures = Vec::new();
     for name in names {
         let s = TestServer::start();
-        let actual = run_file(&s, &dir, &name);
+        let actual = s.psql_echo_file(&dir, &name);
         let expected = std::fs::read_to_string(dir.join(format!("{name}.out"))).unwrap();
         if actual != expected {
-            let diff: Vec<String> = expected
-                .lines()
-                .zip(actual.lines())
-                .enumerate()
-                .filter(|(_, (e, a))| e != a)
-                .take(10)
-                .map(|(i, (e, a))| format!("line {}:\n  expected: {e}\n  actual:   {a}", i + 1))
-                .collect();
             failures.push(format!(
                 "{name}: output differs ({} expected lines, {} actual)\n{}\n--- actual output ---\n{actual}",
                 expected.lines().count(),
                 actual.lines().count(),
-                diff.join("\n")
+                first_differences(&expected, &actual)
             ));
         }
     }

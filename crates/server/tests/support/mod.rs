@@ -85,6 +85,20 @@ fn client_command(program: &Path) -> Command {
     cmd
 }
 
+/// The first lines (at most 10) where `actual` differs from `expected`, for
+/// a failing expected-output file.
+pub fn first_differences(expected: &str, actual: &str) -> String {
+    expected
+        .lines()
+        .zip(actual.lines())
+        .enumerate()
+        .filter(|(_, (e, a))| e != a)
+        .take(10)
+        .map(|(i, (e, a))| format!("line {}:\n  expected: {e}\n  actual:   {a}", i + 1))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Runs `cmd`, capturing its output; fails the test if it runs past `timeout`.
 pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> Output {
     let desc = format!("{cmd:?}");
@@ -562,6 +576,20 @@ impl TestServer {
     /// `psql -X -h 127.0.0.1 -p PORT -U postgres -d postgres -v ON_ERROR_STOP=1 -At`.
     pub fn psql_command(&self) -> Command {
         self.psql_command_host("127.0.0.1")
+    }
+
+    /// What `psql -X -a -q -f NAME.sql`, run in `dir`, prints (statements
+    /// echoed, errors inline in order): pg_regress's way of checking a file.
+    pub fn psql_echo_file(&self, dir: &Path, name: &str) -> String {
+        let script = format!(
+            "{} -X -a -q -h 127.0.0.1 -p {} -U postgres -d postgres -f {name}.sql 2>&1",
+            pg_tool("psql").display(),
+            self.port
+        );
+        let mut cmd = client_command(Path::new("sh"));
+        cmd.arg("-c").arg(script).current_dir(dir);
+        let out = run_with_timeout(&mut cmd, Duration::from_secs(120));
+        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// The psql command line connecting through `host` (an address or a socket dir).

@@ -292,19 +292,7 @@ pub fn join_selectivity(
     l: &Estimate,
     r: &Estimate,
 ) -> f64 {
-    let side_of = |e: &Expr| {
-        let (mut lo, mut hi) = (false, false);
-        e.visit(&mut |x| {
-            if let Expr::Column(i, _) = x {
-                if *i < left_width {
-                    lo = true
-                } else {
-                    hi = true
-                }
-            }
-        });
-        (lo, hi)
-    };
+    let side_of = |e: &Expr| sides(e, left_width);
     let lookup = |i: usize| {
         if i < left_width {
             column_origin(left, i, sizes)
@@ -371,6 +359,21 @@ fn strip(e: &Expr) -> &Expr {
     }
 }
 
+/// Which inputs of a join a join-level expression reads: (left, right).
+pub(super) fn sides(e: &Expr, left_width: usize) -> (bool, bool) {
+    let (mut l, mut r) = (false, false);
+    e.visit(&mut |x| {
+        if let Expr::Column(i, _) = x {
+            if *i < left_width {
+                l = true;
+            } else {
+                r = true;
+            }
+        }
+    });
+    (l, r)
+}
+
 /// Which join algorithm a join uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JoinMethod {
@@ -400,15 +403,7 @@ pub fn inner_bucket_fraction(
     sizes: &dyn RelationSizes,
     inner_rows: f64,
 ) -> f64 {
-    let inner_side = |e: &Expr| {
-        let mut inner = true;
-        e.visit(&mut |x| {
-            if let Expr::Column(i, _) = x {
-                inner &= *i >= left_width;
-            }
-        });
-        inner
-    };
+    let inner_side = |e: &Expr| !sides(e, left_width).0;
     hash.iter()
         .map(|h| {
             let Expr::Binary { left, right: r, .. } = h else {

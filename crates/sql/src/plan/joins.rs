@@ -13,7 +13,7 @@
 use types::ops::BinaryOp;
 use types::{DataType, TypeId};
 
-use super::cost::{self, Estimate, JoinMethod};
+use super::cost::{self, sides, Estimate, JoinMethod};
 use super::planner::{
     and_of, has_subquery, into_conjuncts, plan_expr, plan_tree, simplify_not, PlannerContext,
 };
@@ -305,15 +305,14 @@ fn dynamic_search(rels: &[Rel], clauses: &[JoinClause], cx: &PlannerContext) -> 
             }
             // Only the cheapest way gets a plan: candidates are costed
             // without copying their inputs' plans.
-            if let Some((om, im, method, _)) = cheapest(paths, |p| p.3) {
+            if let Some((om, im, method, est)) = cheapest(paths, |p| p.3) {
                 let (o, i) = (&best[om as usize], &best[im as usize]);
                 let found = build_joined(
                     o.as_ref().expect("costed above"),
                     i.as_ref().expect("costed above"),
-                    method,
+                    (method, est),
                     rels,
                     clauses,
-                    cx,
                 );
                 best[mask as usize] = Some(found);
                 break;
@@ -354,8 +353,8 @@ fn greedy_search(rels: &[Rel], clauses: &[JoinClause], cx: &PlannerContext) -> J
             }
         }
         let (_, _, a, b) = choice.unwrap();
-        let (method, _) = best_choice(&parts[a], &parts[b], rels, clauses, cx);
-        let j = build_joined(&parts[a], &parts[b], method, rels, clauses, cx);
+        let choice = best_choice(&parts[a], &parts[b], rels, clauses, cx);
+        let j = build_joined(&parts[a], &parts[b], choice, rels, clauses);
         let (hi, lo) = (a.max(b), a.min(b));
         parts.remove(hi);
         parts.remove(lo);
@@ -377,21 +376,6 @@ fn best_choice(
         add_path(&mut paths, c, |p| p.1);
     }
     cheapest(paths, |p| p.1).expect("a nested loop is always possible")
-}
-
-/// Which input a join-level expression reads.
-fn sides(e: &Expr, left_width: usize) -> (bool, bool) {
-    let (mut l, mut r) = (false, false);
-    e.visit(&mut |x| {
-        if let Expr::Column(i, _) = x {
-            if *i < left_width {
-                l = true;
-            } else {
-                r = true;
-            }
-        }
-    });
-    (l, r)
 }
 
 /// Whether `e` is an equality of a left and a right expression, usable as a
@@ -467,30 +451,16 @@ fn join_choices(
     )
 }
 
-/// The plan of joining `outer` and `inner` by `method`.
+/// The plan of joining `outer` and `inner` by the chosen method, whose
+/// estimate was made when the candidates were costed.
 fn build_joined(
     outer: &Joined,
     inner: &Joined,
-    method: JoinMethod,
+    (method, est): (JoinMethod, Estimate),
     rels: &[Rel],
     clauses: &[JoinClause],
-    cx: &PlannerContext,
 ) -> Joined {
     let (order, quals, left_width, right_width) = join_layout(outer, inner, rels, clauses);
-    let est = join_costs(
-        &outer.plan,
-        &outer.est,
-        &inner.plan,
-        &inner.est,
-        JoinKind::Inner,
-        &quals,
-        left_width,
-        cx,
-    )
-    .into_iter()
-    .find(|(m, _)| *m == method)
-    .expect("the chosen method was costed")
-    .1;
     Joined {
         plan: build_join(
             method,

@@ -191,6 +191,12 @@ fn var_eq_const(var: &Var, c: &Value, negate: bool) -> f64 {
         }
         None => 1.0 / var.numdistinct().0,
     };
+    equality_or_negation(selec, nullfrac, negate)
+}
+
+/// An equality's selectivity, or its negation's (neqsel: neither equal nor
+/// null).
+fn equality_or_negation(selec: f64, nullfrac: f64, negate: bool) -> f64 {
     let selec = clamp_prob(selec);
     if negate {
         clamp_prob(1.0 - selec - nullfrac)
@@ -216,12 +222,7 @@ fn var_eq_non_const(var: &Var, negate: bool) -> f64 {
         }
         None => 1.0 / var.numdistinct().0,
     };
-    let selec = clamp_prob(selec);
-    if negate {
-        clamp_prob(1.0 - selec - nullfrac)
-    } else {
-        selec
-    }
+    equality_or_negation(selec, nullfrac, negate)
 }
 
 /// Sum of the MCV frequencies whose value satisfies `pred`, and of all.
