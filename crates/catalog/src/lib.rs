@@ -216,7 +216,12 @@ pub struct Catalog {
     path: PathBuf,
     ddl: Mutex<()>,
     current: RwLock<Arc<CatalogData>>,
+    /// Where each new version is logged before the file is replaced.
+    wal: std::sync::OnceLock<&'static wal::Wal>,
 }
+
+/// The catalog's log record: the whole new catalog (rmgr CATALOG).
+pub const CATALOG_IMAGE: u8 = 0x00;
 
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> PgError {
     PgError::new(
@@ -228,7 +233,7 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> PgError {
 impl Catalog {
     /// Opens the catalog of `data_dir`, creating the bootstrap catalog if absent.
     pub fn open(data_dir: &Path) -> PgResult<Catalog> {
-        let path = data_dir.join("global").join("pg_catalog.json");
+        let path = catalog_path(data_dir);
         let data = match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
                 PgError::new(
@@ -238,7 +243,7 @@ impl Catalog {
             })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let d = CatalogData::bootstrap();
-                write_atomically(&path, &d)?;
+                write_atomically(&path, &serde_json::to_vec(&d).expect("catalog serialises"))?;
                 d
             }
             Err(e) => return Err(io_error("read", &path, e)),
@@ -247,7 +252,13 @@ impl Catalog {
             path,
             ddl: Mutex::new(()),
             current: RwLock::new(Arc::new(data)),
+            wal: std::sync::OnceLock::new(),
         })
+    }
+
+    /// From now on every catalog version is logged (after recovery).
+    pub fn attach_wal(&self, wal: &'static wal::Wal) {
+        let _ = self.wal.set(wal);
     }
 
     /// The current catalog version.
@@ -261,7 +272,14 @@ impl Catalog {
         let _ddl = self.ddl.lock();
         let mut copy = (**self.current.read()).clone();
         let r = f(&mut copy)?;
-        write_atomically(&self.path, &copy)?;
+        let bytes = serde_json::to_vec(&copy).expect("catalog serialises");
+        if let Some(wal) = self.wal.get() {
+            let mut rec = wal::RecordBuilder::new(wal::rmgr::CATALOG, CATALOG_IMAGE, 0);
+            rec.main_data().extend_from_slice(&bytes);
+            let end = wal.insert(&rec)?;
+            wal.flush(end)?;
+        }
+        write_atomically(&self.path, &bytes)?;
         *self.current.write() = Arc::new(copy);
         Ok(r)
     }
@@ -421,11 +439,32 @@ impl Catalog {
     }
 }
 
-fn write_atomically(path: &Path, data: &CatalogData) -> PgResult<()> {
+/// The catalog file of a data directory.
+pub fn catalog_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("global").join("pg_catalog.json")
+}
+
+/// Redo of catalog records: the logged version replaces the file, so after
+/// replay the file holds the last version logged.
+pub struct CatalogRedo {
+    pub path: PathBuf,
+}
+
+impl wal::Redo for CatalogRedo {
+    fn redo(&self, rec: &wal::Record<'_>) -> Result<(), wal::RedoError> {
+        if rec.info != CATALOG_IMAGE {
+            return Err(wal::RedoError::new(rec, "unknown catalog record kind"));
+        }
+        serde_json::from_slice::<CatalogData>(rec.main)
+            .map_err(|e| wal::RedoError::new(rec, format!("catalog image does not parse: {e}")))?;
+        write_atomically(&self.path, rec.main).map_err(|e| wal::RedoError::new(rec, e.message))
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> PgResult<()> {
     let dir = path.parent().expect("catalog path has a parent");
     std::fs::create_dir_all(dir).map_err(|e| io_error("create directory", dir, e))?;
     let tmp = path.with_extension("tmp");
-    let bytes = serde_json::to_vec(data).expect("catalog serialises");
     std::fs::write(&tmp, bytes).map_err(|e| io_error("write", &tmp, e))?;
     std::fs::File::open(&tmp)
         .and_then(|f| f.sync_all())

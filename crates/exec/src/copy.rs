@@ -555,6 +555,7 @@ impl<'t> CopyLoader<'t> {
         env.check_cancel()?;
         heap::insert_batch(
             env.pool,
+            env.tm.wal(),
             self.target.table.locator(),
             &mut self.batch,
             &mut self.insert_target,

@@ -33,8 +33,8 @@ pub struct ServerContext {
     /// The TLS configuration in force (`ssl = on`), swapped on SIGHUP.
     pub tls: crate::tls::TlsHolder,
     pub activity: crate::activity::Activity,
-    /// CHECKPOINT commands run (pg_stat_bgwriter.checkpoints_req).
-    pub checkpoints_req: std::sync::atomic::AtomicU64,
+    /// Checkpoint settings and counters (pg_stat_bgwriter).
+    pub checkpointer: crate::checkpointer::Checkpointer,
     /// Server start, microseconds since 2000-01-01.
     pub start_time: i64,
     /// Set once a smart or fast shutdown began: new sessions are refused.
@@ -77,15 +77,6 @@ impl ServerContext {
             .settings_reloads
             .load(std::sync::atomic::Ordering::Acquire);
         (now != seen).then(|| (now, self.file_settings.read().clone()))
-    }
-
-    /// Flushes everything durable (shutdown, CHECKPOINT).
-    pub fn checkpoint(&self) -> common::PgResult<()> {
-        self.pool.flush_all()?;
-        self.tm
-            .flush()
-            .map_err(|e| common::PgError::io("could not write pg_xact", e))?;
-        Ok(())
     }
 }
 

@@ -266,7 +266,7 @@ pub static GUCS: &[GucDef] = &[
     g(
         "checkpoint_timeout",
         "5min",
-        User,
+        Sighup,
         false,
         "Sets the maximum time between automatic WAL checkpoints.",
     ),
@@ -329,7 +329,7 @@ pub static GUCS: &[GucDef] = &[
     g(
         "fsync",
         "on",
-        Postmaster,
+        Sighup,
         false,
         "Forces synchronization of updates to disk.",
     ),
@@ -413,7 +413,7 @@ pub static GUCS: &[GucDef] = &[
     g(
         "max_wal_size",
         "1GB",
-        User,
+        Sighup,
         false,
         "Sets the WAL size that triggers a checkpoint.",
     ),
@@ -607,6 +607,63 @@ pub static GUCS: &[GucDef] = &[
         false,
         "Sets the maximum memory to be used for query workspaces.",
     ),
+    // Write-ahead log (crates/wal).
+    g(
+        "checkpoint_completion_target",
+        "0.9",
+        Sighup,
+        false,
+        "Time spent flushing dirty buffers during checkpoint, as fraction of checkpoint interval.",
+    ),
+    g(
+        "commit_delay",
+        "0",
+        User,
+        false,
+        "Sets the delay in microseconds between transaction commit and flushing WAL to disk.",
+    ),
+    g(
+        "commit_siblings",
+        "5",
+        User,
+        false,
+        "Sets the minimum number of concurrent open transactions required before performing commit_delay.",
+    ),
+    g(
+        "full_page_writes",
+        "on",
+        Sighup,
+        false,
+        "Writes full pages to WAL when first modified after a checkpoint.",
+    ),
+    g(
+        "min_wal_size",
+        "80MB",
+        Sighup,
+        false,
+        "Sets the minimum size to shrink the WAL to.",
+    ),
+    g(
+        "wal_buffers",
+        "-1",
+        Postmaster,
+        false,
+        "Sets the number of disk-page buffers in shared memory for WAL.",
+    ),
+    g(
+        "wal_sync_method",
+        "fdatasync",
+        Sighup,
+        false,
+        "Selects the method used for forcing WAL updates to disk.",
+    ),
+    g(
+        "wal_writer_delay",
+        "200ms",
+        Sighup,
+        false,
+        "Time between WAL flushes performed in the WAL writer.",
+    ),
 ];
 
 pub fn lookup(name: &str) -> Option<&'static GucDef> {
@@ -777,8 +834,30 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         | "extra_float_digits" => {
             value.trim().parse::<i64>().map_err(|_| bad())?;
         }
-        "shared_buffers" | "work_mem" | "max_wal_size" => {
+        "shared_buffers" | "work_mem" | "max_wal_size" | "min_wal_size" => {
             parse_memory_kb(value).ok_or_else(bad)?;
+        }
+        "wal_buffers" if value.trim() != "-1" => {
+            parse_memory_kb_unit(value, 8).ok_or_else(bad)?;
+        }
+        "commit_delay" | "commit_siblings" => {
+            let n: i64 = value.trim().parse().map_err(|_| bad())?;
+            let hi = if def.name == "commit_delay" { 100_000 } else { 1000 };
+            if !(0..=hi).contains(&n) {
+                return Err(out_of_range(def.name, value, "0", &hi.to_string()));
+            }
+        }
+        "checkpoint_completion_target" => {
+            let m: f64 = value.trim().parse().map_err(|_| bad())?;
+            if !(0.0..=1.0).contains(&m) {
+                return Err(out_of_range(def.name, value, "0", "1"));
+            }
+        }
+        "wal_sync_method" if wal::SyncMethod::parse(value.trim()).is_none() => {
+            return Err(bad().with_hint("Available values: fsync, fdatasync, open_sync, open_datasync."));
+        }
+        "synchronous_commit" if txn::SyncCommit::parse(value.trim()).is_none() => {
+            return Err(bad().with_hint("Available values: local, remote_write, remote_apply, on, off."));
         }
         "max_stack_depth" => {
             let kb = max_stack_depth_kb(value).ok_or_else(bad)?;
@@ -801,7 +880,10 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
                 ));
             }
         }
-        "bgwriter_delay" | "statement_timeout" | "client_connection_check_interval" => {
+        "bgwriter_delay"
+        | "statement_timeout"
+        | "client_connection_check_interval"
+        | "wal_writer_delay" => {
             parse_duration_ms(value, 1).ok_or_else(bad)?;
         }
         "checkpoint_timeout"
@@ -833,7 +915,11 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         {
             return Err(bad().with_hint("Available values: , TLSv1, TLSv1.1, TLSv1.2, TLSv1.3."))
         }
-        "debug_buffer_victim_lock" | "debug_buffer_lock_free_lookup" | "fsync" | "ssl" => {
+        "debug_buffer_victim_lock"
+        | "debug_buffer_lock_free_lookup"
+        | "fsync"
+        | "full_page_writes"
+        | "ssl" => {
             parse_bool(value).ok_or_else(bad)?;
         }
         n if n.starts_with("enable_") => {

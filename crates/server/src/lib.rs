@@ -3,6 +3,7 @@
 
 pub mod activity;
 pub mod auth;
+pub mod checkpointer;
 pub mod connections;
 pub mod context;
 mod copy_session;

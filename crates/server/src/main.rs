@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
+use server::checkpointer::CheckpointKind;
 use server::auth::ClientAddr;
 use server::connections::{self, ConnectionSettings, ConnectionTable};
 use server::context::ServerContext;
@@ -208,9 +209,21 @@ fn main() {
     apply_bgwriter_settings(pool, &settings);
     let bg_shutdown = Arc::new(AtomicBool::new(false));
     let bgwriter = pool.start_bgwriter(bg_shutdown.clone());
-    let tm = txn::TransactionManager::open(&dir)
+    let wal = wal::Wal::open(
+        &dir,
+        wal::WalSettings::new(
+            server::checkpointer::wal_buffer_bytes(&settings, shared_kb as u64),
+            server::checkpointer::wal_reloadable(&settings),
+        ),
+    )
+    .unwrap_or_else(|e| fatal(&e.to_string()));
+    let tm = txn::TransactionManager::open(&dir, wal)
         .unwrap_or_else(|e| fatal(&format!("could not open pg_xact: {e}")));
+    let recovery = recover(&dir, pool, wal, &tm);
+    pool.set_wal_flush(Box::new(move |lsn| wal.flush(lsn).map_err(|e| e.to_string())));
     let catalog = catalog::Catalog::open(&dir).unwrap_or_else(|e| fatal(&e.message));
+    catalog.attach_wal(wal);
+    ensure_table_storage(&catalog, pool);
     // Emptied at every start, as PostgreSQL does: files of a killed server.
     let temp_dir = storage::temp_file::TempDir::open(&dir).unwrap_or_else(|e| {
         fatal(&format!(
@@ -232,10 +245,19 @@ fn main() {
             .unwrap_or_else(|e| fatal(&e.to_string())),
         tls,
         activity: Default::default(),
-        checkpoints_req: Default::default(),
+        checkpointer: server::checkpointer::Checkpointer::new(&settings),
         start_time: types::datetime::now_timestamp(),
         shutting_down: Default::default(),
     });
+    if recovery.crashed {
+        if let Err(e) = ctx.checkpoint(CheckpointKind::EndOfRecovery) {
+            fatal(&format!("end-of-recovery checkpoint failed: {}", e.message));
+        }
+    } else if let Err(e) = wal.mark_in_production(&dir) {
+        fatal(&e.to_string());
+    }
+    let wal_stop = Arc::new(AtomicBool::new(false));
+    let wal_threads = server::checkpointer::start(ctx.clone(), wal_stop.clone());
     let factory = Arc::new(Factory { ctx: ctx.clone() });
 
     shutdown::install_signal_handlers();
@@ -277,7 +299,12 @@ fn main() {
     bg_shutdown.store(true, Ordering::Relaxed);
     pool.wake_bgwriter();
     let _ = bgwriter.join();
-    if let Err(e) = ctx.checkpoint() {
+    wal_stop.store(true, Ordering::Relaxed);
+    wal.request_checkpoint();
+    for t in wal_threads {
+        let _ = t.join();
+    }
+    if let Err(e) = ctx.checkpoint(CheckpointKind::Shutdown) {
         fatal(&format!("shutdown checkpoint failed: {}", e.message));
     }
     drop(dir_lock);
@@ -545,6 +572,61 @@ fn serve_until_shutdown(l: &Listeners, env: &ServeEnv) -> ShutdownMode {
 }
 
 /// The background writer's settings (sighup: read at start and on reload).
+/// Replays the log after a crash (or finds the end of a cleanly stopped
+/// one) through the resource managers' redo.
+fn recover(
+    dir: &std::path::Path,
+    pool: &'static storage::buffer::BufferPool,
+    wal: &'static wal::Wal,
+    tm: &txn::TransactionManager,
+) -> wal::RecoveryReport {
+    let heap = access::heap::log::HeapRedo { pool };
+    let catalog = catalog::CatalogRedo {
+        path: catalog::catalog_path(dir),
+    };
+    let mut handlers: Vec<Option<&dyn wal::Redo>> = vec![None; wal::rmgr::COUNT];
+    handlers[wal::rmgr::HEAP as usize] = Some(&heap);
+    handlers[wal::rmgr::SMGR as usize] = Some(&heap);
+    handlers[wal::rmgr::XACT as usize] = Some(tm);
+    handlers[wal::rmgr::CATALOG as usize] = Some(&catalog);
+    if let Ok(Some(c)) = wal::ControlFile::read(dir) {
+        if c.state != wal::DbState::ShutDown {
+            log(&format!(
+                "database system was interrupted; last known up at checkpoint {}",
+                wal::format_lsn(c.checkpoint)
+            ));
+            log("database system was not properly shut down; automatic recovery in progress");
+        }
+    }
+    let report = wal
+        .startup(dir, &handlers)
+        .unwrap_or_else(|e| fatal(&format!("could not start the write-ahead log: {e}")));
+    if report.crashed {
+        log(&format!(
+            "redo done at {}: {} records replayed from {} in {:.3} s ({})",
+            wal::format_lsn(report.end),
+            report.records,
+            wal::format_lsn(report.redo_from),
+            report.elapsed.as_secs_f64(),
+            report.stop_reason
+        ));
+    }
+    report
+}
+
+/// Every table the catalog lists has its file: a crash between a catalog
+/// change and the creation of its file leaves it missing.
+fn ensure_table_storage(catalog: &catalog::Catalog, pool: &'static storage::buffer::BufferPool) {
+    for t in catalog.snapshot().tables.values() {
+        let rel = t.locator();
+        if !pool.smgr().exists(rel, storage::ForkNumber::Main) {
+            if let Err(e) = pool.smgr().create(rel, storage::ForkNumber::Main) {
+                fatal(&e.to_string());
+            }
+        }
+    }
+}
+
 fn apply_bgwriter_settings(pool: &storage::buffer::BufferPool, settings: &Settings) {
     let bgw = &pool.bgwriter;
     // Relaxed: each is read on its own at the writer's next round.
@@ -590,6 +672,12 @@ fn reload_server_settings(env: &ServeEnv, conn: &mut ConnectionSettings) {
         ConnectionSettings::from_settings(&settings).authentication_timeout;
     env.ctx.publish_settings(settings.clone());
     apply_bgwriter_settings(env.ctx.pool, &settings);
+    env.ctx
+        .tm
+        .wal()
+        .settings
+        .apply(server::checkpointer::wal_reloadable(&settings));
+    env.ctx.checkpointer.apply(&settings);
     if let Err(e) = env
         .ctx
         .tls

@@ -133,6 +133,7 @@ struct ThreadSettings {
     planner: Option<(u64, std::rc::Rc<sql::plan::PlannerSettings>)>,
     /// The executor's settings and the generation they were parsed from.
     exec: Option<(u64, exec::ExecSettings)>,
+    sync_commit: Option<(u64, txn::SyncCommit)>,
 }
 
 /// Rows sent between interrupt checks, for plans whose operators never check
@@ -299,6 +300,25 @@ impl Session {
         }
     }
 
+    /// synchronous_commit, parsed again only after a setting changed.
+    fn sync_commit(&self) -> txn::SyncCommit {
+        let mut cache = self.thread_settings.borrow_mut();
+        let generation = self.settings.generation();
+        match cache.sync_commit {
+            Some((g, s)) if g == generation => s,
+            _ => {
+                let s = self
+                    .settings
+                    .get("synchronous_commit")
+                    .ok()
+                    .and_then(txn::SyncCommit::parse)
+                    .unwrap_or(txn::SyncCommit::On);
+                cache.sync_commit = Some((generation, s));
+                s
+            }
+        }
+    }
+
     /// The executor's settings, parsed again only after a setting changed.
     fn exec_settings(&self) -> exec::ExecSettings {
         let mut cache = self.thread_settings.borrow_mut();
@@ -343,12 +363,24 @@ impl Session {
     fn end_block(&mut self, commit: bool) {
         if let TxnState::Block { xid, failed, .. } = self.txn {
             let committed = commit && !failed;
+            let mut committed = committed;
             if let Some(x) = xid {
-                self.ctx.tm.end(x, committed);
+                committed = self.end_transaction(x, committed).is_ok() && committed;
             }
             self.count_xact(committed);
         }
         self.txn = TxnState::Idle;
+    }
+
+    /// Commits (logging the commit, durable unless synchronous_commit is
+    /// off) or rolls back `xid`.
+    fn end_transaction(&self, xid: common::Xid, commit: bool) -> PgResult<()> {
+        if !commit {
+            self.ctx.tm.abort(xid);
+            return Ok(());
+        }
+        let sync = self.sync_commit();
+        self.ctx.tm.commit(xid, sync).map_err(PgError::from)
     }
 
     fn count_xact(&self, committed: bool) {
@@ -465,10 +497,8 @@ impl Session {
                 ));
             }
             BoundStatement::Checkpoint => {
-                self.ctx.checkpoint()?;
                 self.ctx
-                    .checkpoints_req
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    .checkpoint(crate::checkpointer::CheckpointKind::Requested)?;
                 return sink.complete("CHECKPOINT");
             }
             _ => {}
@@ -508,13 +538,15 @@ impl Session {
                     (x, 0)
                 }
             };
-        let result = self.execute_dml_or_query(stmt, params, sink, xid, cid);
+        let mut result = self.execute_dml_or_query(stmt, params, sink, xid, cid);
         if let TxnState::Block { cid, .. } = &mut self.txn {
             *cid += 1;
         }
         if implicit {
             if xid != 0 {
-                self.ctx.tm.end(xid, result.is_ok());
+                if let Err(e) = self.end_transaction(xid, result.is_ok()) {
+                    result = Err(e);
+                }
             }
             self.count_xact(result.is_ok());
         }

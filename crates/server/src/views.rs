@@ -97,11 +97,15 @@ impl ServerViews<'_> {
                     let n = |a: &std::sync::atomic::AtomicU64| {
                         Value::Int8(a.load(Ordering::Relaxed) as i64)
                     };
+                    let ck = &ctx.checkpointer;
+                    let ms = |a: &std::sync::atomic::AtomicU64| {
+                        Value::Float8(a.load(Ordering::Relaxed) as f64 / 1000.0)
+                    };
                     vec![vec![
-                        Value::Int8(0),
-                        n(&ctx.checkpoints_req),
-                        Value::Float8(0.0),
-                        Value::Float8(0.0),
+                        n(&ck.timed),
+                        n(&ck.requested),
+                        ms(&ck.write_time_us),
+                        ms(&ck.sync_time_us),
                         n(&st.buffers_checkpoint),
                         n(&st.buffers_clean),
                         n(&st.maxwritten_clean),

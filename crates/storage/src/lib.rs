@@ -46,13 +46,15 @@ pub enum StorageError {
     Corrupt { block: u32, path: String },
     #[error("no unpinned buffers available")]
     NoFreeBuffers,
+    #[error("could not flush the write-ahead log before writing a page: {message}")]
+    WalFlush { message: String },
 }
 
 impl From<StorageError> for common::PgError {
     fn from(e: StorageError) -> Self {
         use common::SqlState;
         let code = match &e {
-            StorageError::Io { .. } => SqlState::IO_ERROR,
+            StorageError::Io { .. } | StorageError::WalFlush { .. } => SqlState::IO_ERROR,
             StorageError::Corrupt { .. } => SqlState::DATA_CORRUPTED,
             StorageError::NoFreeBuffers => SqlState::PROGRAM_LIMIT_EXCEEDED,
         };

@@ -2,9 +2,15 @@
 //! and written to `pg_xact/<segment>` files at checkpoints and shutdown.
 //! A transaction that is neither committed nor aborted and is not running is
 //! taken as aborted (it was running when the server stopped).
+//!
+//! Commit statuses are redone from the log, so the files only need to be
+//! current as of a checkpoint's redo pointer. Before pages are written, the
+//! log is flushed past every commit they record (`max_lsn`): an
+//! asynchronous commit whose record is not durable yet must not become
+//! durable through the commit log.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 use common::Xid;
 use parking_lot::RwLock;
@@ -23,6 +29,9 @@ pub enum XidStatus {
 pub struct Clog {
     dir: PathBuf,
     pages: RwLock<Vec<Box<[AtomicU8]>>>,
+    /// The highest commit-record end set so far (flushed before `flush`
+    /// writes the pages).
+    max_lsn: AtomicU64,
 }
 
 fn new_page() -> Box<[AtomicU8]> {
@@ -51,6 +60,7 @@ impl Clog {
         Ok(Clog {
             dir,
             pages: RwLock::new(pages),
+            max_lsn: AtomicU64::new(0),
         })
     }
 
@@ -71,6 +81,14 @@ impl Clog {
         }
     }
 
+    /// Sets a status whose log record ends at `lsn`.
+    pub fn set_status_logged(&self, xid: Xid, status: XidStatus, lsn: u64) {
+        // SeqCst pairs with the SeqCst load in `flush`: a status visible in
+        // the pages `flush` copies has its LSN counted in the maximum.
+        self.max_lsn.fetch_max(lsn, Ordering::SeqCst);
+        self.set_status(xid, status);
+    }
+
     pub fn set_status(&self, xid: Xid, status: XidStatus) {
         let page = (xid / XIDS_PER_PAGE) as usize;
         let byte = ((xid % XIDS_PER_PAGE) / 4) as usize;
@@ -89,14 +107,22 @@ impl Clog {
         pages[page][byte].fetch_or((status as u8) << shift, Ordering::Release);
     }
 
-    /// Writes all pages to their segment files and fsyncs them.
-    pub fn flush(&self) -> std::io::Result<()> {
+    /// Writes all pages to their segment files and fsyncs them, after
+    /// `flush_log` made the log durable past every status they hold.
+    pub fn flush(&self, flush_log: &dyn Fn(u64) -> std::io::Result<()>) -> std::io::Result<()> {
         let pages = self.pages.read();
-        for (seg, chunk) in pages.chunks(PAGES_PER_SEGMENT as usize).enumerate() {
+        let mut segments = Vec::new();
+        for chunk in pages.chunks(PAGES_PER_SEGMENT as usize) {
             let mut bytes = Vec::with_capacity(chunk.len() * PAGE_BYTES);
             for p in chunk {
-                bytes.extend(p.iter().map(|b| b.load(Ordering::Relaxed)));
+                // SeqCst: see `set_status_logged`.
+                bytes.extend(p.iter().map(|b| b.load(Ordering::SeqCst)));
             }
+            segments.push(bytes);
+        }
+        drop(pages);
+        flush_log(self.max_lsn.load(Ordering::SeqCst))?;
+        for (seg, bytes) in segments.into_iter().enumerate() {
             let path = self.dir.join(format!("{seg:04X}"));
             let tmp = self.dir.join(format!("{seg:04X}.tmp"));
             std::fs::write(&tmp, &bytes)?;

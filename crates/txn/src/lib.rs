@@ -6,5 +6,21 @@ pub mod manager;
 pub mod snapshot;
 
 pub use clog::{Clog, XidStatus};
-pub use manager::TransactionManager;
+pub use manager::{SyncCommit, TransactionManager, XACT_ABORT, XACT_COMMIT};
 pub use snapshot::Snapshot;
+
+/// A started log in `dir` for unit tests (fsync off), here and in the
+/// crates above.
+pub fn test_wal(dir: &std::path::Path) -> &'static wal::Wal {
+    std::fs::create_dir_all(dir.join("global")).expect("create global");
+    let settings = wal::WalSettings::new(
+        1 << 20,
+        wal::settings::WalReloadable {
+            fsync: false,
+            ..Default::default()
+        },
+    );
+    let w = wal::Wal::open(dir, settings).expect("open wal");
+    w.startup(dir, &[]).expect("start wal");
+    w
+}

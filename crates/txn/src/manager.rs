@@ -15,6 +15,8 @@ use common::ids::FIRST_NORMAL_XID;
 use common::Xid;
 use parking_lot::{Condvar, Mutex};
 
+use wal::{rmgr, RecordBuilder, Wal};
+
 use crate::clog::{Clog, XidStatus};
 use crate::snapshot::Snapshot;
 
@@ -26,7 +28,32 @@ struct ProcArray {
     running: BTreeSet<Xid>,
 }
 
+/// `synchronous_commit` as a commit sees it (`remote_*` act as `on`: there
+/// are no standbys).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncCommit {
+    Off,
+    Local,
+    On,
+}
+
+impl SyncCommit {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "off" | "false" | "no" | "0" => SyncCommit::Off,
+            "local" => SyncCommit::Local,
+            "on" | "true" | "yes" | "1" | "remote_write" | "remote_apply" => SyncCommit::On,
+            _ => return None,
+        })
+    }
+}
+
+/// Transaction record kinds (rmgr XACT).
+pub const XACT_COMMIT: u8 = 0x00;
+pub const XACT_ABORT: u8 = 0x20;
+
 pub struct TransactionManager {
+    wal: &'static Wal,
     clog: Clog,
     limit_path: PathBuf,
     procarray: Mutex<ProcArray>,
@@ -36,7 +63,7 @@ pub struct TransactionManager {
 }
 
 impl TransactionManager {
-    pub fn open(data_dir: &std::path::Path) -> std::io::Result<TransactionManager> {
+    pub fn open(data_dir: &std::path::Path, wal: &'static Wal) -> std::io::Result<TransactionManager> {
         let clog = Clog::open(data_dir.join("pg_xact"))?;
         let limit_path = data_dir.join("global").join("pg_xid_limit");
         let next = match std::fs::read_to_string(&limit_path) {
@@ -44,6 +71,7 @@ impl TransactionManager {
             Err(_) => FIRST_NORMAL_XID,
         };
         let tm = TransactionManager {
+            wal,
             clog,
             limit_path,
             procarray: Mutex::new(ProcArray {
@@ -59,6 +87,11 @@ impl TransactionManager {
 
     pub fn clog(&self) -> &Clog {
         &self.clog
+    }
+
+    /// The log every change of this server goes to.
+    pub fn wal(&self) -> &'static Wal {
+        self.wal
     }
 
     fn write_limit(&self, limit: Xid) -> std::io::Result<()> {
@@ -79,24 +112,67 @@ impl TransactionManager {
         let xid = pa.next_xid;
         pa.next_xid += 1;
         pa.running.insert(xid);
+        self.publish_running(&pa);
         Ok(xid)
     }
 
-    /// Ends `xid` as committed or aborted.
-    pub fn end(&self, xid: Xid, commit: bool) {
-        let status = if commit {
-            XidStatus::Committed
-        } else {
-            XidStatus::Aborted
+    fn publish_running(&self, pa: &ProcArray) {
+        // Relaxed: commit_siblings is a heuristic.
+        self.wal
+            .active_transactions
+            .store(pa.running.len() as u32, Ordering::Relaxed);
+    }
+
+    /// Commits `xid`: its commit record goes to the log and, unless `sync`
+    /// is off, is durable before the status changes and this returns.
+    pub fn commit(&self, xid: Xid, sync: SyncCommit) -> Result<(), wal::WalError> {
+        let mut rec = RecordBuilder::new(rmgr::XACT, XACT_COMMIT, xid);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as i64)
+            .unwrap_or(0);
+        rec.main_data().extend_from_slice(&now.to_le_bytes());
+        let end = match self.wal.insert(&rec) {
+            Ok(end) => end,
+            Err(e) => {
+                self.finish(xid, XidStatus::Aborted, 0);
+                return Err(e);
+            }
         };
+        if sync != SyncCommit::Off {
+            if let Err(e) = self.wal.flush(end) {
+                // The commit record may or may not be on disk: as
+                // PostgreSQL, a failed log flush cannot be taken back.
+                panic!("PANIC: could not flush the write-ahead log: {e}");
+            }
+        }
+        self.finish(xid, XidStatus::Committed, end);
+        Ok(())
+    }
+
+    /// Rolls `xid` back. The abort record needs no flush: a transaction
+    /// without a commit record is aborted after a crash anyway.
+    pub fn abort(&self, xid: Xid) {
+        let rec = RecordBuilder::new(rmgr::XACT, XACT_ABORT, xid);
+        let end = self.wal.insert(&rec).unwrap_or(0);
+        self.finish(xid, XidStatus::Aborted, end);
+    }
+
+    fn finish(&self, xid: Xid, status: XidStatus, lsn: u64) {
         // Status first, then leave the running set, so a snapshot never sees
         // the transaction as neither running nor finished.
-        self.clog.set_status(xid, status);
+        self.clog.set_status_logged(xid, status, lsn);
         let mut pa = self.procarray.lock();
         pa.running.remove(&xid);
+        self.publish_running(&pa);
         self.completed.fetch_add(1, Ordering::Relaxed);
         drop(pa);
         self.ended.notify_all();
+    }
+
+    /// The next xid to be handed out (checkpoint records).
+    pub fn next_xid(&self) -> Xid {
+        self.procarray.lock().next_xid
     }
 
     pub fn snapshot(&self, own_xid: Xid, command_id: u32) -> Snapshot {
@@ -146,7 +222,21 @@ impl TransactionManager {
 
     /// Persists the commit log (checkpoint, shutdown).
     pub fn flush(&self) -> std::io::Result<()> {
-        self.clog.flush()
+        self.clog
+            .flush(&|lsn| self.wal.flush(lsn).map_err(std::io::Error::other))
+    }
+}
+
+/// Redo of commit and abort records: the commit log.
+impl wal::Redo for TransactionManager {
+    fn redo(&self, rec: &wal::Record<'_>) -> Result<(), wal::RedoError> {
+        let status = match rec.info {
+            XACT_COMMIT => XidStatus::Committed,
+            XACT_ABORT => XidStatus::Aborted,
+            other => return Err(wal::RedoError::new(rec, format!("unknown record kind {other:#x}"))),
+        };
+        self.clog.set_status_logged(rec.xid, status, rec.end);
+        Ok(())
     }
 }
 
@@ -158,18 +248,18 @@ mod tests {
     fn snapshot_visibility() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("global")).unwrap();
-        let tm = TransactionManager::open(dir.path()).unwrap();
+        let tm = TransactionManager::open(dir.path(), crate::test_wal(dir.path())).unwrap();
         let a = tm.begin().unwrap();
         let b = tm.begin().unwrap();
-        tm.end(a, true);
+        tm.commit(a, SyncCommit::On).unwrap();
         let snap = tm.snapshot(0, 0);
         assert!(snap.tuple_visible(a, 0, 0, 0, &tm));
         assert!(!snap.tuple_visible(b, 0, 0, 0, &tm));
-        tm.end(b, false);
+        tm.abort(b);
         assert!(!tm.snapshot(0, 0).tuple_visible(b, 0, 0, 0, &tm));
         // deleted by a committed transaction
         let c = tm.begin().unwrap();
-        tm.end(c, true);
+        tm.commit(c, SyncCommit::Off).unwrap();
         assert!(!tm.snapshot(0, 0).tuple_visible(a, 0, c, 0, &tm));
         // own changes: visible to later commands only
         let d = tm.begin().unwrap();
@@ -179,7 +269,8 @@ mod tests {
         assert!(!s.tuple_visible(a, 0, d, 0, &tm));
         // xids survive a restart without reuse
         drop(tm);
-        let tm2 = TransactionManager::open(dir.path()).unwrap();
+        let other_wal = crate::test_wal(&dir.path().join("second"));
+        let tm2 = TransactionManager::open(dir.path(), other_wal).unwrap();
         assert!(tm2.begin().unwrap() > d);
     }
 }

@@ -16,9 +16,11 @@ use storage::buffer::{Buffer, BufferPool, BufferStrategy, ReadMode, StrategyKind
 use storage::page::{self, OffsetNumber};
 use storage::{fsm, ForkNumber};
 use txn::{Snapshot, TransactionManager};
+use wal::Wal;
 
 use crate::tuple;
 
+pub mod log;
 mod modify;
 pub mod sample;
 pub use modify::{delete, update, ModifyResult};
@@ -84,6 +86,7 @@ fn aligned_len(tuple_bytes: &[u8]) -> usize {
 /// Inserts a formed tuple (header already stamped with xmin/cmin).
 pub fn insert(
     pool: &'static BufferPool,
+    wal: &Wal,
     rel: RelFileLocator,
     tuple_bytes: &mut [u8],
     target: &mut InsertTarget,
@@ -95,9 +98,13 @@ pub fn insert(
             let block = buf.block();
             let mut pg = buf.write();
             if page::free_space(&pg) >= needed {
+                let was_empty = page::item_count(&pg) == 0;
                 tuple::set_ctid(tuple_bytes, block, page::item_count(&pg) + 1);
                 let off = page::add_item(&mut pg, tuple_bytes).expect("space checked");
+                // Dirty before the record is reserved, so a checkpoint whose
+                // redo pointer follows the record finds the page dirty.
                 pg.mark_dirty();
+                log::log_insert(wal, rel, block, &mut pg, off, was_empty);
                 return Ok(Tid { block, offset: off });
             }
             let free = page::free_space(&pg);
@@ -119,6 +126,7 @@ const MAX_EXTEND_BLOCKS: usize = 64;
 /// block. The spare new blocks are offered to others through the FSM.
 pub fn insert_batch(
     pool: &'static BufferPool,
+    wal: &Wal,
     rel: RelFileLocator,
     tuples: &mut [Vec<u8>],
     target: &mut InsertTarget,
@@ -132,6 +140,8 @@ pub fn insert_batch(
             let block = buf.block();
             let mut pg = buf.write();
             let first = i;
+            let was_empty = page::item_count(&pg) == 0;
+            let first_off = page::item_count(&pg) + 1;
             while i < tuples.len() && page::free_space(&pg) >= aligned_len(&tuples[i]) {
                 tuple::set_ctid(&mut tuples[i], block, page::item_count(&pg) + 1);
                 page::add_item(&mut pg, &tuples[i]).expect("space checked");
@@ -139,6 +149,8 @@ pub fn insert_batch(
             }
             if i > first {
                 pg.mark_dirty();
+                let count = (i - first) as u16;
+                log::log_multi_insert(wal, rel, block, &mut pg, first_off, count, was_empty);
             }
             if i == tuples.len() {
                 return Ok(());
@@ -293,21 +305,40 @@ pub fn relation_blocks(pool: &BufferPool, rel: RelFileLocator) -> u64 {
         .unwrap_or(0)
 }
 
-/// Creates the relation's main fork file.
-pub fn create_storage(pool: &'static BufferPool, rel: RelFileLocator) -> PgResult<()> {
+/// Creates the relation's main fork file (logged first, so redo of the
+/// records that fill it finds the file).
+pub fn create_storage(pool: &'static BufferPool, wal: &Wal, rel: RelFileLocator) -> PgResult<()> {
+    log::log_smgr(wal, log::SMGR_CREATE, rel);
     pool.smgr().create(rel, ForkNumber::Main)?;
     Ok(())
 }
 
-/// Drops the relation's buffers and files.
-pub fn drop_storage(pool: &'static BufferPool, rel: RelFileLocator) {
+/// Drops the relation's buffers and files. The drop is logged and flushed
+/// first: redo of earlier records recreates the file, and the drop record
+/// must then remove it again.
+pub fn drop_storage(pool: &'static BufferPool, wal: &Wal, rel: RelFileLocator) -> PgResult<()> {
+    let lsn = log::log_smgr(wal, log::SMGR_DROP, rel);
+    wal.flush(lsn)?;
     pool.drop_relation_buffers(rel);
     pool.smgr().unlink(rel);
+    Ok(())
 }
 
 /// Removes what is left of a dropped database's directory (its relations'
 /// files were dropped one by one through `drop_storage`).
-pub fn drop_database_storage(pool: &'static BufferPool, db_oid: common::Oid) {
+pub fn drop_database_storage(pool: &'static BufferPool, wal: &Wal, db_oid: common::Oid) -> PgResult<()> {
+    let rel = RelFileLocator {
+        spc_oid: common::ids::DEFAULT_TABLESPACE_OID,
+        db_oid,
+        rel_number: 0,
+    };
+    let lsn = log::log_smgr(wal, log::SMGR_DROP_DATABASE, rel);
+    wal.flush(lsn)?;
+    remove_database_dir(pool, db_oid);
+    Ok(())
+}
+
+fn remove_database_dir(pool: &BufferPool, db_oid: common::Oid) {
     let dir = pool.smgr().data_dir().join("base").join(db_oid.to_string());
     let _ = std::fs::remove_dir_all(dir);
 }

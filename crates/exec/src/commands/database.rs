@@ -50,8 +50,8 @@ pub(super) fn drop(
         ));
     }
     for t in cx.catalog.drop_database(db.oid)? {
-        heap::drop_storage(env.pool, t.locator());
+        heap::drop_storage(env.pool, env.tm.wal(), t.locator())?;
     }
-    heap::drop_database_storage(env.pool, db.oid);
+    heap::drop_database_storage(env.pool, env.tm.wal(), db.oid)?;
     Ok("DROP DATABASE".into())
 }

@@ -36,7 +36,7 @@ pub(super) fn create_table(
     let table = cx
         .catalog
         .create_table(cx.db_oid, stmt.namespace, name, stmt.columns.to_vec())?;
-    heap::create_storage(env.pool, table.locator())?;
+    heap::create_storage(env.pool, env.tm.wal(), table.locator())?;
     if let Some(plan) = stmt.source {
         let (n, _) = crate::dml::insert(&table, plan, true, None, env)?;
         return Ok(format!("SELECT {n}"));
@@ -59,7 +59,7 @@ pub(super) fn drop_tables(
     }
     for t in tables {
         cx.catalog.drop_table(t.oid)?;
-        heap::drop_storage(env.pool, t.locator());
+        heap::drop_storage(env.pool, env.tm.wal(), t.locator())?;
     }
     Ok("DROP TABLE".into())
 }
@@ -72,8 +72,8 @@ pub(super) fn truncate(
 ) -> PgResult<String> {
     for t in tables {
         let (old, new) = cx.catalog.new_relfilenode(t.oid)?;
-        heap::create_storage(env.pool, new.locator())?;
-        heap::drop_storage(env.pool, old);
+        heap::create_storage(env.pool, env.tm.wal(), new.locator())?;
+        heap::drop_storage(env.pool, env.tm.wal(), old)?;
     }
     Ok("TRUNCATE TABLE".into())
 }

@@ -123,7 +123,14 @@ pub struct BufferPool {
     smgr: Arc<Smgr>,
     pub stats: BufferStats,
     pub bgwriter: bgwriter::BgWriterSettings,
+    /// Makes the log durable up to a page's LSN before the page is written
+    /// (WAL before data). Installed once by the server after recovery;
+    /// until then (redo, tools) pages are written as they are.
+    wal_flush: std::sync::OnceLock<WalFlushHook>,
 }
+
+/// Flushes the write-ahead log up to an LSN (see `BufferPool::set_wal_flush`).
+pub type WalFlushHook = Box<dyn Fn(u64) -> Result<(), String> + Send + Sync>;
 
 /// How to build a pool; the non-default values exist for ablation benchmarks.
 #[derive(Debug, Clone)]
@@ -202,7 +209,15 @@ impl BufferPool {
             smgr,
             stats: BufferStats::default(),
             bgwriter: bgwriter::BgWriterSettings::default(),
+            wal_flush: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// Installs the log flush every page write waits for (rule 13).
+    pub fn set_wal_flush(&self, hook: WalFlushHook) {
+        if self.wal_flush.set(hook).is_err() {
+            panic!("WAL flush hook installed twice");
+        }
     }
 
     pub fn nbuffers(&self) -> usize {
@@ -700,6 +715,12 @@ impl BufferPool {
         let mut copy = Box::new(Frame([0; BLCKSZ]));
         // SAFETY: content lock held in shared mode: nobody modifies the frame.
         unsafe { std::ptr::copy_nonoverlapping(self.frame_ptr(id), copy.0.as_mut_ptr(), BLCKSZ) };
+        if let Some(flush) = self.wal_flush.get() {
+            let lsn = page::lsn(&copy.0);
+            if lsn != 0 {
+                flush(lsn).map_err(|message| StorageError::WalFlush { message })?;
+            }
+        }
         page::set_checksum(&mut copy.0, tag.block);
         self.smgr
             .write_block(tag.rel, tag.fork, tag.block, &copy.0)?;
@@ -711,8 +732,26 @@ impl BufferPool {
 
     /// Writes every dirty buffer and fsyncs the files (shutdown, checkpoint).
     pub fn flush_all(&'static self) -> StorageResult<()> {
+        self.write_dirty(&mut |_, _| {})?;
+        self.smgr.sync_all()
+    }
+
+    /// A checkpoint's write phase: writes every buffer dirty when it starts
+    /// (and any dirtied meanwhile that the scan reaches), calling `pace`
+    /// after each write with (written so far, dirty at the start) so the
+    /// caller can spread the writes. Returns the number written.
+    pub fn write_dirty(&'static self, pace: &mut dyn FnMut(usize, usize)) -> StorageResult<usize> {
+        let total = self
+            .descs
+            .iter()
+            .filter(|d| d.state.load(Ordering::Relaxed) & DIRTY != 0)
+            .count();
+        let mut written = 0;
         for id in 0..self.descs.len() as u32 {
             let desc = &self.descs[id as usize];
+            // Acquire pairs with the CAS that set DIRTY (`mark_dirty`), made
+            // before the change's log record was reserved: a page changed
+            // by a record before the checkpoint's redo pointer is seen dirty.
             if desc.state.load(Ordering::Acquire) & DIRTY == 0 {
                 continue;
             }
@@ -726,8 +765,10 @@ impl BufferPool {
             self.stats
                 .buffers_checkpoint
                 .fetch_add(1, Ordering::Relaxed);
+            written += 1;
+            pace(written, total.max(written));
         }
-        self.smgr.sync_all()
+        Ok(written)
     }
 
     /// Forgets every buffer of `rel` without writing it (DROP/TRUNCATE).

@@ -1,0 +1,359 @@
+//! The heap's log records and their redo (rmgr HEAP), and relation file
+//! creation and removal (rmgr SMGR).
+//!
+//! Every record names the pages it changed as block references; redo of a
+//! block (rule 5 in README.md) restores its full-page image when the record
+//! carries one, rebuilds it when the record initialises it, and otherwise
+//! applies the change only if the page's LSN is older than the record.
+//!
+//! | kind | blocks | block data |
+//! | --- | --- | --- |
+//! | INSERT | the page | offset, tuple |
+//! | MULTI_INSERT | the page | first offset, count, (length, tuple)… |
+//! | DELETE | the page | offset, cid, next tid, updated flag |
+//! | UPDATE | new page [, old page] | new: offset, tuple; old: as DELETE |
+
+use common::{RelFileLocator, Xid};
+use storage::buffer::{Buffer, BufferPool, PageWrite, ReadMode};
+use storage::page::{self, OffsetNumber};
+use storage::ForkNumber;
+use wal::{rmgr, BlockRef, BlockTag, Record, RecordBuilder, Redo, RedoError, Wal};
+
+use super::Tid;
+use crate::tuple;
+
+pub const HEAP_INSERT: u8 = 0x00;
+pub const HEAP_MULTI_INSERT: u8 = 0x10;
+pub const HEAP_DELETE: u8 = 0x20;
+pub const HEAP_UPDATE: u8 = 0x30;
+
+pub const SMGR_CREATE: u8 = 0x10;
+pub const SMGR_DROP: u8 = 0x20;
+pub const SMGR_DROP_DATABASE: u8 = 0x30;
+
+fn tag(rel: RelFileLocator, block: u32) -> BlockTag {
+    BlockTag {
+        rel,
+        fork: ForkNumber::Main,
+        block,
+    }
+}
+
+/// Inserts a record describing pages the caller has changed and still
+/// holds exclusively. A failure here leaves changed pages without their
+/// record: as PostgreSQL's critical sections, that stops the server.
+pub(crate) fn insert_or_panic(wal: &Wal, rec: &RecordBuilder<'_>) -> u64 {
+    match wal.insert(rec) {
+        Ok(lsn) => lsn,
+        Err(e) => panic!("PANIC: could not write to the write-ahead log: {e}"),
+    }
+}
+
+/// The changed tuple's xid for the record header.
+fn tuple_xmin(t: &[u8]) -> Xid {
+    tuple::xmin(t)
+}
+
+/// Logs the insertion of the tuple now at `off` and stamps the page.
+/// `was_empty`: the page had no items before (redo starts from a new page).
+pub(crate) fn log_insert(wal: &Wal, rel: RelFileLocator, block: u32, pg: &mut PageWrite<'_>, off: OffsetNumber, was_empty: bool) {
+    let lsn = {
+        let t = page::item(pg, off).expect("just added");
+        let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_INSERT, tuple_xmin(t));
+        let b = rec.register_block(tag(rel, block), pg, was_empty);
+        let d = rec.block_data(b);
+        d.extend_from_slice(&off.to_le_bytes());
+        d.extend_from_slice(t);
+        insert_or_panic(wal, &rec)
+    };
+    page::set_lsn(pg, lsn);
+}
+
+/// Logs tuples `first..first+count` just added to one page, in one record.
+pub(crate) fn log_multi_insert(
+    wal: &Wal,
+    rel: RelFileLocator,
+    block: u32,
+    pg: &mut PageWrite<'_>,
+    first: OffsetNumber,
+    count: u16,
+    was_empty: bool,
+) {
+    let lsn = {
+        let xid = tuple_xmin(page::item(pg, first).expect("just added"));
+        let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_MULTI_INSERT, xid);
+        let b = rec.register_block(tag(rel, block), pg, was_empty);
+        let d = rec.block_data(b);
+        d.extend_from_slice(&first.to_le_bytes());
+        d.extend_from_slice(&count.to_le_bytes());
+        for off in first..first + count {
+            let t = page::item(pg, off).expect("just added");
+            d.extend_from_slice(&(t.len() as u16).to_le_bytes());
+            d.extend_from_slice(t);
+        }
+        insert_or_panic(wal, &rec)
+    };
+    page::set_lsn(pg, lsn);
+}
+
+/// What `stamp_old` did to an old version, as redo repeats it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stamp {
+    pub offset: OffsetNumber,
+    pub cid: u32,
+    pub next: Tid,
+    pub updated: bool,
+}
+
+fn put_stamp(d: &mut Vec<u8>, s: &Stamp) {
+    d.extend_from_slice(&s.offset.to_le_bytes());
+    d.extend_from_slice(&s.cid.to_le_bytes());
+    d.extend_from_slice(&s.next.block.to_le_bytes());
+    d.extend_from_slice(&s.next.offset.to_le_bytes());
+    d.push(s.updated as u8);
+}
+
+fn get_stamp(d: &[u8]) -> Option<Stamp> {
+    if d.len() < 13 {
+        return None;
+    }
+    Some(Stamp {
+        offset: u16::from_le_bytes([d[0], d[1]]),
+        cid: u32::from_le_bytes(d[2..6].try_into().unwrap()),
+        next: Tid {
+            block: u32::from_le_bytes(d[6..10].try_into().unwrap()),
+            offset: u16::from_le_bytes([d[10], d[11]]),
+        },
+        updated: d[12] != 0,
+    })
+}
+
+pub(crate) fn log_delete(wal: &Wal, rel: RelFileLocator, block: u32, pg: &mut PageWrite<'_>, xid: Xid, stamp: Stamp) {
+    let lsn = {
+        let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_DELETE, xid);
+        let b = rec.register_block(tag(rel, block), pg, false);
+        put_stamp(rec.block_data(b), &stamp);
+        insert_or_panic(wal, &rec)
+    };
+    page::set_lsn(pg, lsn);
+}
+
+/// Logs an update whose new version is at `new` and old one at `stamp`;
+/// `old_pg` is None when both are on `new_pg`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn log_update(
+    wal: &Wal,
+    rel: RelFileLocator,
+    xid: Xid,
+    new: Tid,
+    new_pg: &mut PageWrite<'_>,
+    new_was_empty: bool,
+    old_block: u32,
+    old_pg: Option<&mut PageWrite<'_>>,
+    stamp: Stamp,
+) {
+    let lsn = {
+        let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_UPDATE, xid);
+        let b = rec.register_block(tag(rel, new.block), new_pg, new_was_empty && old_pg.is_some());
+        let t = page::item(new_pg, new.offset).expect("just added");
+        let d = rec.block_data(b);
+        d.extend_from_slice(&new.offset.to_le_bytes());
+        d.extend_from_slice(&(t.len() as u16).to_le_bytes());
+        d.extend_from_slice(t);
+        match &old_pg {
+            None => put_stamp(rec.block_data(b), &stamp),
+            Some(old) => {
+                let o = rec.register_block(tag(rel, old_block), old, false);
+                put_stamp(rec.block_data(o), &stamp);
+            }
+        }
+        insert_or_panic(wal, &rec)
+    };
+    page::set_lsn(new_pg, lsn);
+    if let Some(old) = old_pg {
+        page::set_lsn(old, lsn);
+    }
+}
+
+/// Logs a new relation file, before anything is written to it.
+pub(crate) fn log_smgr(wal: &Wal, info: u8, rel: RelFileLocator) -> u64 {
+    let mut rec = RecordBuilder::new(rmgr::SMGR, info, 0);
+    let d = rec.main_data();
+    d.extend_from_slice(&rel.spc_oid.to_le_bytes());
+    d.extend_from_slice(&rel.db_oid.to_le_bytes());
+    d.extend_from_slice(&rel.rel_number.to_le_bytes());
+    insert_or_panic(wal, &rec)
+}
+
+/// Redo of heap and smgr records.
+pub struct HeapRedo {
+    pub pool: &'static BufferPool,
+}
+
+/// The page a block reference names, ready to be changed by redo: None
+/// when the page is already newer than the record.
+fn redo_page(pool: &'static BufferPool, rec: &Record<'_>, b: &BlockRef<'_>) -> Result<Option<Buffer>, RedoError> {
+    let err = |e: storage::StorageError| RedoError::new(rec, e.to_string());
+    let smgr = pool.smgr();
+    let (rel, fork, block) = (b.tag.rel, b.tag.fork, b.tag.block);
+    if !smgr.exists(rel, fork) {
+        smgr.create(rel, fork).map_err(err)?;
+    }
+    let n = smgr.nblocks(rel, fork).map_err(err)?;
+    if n <= block {
+        smgr.extend(rel, fork, block + 1 - n).map_err(err)?;
+    }
+    let fresh = b.has_image() || b.will_init();
+    let mode = if fresh { ReadMode::Zero } else { ReadMode::Normal };
+    let buf = pool.read_buffer(rel, fork, block, mode, None).map_err(err)?;
+    if !fresh && page::lsn(&buf.read()) >= rec.end {
+        return Ok(None);
+    }
+    Ok(Some(buf))
+}
+
+/// Redoes one block: image, or `apply` on the page (initialised first when
+/// the record says so). Stamps the record's LSN.
+fn redo_block(
+    pool: &'static BufferPool,
+    rec: &Record<'_>,
+    b: &BlockRef<'_>,
+    apply: impl FnOnce(&mut [u8]) -> Result<(), String>,
+) -> Result<(), RedoError> {
+    let Some(buf) = redo_page(pool, rec, b)? else {
+        return Ok(());
+    };
+    let mut pg = buf.write();
+    if !b.restore_image(&mut pg) {
+        if b.will_init() {
+            page::init(&mut pg, 0);
+        }
+        apply(&mut pg).map_err(|m| RedoError::new(rec, m))?;
+    }
+    page::set_lsn(&mut pg, rec.end);
+    pg.mark_dirty();
+    Ok(())
+}
+
+fn add_at(pg: &mut [u8], off: OffsetNumber, t: &[u8]) -> Result<(), String> {
+    match page::add_item(pg, t) {
+        Some(o) if o == off => Ok(()),
+        got => Err(format!("tuple went to offset {got:?} instead of {off}")),
+    }
+}
+
+fn apply_stamp(pg: &mut [u8], xid: Xid, s: Stamp) -> Result<(), String> {
+    let t = page::item_mut(pg, s.offset).ok_or_else(|| format!("no tuple at offset {}", s.offset))?;
+    super::modify::stamp_old(t, xid, s.cid, s.next, s.updated);
+    Ok(())
+}
+
+fn short() -> String {
+    "record too short".to_string()
+}
+
+impl HeapRedo {
+    fn heap(&self, rec: &Record<'_>) -> Result<(), RedoError> {
+        let Some(b0) = rec.blocks.first() else {
+            return Err(RedoError::new(rec, "no block reference"));
+        };
+        let d = b0.data;
+        match rec.info {
+            HEAP_INSERT => redo_block(self.pool, rec, b0, |pg| {
+                let off = u16::from_le_bytes(d.get(0..2).ok_or_else(short)?.try_into().unwrap());
+                add_at(pg, off, &d[2..])
+            }),
+            HEAP_MULTI_INSERT => redo_block(self.pool, rec, b0, |pg| {
+                let first = u16::from_le_bytes(d.get(0..2).ok_or_else(short)?.try_into().unwrap());
+                let count = u16::from_le_bytes(d.get(2..4).ok_or_else(short)?.try_into().unwrap());
+                let mut at = 4;
+                for off in first..first + count {
+                    let len = u16::from_le_bytes(d.get(at..at + 2).ok_or_else(short)?.try_into().unwrap()) as usize;
+                    at += 2;
+                    add_at(pg, off, d.get(at..at + len).ok_or_else(short)?)?;
+                    at += len;
+                }
+                Ok(())
+            }),
+            HEAP_DELETE => redo_block(self.pool, rec, b0, |pg| {
+                apply_stamp(pg, rec.xid, get_stamp(d).ok_or_else(short)?)
+            }),
+            HEAP_UPDATE => {
+                let off = u16::from_le_bytes(d.get(0..2).ok_or_else(|| RedoError::new(rec, short()))?.try_into().unwrap());
+                let len = u16::from_le_bytes(d.get(2..4).ok_or_else(|| RedoError::new(rec, short()))?.try_into().unwrap()) as usize;
+                let t = d.get(4..4 + len).ok_or_else(|| RedoError::new(rec, short()))?;
+                let rest = &d[4 + len..];
+                redo_block(self.pool, rec, b0, |pg| {
+                    add_at(pg, off, t)?;
+                    if rec.blocks.len() == 1 {
+                        apply_stamp(pg, rec.xid, get_stamp(rest).ok_or_else(short)?)?;
+                    }
+                    Ok(())
+                })?;
+                if let Some(b1) = rec.blocks.get(1) {
+                    redo_block(self.pool, rec, b1, |pg| {
+                        apply_stamp(pg, rec.xid, get_stamp(b1.data).ok_or_else(short)?)
+                    })?;
+                }
+                Ok(())
+            }
+            other => Err(RedoError::new(rec, format!("unknown heap record kind {other:#x}"))),
+        }
+    }
+
+    fn smgr(&self, rec: &Record<'_>) -> Result<(), RedoError> {
+        let m = rec.main;
+        if m.len() < 12 {
+            return Err(RedoError::new(rec, short()));
+        }
+        let u = |i: usize| u32::from_le_bytes(m[i..i + 4].try_into().unwrap());
+        let rel = RelFileLocator {
+            spc_oid: u(0),
+            db_oid: u(4),
+            rel_number: u(8),
+        };
+        let err = |e: storage::StorageError| RedoError::new(rec, e.to_string());
+        let smgr = self.pool.smgr();
+        match rec.info {
+            SMGR_CREATE => {
+                if !smgr.exists(rel, ForkNumber::Main) {
+                    smgr.create(rel, ForkNumber::Main).map_err(err)?;
+                }
+            }
+            SMGR_DROP => {
+                self.pool.drop_relation_buffers(rel);
+                smgr.unlink(rel);
+            }
+            SMGR_DROP_DATABASE => {
+                super::remove_database_dir(self.pool, rel.db_oid);
+            }
+            other => return Err(RedoError::new(rec, format!("unknown storage record kind {other:#x}"))),
+        }
+        Ok(())
+    }
+}
+
+impl Redo for HeapRedo {
+    fn redo(&self, rec: &Record<'_>) -> Result<(), RedoError> {
+        match rec.rmid {
+            rmgr::HEAP => self.heap(rec),
+            rmgr::SMGR => self.smgr(rec),
+            _ => Err(RedoError::new(rec, "not a heap or storage record")),
+        }
+    }
+}
+
+/// A description of a record for waldump.
+pub fn describe(rec: &Record<'_>) -> String {
+    let kind = match (rec.rmid, rec.info) {
+        (rmgr::HEAP, HEAP_INSERT) => "INSERT",
+        (rmgr::HEAP, HEAP_MULTI_INSERT) => "MULTI_INSERT",
+        (rmgr::HEAP, HEAP_DELETE) => "DELETE",
+        (rmgr::HEAP, HEAP_UPDATE) => "UPDATE",
+        (rmgr::SMGR, SMGR_CREATE) => "CREATE",
+        (rmgr::SMGR, SMGR_DROP) => "DROP",
+        (rmgr::SMGR, SMGR_DROP_DATABASE) => "DROP_DATABASE",
+        _ => "?",
+    };
+    kind.to_string()
+}
