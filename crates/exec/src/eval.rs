@@ -490,6 +490,22 @@ fn eval_sys(func: SysFunc, args: &[Value], env: &mut ExecEnv) -> PgResult<Value>
         },
         SysFunc::BackendPid => Value::Int4(env.hooks.backend_pid()),
         SysFunc::ReloadConf => Value::Bool(env.hooks.reload_conf()),
+        SysFunc::CurrentWalLsn => Value::Text(wal::format_lsn(env.tm.wal().write_lsn())),
+        SysFunc::CurrentWalInsertLsn => Value::Text(wal::format_lsn(env.tm.wal().insert_lsn())),
+        SysFunc::CurrentWalFlushLsn => Value::Text(wal::format_lsn(env.tm.wal().flush_lsn())),
+        SysFunc::WalfileName => {
+            let Some(text) = text_arg(0) else {
+                return Ok(Value::Null);
+            };
+            let lsn = wal::parse_lsn(text.trim()).ok_or_else(|| {
+                PgError::new(
+                    SqlState::INVALID_TEXT_REPRESENTATION,
+                    format!("invalid input syntax for type pg_lsn: \"{text}\""),
+                )
+            })?;
+            // As PostgreSQL: an LSN on a boundary belongs to the segment before.
+            Value::Text(wal::segment_file_name(wal::segment_of(lsn.saturating_sub(1))))
+        }
         SysFunc::TableIsVisible => Value::Bool(true),
         SysFunc::FormatType => match &args[0] {
             Value::Oid(o) => match TypeId::from_oid(*o) {

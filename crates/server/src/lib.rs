@@ -23,6 +23,7 @@ pub mod shutdown;
 pub mod stop;
 pub mod tls;
 pub mod views;
+pub mod waldump;
 
 /// A LOG line on the server's standard error, as PostgreSQL's log prefix
 /// `%m [%p]` writes it.

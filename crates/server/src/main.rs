@@ -62,6 +62,12 @@ enum Command {
         #[arg(short = 't', long = "timeout", default_value_t = 60)]
         timeout: u64,
     },
+    /// Print the write-ahead log's records (as pg_waldump).
+    Waldump {
+        /// First record to print (default: the last checkpoint's redo pointer).
+        #[arg(short = 's', long = "start")]
+        start: Option<String>,
+    },
 }
 
 /// mimalloc: per-thread free lists; the system allocator's arena locks and
@@ -134,6 +140,13 @@ fn main() {
         match stop::stop_server(&cli.data_dir, mode, Duration::from_secs(*timeout)) {
             Ok(()) => return,
             Err(e) => fatal(&e.to_string()),
+        }
+    }
+    if let Some(Command::Waldump { start }) = &cli.command {
+        let stdout = std::io::stdout();
+        match server::waldump::run(&cli.data_dir, start.as_deref(), &mut stdout.lock()) {
+            Ok(_) => return,
+            Err(e) => fatal(&e),
         }
     }
     // Everything the server creates is private to its user, as PostgreSQL's.

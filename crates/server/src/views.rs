@@ -117,6 +117,34 @@ impl ServerViews<'_> {
                     ]]
                 }),
             ),
+            "pg_stat_wal" => (
+                vec![
+                    col("wal_records", TypeId::Int8),
+                    col("wal_fpi", TypeId::Int8),
+                    col("wal_bytes", TypeId::Int8),
+                    col("wal_buffers_full", TypeId::Int8),
+                    col("wal_write", TypeId::Int8),
+                    col("wal_sync", TypeId::Int8),
+                    col("wal_write_time", TypeId::Float8),
+                    col("wal_sync_time", TypeId::Float8),
+                    col("stats_reset", TypeId::Timestamptz),
+                ],
+                Box::new(move || {
+                    let w = ctx.tm.wal().stats();
+                    let i = |v: u64| Value::Int8(v as i64);
+                    vec![vec![
+                        i(w.records),
+                        i(w.fpi),
+                        i(w.bytes),
+                        i(w.buffers_full),
+                        i(w.write),
+                        i(w.sync),
+                        Value::Float8(w.write_time_ms),
+                        Value::Float8(w.sync_time_ms),
+                        Value::Timestamptz(ctx.start_time),
+                    ]]
+                }),
+            ),
             "pg_stat_database" => (
                 vec![
                     col("datid", TypeId::Oid),

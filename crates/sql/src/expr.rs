@@ -55,6 +55,12 @@ pub enum SysFunc {
     GetUserById,
     /// pg_reload_conf(): signals the server to reload its configuration.
     ReloadConf,
+    /// pg_current_wal_lsn(), _insert_lsn(), _flush_lsn()
+    CurrentWalLsn,
+    CurrentWalInsertLsn,
+    CurrentWalFlushLsn,
+    /// pg_walfile_name(lsn)
+    WalfileName,
 }
 
 #[derive(Clone)]

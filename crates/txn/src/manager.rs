@@ -200,7 +200,14 @@ impl TransactionManager {
     /// Status of a finished or crashed transaction; running ones report InProgress.
     pub fn status(&self, xid: Xid) -> XidStatus {
         match self.clog.status(xid) {
-            XidStatus::InProgress if !self.is_running(xid) => XidStatus::Aborted,
+            XidStatus::InProgress if !self.is_running(xid) => {
+                // It may have ended between the two reads: its status was
+                // written before it left the running set, so read it again.
+                match self.clog.status(xid) {
+                    XidStatus::InProgress => XidStatus::Aborted,
+                    s => s,
+                }
+            }
             s => s,
         }
     }

@@ -191,6 +191,13 @@ pub struct BlockRef<'r> {
     pub data: &'r [u8],
 }
 
+impl Record<'_> {
+    /// Bytes of full-page images in the record.
+    pub fn image_bytes(&self) -> usize {
+        self.blocks.iter().filter_map(|b| b.image.map(|i| i.0.len())).sum()
+    }
+}
+
 impl BlockRef<'_> {
     pub fn has_image(&self) -> bool {
         self.image.is_some()

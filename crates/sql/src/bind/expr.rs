@@ -982,6 +982,15 @@ impl Binder<'_, '_> {
             )),
             "pg_backend_pid" => Some(sys(SysFunc::BackendPid, &[], TypeId::Int4)),
             "pg_reload_conf" => Some(sys(SysFunc::ReloadConf, &[], TypeId::Bool)),
+            // pg_lsn values are text until the type exists.
+            "pg_current_wal_lsn" => Some(sys(SysFunc::CurrentWalLsn, &[], TypeId::Text)),
+            "pg_current_wal_insert_lsn" => {
+                Some(sys(SysFunc::CurrentWalInsertLsn, &[], TypeId::Text))
+            }
+            "pg_current_wal_flush_lsn" => {
+                Some(sys(SysFunc::CurrentWalFlushLsn, &[], TypeId::Text))
+            }
+            "pg_walfile_name" => Some(sys(SysFunc::WalfileName, &[TypeId::Text], TypeId::Text)),
             "pg_table_is_visible" => {
                 Some(sys(SysFunc::TableIsVisible, &[TypeId::Oid], TypeId::Bool))
             }
