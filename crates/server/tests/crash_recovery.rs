@@ -212,10 +212,9 @@ fn asynchronous_commits_are_atomic_after_a_crash() {
     assert_eq!(sum, 0);
 }
 
-/// Overwrites half of block `block` of the table's file with garbage, as a
-/// write torn by a power loss would leave it.
-fn tear_page(server: &TestServer, table: &str, block: u64) {
-    let path = server.psql(&format!("select pg_relation_filepath('{table}')"));
+/// Overwrites half of block `block` of the file (relative to the data
+/// directory) with garbage, as a write torn by a power loss would leave it.
+fn tear_page(server: &TestServer, path: &str, block: u64) {
     let file = server.data_dir().join(path.trim());
     let mut bytes = std::fs::read(&file).unwrap();
     let at = block as usize * 8192 + 4096;
@@ -239,9 +238,10 @@ fn a_torn_page_is_restored_from_its_full_page_image() {
     let wal_fpi: i64 = server.psql("select wal_fpi from pg_stat_wal").trim().parse().unwrap();
     assert!(wal_fpi > 0, "no full-page images were logged");
     let expected = server.psql("select count(*), sum(a), count(*) filter (where b like '%changed') from t");
+    let path = server.psql("select pg_relation_filepath('t')");
     server.kill();
     // The data file still has the checkpoint's pages; tear one.
-    tear_page(&server, "t", 0);
+    tear_page(&server, &path, 0);
     server.start_again();
     assert_eq!(
         server.psql("select count(*), sum(a), count(*) filter (where b like '%changed') from t"),
@@ -313,6 +313,7 @@ fn dropped_and_created_tables_are_consistent_after_a_crash() {
 #[test]
 fn waldump_prints_the_records() {
     let mut server = TestServer::start();
+    let start = server.psql("select pg_current_wal_insert_lsn()");
     server.psql("create table t (a int)");
     server.psql("insert into t values (1)");
     server.psql("checkpoint");
@@ -322,6 +323,8 @@ fn waldump_prints_the_records() {
         .arg("waldump")
         .arg("-D")
         .arg(server.data_dir())
+        .arg("--start")
+        .arg(start.trim())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
