@@ -73,7 +73,13 @@ pub fn insert(
     while let Some(row) = op.next(env)? {
         check_not_null(table, &row)?;
         tuple::form_tuple(&types, &row, env.xid, env.cid, &mut buf);
-        heap::insert(env.pool, env.tm.wal(), table.locator(), &mut buf, &mut target)?;
+        heap::insert(
+            env.pool,
+            env.tm.wal(),
+            table.locator(),
+            &mut buf,
+            &mut target,
+        )?;
         n += 1;
         if n.is_multiple_of(4096) {
             env.check_cancel()?;

@@ -504,7 +504,9 @@ fn eval_sys(func: SysFunc, args: &[Value], env: &mut ExecEnv) -> PgResult<Value>
                 )
             })?;
             // As PostgreSQL: an LSN on a boundary belongs to the segment before.
-            Value::Text(wal::segment_file_name(wal::segment_of(lsn.saturating_sub(1))))
+            Value::Text(wal::segment_file_name(wal::segment_of(
+                lsn.saturating_sub(1),
+            )))
         }
         SysFunc::TableIsVisible => Value::Bool(true),
         SysFunc::FormatType => match &args[0] {

@@ -92,7 +92,7 @@ pub fn wal_reloadable(s: &Settings) -> wal::settings::WalReloadable {
     let mb = |n: &str, dflt: u64| {
         get(n)
             .and_then(gucs::parse_memory_kb)
-            .map(|kb| kb as u64 * 1024)
+            .map(|kb| kb * 1024)
             .unwrap_or(dflt)
     };
     let num = |n: &str, dflt: u32| get(n).and_then(|v| v.trim().parse().ok()).unwrap_or(dflt);
@@ -143,7 +143,9 @@ impl ServerContext {
         let wal = self.tm.wal();
         let redo = wal.begin_checkpoint();
         let started = Instant::now();
-        let spread = ck.timeout().mul_f64(ck.completion_target_milli.load(Ordering::Relaxed) as f64 / 1000.0);
+        let spread = ck
+            .timeout()
+            .mul_f64(ck.completion_target_milli.load(Ordering::Relaxed) as f64 / 1000.0);
         let mut pace = |done: usize, total: usize| {
             if kind.immediate() || ck.hurry.load(Ordering::Relaxed) || self.is_shutting_down() {
                 return;

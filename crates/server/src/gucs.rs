@@ -842,7 +842,11 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         }
         "commit_delay" | "commit_siblings" => {
             let n: i64 = value.trim().parse().map_err(|_| bad())?;
-            let hi = if def.name == "commit_delay" { 100_000 } else { 1000 };
+            let hi = if def.name == "commit_delay" {
+                100_000
+            } else {
+                1000
+            };
             if !(0..=hi).contains(&n) {
                 return Err(out_of_range(def.name, value, "0", &hi.to_string()));
             }
@@ -854,10 +858,14 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
             }
         }
         "wal_sync_method" if wal::SyncMethod::parse(value.trim()).is_none() => {
-            return Err(bad().with_hint("Available values: fsync, fdatasync, open_sync, open_datasync."));
+            return Err(
+                bad().with_hint("Available values: fsync, fdatasync, open_sync, open_datasync.")
+            );
         }
         "synchronous_commit" if txn::SyncCommit::parse(value.trim()).is_none() => {
-            return Err(bad().with_hint("Available values: local, remote_write, remote_apply, on, off."));
+            return Err(
+                bad().with_hint("Available values: local, remote_write, remote_apply, on, off.")
+            );
         }
         "max_stack_depth" => {
             let kb = max_stack_depth_kb(value).ok_or_else(bad)?;

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
-use server::checkpointer::CheckpointKind;
 use server::auth::ClientAddr;
+use server::checkpointer::CheckpointKind;
 use server::connections::{self, ConnectionSettings, ConnectionTable};
 use server::context::ServerContext;
 use server::gucs::{self, Settings};
@@ -233,7 +233,9 @@ fn main() {
     let tm = txn::TransactionManager::open(&dir, wal)
         .unwrap_or_else(|e| fatal(&format!("could not open pg_xact: {e}")));
     let recovery = recover(&dir, pool, wal, &tm);
-    pool.set_wal_flush(Box::new(move |lsn| wal.flush(lsn).map_err(|e| e.to_string())));
+    pool.set_wal_flush(Box::new(move |lsn| {
+        wal.flush(lsn).map_err(|e| e.to_string())
+    }));
     let catalog = catalog::Catalog::open(&dir).unwrap_or_else(|e| fatal(&e.message));
     catalog.attach_wal(wal);
     ensure_table_storage(&catalog, pool);

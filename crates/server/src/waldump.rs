@@ -17,7 +17,11 @@ fn describe(rec: &Record<'_>) -> String {
                 "CHECKPOINT_ONLINE"
             };
             match wal::CheckpointInfo::decode(rec.main) {
-                Some(c) => format!("{kind} redo {}; next xid {}", format_lsn(c.redo), c.next_xid),
+                Some(c) => format!(
+                    "{kind} redo {}; next xid {}",
+                    format_lsn(c.redo),
+                    c.next_xid
+                ),
                 None => kind.to_string(),
             }
         }

@@ -33,13 +33,20 @@ fn setup(server: &TestServer) {
     );
     let mut c = server.connect();
     for id in 0..ACCOUNTS {
-        c.execute("insert into accounts values ($1, 0)", &[&id]).unwrap();
+        c.execute("insert into accounts values ($1, 0)", &[&id])
+            .unwrap();
     }
 }
 
 /// One client: single-row commits, three-row transactions and transfers
 /// between accounts, until the server goes away.
-fn client_work(server_cfg: postgres::Config, client: usize, round: usize, acked: Arc<Mutex<Acked>>, stop: Arc<AtomicBool>) {
+fn client_work(
+    server_cfg: postgres::Config,
+    client: usize,
+    round: usize,
+    acked: Arc<Mutex<Acked>>,
+    stop: Arc<AtomicBool>,
+) {
     let Ok(mut c) = server_cfg.connect(postgres::NoTls) else {
         return;
     };
@@ -49,7 +56,10 @@ fn client_work(server_cfg: postgres::Config, client: usize, round: usize, acked:
         let id = ((round * CLIENTS + client) as i64) * 1_000_000 + n;
         acked.lock().unwrap().in_flight.insert(id);
         let pad = "p".repeat((n % 300) as usize);
-        match c.execute("insert into rows values ($1, $2, $3)", &[&id, &(client as i32), &pad]) {
+        match c.execute(
+            "insert into rows values ($1, $2, $3)",
+            &[&id, &(client as i32), &pad],
+        ) {
             Ok(_) => {
                 let mut a = acked.lock().unwrap();
                 a.in_flight.remove(&id);
@@ -71,8 +81,14 @@ fn client_work(server_cfg: postgres::Config, client: usize, round: usize, acked:
         // A transfer: the balances always sum to zero.
         let (from, to) = (n % ACCOUNTS, (n * 7 + client as i64) % ACCOUNTS);
         let tx = c.transaction().and_then(|mut t| {
-            t.execute("update accounts set balance = balance - 5 where id = $1", &[&from])?;
-            t.execute("update accounts set balance = balance + 5 where id = $1", &[&to])?;
+            t.execute(
+                "update accounts set balance = balance - 5 where id = $1",
+                &[&from],
+            )?;
+            t.execute(
+                "update accounts set balance = balance + 5 where id = $1",
+                &[&to],
+            )?;
             t.commit()
         });
         if tx.is_err() {
@@ -101,22 +117,36 @@ fn check_consistent(server: &TestServer, acked: &[Arc<Mutex<Acked>>]) {
         .iter()
         .flat_map(|a| {
             let a = a.lock().unwrap();
-            a.rows.iter().chain(a.in_flight.iter()).copied().collect::<Vec<_>>()
+            a.rows
+                .iter()
+                .chain(a.in_flight.iter())
+                .copied()
+                .collect::<Vec<_>>()
         })
         .collect();
     for id in &set {
         assert!(all_known.contains(id), "row {id} was never inserted");
     }
     let partial = c
-        .query("select batch, count(*) from batches group by batch having count(*) <> 3", &[])
+        .query(
+            "select batch, count(*) from batches group by batch having count(*) <> 3",
+            &[],
+        )
         .unwrap();
-    assert!(partial.is_empty(), "a three-row transaction is partly there: {} batches", partial.len());
+    assert!(
+        partial.is_empty(),
+        "a three-row transaction is partly there: {} batches",
+        partial.len()
+    );
     let sum: i64 = c
         .query_one("select sum(balance)::int8 from accounts", &[])
         .unwrap()
         .get(0);
     assert_eq!(sum, 0, "transfers are half there");
-    let accounts: i64 = c.query_one("select count(*) from accounts", &[]).unwrap().get(0);
+    let accounts: i64 = c
+        .query_one("select count(*) from accounts", &[])
+        .unwrap()
+        .get(0);
     assert_eq!(accounts, ACCOUNTS);
 }
 
@@ -176,7 +206,11 @@ fn acknowledged_commits_survive_repeated_kills() {
             }
         }
     }
-    let total: i64 = server.connect().query_one("select count(*) from rows", &[]).unwrap().get(0);
+    let total: i64 = server
+        .connect()
+        .query_one("select count(*) from rows", &[])
+        .unwrap()
+        .get(0);
     assert!(total > 0, "no work was done");
     // A clean stop after all that writes a shutdown checkpoint: no replay.
     server.restart();
@@ -185,7 +219,8 @@ fn acknowledged_commits_survive_repeated_kills() {
 
 #[test]
 fn asynchronous_commits_are_atomic_after_a_crash() {
-    let mut server = TestServer::start_with(&[("synchronous_commit", "off"), ("wal_writer_delay", "50ms")]);
+    let mut server =
+        TestServer::start_with(&[("synchronous_commit", "off"), ("wal_writer_delay", "50ms")]);
     setup(&server);
     let stop = Arc::new(AtomicBool::new(false));
     let acked: Vec<Arc<Mutex<Acked>>> = (0..2).map(|_| Arc::default()).collect();
@@ -205,10 +240,16 @@ fn asynchronous_commits_are_atomic_after_a_crash() {
     // Recent commits may be lost, but nothing is half there.
     let mut c = server.connect();
     let partial = c
-        .query("select batch from batches group by batch having count(*) <> 3", &[])
+        .query(
+            "select batch from batches group by batch having count(*) <> 3",
+            &[],
+        )
         .unwrap();
     assert!(partial.is_empty());
-    let sum: i64 = c.query_one("select sum(balance)::int8 from accounts", &[]).unwrap().get(0);
+    let sum: i64 = c
+        .query_one("select sum(balance)::int8 from accounts", &[])
+        .unwrap()
+        .get(0);
     assert_eq!(sum, 0);
 }
 
@@ -235,9 +276,14 @@ fn a_torn_page_is_restored_from_its_full_page_image() {
     );
     // The first change of each page after the checkpoint logs its image.
     server.psql("update t set b = b || ' changed' where a % 10 = 0");
-    let wal_fpi: i64 = server.psql("select wal_fpi from pg_stat_wal").trim().parse().unwrap();
+    let wal_fpi: i64 = server
+        .psql("select wal_fpi from pg_stat_wal")
+        .trim()
+        .parse()
+        .unwrap();
     assert!(wal_fpi > 0, "no full-page images were logged");
-    let expected = server.psql("select count(*), sum(a), count(*) filter (where b like '%changed') from t");
+    let expected =
+        server.psql("select count(*), sum(a), count(*) filter (where b like '%changed') from t");
     let path = server.psql("select pg_relation_filepath('t')");
     server.kill();
     // The data file still has the checkpoint's pages; tear one.
@@ -247,7 +293,11 @@ fn a_torn_page_is_restored_from_its_full_page_image() {
         server.psql("select count(*), sum(a), count(*) filter (where b like '%changed') from t"),
         expected
     );
-    let changed: i64 = server.psql("select count(*) from t where b like '%changed'").trim().parse().unwrap();
+    let changed: i64 = server
+        .psql("select count(*) from t where b like '%changed'")
+        .trim()
+        .parse()
+        .unwrap();
     assert_eq!(changed, 200);
 }
 
@@ -277,13 +327,23 @@ fn a_damaged_log_tail_ends_replay_at_the_last_valid_record() {
     bytes[at] ^= 0x10;
     std::fs::write(&seg_path, bytes).unwrap();
     server.start_again();
-    assert_eq!(server.psql("select string_agg(a::text, ',' order by a) from t"), "1,2");
-    assert!(server.log_tail(20).contains("checksum"), "{}", server.log_tail(20));
+    assert_eq!(
+        server.psql("select string_agg(a::text, ',' order by a) from t"),
+        "1,2"
+    );
+    assert!(
+        server.log_tail(20).contains("checksum"),
+        "{}",
+        server.log_tail(20)
+    );
     // The server goes on from there.
     server.psql("insert into t values (4)");
     server.kill();
     server.start_again();
-    assert_eq!(server.psql("select string_agg(a::text, ',' order by a) from t"), "1,2,4");
+    assert_eq!(
+        server.psql("select string_agg(a::text, ',' order by a) from t"),
+        "1,2,4"
+    );
 }
 
 #[test]

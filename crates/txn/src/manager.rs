@@ -63,7 +63,10 @@ pub struct TransactionManager {
 }
 
 impl TransactionManager {
-    pub fn open(data_dir: &std::path::Path, wal: &'static Wal) -> std::io::Result<TransactionManager> {
+    pub fn open(
+        data_dir: &std::path::Path,
+        wal: &'static Wal,
+    ) -> std::io::Result<TransactionManager> {
         let clog = Clog::open(data_dir.join("pg_xact"))?;
         let limit_path = data_dir.join("global").join("pg_xid_limit");
         let next = match std::fs::read_to_string(&limit_path) {
@@ -240,7 +243,12 @@ impl wal::Redo for TransactionManager {
         let status = match rec.info {
             XACT_COMMIT => XidStatus::Committed,
             XACT_ABORT => XidStatus::Aborted,
-            other => return Err(wal::RedoError::new(rec, format!("unknown record kind {other:#x}"))),
+            other => {
+                return Err(wal::RedoError::new(
+                    rec,
+                    format!("unknown record kind {other:#x}"),
+                ))
+            }
         };
         self.clog.set_status_logged(rec.xid, status, rec.end);
         Ok(())

@@ -60,7 +60,11 @@ unsafe impl Sync for Ring {}
 impl Drop for Ring {
     fn drop(&mut self) {
         // SAFETY: allocated in `Inserter::new` as a boxed slice of `len`.
-        unsafe { drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.ptr, self.len))) };
+        unsafe {
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                self.ptr, self.len,
+            )))
+        };
     }
 }
 
@@ -73,7 +77,7 @@ pub(crate) struct Inserter {
 }
 
 impl Inserter {
-    pub(crate) fn new(ring_bytes: usize) -> Self {
+    pub(crate) fn new(ring_bytes: usize, slots: usize) -> Self {
         let ring = vec![0u8; ring_bytes].into_boxed_slice();
         let len = ring.len();
         Inserter {
@@ -83,7 +87,7 @@ impl Inserter {
                 redo: 0,
             }),
             redo_hint: AtomicU64::new(0),
-            slots: (0..INSERT_LOCKS)
+            slots: (0..slots.max(1))
                 .map(|_| {
                     CachePadded::new(Slot {
                         lock: Mutex::new(()),
@@ -200,12 +204,12 @@ thread_local! {
 static NEXT_HOME: AtomicUsize = AtomicUsize::new(0);
 
 /// This thread's preferred slot, handed out round robin.
-fn home_slot() -> usize {
+fn home_slot(slots: usize) -> usize {
     HOME_SLOT.with(|h| {
         if h.get() == usize::MAX {
-            h.set(NEXT_HOME.fetch_add(1, Ordering::Relaxed) % INSERT_LOCKS);
+            h.set(NEXT_HOME.fetch_add(1, Ordering::Relaxed));
         }
-        h.get()
+        h.get() % slots
     })
 }
 
@@ -231,8 +235,9 @@ impl Wal {
         loop {
             // Relaxed: a stale value is caught under the mutex below.
             let redo = ins.redo_hint.load(Ordering::Relaxed);
-            let wants_image =
-                |b: &record::BlockRegistration<'_>, redo: Lsn| fpw && !b.will_init && page::lsn(b.page) <= redo;
+            let wants_image = |b: &record::BlockRegistration<'_>, redo: Lsn| {
+                fpw && !b.will_init && page::lsn(b.page) <= redo
+            };
             let images = record::assemble(rec, &|b| wants_image(b, redo), buf);
             let len = buf.len() as u64;
             let (slot_no, _slot_guard) = self.acquire_slot();
@@ -277,9 +282,10 @@ impl Wal {
     }
 
     fn acquire_slot(&self) -> (usize, MutexGuard<'_, ()>) {
-        let home = home_slot();
-        for i in 0..INSERT_LOCKS {
-            let n = (home + i) % INSERT_LOCKS;
+        let slots = self.insert.slots.len();
+        let home = home_slot(slots);
+        for i in 0..slots {
+            let n = (home + i) % slots;
             if let Some(g) = self.insert.slots[n].lock.try_lock() {
                 return (n, g);
             }

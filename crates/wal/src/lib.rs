@@ -151,7 +151,7 @@ impl Wal {
         std::fs::create_dir_all(&dir).map_err(|e| WalError::io("create directory", &dir, e))?;
         let ring = settings.buffer_bytes;
         let wal = Box::leak(Box::new(Wal {
-            insert: insert::Inserter::new(ring),
+            insert: insert::Inserter::new(ring, settings.insert_locks),
             write: write::Writer::new(dir.clone()),
             dir,
             settings,

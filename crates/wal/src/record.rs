@@ -194,7 +194,10 @@ pub struct BlockRef<'r> {
 impl Record<'_> {
     /// Bytes of full-page images in the record.
     pub fn image_bytes(&self) -> usize {
-        self.blocks.iter().filter_map(|b| b.image.map(|i| i.0.len())).sum()
+        self.blocks
+            .iter()
+            .filter_map(|b| b.image.map(|i| i.0.len()))
+            .sum()
     }
 }
 
@@ -264,7 +267,11 @@ fn get_u32(b: &[u8], at: usize) -> u32 {
 
 /// Decodes the whole record `bytes` found at `lsn`, whose predecessor
 /// started at `expected_prev` (None: not checked, the first one read).
-pub fn decode(bytes: &[u8], lsn: Lsn, expected_prev: Option<Lsn>) -> Result<Record<'_>, DecodeError> {
+pub fn decode(
+    bytes: &[u8],
+    lsn: Lsn,
+    expected_prev: Option<Lsn>,
+) -> Result<Record<'_>, DecodeError> {
     let total = header_length(bytes)?;
     if bytes.len() < total {
         return Err(DecodeError::Length(total));
@@ -373,7 +380,13 @@ mod tests {
         let mut back = vec![1u8; BLCKSZ];
         assert!(r.blocks[0].restore_image(&mut back));
         assert_eq!(back, pg);
-        assert_eq!(decode(&out, 1000, Some(98)).unwrap_err(), DecodeError::Prev { found: 99, expected: 98 });
+        assert_eq!(
+            decode(&out, 1000, Some(98)).unwrap_err(),
+            DecodeError::Prev {
+                found: 99,
+                expected: 98
+            }
+        );
         out[40] ^= 1;
         assert_eq!(decode(&out, 1000, None).unwrap_err(), DecodeError::Crc);
     }

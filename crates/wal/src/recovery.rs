@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use crate::control::{ControlFile, DbState};
 use crate::reader::{ReadEnd, WalReader};
 use crate::record::{Record, RecordBuilder};
-use crate::{format_lsn, rmgr, segment_of, segments, Lsn, Wal, WalError, WalResult, FIRST_LSN, SEGMENT_SIZE};
+use crate::{
+    format_lsn, rmgr, segment_of, segments, Lsn, Wal, WalError, WalResult, FIRST_LSN, SEGMENT_SIZE,
+};
 
 /// A resource manager's redo: applies one record to the pages, files or
 /// other state it changed. Registered per rmgr id; `wal` knows nothing of
@@ -91,7 +93,11 @@ impl Wal {
     /// the log is replayed from the last checkpoint's redo pointer through
     /// `handlers` (indexed by rmgr id). Afterwards records can be inserted.
     /// The caller then runs a checkpoint if the report says it replayed.
-    pub fn startup(&self, data_dir: &std::path::Path, handlers: &[Option<&dyn Redo>]) -> WalResult<RecoveryReport> {
+    pub fn startup(
+        &self,
+        data_dir: &std::path::Path,
+        handlers: &[Option<&dyn Redo>],
+    ) -> WalResult<RecoveryReport> {
         let started = Instant::now();
         let Some(control) = ControlFile::read(data_dir)? else {
             return self.initialise(data_dir, started);
@@ -127,7 +133,9 @@ impl Wal {
                             .get(rec.rmid as usize)
                             .copied()
                             .flatten()
-                            .ok_or_else(|| RedoError::new(&rec, "no redo for this resource manager"))?;
+                            .ok_or_else(|| {
+                                RedoError::new(&rec, "no redo for this resource manager")
+                            })?;
                         h.redo(&rec)?;
                         records += 1;
                     }
@@ -192,14 +200,21 @@ impl Wal {
                 f.sync_all().map_err(|e| WalError::io("fsync", &path, e))?;
             }
         }
-        for later in segments::list(&self.dir)?.into_iter().filter(|&s| s > segno) {
+        for later in segments::list(&self.dir)?
+            .into_iter()
+            .filter(|&s| s > segno)
+        {
             let p = self.dir.join(crate::segment_file_name(later));
             std::fs::remove_file(&p).map_err(|e| WalError::io("remove", &p, e))?;
         }
         Ok(())
     }
 
-    fn initialise(&self, data_dir: &std::path::Path, started: Instant) -> WalResult<RecoveryReport> {
+    fn initialise(
+        &self,
+        data_dir: &std::path::Path,
+        started: Instant,
+    ) -> WalResult<RecoveryReport> {
         self.position(FIRST_LSN, 0, FIRST_LSN);
         let info = CheckpointInfo {
             redo: FIRST_LSN,
@@ -282,7 +297,12 @@ impl Wal {
         self.last_redo
             .store(redo, std::sync::atomic::Ordering::Relaxed);
         let keep = (self.settings.min_wal_size() / SEGMENT_SIZE).max(2);
-        segments::remove_old(&self.dir, segment_of(redo), segment_of(self.insert_lsn()), keep)
+        segments::remove_old(
+            &self.dir,
+            segment_of(redo),
+            segment_of(self.insert_lsn()),
+            keep,
+        )
     }
 
     /// Marks the control file "in production" after a clean start.

@@ -10,7 +10,12 @@ use crate::{segment_file_name, WalError, WalResult, SEGMENT_SIZE};
 
 /// Opens segment `segno` for writing, creating it zero-filled if missing.
 /// `sync_flags`: O_DSYNC/O_SYNC for the open_* sync methods.
-pub(crate) fn open_for_write(dir: &Path, segno: u64, sync_flags: i32, fsync: bool) -> WalResult<File> {
+pub(crate) fn open_for_write(
+    dir: &Path,
+    segno: u64,
+    sync_flags: i32,
+    fsync: bool,
+) -> WalResult<File> {
     let path = dir.join(segment_file_name(segno));
     if !path.exists() {
         let tmp = dir.join(format!("xlogtemp.{}", std::process::id()));
@@ -19,7 +24,8 @@ pub(crate) fn open_for_write(dir: &Path, segno: u64, sync_flags: i32, fsync: boo
         use std::io::Write;
         let mut w = &f;
         for _ in 0..SEGMENT_SIZE / zeros.len() as u64 {
-            w.write_all(&zeros).map_err(|e| WalError::io("write", &tmp, e))?;
+            w.write_all(&zeros)
+                .map_err(|e| WalError::io("write", &tmp, e))?;
         }
         if fsync {
             f.sync_all().map_err(|e| WalError::io("fsync", &tmp, e))?;
@@ -69,7 +75,12 @@ pub(crate) fn list(dir: &Path) -> WalResult<Vec<u64>> {
 /// After a checkpoint whose redo starts in segment `keep_from`: segments
 /// before it are renamed to future numbers (up to `recycle` of them ahead
 /// of `current`) or removed. Returns (removed, recycled).
-pub(crate) fn remove_old(dir: &Path, keep_from: u64, current: u64, recycle: u64) -> WalResult<(u64, u64)> {
+pub(crate) fn remove_old(
+    dir: &Path,
+    keep_from: u64,
+    current: u64,
+    recycle: u64,
+) -> WalResult<(u64, u64)> {
     let all = list(dir)?;
     let mut future = all.iter().filter(|&&s| s > current).count() as u64;
     let mut next_name = all.last().copied().unwrap_or(current).max(current) + 1;

@@ -42,6 +42,8 @@ impl SyncMethod {
 pub struct WalSettings {
     /// `wal_buffers`, bytes (fixed at start).
     pub buffer_bytes: usize,
+    /// Insertion slots (fixed at start; 8 as PostgreSQL, 1 for ablations).
+    pub insert_locks: usize,
     fsync: AtomicBool,
     full_page_writes: AtomicBool,
     sync_method: AtomicU8,
@@ -84,6 +86,7 @@ impl WalSettings {
     pub fn new(buffer_bytes: usize, r: WalReloadable) -> Self {
         let s = WalSettings {
             buffer_bytes: buffer_bytes.max(64 * 1024),
+            insert_locks: crate::INSERT_LOCKS,
             fsync: AtomicBool::new(r.fsync),
             full_page_writes: AtomicBool::new(r.full_page_writes),
             sync_method: AtomicU8::new(r.sync_method as u8),

@@ -33,11 +33,13 @@ pub struct WalStatsSnapshot {
 impl WalStats {
     pub(crate) fn record_write(&self, t: Duration) {
         self.writes.fetch_add(1, Ordering::Relaxed);
-        self.write_us.fetch_add(t.as_micros() as u64, Ordering::Relaxed);
+        self.write_us
+            .fetch_add(t.as_micros() as u64, Ordering::Relaxed);
     }
     pub(crate) fn record_sync(&self, t: Duration) {
         self.syncs.fetch_add(1, Ordering::Relaxed);
-        self.sync_us.fetch_add(t.as_micros() as u64, Ordering::Relaxed);
+        self.sync_us
+            .fetch_add(t.as_micros() as u64, Ordering::Relaxed);
     }
 
     pub(crate) fn snapshot(&self, ins: &Inserter) -> WalStatsSnapshot {

@@ -35,7 +35,11 @@ impl Redo for Collect {
 
 fn record_body(n: u64) -> Vec<u8> {
     // Some records are bigger than the 64 kB ring.
-    let len = if n % 97 == 0 { 100_000 } else { 8 + (n as usize * 37) % 3000 };
+    let len = if n.is_multiple_of(97) {
+        100_000
+    } else {
+        8 + (n as usize * 37) % 3000
+    };
     let mut b = n.to_le_bytes().to_vec();
     b.resize(len.max(8), n as u8);
     b
@@ -101,7 +105,10 @@ fn a_damaged_tail_ends_replay_at_the_last_valid_record() {
     wal.flush_all().unwrap();
     // Flip a byte inside the last record.
     let (start, _) = ends[9];
-    let seg = dir.path().join("pg_wal").join(crate::segment_file_name(crate::segment_of(start)));
+    let seg = dir
+        .path()
+        .join("pg_wal")
+        .join(crate::segment_file_name(crate::segment_of(start)));
     let mut bytes = std::fs::read(&seg).unwrap();
     let at = (start % crate::SEGMENT_SIZE) as usize + 40;
     bytes[at] ^= 0x40;

@@ -88,7 +88,13 @@ impl Wal {
 
     /// Writes (and with `sync`, syncs) the log at least up to `upto`.
     pub(crate) fn write_upto(&self, upto: Lsn, sync: bool) -> WalResult<()> {
-        let done = |w: &Wal| if sync { w.write.flushed() } else { w.write.written() };
+        let done = |w: &Wal| {
+            if sync {
+                w.write.flushed()
+            } else {
+                w.write.written()
+            }
+        };
         if done(self) >= upto {
             return Ok(());
         }
@@ -101,7 +107,10 @@ impl Wal {
         }
         if sync {
             let delay = self.settings.commit_delay_us();
-            if delay > 0 && self.settings.fsync() && self.active_siblings() >= self.settings.commit_siblings() {
+            if delay > 0
+                && self.settings.fsync()
+                && self.active_siblings() >= self.settings.commit_siblings()
+            {
                 std::thread::sleep(std::time::Duration::from_micros(delay as u64));
             }
         }
@@ -137,7 +146,11 @@ impl Wal {
             let bytes = unsafe { self.insert.ring_slice(pos, to) };
             let t = Instant::now();
             file.write_all_at(bytes, pos % SEGMENT_SIZE).map_err(|e| {
-                WalError::io("write to", &st.dir.join(segment_file_name(segment_of(pos))), e)
+                WalError::io(
+                    "write to",
+                    &st.dir.join(segment_file_name(segment_of(pos))),
+                    e,
+                )
             })?;
             self.stats.record_write(t.elapsed());
             if let Some(open) = st.open.as_mut() {

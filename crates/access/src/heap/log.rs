@@ -56,7 +56,14 @@ fn tuple_xmin(t: &[u8]) -> Xid {
 
 /// Logs the insertion of the tuple now at `off` and stamps the page.
 /// `was_empty`: the page had no items before (redo starts from a new page).
-pub(crate) fn log_insert(wal: &Wal, rel: RelFileLocator, block: u32, pg: &mut PageWrite<'_>, off: OffsetNumber, was_empty: bool) {
+pub(crate) fn log_insert(
+    wal: &Wal,
+    rel: RelFileLocator,
+    block: u32,
+    pg: &mut PageWrite<'_>,
+    off: OffsetNumber,
+    was_empty: bool,
+) {
     let lsn = {
         let t = page::item(pg, off).expect("just added");
         let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_INSERT, tuple_xmin(t));
@@ -128,7 +135,14 @@ fn get_stamp(d: &[u8]) -> Option<Stamp> {
     })
 }
 
-pub(crate) fn log_delete(wal: &Wal, rel: RelFileLocator, block: u32, pg: &mut PageWrite<'_>, xid: Xid, stamp: Stamp) {
+pub(crate) fn log_delete(
+    wal: &Wal,
+    rel: RelFileLocator,
+    block: u32,
+    pg: &mut PageWrite<'_>,
+    xid: Xid,
+    stamp: Stamp,
+) {
     let lsn = {
         let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_DELETE, xid);
         let b = rec.register_block(tag(rel, block), pg, false);
@@ -154,7 +168,11 @@ pub(crate) fn log_update(
 ) {
     let lsn = {
         let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_UPDATE, xid);
-        let b = rec.register_block(tag(rel, new.block), new_pg, new_was_empty && old_pg.is_some());
+        let b = rec.register_block(
+            tag(rel, new.block),
+            new_pg,
+            new_was_empty && old_pg.is_some(),
+        );
         let t = page::item(new_pg, new.offset).expect("just added");
         let d = rec.block_data(b);
         d.extend_from_slice(&new.offset.to_le_bytes());
@@ -192,7 +210,11 @@ pub struct HeapRedo {
 
 /// The page a block reference names, ready to be changed by redo: None
 /// when the page is already newer than the record.
-fn redo_page(pool: &'static BufferPool, rec: &Record<'_>, b: &BlockRef<'_>) -> Result<Option<Buffer>, RedoError> {
+fn redo_page(
+    pool: &'static BufferPool,
+    rec: &Record<'_>,
+    b: &BlockRef<'_>,
+) -> Result<Option<Buffer>, RedoError> {
     let err = |e: storage::StorageError| RedoError::new(rec, e.to_string());
     let smgr = pool.smgr();
     let (rel, fork, block) = (b.tag.rel, b.tag.fork, b.tag.block);
@@ -204,8 +226,14 @@ fn redo_page(pool: &'static BufferPool, rec: &Record<'_>, b: &BlockRef<'_>) -> R
         smgr.extend(rel, fork, block + 1 - n).map_err(err)?;
     }
     let fresh = b.has_image() || b.will_init();
-    let mode = if fresh { ReadMode::Zero } else { ReadMode::Normal };
-    let buf = pool.read_buffer(rel, fork, block, mode, None).map_err(err)?;
+    let mode = if fresh {
+        ReadMode::Zero
+    } else {
+        ReadMode::Normal
+    };
+    let buf = pool
+        .read_buffer(rel, fork, block, mode, None)
+        .map_err(err)?;
     if !fresh && page::lsn(&buf.read()) >= rec.end {
         return Ok(None);
     }
@@ -243,7 +271,8 @@ fn add_at(pg: &mut [u8], off: OffsetNumber, t: &[u8]) -> Result<(), String> {
 }
 
 fn apply_stamp(pg: &mut [u8], xid: Xid, s: Stamp) -> Result<(), String> {
-    let t = page::item_mut(pg, s.offset).ok_or_else(|| format!("no tuple at offset {}", s.offset))?;
+    let t =
+        page::item_mut(pg, s.offset).ok_or_else(|| format!("no tuple at offset {}", s.offset))?;
     super::modify::stamp_old(t, xid, s.cid, s.next, s.updated);
     Ok(())
 }
@@ -268,7 +297,9 @@ impl HeapRedo {
                 let count = u16::from_le_bytes(d.get(2..4).ok_or_else(short)?.try_into().unwrap());
                 let mut at = 4;
                 for off in first..first + count {
-                    let len = u16::from_le_bytes(d.get(at..at + 2).ok_or_else(short)?.try_into().unwrap()) as usize;
+                    let len = u16::from_le_bytes(
+                        d.get(at..at + 2).ok_or_else(short)?.try_into().unwrap(),
+                    ) as usize;
                     at += 2;
                     add_at(pg, off, d.get(at..at + len).ok_or_else(short)?)?;
                     at += len;
@@ -279,9 +310,21 @@ impl HeapRedo {
                 apply_stamp(pg, rec.xid, get_stamp(d).ok_or_else(short)?)
             }),
             HEAP_UPDATE => {
-                let off = u16::from_le_bytes(d.get(0..2).ok_or_else(|| RedoError::new(rec, short()))?.try_into().unwrap());
-                let len = u16::from_le_bytes(d.get(2..4).ok_or_else(|| RedoError::new(rec, short()))?.try_into().unwrap()) as usize;
-                let t = d.get(4..4 + len).ok_or_else(|| RedoError::new(rec, short()))?;
+                let off = u16::from_le_bytes(
+                    d.get(0..2)
+                        .ok_or_else(|| RedoError::new(rec, short()))?
+                        .try_into()
+                        .unwrap(),
+                );
+                let len = u16::from_le_bytes(
+                    d.get(2..4)
+                        .ok_or_else(|| RedoError::new(rec, short()))?
+                        .try_into()
+                        .unwrap(),
+                ) as usize;
+                let t = d
+                    .get(4..4 + len)
+                    .ok_or_else(|| RedoError::new(rec, short()))?;
                 let rest = &d[4 + len..];
                 redo_block(self.pool, rec, b0, |pg| {
                     add_at(pg, off, t)?;
@@ -297,7 +340,10 @@ impl HeapRedo {
                 }
                 Ok(())
             }
-            other => Err(RedoError::new(rec, format!("unknown heap record kind {other:#x}"))),
+            other => Err(RedoError::new(
+                rec,
+                format!("unknown heap record kind {other:#x}"),
+            )),
         }
     }
 
@@ -327,7 +373,12 @@ impl HeapRedo {
             SMGR_DROP_DATABASE => {
                 super::remove_database_dir(self.pool, rel.db_oid);
             }
-            other => return Err(RedoError::new(rec, format!("unknown storage record kind {other:#x}"))),
+            other => {
+                return Err(RedoError::new(
+                    rec,
+                    format!("unknown storage record kind {other:#x}"),
+                ))
+            }
         }
         Ok(())
     }

@@ -326,7 +326,11 @@ pub fn drop_storage(pool: &'static BufferPool, wal: &Wal, rel: RelFileLocator) -
 
 /// Removes what is left of a dropped database's directory (its relations'
 /// files were dropped one by one through `drop_storage`).
-pub fn drop_database_storage(pool: &'static BufferPool, wal: &Wal, db_oid: common::Oid) -> PgResult<()> {
+pub fn drop_database_storage(
+    pool: &'static BufferPool,
+    wal: &Wal,
+    db_oid: common::Oid,
+) -> PgResult<()> {
     let rel = RelFileLocator {
         spc_oid: common::ids::DEFAULT_TABLESPACE_OID,
         db_oid,

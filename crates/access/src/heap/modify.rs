@@ -171,7 +171,17 @@ pub fn update(
                         next: new,
                         updated: true,
                     };
-                    log::log_update(tm.wal(), rel, xid, new, &mut pg, false, tid.block, None, stamp);
+                    log::log_update(
+                        tm.wal(),
+                        rel,
+                        xid,
+                        new,
+                        &mut pg,
+                        false,
+                        tid.block,
+                        None,
+                        stamp,
+                    );
                     return Ok(ModifyResult::Done(new));
                 }
                 Claim::Free => {}
@@ -314,8 +324,10 @@ mod tests {
 
         // Block 0: two small rows and a big one that leaves ~600 bytes.
         let mut target = InsertTarget::new();
-        let small1 = heap::insert(pool, tm.wal(), REL, &mut form(1, 10, xid, 0), &mut target).unwrap();
-        let small2 = heap::insert(pool, tm.wal(), REL, &mut form(2, 10, xid, 0), &mut target).unwrap();
+        let small1 =
+            heap::insert(pool, tm.wal(), REL, &mut form(1, 10, xid, 0), &mut target).unwrap();
+        let small2 =
+            heap::insert(pool, tm.wal(), REL, &mut form(2, 10, xid, 0), &mut target).unwrap();
         heap::insert(pool, tm.wal(), REL, &mut form(3, 7400, xid, 0), &mut target).unwrap();
         assert_eq!((small1.block, small2.block), (0, 0));
 
@@ -396,7 +408,14 @@ mod tests {
         tm.commit(xid, txn::SyncCommit::On).unwrap();
         let xid2 = tm.begin().unwrap();
         let mut batch: Vec<Vec<u8>> = (100..400).map(|a| form(a, 50, xid2, 0)).collect();
-        heap::insert_batch(pool, tm.wal(), REL, &mut batch, &mut InsertTarget::bulk(pool)).unwrap();
+        heap::insert_batch(
+            pool,
+            tm.wal(),
+            REL,
+            &mut batch,
+            &mut InsertTarget::bulk(pool),
+        )
+        .unwrap();
         tm.commit(xid2, txn::SyncCommit::On).unwrap();
         let mut before = visible(pool, &tm, 0, 0);
         before.sort();
@@ -404,7 +423,13 @@ mod tests {
 
         let wal2 = wal::Wal::open(
             dir.path(),
-            wal::WalSettings::new(1 << 20, wal::settings::WalReloadable { fsync: false, ..Default::default() }),
+            wal::WalSettings::new(
+                1 << 20,
+                wal::settings::WalReloadable {
+                    fsync: false,
+                    ..Default::default()
+                },
+            ),
         )
         .unwrap();
         let tm2 = TransactionManager::open(dir.path(), wal2).unwrap();

@@ -987,9 +987,7 @@ impl Binder<'_, '_> {
             "pg_current_wal_insert_lsn" => {
                 Some(sys(SysFunc::CurrentWalInsertLsn, &[], TypeId::Text))
             }
-            "pg_current_wal_flush_lsn" => {
-                Some(sys(SysFunc::CurrentWalFlushLsn, &[], TypeId::Text))
-            }
+            "pg_current_wal_flush_lsn" => Some(sys(SysFunc::CurrentWalFlushLsn, &[], TypeId::Text)),
             "pg_walfile_name" => Some(sys(SysFunc::WalfileName, &[TypeId::Text], TypeId::Text)),
             "pg_table_is_visible" => {
                 Some(sys(SysFunc::TableIsVisible, &[TypeId::Oid], TypeId::Bool))
