@@ -50,7 +50,7 @@ fn create_use_and_drop_a_database() {
 fn max_connections_is_enforced() {
     let s = TestServer::start_with(&[("max_connections", "2")]);
     // The startup probe's session may not have ended yet on a busy machine.
-    let mut connect = || {
+    let connect = || {
         for _ in 0..50 {
             if let Ok(c) = s.try_connect() {
                 return c;
