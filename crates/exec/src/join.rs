@@ -292,7 +292,7 @@ impl HashKeys<'_> {
         }
     }
 
-    fn from_stored(&self, vals: &[Value]) -> JoinKey {
+    fn stored_key(&self, vals: &[Value]) -> JoinKey {
         if self.int {
             JoinKey::Int(int_of(&vals[0]).expect("a stored integer key"))
         } else {
@@ -608,7 +608,7 @@ impl<'p> HashJoinOp<'p> {
             if let Some(mut f) = right {
                 f.rewind()?;
                 while let Some(mut rec) = f.read(env)? {
-                    let k = self.keys.from_stored(&rec[..nk]);
+                    let k = self.keys.stored_key(&rec[..nk]);
                     match self.batch_of(&k) {
                         b if b == self.batch => {
                             let vals = rec.split_off(nk);
