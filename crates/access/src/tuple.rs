@@ -172,6 +172,19 @@ impl<'t> Deformer<'t> {
         upto: usize,
         out: &mut Vec<Value>,
     ) -> PgResult<()> {
+        self.deform_masked(types, upto, None, out)
+    }
+
+    /// `deform_until`, but attributes whose `wanted` entry is false (or
+    /// beyond it) are skipped over and stand as NULL in `out`: nothing is
+    /// built for a column no one reads (projection pushdown).
+    pub fn deform_masked(
+        &mut self,
+        types: &[DataType],
+        upto: usize,
+        wanted: Option<&[bool]>,
+        out: &mut Vec<Value>,
+    ) -> PgResult<()> {
         while self.next < upto {
             let i = self.next;
             self.next += 1;
@@ -182,6 +195,15 @@ impl<'t> Deformer<'t> {
             let ty = types[i];
             let t = self.tuple;
             let o = self.offset;
+            if wanted.is_some_and(|w| !w.get(i).copied().unwrap_or(false)) {
+                self.offset += match fixed_width(ty.id) {
+                    Some(w) => w,
+                    None if t[o] & 1 == 1 => 1 + (t[o] >> 1) as usize,
+                    None => 4 + (u32::from_le_bytes(t[o..o + 4].try_into().unwrap()) >> 1) as usize,
+                };
+                out.push(Value::Null);
+                continue;
+            }
             let v = if let Some(w) = fixed_width(ty.id) {
                 self.offset += w;
                 let b = &t[o..o + w];

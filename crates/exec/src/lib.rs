@@ -104,6 +104,9 @@ pub struct Instrumentation {
     pub stats: sql::plan::explain::PlanStats,
     /// Whether to read the clock around every row (EXPLAIN's TIMING).
     pub timing: bool,
+    /// Whether to read the thread's block counts around every row
+    /// (EXPLAIN's BUFFERS).
+    pub buffers: bool,
 }
 
 impl ExecEnv<'_> {

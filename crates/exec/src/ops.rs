@@ -31,27 +31,61 @@ fn needs_all(e: &Expr) -> bool {
     sub
 }
 
-fn needed_by(exprs: &[&Expr], width: usize) -> usize {
-    exprs
-        .iter()
-        .map(|e| {
-            if needs_all(e) {
-                width
-            } else {
-                e.columns_needed()
+/// Which columns of a node's rows its parent reads (projection pushdown):
+/// None, all of them; `Some(mask)`, those whose entry is true. A column not
+/// read may be NULL in the rows, and rows may end after the last one read.
+pub type Needed = Option<Vec<bool>>;
+
+/// `base` plus the columns `exprs` read; None (all) when `base` is None or
+/// an expression holds a subquery (which may read the whole row as its
+/// outer row).
+fn needed_with(base: Needed, exprs: &[&Expr]) -> Needed {
+    let mut mask = base?;
+    for e in exprs {
+        if needs_all(e) {
+            return None;
+        }
+        e.visit(&mut |x| {
+            if let Expr::Column(i, _) = x {
+                set(&mut mask, *i);
             }
-        })
-        .max()
-        .unwrap_or(0)
+        });
+    }
+    Some(mask)
 }
 
-/// Builds the operator tree. `needed`: how many leading columns the parent
-/// reads (None = all), so scans decode no more than that. Under EXPLAIN
-/// ANALYZE every operator is wrapped to count its rows, loops and time.
+fn set(mask: &mut Vec<bool>, i: usize) {
+    if mask.len() <= i {
+        mask.resize(i + 1, false);
+    }
+    mask[i] = true;
+}
+
+/// A join's needed columns split into its left and right inputs'.
+fn split_needed(all: &Needed, left_width: usize) -> (Needed, Needed) {
+    match all {
+        None => (None, None),
+        Some(m) => (
+            Some(m[..m.len().min(left_width)].to_vec()),
+            Some(m.get(left_width..).unwrap_or(&[]).to_vec()),
+        ),
+    }
+}
+
+/// One past the last column a mask marks (the row length a scan emits).
+fn mask_len(mask: &[bool]) -> usize {
+    mask.iter().rposition(|b| *b).map_or(0, |i| i + 1)
+}
+
+/// Builds the operator tree for a parent that reads the columns `needed`
+/// marks (None: all; a client, DML and subqueries read all): scans decode
+/// only those (and what their quals read), joins keep only those. Under
+/// EXPLAIN ANALYZE every operator is wrapped to count its rows, loops and
+/// time.
 pub fn build<'p>(
     plan: &'p Plan,
     env: &mut ExecEnv,
-    needed: Option<usize>,
+    needed: Needed,
 ) -> PgResult<Box<dyn Operator + 'p>> {
     build_bounded(plan, env, needed, None)
 }
@@ -62,7 +96,7 @@ pub fn build<'p>(
 fn build_bounded<'p>(
     plan: &'p Plan,
     env: &mut ExecEnv,
-    needed: Option<usize>,
+    needed: Needed,
     bound: Option<usize>,
 ) -> PgResult<Box<dyn Operator + 'p>> {
     let op = build_node(plan, env, needed, bound)?;
@@ -93,8 +127,14 @@ struct Instrumented<'p> {
 
 impl Operator for Instrumented<'_> {
     fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
-        let timing = env.instrument.as_ref().is_some_and(|i| i.timing);
+        let (timing, buffers) = env
+            .instrument
+            .as_ref()
+            .map_or((false, false), |i| (i.timing, i.buffers));
         let start = timing.then(std::time::Instant::now);
+        // Counts include the inputs' (they run inside this call), as
+        // PostgreSQL's instrumentation counts them.
+        let before = buffers.then(storage::buffer::buffer_usage);
         let r = self.inner.next(env)?;
         let dt = start.map(|s| s.elapsed()).unwrap_or_default();
         self.elapsed += dt;
@@ -103,6 +143,9 @@ impl Operator for Instrumented<'_> {
             .as_mut()
             .and_then(|i| i.stats.get_mut(&self.key))
         {
+            if let Some(b) = before {
+                st.buffers += storage::buffer::buffer_usage() - b;
+            }
             st.total += dt;
             if r.is_some() {
                 if self.rows == 0 {
@@ -128,13 +171,15 @@ pub(crate) fn count_removed(env: &mut ExecEnv, key: usize, n: u64) {
 fn build_node<'p>(
     plan: &'p Plan,
     env: &mut ExecEnv,
-    needed: Option<usize>,
+    needed: Needed,
     bound: Option<usize>,
 ) -> PgResult<Box<dyn Operator + 'p>> {
     Ok(match plan {
         Plan::SeqScan { table, qual, .. } => {
             let width = table.columns.len();
-            let out = needed.unwrap_or(width).min(width);
+            let quals_refs: Vec<&Expr> = qual.iter().collect();
+            let mask = needed_with(needed, &quals_refs);
+            let out = mask.as_deref().map_or(width, mask_len).min(width);
             let quals = qual
                 .iter()
                 .map(|q| {
@@ -153,6 +198,7 @@ fn build_node<'p>(
                 types: table.column_types(),
                 quals,
                 out,
+                mask,
                 buffered: VecDeque::new(),
                 key: node_key(plan),
             })
@@ -162,7 +208,7 @@ fn build_node<'p>(
             rows: env.hooks.view_rows(name)?.into_iter(),
         }),
         Plan::Filter { input, qual } => {
-            let n = needed.map(|n| n.max(needed_by(&[qual], usize::MAX)));
+            let n = needed_with(needed, &[qual]);
             Box::new(FilterOp {
                 input: build(input, env, n)?,
                 qual,
@@ -171,8 +217,7 @@ fn build_node<'p>(
         }
         Plan::Project { input, exprs } => {
             let refs: Vec<&Expr> = exprs.iter().collect();
-            let n = needed_by(&refs, usize::MAX);
-            let n = if n == usize::MAX { None } else { Some(n) };
+            let n = needed_with(Some(Vec::new()), &refs);
             Box::new(ProjectOp {
                 input: build_bounded(input, env, n, bound)?,
                 exprs,
@@ -209,14 +254,18 @@ fn build_node<'p>(
             on,
             left_width,
             right_width,
-        } => Box::new(NestedLoopOp::new(
-            build(left, env, None)?,
-            right,
-            *kind,
-            on.iter().collect(),
-            (*left_width, *right_width),
-            node_key(plan),
-        )),
+        } => {
+            let all = needed_with(needed, &on.iter().collect::<Vec<_>>());
+            let (ln, rn) = split_needed(&all, *left_width);
+            Box::new(NestedLoopOp::new(
+                build(left, env, ln)?,
+                (right, rn),
+                *kind,
+                on.iter().collect(),
+                (*left_width, *right_width),
+                node_key(plan),
+            ))
+        }
         Plan::HashJoin {
             left,
             right,
@@ -225,23 +274,33 @@ fn build_node<'p>(
             join_filter,
             left_width,
             right_width,
-        } => Box::new(crate::join::HashJoinOp::new(
-            build(left, env, None)?,
-            right,
-            *kind,
-            // Table matches satisfy the hash clauses (join.rs).
-            join_filter.iter().collect(),
-            crate::join::hash_keys(hash_cond, *left_width),
-            (*left_width, *right_width),
-            node_key(plan),
-        )),
+        } => {
+            let mut refs: Vec<&Expr> = hash_cond.iter().collect();
+            refs.extend(join_filter.iter());
+            // The hash keys are evaluated before rows are kept: the right
+            // rows keep only what the parent and the join filter read.
+            let filter: Vec<&Expr> = join_filter.iter().collect();
+            let kept = needed_with(needed.clone(), &filter);
+            let all = needed_with(needed, &refs);
+            let (ln, rn) = split_needed(&all, *left_width);
+            let (_, rkept) = split_needed(&kept, *left_width);
+            Box::new(crate::join::HashJoinOp::new(
+                build(left, env, ln)?,
+                (right, rn, rkept),
+                *kind,
+                // Table matches satisfy the hash clauses (join.rs).
+                join_filter.iter().collect(),
+                crate::join::hash_keys(hash_cond, *left_width),
+                (*left_width, *right_width),
+                node_key(plan),
+            ))
+        }
         Plan::Aggregate { input, keys, aggs } => {
             let mut refs: Vec<&Expr> = keys.iter().collect();
             for a in aggs {
                 refs.extend(a.args.iter());
             }
-            let n = needed_by(&refs, usize::MAX);
-            let n = if n == usize::MAX { None } else { Some(n) };
+            let n = needed_with(Some(Vec::new()), &refs);
             Box::new(crate::hashagg::AggregateOp::new(
                 build(input, env, n)?,
                 keys,
@@ -250,7 +309,14 @@ fn build_node<'p>(
             ))
         }
         Plan::Sort { input, keys } => Box::new(crate::sort::SortOp::new(
-            build(input, env, None)?,
+            build(
+                input,
+                env,
+                needed.map(|mut m| {
+                    keys.iter().for_each(|k| set(&mut m, k.column));
+                    m
+                }),
+            )?,
             keys,
             bound,
             node_key(plan),
@@ -309,6 +375,8 @@ struct SeqScanOp<'p> {
     types: Vec<DataType>,
     quals: Vec<(&'p Expr, usize)>,
     out: usize,
+    /// The columns decoded (None: all up to `out`); the rest stay NULL.
+    mask: Option<Vec<bool>>,
     buffered: VecDeque<Row>,
     /// The plan node (EXPLAIN ANALYZE's rows removed by the filter).
     key: usize,
@@ -325,6 +393,7 @@ impl Operator for SeqScanOp<'_> {
             let types = &self.types;
             let quals = &self.quals;
             let out = self.out;
+            let mask = self.mask.as_deref();
             let buffered = &mut self.buffered;
             // Decode lazily: each qual only as far as it reads, the rest
             // only for rows that pass (a page's tuples in one tight loop).
@@ -336,7 +405,7 @@ impl Operator for SeqScanOp<'_> {
                 let mut d = Deformer::new(t);
                 for (q, need) in quals {
                     if d.decoded() < *need {
-                        d.deform_until(types, *need, &mut row)?;
+                        d.deform_masked(types, *need, mask, &mut row)?;
                     }
                     if !eval_qual(q, &row, env)? {
                         removed += 1;
@@ -344,7 +413,7 @@ impl Operator for SeqScanOp<'_> {
                     }
                 }
                 if d.decoded() < out {
-                    d.deform_until(types, out, &mut row)?;
+                    d.deform_masked(types, out, mask, &mut row)?;
                 }
                 buffered.push_back(std::mem::replace(&mut row, Vec::with_capacity(out)));
                 Ok(())
@@ -601,6 +670,8 @@ impl Operator for ProjectSetOp<'_> {
 struct NestedLoopOp<'p> {
     left: Box<dyn Operator + 'p>,
     right_plan: &'p Plan,
+    /// The right input's columns the join reads.
+    right_needed: Needed,
     right_rows: Option<Vec<Row>>,
     right_matched: Vec<bool>,
     kind: JoinKind,
@@ -621,7 +692,7 @@ struct NestedLoopOp<'p> {
 impl<'p> NestedLoopOp<'p> {
     fn new(
         left: Box<dyn Operator + 'p>,
-        right_plan: &'p Plan,
+        (right_plan, right_needed): (&'p Plan, Needed),
         kind: JoinKind,
         quals: Vec<&'p Expr>,
         (left_width, right_width): (usize, usize),
@@ -631,6 +702,7 @@ impl<'p> NestedLoopOp<'p> {
             key,
             left,
             right_plan,
+            right_needed,
             right_rows: None,
             right_matched: Vec::new(),
             kind,
@@ -653,7 +725,7 @@ const PAIRS_PER_CHECK: u32 = 4096;
 impl Operator for NestedLoopOp<'_> {
     fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
         if self.right_rows.is_none() {
-            let mut op = build(self.right_plan, env, None)?;
+            let mut op = build(self.right_plan, env, self.right_needed.take())?;
             let mut rows = Vec::new();
             while let Some(r) = op.next(env)? {
                 rows.push(r);
@@ -672,9 +744,7 @@ impl Operator for NestedLoopOp<'_> {
                     let i = *t;
                     *t += 1;
                     if !self.right_matched[i] {
-                        let mut out = vec![Value::Null; self.left_width];
-                        out.extend(rows[i].iter().cloned());
-                        return Ok(Some(out));
+                        return Ok(Some(joined_row(None, self.left_width, &rows[i])));
                     }
                 }
                 return Ok(None);
@@ -705,9 +775,7 @@ impl Operator for NestedLoopOp<'_> {
                 }
                 let i = self.pos;
                 self.pos += 1;
-                let mut out = Vec::with_capacity(self.left_width + self.right_width);
-                out.extend(left.iter().cloned());
-                out.extend(rows[i].iter().cloned());
+                let out = joined_row(Some(left), self.left_width, &rows[i]);
                 let mut ok = true;
                 for q in &self.quals {
                     if !eval_qual(q, &out, env)? {
@@ -727,11 +795,23 @@ impl Operator for NestedLoopOp<'_> {
             let left = self.current.take().unwrap();
             if !self.matched && matches!(self.kind, JoinKind::Left | JoinKind::Full) {
                 let mut out = left;
-                out.extend(std::iter::repeat_n(Value::Null, self.right_width));
+                out.resize(self.left_width + self.right_width, Value::Null);
                 return Ok(Some(out));
             }
         }
     }
+}
+
+/// A joined row: the left row (or NULLs) padded to `left_width` (a pruned
+/// input's rows may end early), then the right row's values.
+pub(crate) fn joined_row(left: Option<&Row>, left_width: usize, right: &[Value]) -> Row {
+    let mut out = Vec::with_capacity(left_width + right.len());
+    if let Some(l) = left {
+        out.extend(l.iter().cloned());
+    }
+    out.resize(left_width, Value::Null);
+    out.extend(right.iter().cloned());
+    out
 }
 
 /// Orders rows by sort keys (NULLs last ascending, first descending, unless given).

@@ -22,13 +22,18 @@ pub(crate) fn row_size(row: &Row) -> usize {
     let mut n =
         std::mem::size_of::<Row>() + row.capacity() * std::mem::size_of::<Value>() + ALLOC_OVERHEAD;
     for v in row {
-        n += match v {
-            Value::Text(s) => s.capacity() + ALLOC_OVERHEAD,
-            Value::Numeric(_) => std::mem::size_of::<Numeric>() + ALLOC_OVERHEAD,
-            _ => 0,
-        };
+        n += value_heap(v);
     }
     n
+}
+
+/// Bytes a value holds on the heap beyond its own slot.
+pub(crate) fn value_heap(v: &Value) -> usize {
+    match v {
+        Value::Text(s) => s.capacity() + ALLOC_OVERHEAD,
+        Value::Numeric(_) => std::mem::size_of::<Numeric>() + ALLOC_OVERHEAD,
+        _ => 0,
+    }
 }
 
 /// Appends `row`'s encoding to `out`.

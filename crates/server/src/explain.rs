@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use catalog::Table;
 use common::{PgError, PgResult};
 use exec::ExecEnv;
-use sql::plan::explain::{explain_plan, quote_ident};
+use sql::plan::explain::{buffer_fields, buffers_text, explain_json, explain_plan, quote_ident, J};
 use sql::plan::{BoundStatement, ExplainFormat, ExplainOptions, Plan, PlannerSettings};
 use storage::buffer::BufferPool;
 use types::{TypeId, Value};
@@ -56,13 +56,12 @@ pub(crate) fn run_explain(
     env: &mut ExecEnv,
     sink: &mut dyn ResultSink,
 ) -> PgResult<()> {
-    if options.format != ExplainFormat::Text {
-        return Err(PgError::unsupported(
-            "EXPLAIN (FORMAT JSON) is not supported yet",
-        ));
-    }
+    let json = options.format == ExplainFormat::Json;
     let sizes = PoolSizes::new(pool);
     let mut lines = Vec::new();
+    // Binding and planning read no buffers (the catalog is an in-memory
+    // snapshot, relation sizes come from smgr): their counts are zero.
+    let planning_buffers = common::BufferUsage::default();
     match statement {
         BoundStatement::Query { plan, .. } => {
             let mut stats = None;
@@ -72,6 +71,7 @@ pub(crate) fn run_explain(
                 env.instrument = Some(exec::Instrumentation {
                     stats: Default::default(),
                     timing: options.timing,
+                    buffers: options.buffers,
                 });
                 let run = drain(plan, env);
                 let ins = env.instrument.take();
@@ -79,12 +79,29 @@ pub(crate) fn run_explain(
                 execution = started.elapsed();
                 stats = ins.map(|i| i.stats);
             }
-            lines = explain_plan(plan, options, &sizes, settings, stats.as_ref());
-            if options.summary {
-                lines.push(format!("Planning Time: {}", ms(planning_time)));
-            }
-            if options.analyze && options.summary {
-                lines.push(format!("Execution Time: {}", ms(execution)));
+            if json {
+                let root = explain_json(plan, options, &sizes, settings, stats.as_ref());
+                lines.push(json_document(
+                    root,
+                    options,
+                    planning_time,
+                    planning_buffers,
+                    execution,
+                ));
+            } else {
+                lines = explain_plan(plan, options, &sizes, settings, stats.as_ref());
+                if options.buffers {
+                    if let Some(b) = buffers_text(&planning_buffers) {
+                        lines.push("Planning:".into());
+                        lines.push(format!("  {b}"));
+                    }
+                }
+                if options.summary {
+                    lines.push(format!("Planning Time: {}", ms(planning_time)));
+                }
+                if options.analyze && options.summary {
+                    lines.push(format!("Execution Time: {}", ms(execution)));
+                }
             }
         }
         BoundStatement::Insert { table, source, .. } => {
@@ -93,9 +110,20 @@ pub(crate) fn run_explain(
                     "EXPLAIN ANALYZE of INSERT, UPDATE or DELETE is not supported yet",
                 ));
             }
-            modify_lines(
-                &mut lines, "Insert", table, source, options, &sizes, settings,
-            );
+            if json {
+                let root = modify_json("Insert", table, source, options, &sizes, settings);
+                lines.push(json_document(
+                    root,
+                    options,
+                    planning_time,
+                    planning_buffers,
+                    execution_none(),
+                ));
+            } else {
+                modify_lines(
+                    &mut lines, "Insert", table, source, options, &sizes, settings,
+                );
+            }
         }
         BoundStatement::Update { table, qual, .. } | BoundStatement::Delete { table, qual, .. } => {
             if options.analyze {
@@ -113,7 +141,18 @@ pub(crate) fn run_explain(
             } else {
                 "Delete"
             };
-            modify_lines(&mut lines, verb, table, &scan, options, &sizes, settings);
+            if json {
+                let root = modify_json(verb, table, &scan, options, &sizes, settings);
+                lines.push(json_document(
+                    root,
+                    options,
+                    planning_time,
+                    planning_buffers,
+                    execution_none(),
+                ));
+            } else {
+                modify_lines(&mut lines, verb, table, &scan, options, &sizes, settings);
+            }
         }
         _ => unreachable!("the binder explains only queries and DML"),
     }
@@ -159,6 +198,78 @@ fn modify_lines(
         };
         lines.push(child);
     }
+}
+
+fn execution_none() -> Duration {
+    Duration::ZERO
+}
+
+/// The whole JSON document: one array holding the statement's object
+/// (`"Plan"`, then the planning and execution summary as PostgreSQL 15
+/// orders them), printed as one row.
+fn json_document(
+    root: J,
+    options: &ExplainOptions,
+    planning_time: Duration,
+    planning_buffers: common::BufferUsage,
+    execution: Duration,
+) -> String {
+    let mut top = vec![("Plan".to_string(), root)];
+    if options.buffers {
+        let mut b = Vec::new();
+        buffer_fields(&planning_buffers, &mut b);
+        top.push(("Planning".into(), J::Obj(b)));
+    }
+    let msf = |d: Duration| J::Raw(format!("{:.3}", d.as_secs_f64() * 1000.0));
+    if options.summary {
+        top.push(("Planning Time".into(), msf(planning_time)));
+    }
+    if options.analyze {
+        top.push(("Triggers".into(), J::List(Vec::new())));
+        if options.summary {
+            top.push(("Execution Time".into(), msf(execution)));
+        }
+    }
+    let mut out = String::new();
+    J::List(vec![J::Obj(top)]).render(0, &mut out);
+    out
+}
+
+/// A ModifyTable node over the plan of its rows, as JSON.
+fn modify_json(
+    verb: &str,
+    table: &Table,
+    input: &Plan,
+    options: &ExplainOptions,
+    sizes: &PoolSizes,
+    settings: &PlannerSettings,
+) -> J {
+    let s = |x: &str| J::Str(x.to_string());
+    let mut f = vec![
+        ("Node Type".to_string(), s("ModifyTable")),
+        ("Operation".into(), s(verb)),
+        ("Parallel Aware".into(), J::Raw("false".into())),
+        ("Async Capable".into(), J::Raw("false".into())),
+        ("Relation Name".into(), s(&table.name)),
+        ("Alias".into(), s(&table.name)),
+    ];
+    if options.costs {
+        let est = sql::plan::cost::estimate(input, sizes, settings);
+        f.push(("Startup Cost".into(), J::Raw(format!("{:.2}", est.startup))));
+        f.push(("Total Cost".into(), J::Raw(format!("{:.2}", est.total))));
+        f.push(("Plan Rows".into(), J::Raw("0".into())));
+        f.push(("Plan Width".into(), J::Raw("0".into())));
+    }
+    let mut child = explain_json(input, options, sizes, settings, None);
+    if let J::Obj(fields) = &mut child {
+        let at = fields
+            .iter()
+            .position(|(k, _)| k == "Parallel Aware")
+            .unwrap_or(1);
+        fields.insert(at, ("Parent Relationship".into(), s("Outer")));
+    }
+    f.push(("Plans".into(), J::List(vec![child])));
+    J::Obj(f)
 }
 
 /// Runs the plan to the end, discarding rows.

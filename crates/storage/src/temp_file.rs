@@ -87,8 +87,31 @@ impl TempSpace {
 }
 
 enum Mode {
-    Writing(BufWriter<File>),
-    Reading(BufReader<File>),
+    Writing(BufWriter<Counted>),
+    Reading(BufReader<Counted>),
+}
+
+/// The file under the buffer: each physical read or write counts its
+/// BLCKSZ blocks in the thread's temp block counts (EXPLAIN's BUFFERS).
+struct Counted(File);
+
+impl Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.0.write(buf)?;
+        crate::buffer::count_usage(|u| u.temp_written += n.div_ceil(crate::BLCKSZ) as u64);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl Read for Counted {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.read(buf)?;
+        crate::buffer::count_usage(|u| u.temp_read += n.div_ceil(crate::BLCKSZ) as u64);
+        Ok(n)
+    }
 }
 
 /// One temporary file, deleted on drop.
@@ -143,7 +166,7 @@ impl TempFile {
         Ok(TempFile {
             space: space.clone(),
             path,
-            mode: Mode::Writing(BufWriter::with_capacity(buffer, file)),
+            mode: Mode::Writing(BufWriter::with_capacity(buffer, Counted(file))),
             buffer,
             size: 0,
             limit_kb,
@@ -191,18 +214,20 @@ impl TempFile {
             Mode::Writing(w) => {
                 w.flush().map_err(|e| io_error("write to", &self.path, e))?;
                 w.get_ref()
+                    .0
                     .try_clone()
                     .map_err(|e| io_error("reopen", &self.path, e))?
             }
             Mode::Reading(r) => r
                 .get_ref()
+                .0
                 .try_clone()
                 .map_err(|e| io_error("reopen", &self.path, e))?,
         };
         let mut file = file;
         file.seek(SeekFrom::Start(0))
             .map_err(|e| io_error("seek in", &self.path, e))?;
-        self.mode = Mode::Reading(BufReader::with_capacity(self.buffer, file));
+        self.mode = Mode::Reading(BufReader::with_capacity(self.buffer, Counted(file)));
         Ok(())
     }
 

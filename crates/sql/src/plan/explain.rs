@@ -8,8 +8,12 @@
 //! hash join's build side is shown under a `Hash` node and a nested loop's
 //! inner side under `Materialize`, which is what the executor does with them.
 
+mod json;
+
 use std::collections::HashMap;
 use std::fmt::Write;
+
+pub use json::{buffer_fields, J};
 use std::time::Duration;
 
 use types::io::to_text;
@@ -36,6 +40,8 @@ pub struct NodeStats {
     pub details: Vec<(String, String)>,
     /// Lines for the node's Hash line (a hash join's `Buckets`).
     pub inner_details: Vec<(String, String)>,
+    /// Blocks the node and its inputs touched (EXPLAIN's BUFFERS).
+    pub buffers: common::BufferUsage,
 }
 
 /// Per-node counters keyed by the node's address (`node_key`).
@@ -74,6 +80,71 @@ fn assign_names(p: &Plan, used: &mut Vec<String>, names: &mut HashMap<usize, Str
     for c in children(p) {
         assign_names(c, used, names);
     }
+}
+
+/// The `"Plan"` object of EXPLAIN (FORMAT JSON) for a plan.
+pub fn explain_json(
+    plan: &Plan,
+    options: &ExplainOptions,
+    sizes: &dyn RelationSizes,
+    settings: &PlannerSettings,
+    stats: Option<&PlanStats>,
+) -> J {
+    let mut names = HashMap::new();
+    assign_names(plan, &mut Vec::new(), &mut names);
+    let e = Explainer {
+        options,
+        sizes,
+        settings,
+        stats,
+        prefix: count_relations(plan) > 1,
+        names,
+        lines: Vec::new(),
+    };
+    e.json_node(plan, None, Vec::new())
+}
+
+/// EXPLAIN's text line of buffer counts (`Buffers: shared hit=4 read=2,
+/// temp read=3 written=3`, parts with only zeros left out), or None when
+/// every count is zero, as PostgreSQL's show_buffer_usage prints it.
+pub fn buffers_text(b: &common::BufferUsage) -> Option<String> {
+    let group = |name: &str, parts: &[(&str, u64)]| {
+        let mut s = format!(" {name}");
+        for (k, v) in parts {
+            if *v > 0 {
+                let _ = write!(s, " {k}={v}");
+            }
+        }
+        parts.iter().any(|(_, v)| *v > 0).then_some(s)
+    };
+    let groups: Vec<String> = [
+        group(
+            "shared",
+            &[
+                ("hit", b.shared_hit),
+                ("read", b.shared_read),
+                ("dirtied", b.shared_dirtied),
+                ("written", b.shared_written),
+            ],
+        ),
+        group(
+            "local",
+            &[
+                ("hit", b.local_hit),
+                ("read", b.local_read),
+                ("dirtied", b.local_dirtied),
+                ("written", b.local_written),
+            ],
+        ),
+        group(
+            "temp",
+            &[("read", b.temp_read), ("written", b.temp_written)],
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!groups.is_empty()).then(|| format!("Buffers:{}", groups.join(",")))
 }
 
 /// Lines of EXPLAIN output for a plan.
@@ -171,6 +242,7 @@ impl Explainer<'_> {
         for Detail(k, v) in details {
             self.lines.push(format!("{pad}{k}: {v}"));
         }
+        self.buffers_line(&pad, stats.flatten());
         for k in kids {
             match k {
                 Child::Plain(c) => self.node(c, depth + 1, Vec::new()),
@@ -187,8 +259,18 @@ impl Explainer<'_> {
                     for (k, v) in st.iter().flat_map(|s| &s.inner_details) {
                         self.lines.push(format!("{pad}{k}: {v}"));
                     }
+                    self.buffers_line(&pad, st.as_ref());
                     self.node(c, depth + 2, Vec::new());
                 }
+            }
+        }
+    }
+
+    /// The node's `Buffers:` line (EXPLAIN (ANALYZE, BUFFERS)).
+    fn buffers_line(&mut self, pad: &str, stats: Option<&NodeStats>) {
+        if let Some(st) = stats.filter(|_| self.options.buffers) {
+            if let Some(text) = buffers_text(&st.buffers) {
+                self.lines.push(format!("{pad}{text}"));
             }
         }
     }
@@ -263,8 +345,9 @@ impl Explainer<'_> {
                 }
                 (name, d, Vec::new())
             }
-            Plan::Values { rows, width } => {
-                if rows.len() == 1 && *width == 0 {
+            Plan::Values { rows, .. } => {
+                // PostgreSQL plans a one-row VALUES as a Result.
+                if rows.len() == 1 {
                     ("Result".into(), Vec::new(), Vec::new())
                 } else {
                     ("Values Scan on \"*VALUES*\"".into(), Vec::new(), Vec::new())

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use freelist::StrategyControl;
 use std::sync::Arc;
 
+use common::BufferUsage;
 use common::{BlockNumber, RelFileLocator};
 use crossbeam_utils::CachePadded;
 use rustc_hash::FxHasher;
@@ -34,23 +35,53 @@ pub use strategy::{BufferStrategy, StrategyKind};
 pub const NUM_MAPPING_PARTITIONS: usize = 128;
 
 thread_local! {
-    /// This thread's (hits, reads) since the last `take_io_counts`: counted
-    /// per thread so a hit costs no shared cache-line write.
-    static IO_COUNTS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+    /// This thread's block counts (PostgreSQL's pgBufferUsage): per thread,
+    /// so counting costs no shared cache-line write; a session is one thread.
+    static USAGE: std::cell::Cell<BufferUsage> = const {
+        std::cell::Cell::new(BufferUsage {
+            shared_hit: 0,
+            shared_read: 0,
+            shared_dirtied: 0,
+            shared_written: 0,
+            local_hit: 0,
+            local_read: 0,
+            local_dirtied: 0,
+            local_written: 0,
+            temp_read: 0,
+            temp_written: 0,
+        })
+    };
+    /// (hits, reads) at the last `take_io_counts`.
+    static TAKEN: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// Adds to this thread's counts.
+#[inline]
+pub(crate) fn count_usage(f: impl FnOnce(&mut BufferUsage)) {
+    USAGE.with(|c| {
+        let mut u = c.get();
+        f(&mut u);
+        c.set(u);
+    });
 }
 
 #[inline]
 fn count_hit() {
-    IO_COUNTS.with(|c| {
-        let (h, r) = c.get();
-        c.set((h + 1, r));
-    });
+    count_usage(|u| u.shared_hit += 1);
 }
 
-/// Returns and resets this thread's (blocks hit, blocks read) counts; the
+/// This thread's block counts since it started (EXPLAIN's BUFFERS takes
+/// the difference of two readings).
+pub fn buffer_usage() -> BufferUsage {
+    USAGE.with(|c| c.get())
+}
+
+/// Returns this thread's (blocks hit, blocks read) since the last call; the
 /// session adds them to its database's pg_stat_database counters.
 pub fn take_io_counts() -> (u64, u64) {
-    IO_COUNTS.with(|c| c.replace((0, 0)))
+    let u = buffer_usage();
+    let (h, r) = TAKEN.with(|t| t.replace((u.shared_hit, u.shared_read)));
+    (u.shared_hit - h, u.shared_read - r)
 }
 
 use mapping::MappingPartition;
@@ -404,10 +435,7 @@ impl BufferPool {
                 return Ok(());
             }
             self.stats.blks_read.fetch_add(1, Ordering::Relaxed);
-            IO_COUNTS.with(|c| {
-                let (h, r) = c.get();
-                c.set((h, r + 1));
-            });
+            count_usage(|u| u.shared_read += 1);
             // SAFETY: as in fill_new_buffer: I/O lock held, buffer not VALID.
             let frame = unsafe { std::slice::from_raw_parts(self.frame_ptr(id), BLCKSZ) };
             if page::verify_checksum(frame, tag.block) {
@@ -724,6 +752,7 @@ impl BufferPool {
         page::set_checksum(&mut copy.0, tag.block);
         self.smgr
             .write_block(tag.rel, tag.fork, tag.block, &copy.0)?;
+        count_usage(|u| u.shared_written += 1);
         update(&desc.state, |s| {
             Some(if s & JUST_DIRTIED == 0 { s & !DIRTY } else { s })
         });
@@ -916,7 +945,10 @@ impl PageWrite<'_> {
         if s & (DIRTY | JUST_DIRTIED) == DIRTY | JUST_DIRTIED {
             return;
         }
-        update(&desc.state, |s| Some(s | DIRTY | JUST_DIRTIED));
+        let (old, _) = update(&desc.state, |s| Some(s | DIRTY | JUST_DIRTIED));
+        if old & DIRTY == 0 {
+            count_usage(|u| u.shared_dirtied += 1);
+        }
     }
 }
 impl std::ops::Deref for PageWrite<'_> {
