@@ -12,6 +12,7 @@ mod join;
 pub mod ops;
 mod sort;
 mod spill;
+pub mod system_views;
 
 use common::interrupt::Interrupts;
 
@@ -22,8 +23,9 @@ use types::Value;
 
 pub type Row = Vec<Value>;
 
-/// What functions like current_setting() need from the session.
-pub trait SessionHooks {
+/// What functions like current_setting() and the system views need from
+/// the session.
+pub trait SessionHooks: system_views::ServerState {
     fn current_setting(&mut self, name: &str, missing_ok: bool) -> PgResult<Option<String>>;
     fn set_config(&mut self, name: &str, value: &str, is_local: bool) -> PgResult<String>;
     fn backend_pid(&self) -> i32;
@@ -31,8 +33,6 @@ pub trait SessionHooks {
     fn is_backend_blocked(&self, pid: i32) -> bool;
     /// Asks the server to reload its configuration files (SIGHUP).
     fn reload_conf(&mut self) -> bool;
-    /// The current rows of a server-state view (sql::Plan::SystemView).
-    fn view_rows(&mut self, name: &str) -> PgResult<Vec<Row>>;
     /// A password verifier for `role` under the session's
     /// password_encryption (ALTER ROLE ... PASSWORD).
     fn encrypt_password(&mut self, role: &str, password: &str) -> PgResult<String>;
@@ -45,6 +45,9 @@ pub struct ExecEnv<'a> {
     pub pool: &'static BufferPool,
     pub tm: &'a TransactionManager,
     pub catalog: &'a catalog::CatalogData,
+    /// The session's database.
+    pub db_oid: common::Oid,
+    pub db_name: &'a str,
     pub snapshot: &'a Snapshot,
     pub xid: Xid,
     pub cid: u32,

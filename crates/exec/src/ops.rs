@@ -204,9 +204,19 @@ fn build_node<'p>(
             })
         }
         Plan::Values { rows, .. } => Box::new(ValuesOp { rows, next: 0 }),
-        Plan::SystemView { name, .. } => Box::new(RowsOp {
-            rows: env.hooks.view_rows(name)?.into_iter(),
-        }),
+        Plan::SystemView { name, .. } => {
+            let cx = crate::system_views::ViewContext {
+                catalog: env.catalog,
+                db_oid: env.db_oid,
+                db_name: env.db_name,
+                pool: env.pool,
+                tm: env.tm,
+                server: &*env.hooks,
+            };
+            Box::new(RowsOp {
+                rows: crate::system_views::rows(name, &cx)?.into_iter(),
+            })
+        }
         Plan::Filter { input, qual } => {
             let n = needed_with(needed, &[qual]);
             Box::new(FilterOp {

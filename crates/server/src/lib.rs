@@ -17,12 +17,12 @@ pub mod lockfile;
 mod plan_cache;
 pub mod protocol;
 mod query_cursor;
+mod server_state;
 pub mod session;
 pub mod session_api;
 pub mod shutdown;
 pub mod stop;
 pub mod tls;
-pub mod views;
 pub mod waldump;
 
 /// A LOG line on the server's standard error, as PostgreSQL's log prefix

@@ -68,17 +68,6 @@ impl SessionHooks for Hooks<'_> {
         // SAFETY: kill(2) on our own pid with a handled signal.
         unsafe { libc::kill(libc::getpid(), libc::SIGHUP) == 0 }
     }
-    fn view_rows(&mut self, name: &str) -> PgResult<Vec<exec::Row>> {
-        let views = crate::views::ServerViews {
-            ctx: self.ctx,
-            settings: self.settings,
-            base: self.defaults,
-        };
-        match sql::RuntimeViews::view(&views, name) {
-            Some((_, rows)) => Ok(rows),
-            None => Err(PgError::internal(format!("no server view {name}"))),
-        }
-    }
     fn encrypt_password(&mut self, role: &str, password: &str) -> PgResult<String> {
         let setting = self
             .current_setting("password_encryption", false)?
@@ -94,6 +83,34 @@ impl SessionHooks for Hooks<'_> {
             .iter()
             .filter(|b| b.db_oid == db_oid)
             .count()
+    }
+}
+
+impl Hooks<'_> {
+    fn server_view(&self) -> crate::server_state::ServerView<'_> {
+        crate::server_state::ServerView {
+            ctx: self.ctx,
+            settings: self.settings,
+            base: self.defaults,
+        }
+    }
+}
+
+impl exec::system_views::ServerState for Hooks<'_> {
+    fn backends(&self) -> Vec<exec::system_views::BackendInfo> {
+        self.server_view().backends()
+    }
+    fn database_stats(&self, db: u32) -> exec::system_views::DatabaseStats {
+        self.server_view().database_stats(db)
+    }
+    fn checkpoints(&self) -> exec::system_views::CheckpointStats {
+        self.server_view().checkpoints()
+    }
+    fn start_time(&self) -> i64 {
+        self.ctx.start_time
+    }
+    fn settings(&self) -> Vec<exec::system_views::SettingInfo> {
+        self.server_view().settings()
     }
 }
 
@@ -250,11 +267,6 @@ impl Session {
         self.apply_timezone();
         let catalog = self.ctx.catalog.snapshot();
         let path = self.search_path();
-        let views = crate::views::ServerViews {
-            ctx: &self.ctx,
-            settings: &self.settings,
-            base: &self.base,
-        };
         let mut bctx = BindContext {
             catalog: &catalog,
             db_oid: self.db_oid,
@@ -263,7 +275,7 @@ impl Session {
             search_path: path,
             param_types: std::mem::take(param_types),
             server_version: gucs::SERVER_VERSION,
-            runtime_views: Some(&views),
+            system_views: Some(&exec::system_views::Registry),
         };
         let r = sql::bind_statement(&mut bctx, parsed);
         *param_types = bctx.param_types;
@@ -756,6 +768,8 @@ impl Session {
             pool: ctx.pool,
             tm: &ctx.tm,
             catalog,
+            db_oid: self.db_oid,
+            db_name: &self.db_name,
             snapshot,
             xid,
             cid,

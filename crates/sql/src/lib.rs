@@ -11,7 +11,7 @@ pub mod parse;
 pub mod parse_cache;
 pub mod plan;
 
-pub use bind::{bind_statement, BindContext, RuntimeViews};
+pub use bind::{bind_statement, BindContext, SystemViewDesc, SystemViews};
 pub use expr::{AggCall, AggFunc, Expr, SysFunc};
 pub use parse::{parse_statement, split_statements, ParsedStatement};
 pub use plan::{BoundStatement, Plan, SetOpKind};

@@ -4,7 +4,6 @@
 mod copy;
 mod explain;
 mod expr;
-mod pg_stats;
 mod pos;
 mod query;
 mod types;
@@ -35,20 +34,26 @@ pub struct BindContext<'a> {
     /// Declared or inferred parameter types ($1 is index 0); None = not yet known.
     pub param_types: Vec<Option<TypeId>>,
     pub server_version: &'a str,
-    /// Relations whose rows come from the running server (pg_stat_activity,
-    /// pg_buffercache, ...), looked up before the catalog's.
-    pub runtime_views: Option<&'a dyn RuntimeViews>,
+    /// The system views (pg_class, pg_stat_activity, information_schema.tables,
+    /// ...), looked up before the catalog's tables; None binds without them.
+    pub system_views: Option<&'a dyn SystemViews>,
 }
 
-/// Supplies the rows of server-state views at bind time.
-pub trait RuntimeViews {
-    /// Columns and rows of the view `name` (unqualified, pg_catalog), if it is one.
-    fn view(&self, name: &str) -> Option<(Vec<crate::plan::OutputColumn>, Vec<Vec<Value>>)>;
+/// Where the binder finds system views. It needs their columns and what
+/// EXPLAIN calls their scan; their rows are produced when the plan runs
+/// (the registry is `exec::system_views`).
+pub trait SystemViews {
+    /// The view `name` in `schema` (`pg_catalog` or `information_schema`).
+    fn lookup(&self, schema: &str, name: &str) -> Option<SystemViewDesc>;
+}
 
-    /// The columns of the view `name`, if it is one (binding needs no rows).
-    fn columns(&self, name: &str) -> Option<Vec<crate::plan::OutputColumn>> {
-        self.view(name).map(|(c, _)| c)
-    }
+/// A system view as the binder sees it.
+#[derive(Debug, Clone)]
+pub struct SystemViewDesc {
+    /// The registry key the plan node carries (`pg_class`, `information_schema.tables`).
+    pub key: String,
+    pub scan: crate::plan::ViewScan,
+    pub columns: Vec<OutputColumn>,
 }
 
 /// One column visible to name resolution.

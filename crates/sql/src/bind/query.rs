@@ -409,7 +409,7 @@ impl Binder<'_, '_> {
                     }];
                     return Ok((Plan::SeriesScan { args, ty }, scope));
                 }
-                if let Some((plan, cols)) = self.catalog_view(&parts)? {
+                if let Some((plan, cols)) = self.system_view(&parts, alias_name.as_deref()) {
                     let q = alias_name.unwrap_or_else(|| parts.last().unwrap().clone());
                     let scope = cols
                         .into_iter()

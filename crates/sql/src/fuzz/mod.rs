@@ -165,7 +165,7 @@ pub fn fuzz_one(data: &[u8]) {
                 search_path: vec!["public".into()],
                 param_types: Vec::new(),
                 server_version: "17.0",
-                runtime_views: None,
+                system_views: None,
             };
             if let Err(e) = bind_statement(&mut ctx, parsed) {
                 check_user_error("bind", &e, &sql);

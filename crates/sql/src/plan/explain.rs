@@ -20,7 +20,7 @@ use types::io::to_text;
 use types::{TypeId, Value};
 
 use super::cost::{estimate, Estimate, PlannerSettings, RelationSizes};
-use super::{ExplainOptions, JoinKind, Plan, SetOpKind, SortKey};
+use super::{ExplainOptions, JoinKind, Plan, SetOpKind, SortKey, ViewScan};
 use crate::expr::{AggCall, AggFunc, Expr};
 
 /// What the executor counted for one plan node (EXPLAIN ANALYZE).
@@ -66,8 +66,13 @@ pub struct Explainer<'a> {
 }
 
 fn assign_names(p: &Plan, used: &mut Vec<String>, names: &mut HashMap<usize, String>) {
-    if let Plan::SeqScan { table, alias, .. } = p {
-        let base = alias.clone().unwrap_or_else(|| table.name.clone());
+    let base = match p {
+        Plan::SeqScan { table, alias, .. } => Some(alias.as_ref().unwrap_or(&table.name)),
+        Plan::SystemView { scan, alias, .. } => Some(alias.as_ref().unwrap_or(scan.source())),
+        _ => None,
+    };
+    if let Some(base) = base {
+        let base = base.clone();
         let mut name = base.clone();
         let mut n = 0;
         while used.contains(&name) {
@@ -358,8 +363,16 @@ impl Explainer<'_> {
                 Vec::new(),
                 Vec::new(),
             ),
-            Plan::SystemView { name, .. } => {
-                (format!("Function Scan on {name}"), Vec::new(), Vec::new())
+            Plan::SystemView { scan, .. } => {
+                let (kind, source) = match scan {
+                    ViewScan::Relation(r) => ("Seq Scan", r),
+                    ViewScan::Function(f) => ("Function Scan", f),
+                };
+                let mut name = format!("{kind} on {}", quote_ident(source));
+                if let Some(a) = self.names.get(&node_key(p)).filter(|a| *a != source) {
+                    let _ = write!(name, " {}", quote_ident(a));
+                }
+                (name, Vec::new(), Vec::new())
             }
             Plan::ProjectSet { input, .. } => {
                 ("ProjectSet".into(), Vec::new(), vec![Child::Plain(input)])
@@ -533,11 +546,12 @@ impl Explainer<'_> {
                 })
                 .collect(),
             Plan::SeriesScan { .. } => vec!["generate_series".into()],
-            Plan::SystemView { name, columns } => columns
+            Plan::SystemView { scan, columns, .. } => columns
                 .iter()
                 .map(|c| {
                     if self.prefix {
-                        format!("{name}.{}", quote_ident(&c.name))
+                        let q = self.names.get(&node_key(p)).unwrap_or(scan.source());
+                        format!("{}.{}", quote_ident(q), quote_ident(&c.name))
                     } else {
                         quote_ident(&c.name)
                     }

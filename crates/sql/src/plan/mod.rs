@@ -22,7 +22,7 @@ pub use planner::{plan_statement, PlannerContext};
 use std::sync::Arc;
 
 use catalog::Table;
-use types::{DataType, Value};
+use types::DataType;
 
 use crate::expr::{AggCall, Expr};
 
@@ -58,7 +58,7 @@ pub enum Plan {
         /// The FROM alias, if any (EXPLAIN prints `Seq Scan on t alias`).
         alias: Option<String>,
     },
-    /// Constant rows (VALUES, SELECT without FROM, catalog views).
+    /// Constant rows (VALUES, SELECT without FROM).
     Values {
         rows: Vec<Vec<Expr>>,
         width: usize,
@@ -79,11 +79,16 @@ pub enum Plan {
         srf_index: usize,
         srf_args: Vec<Expr>,
     },
-    /// A view of the running server's state (pg_stat_activity, pg_settings,
-    /// ...): its rows are read from the session when the plan runs, so a
-    /// prepared statement sees fresh rows at every execution.
+    /// A system view (pg_class, pg_stats, information_schema.tables,
+    /// pg_stat_activity, pg_settings, ...): its rows are produced when the
+    /// plan runs (`exec::system_views`), from the statement's catalog snapshot
+    /// or the running server, so a cached plan sees fresh rows at every
+    /// execution. `name` is the view's registry key (`pg_class`,
+    /// `information_schema.tables`).
     SystemView {
         name: String,
+        scan: ViewScan,
+        alias: Option<String>,
         columns: Vec<OutputColumn>,
     },
     /// generate_series(start, stop[, step]) in FROM.
@@ -229,6 +234,24 @@ pub struct OutputColumn {
     pub ty: DataType,
     pub table_oid: u32,
     pub column_id: i16,
+}
+
+/// What a system view's rows come from, as EXPLAIN names its scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ViewScan {
+    /// A catalog relation: `Seq Scan on pg_class`.
+    Relation(String),
+    /// A set-returning function: `Function Scan on pg_stat_get_activity`.
+    Function(String),
+}
+
+impl ViewScan {
+    /// The relation's or function's name.
+    pub fn source(&self) -> &String {
+        match self {
+            ViewScan::Relation(s) | ViewScan::Function(s) => s,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -412,9 +435,4 @@ impl BoundStatement {
             _ => None,
         }
     }
-}
-
-/// Helper for constant rows.
-pub fn const_row(values: Vec<(Value, DataType)>) -> Vec<Expr> {
-    values.into_iter().map(|(v, t)| Expr::Const(v, t)).collect()
 }

@@ -3,17 +3,19 @@
 //! in PostgreSQL's array literal form (`{1,2,3}`, elements quoted as
 //! array_out quotes them).
 
-use catalog::stats::ColumnStats;
-use catalog::CatalogData;
-use types::{DataType, TypeId, Value};
+use ::catalog::stats::ColumnStats;
+use types::TypeId::*;
+use types::Value;
 
-use crate::plan::OutputColumn;
+use super::catalog::{namespace_name, tables};
+use super::{text, Schema, Source, ViewContext, ViewDef};
+use crate::Row;
 
-type Row = Vec<(Value, DataType)>;
-
-pub(crate) fn columns() -> Vec<OutputColumn> {
-    use TypeId::*;
-    [
+pub(super) static VIEWS: &[ViewDef] = &[ViewDef {
+    schema: Schema::PgCatalog,
+    name: "pg_stats",
+    source: Source::Relation("pg_statistic"),
+    columns: &[
         ("schemaname", Name),
         ("tablename", Name),
         ("attname", Name),
@@ -28,11 +30,9 @@ pub(crate) fn columns() -> Vec<OutputColumn> {
         ("most_common_elems", Text),
         ("most_common_elem_freqs", Text),
         ("elem_count_histogram", Text),
-    ]
-    .into_iter()
-    .map(|(n, t)| OutputColumn::new(n, t))
-    .collect()
-}
+    ],
+    rows: pg_stats,
+}];
 
 /// One array element as array_out writes it: quoted when empty, "NULL",
 /// or holding a delimiter, brace, quote, backslash or white space.
@@ -68,32 +68,18 @@ pub fn array_literal(elems: impl IntoIterator<Item = String>) -> String {
     out
 }
 
-fn text_or_null(s: Option<String>) -> (Value, DataType) {
-    (
-        s.map_or(Value::Null, Value::Text),
-        DataType::new(TypeId::Text),
-    )
-}
-
-fn float4(v: Option<f32>) -> (Value, DataType) {
-    (
-        v.map_or(Value::Null, Value::Float4),
-        DataType::new(TypeId::Float4),
-    )
+fn text_or_null(s: Option<String>) -> Value {
+    s.map_or(Value::Null, Value::Text)
 }
 
 fn values_literal(v: &[Value], s: &ColumnStats) -> Option<String> {
     (!v.is_empty()).then(|| array_literal(v.iter().map(|x| types::io::to_text(x, s.data_type.id))))
 }
 
-pub(crate) fn rows(cat: &CatalogData, db: u32) -> Vec<Row> {
-    let name = |s: &str| (Value::Text(s.to_string()), DataType::new(TypeId::Name));
+fn pg_stats(cx: &ViewContext<'_>) -> Vec<Row> {
     let mut out = Vec::new();
-    for t in cat.tables.values().filter(|t| t.db_oid == db) {
-        let ns = cat
-            .namespaces
-            .get(&t.namespace)
-            .map_or("", |n| n.name.as_str());
+    for t in tables(cx) {
+        let ns = namespace_name(cx.catalog, t.namespace);
         for s in t.statistics.iter() {
             let Some(col) = t.columns.get(s.attnum as usize - 1) else {
                 continue;
@@ -106,20 +92,20 @@ pub(crate) fn rows(cat: &CatalogData, db: u32) -> Vec<Row> {
                 }))
             });
             out.push(vec![
-                name(ns),
-                name(&t.name),
-                name(&col.name),
-                (Value::Bool(false), DataType::new(TypeId::Bool)),
-                float4(Some(s.null_frac)),
-                (Value::Int4(s.avg_width), DataType::new(TypeId::Int4)),
-                float4(Some(s.n_distinct)),
+                text(ns),
+                text(&t.name),
+                text(&col.name),
+                Value::Bool(false),
+                Value::Float4(s.null_frac),
+                Value::Int4(s.avg_width),
+                Value::Float4(s.n_distinct),
                 text_or_null(values_literal(&s.mcv, s)),
                 text_or_null(freqs),
                 text_or_null(values_literal(&s.histogram, s)),
-                float4(s.correlation),
-                text_or_null(None),
-                text_or_null(None),
-                text_or_null(None),
+                s.correlation.map_or(Value::Null, Value::Float4),
+                Value::Null,
+                Value::Null,
+                Value::Null,
             ]);
         }
     }

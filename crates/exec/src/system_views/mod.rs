@@ -1,0 +1,178 @@
+//! The system views: every view's name, columns (PostgreSQL 15's names, types
+//! and order) and row producer, in one registry.
+//!
+//! The binder looks a view's columns up through `sql::SystemViews` (which
+//! `Registry` implements) and plans a `Plan::SystemView` node; the node's rows
+//! are produced here each time the plan runs, from the statement's catalog
+//! snapshot (`catalog.rs`, `stats.rs`, `information_schema.rs`) or from the
+//! running server (`server.rs`, through the `ServerState` the session
+//! implements). A cached plan over pg_class, pg_stats or pg_stat_activity
+//! therefore reads the state of each execution, never of its binding.
+
+mod catalog;
+mod information_schema;
+mod server;
+mod stats;
+
+use common::{Oid, PgError, PgResult};
+use sql::plan::{OutputColumn, ViewScan};
+use sql::SystemViewDesc;
+use storage::buffer::BufferPool;
+use types::{TypeId, Value};
+
+use crate::Row;
+
+pub use server::{BackendInfo, CheckpointStats, DatabaseStats, ServerState, SettingInfo, SslInfo};
+pub use stats::array_literal;
+
+/// Which schema a view is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schema {
+    PgCatalog,
+    InformationSchema,
+}
+
+/// What a view's rows come from, as EXPLAIN names its scan.
+#[derive(Debug, Clone, Copy)]
+pub enum Source {
+    /// A catalog relation (`Seq Scan on pg_class`).
+    Relation(&'static str),
+    /// A set-returning function (`Function Scan on pg_stat_get_activity`).
+    Function(&'static str),
+}
+
+/// Everything a view's rows may be made from.
+pub struct ViewContext<'a> {
+    /// The statement's catalog snapshot.
+    pub catalog: &'a ::catalog::CatalogData,
+    /// The session's database.
+    pub db_oid: Oid,
+    pub db_name: &'a str,
+    pub pool: &'static BufferPool,
+    /// The transaction manager (and through it the WAL's counters).
+    pub tm: &'a txn::TransactionManager,
+    /// The running server's state (activity, settings, counters).
+    pub server: &'a dyn ServerState,
+}
+
+/// One system view.
+pub struct ViewDef {
+    pub schema: Schema,
+    pub name: &'static str,
+    pub source: Source,
+    pub columns: &'static [(&'static str, TypeId)],
+    pub rows: fn(&ViewContext<'_>) -> Vec<Row>,
+}
+
+impl ViewDef {
+    /// The key plans carry: the name, qualified outside pg_catalog.
+    pub fn key(&self) -> String {
+        match self.schema {
+            Schema::PgCatalog => self.name.to_string(),
+            Schema::InformationSchema => format!("information_schema.{}", self.name),
+        }
+    }
+
+    fn matches_key(&self, key: &str) -> bool {
+        match self.schema {
+            Schema::PgCatalog => key == self.name,
+            Schema::InformationSchema => key
+                .strip_prefix("information_schema.")
+                .is_some_and(|n| n == self.name),
+        }
+    }
+
+    pub fn output_columns(&self) -> Vec<OutputColumn> {
+        self.columns
+            .iter()
+            .map(|(n, t)| OutputColumn::new(n, *t))
+            .collect()
+    }
+}
+
+/// Every system view, by family.
+fn families() -> [&'static [ViewDef]; 4] {
+    [
+        catalog::VIEWS,
+        stats::VIEWS,
+        information_schema::VIEWS,
+        server::VIEWS,
+    ]
+}
+
+fn all() -> impl Iterator<Item = &'static ViewDef> {
+    families().into_iter().flatten()
+}
+
+/// The view `name` in `schema`.
+pub fn lookup(schema: Schema, name: &str) -> Option<&'static ViewDef> {
+    all().find(|v| v.schema == schema && v.name == name)
+}
+
+/// The current rows of the view a plan node names by `key`.
+pub fn rows(key: &str, cx: &ViewContext<'_>) -> PgResult<Vec<Row>> {
+    let view = all()
+        .find(|v| v.matches_key(key))
+        .ok_or_else(|| PgError::internal(format!("no system view {key}")))?;
+    Ok((view.rows)(cx))
+}
+
+/// The registry as the binder sees it.
+pub struct Registry;
+
+impl sql::SystemViews for Registry {
+    fn lookup(&self, schema: &str, name: &str) -> Option<SystemViewDesc> {
+        let schema = match schema {
+            "pg_catalog" => Schema::PgCatalog,
+            "information_schema" => Schema::InformationSchema,
+            _ => return None,
+        };
+        let v = lookup(schema, name)?;
+        Some(SystemViewDesc {
+            key: v.key(),
+            scan: match v.source {
+                Source::Relation(r) => ViewScan::Relation(r.to_string()),
+                Source::Function(f) => ViewScan::Function(f.to_string()),
+            },
+            columns: v.output_columns(),
+        })
+    }
+}
+
+// Value helpers shared by the families.
+
+fn text(s: &str) -> Value {
+    Value::Text(s.to_string())
+}
+
+fn opt_text(s: Option<&str>) -> Value {
+    s.map_or(Value::Null, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_within_a_schema() {
+        let views: Vec<_> = all().collect();
+        for (i, a) in views.iter().enumerate() {
+            for b in &views[i + 1..] {
+                assert!(
+                    !(a.schema == b.schema && a.name == b.name),
+                    "{} is defined twice",
+                    a.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn keys_find_their_view() {
+        for v in all() {
+            assert!(all()
+                .find(|w| w.matches_key(&v.key()))
+                .is_some_and(|w| std::ptr::eq(w, v)));
+        }
+    }
+}
