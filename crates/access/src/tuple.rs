@@ -17,7 +17,7 @@
 //! than 128 bytes, else a 4-byte header `len << 1`.
 
 use common::{PgResult, Xid};
-use types::io::{format_text, parse_text};
+use types::numeric::Numeric;
 use types::{DataType, TypeId, Value};
 
 pub const HEADER_SIZE: usize = 34;
@@ -113,7 +113,7 @@ pub fn form_tuple(types: &[DataType], values: &[Value], xmin: Xid, cid: u32, out
         }
     }
     let mut scratch = String::new();
-    for (ty, v) in types.iter().zip(values) {
+    for (_, v) in types.iter().zip(values) {
         match v {
             Value::Null => {}
             Value::Bool(b) => out.push(*b as u8),
@@ -126,9 +126,9 @@ pub fn form_tuple(types: &[DataType], values: &[Value], xmin: Xid, cid: u32, out
             Value::Float4(x) => out.extend_from_slice(&x.to_le_bytes()),
             Value::Float8(x) => out.extend_from_slice(&x.to_le_bytes()),
             Value::Text(s) => put_varlena(out, s.as_bytes()),
-            Value::Numeric(_) => {
+            Value::Numeric(n) => {
                 scratch.clear();
-                format_text(v, ty.id, &mut scratch);
+                n.write_text(&mut scratch);
                 put_varlena(out, scratch.as_bytes());
             }
         }
@@ -241,7 +241,7 @@ impl<'t> Deformer<'t> {
                     )
                 })?;
                 if ty.id == TypeId::Numeric {
-                    parse_text(DataType::new(TypeId::Numeric), s)?
+                    Value::Numeric(Box::new(Numeric::parse(s)?))
                 } else {
                     Value::Text(s.to_owned())
                 }

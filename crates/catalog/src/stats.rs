@@ -73,7 +73,8 @@ fn encode(v: &Value, ty: TypeId) -> String {
     match v {
         Value::Date(d) => d.to_string(),
         Value::Timestamp(t) | Value::Timestamptz(t) => t.to_string(),
-        other => types::io::to_text(other, ty),
+        // Zone-free: stored statistics read back the same in every session.
+        other => types::io::to_text(other, ty, &types::IoSettings::UTC),
     }
 }
 
@@ -87,7 +88,7 @@ fn decode(s: &str, ty: DataType) -> PgResult<Value> {
         TypeId::Timestamp => Value::Timestamp(int(s)?),
         TypeId::Timestamptz => Value::Timestamptz(int(s)?),
         // Stored values were already within the typmod.
-        _ => types::io::parse_text(DataType::new(ty.id), s)?,
+        _ => types::io::parse_text(DataType::new(ty.id), s, &types::IoSettings::UTC)?,
     })
 }
 

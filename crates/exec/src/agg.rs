@@ -7,7 +7,6 @@ use std::hash::{Hash, Hasher};
 
 use common::{PgError, PgResult, SqlState};
 use sql::expr::{AggCall, AggFunc};
-use types::io::parse_text;
 use types::ops::{compare, eval_binary_op, hash_value, BinaryOp};
 use types::{TypeId, Value};
 
@@ -44,7 +43,9 @@ impl PartialEq for GroupKey {
 impl Eq for GroupKey {}
 
 fn numeric_of(i: i128) -> PgResult<Value> {
-    parse_text(TypeId::Numeric.into(), &i.to_string())
+    Ok(Value::numeric(types::numeric::Numeric::parse(
+        &i.to_string(),
+    )?))
 }
 
 pub enum AggState {

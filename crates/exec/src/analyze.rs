@@ -136,12 +136,16 @@ pub fn stored_width(v: &Value, ty: DataType) -> (usize, bool) {
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => (8, false),
         TypeId::Name => (64, false),
         TypeId::Numeric => {
-            let s = types::io::to_text(v, ty.id);
+            // Widths do not depend on the session's zone.
+            let s = types::io::to_text(v, ty.id, &types::IoSettings::UTC);
             (varlena(2 + 2 * numeric_digit_groups(&s)), true)
         }
         _ => match v {
             Value::Text(s) => (varlena(s.len()), true),
-            other => (varlena(types::io::to_text(other, ty.id).len()), true),
+            other => (
+                varlena(types::io::to_text(other, ty.id, &types::IoSettings::UTC).len()),
+                true,
+            ),
         },
     }
 }
@@ -478,7 +482,7 @@ mod tests {
         let t = DataType::new(TypeId::Text);
         assert_eq!(stored_width(&Value::Text("abc".into()), t), (4, true));
         let n = DataType::new(TypeId::Numeric);
-        let num = |s: &str| types::io::parse_text(n, s).unwrap();
+        let num = |s: &str| types::io::parse_text(n, s, &types::IoSettings::UTC).unwrap();
         assert_eq!(stored_width(&num("0"), n).0, 3);
         assert_eq!(stored_width(&num("12345"), n).0, 7);
         assert_eq!(stored_width(&num("1.5"), n).0, 7);

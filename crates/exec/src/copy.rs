@@ -350,6 +350,7 @@ pub fn format_row(
     types: &[DataType],
     options: &CopyOptions,
     force_quote: &[bool],
+    io: &types::IoSettings,
     text: &mut String,
     out: &mut Vec<u8>,
 ) {
@@ -362,7 +363,7 @@ pub fn format_row(
             continue;
         }
         text.clear();
-        format_text(v, ty.id, text);
+        format_text(v, ty.id, io, text);
         match options.format {
             CopyFormat::Csv => {
                 let lone = row.len() == 1;
@@ -526,7 +527,7 @@ impl<'t> CopyLoader<'t> {
             };
             if let Some(text) = field {
                 let ty = self.types[col];
-                self.row[col] = parse_text(ty, &text).map_err(|e| {
+                self.row[col] = parse_text(ty, &text, &env.io).map_err(|e| {
                     e.with_context(context(Some((&self.table().columns[col].name, &text))))
                 })?;
             }
@@ -535,7 +536,8 @@ impl<'t> CopyLoader<'t> {
             let v = eval(expr, &[], env)?;
             self.row[*col] = v;
         }
-        check_not_null(self.table(), &self.row).map_err(|e| e.with_context(context(None)))?;
+        check_not_null(self.table(), &self.row, &env.io)
+            .map_err(|e| e.with_context(context(None)))?;
         let mut buf = Vec::new();
         tuple::form_tuple(&self.types, &self.row, env.xid, env.cid, &mut buf);
         self.batch_bytes += buf.len();
@@ -704,7 +706,15 @@ mod tests {
             ];
             let (mut out, mut scratch) = (Vec::new(), String::new());
             for r in &rows {
-                format_row(r, &types, &o, &[false; 3], &mut scratch, &mut out);
+                format_row(
+                    r,
+                    &types,
+                    &o,
+                    &[false; 3],
+                    &types::IoSettings::UTC,
+                    &mut scratch,
+                    &mut out,
+                );
             }
             let back = records(&o, &[std::str::from_utf8(&out).unwrap()]).unwrap();
             let want: Vec<RawRecord> = rows

@@ -15,13 +15,13 @@ use crate::{ExecEnv, Row};
 /// Rows produced by RETURNING, if requested.
 pub type Returning = Vec<Row>;
 
-pub(crate) fn check_not_null(table: &Table, row: &[Value]) -> PgResult<()> {
+pub(crate) fn check_not_null(table: &Table, row: &[Value], io: &types::IoSettings) -> PgResult<()> {
     for (c, v) in table.columns.iter().zip(row) {
         if c.not_null && v.is_null() {
             let shown: Vec<String> = row
                 .iter()
                 .zip(&table.columns)
-                .map(|(v, c)| value_to_text(v, c.data_type().id))
+                .map(|(v, c)| value_to_text(v, c.data_type().id, io))
                 .collect();
             return Err(PgError::new(
                 SqlState::NOT_NULL_VIOLATION,
@@ -71,7 +71,7 @@ pub fn insert(
     let mut n = 0u64;
     let mut out = Vec::new();
     while let Some(row) = op.next(env)? {
-        check_not_null(table, &row)?;
+        check_not_null(table, &row, &env.io)?;
         tuple::form_tuple(&types, &row, env.xid, env.cid, &mut buf);
         heap::insert(
             env.pool,
@@ -216,7 +216,7 @@ pub fn update(
         for (i, e) in assignments {
             new[*i] = eval(e, &old, env)?;
         }
-        check_not_null(table, &new)?;
+        check_not_null(table, &new, &env.io)?;
         tuple::form_tuple(&types, &new, env.xid, env.cid, &mut buf);
         let r = heap::update(
             env.pool,

@@ -226,7 +226,7 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
             } else {
                 CastContext::Assignment
             };
-            cast_value(v, *from, *to, ctx)?
+            cast_value(v, *from, *to, ctx, &env.io)?
         }
         Expr::Func { func, args } => {
             let mut vals = Vec::with_capacity(args.len());
@@ -237,7 +237,7 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
                 }
                 vals.push(v);
             }
-            (func.0.imp)(&vals)?
+            func.0.invoke(&vals, &env.io)?
         }
         Expr::Sys { func, args, .. } => {
             let mut vals = Vec::with_capacity(args.len());
@@ -563,12 +563,12 @@ fn eval_sys(func: SysFunc, args: &[Value], env: &mut ExecEnv) -> PgResult<Value>
 }
 
 /// Text output of a value (for messages like "Failing row contains").
-pub fn value_to_text(v: &Value, ty: TypeId) -> String {
+pub fn value_to_text(v: &Value, ty: TypeId, io: &types::IoSettings) -> String {
     if v.is_null() {
         return "null".into();
     }
     let mut s = String::new();
-    format_text(v, ty, &mut s);
+    format_text(v, ty, io, &mut s);
     s
 }
 

@@ -64,6 +64,10 @@ pub struct ExecEnv<'a> {
     pub instrument: Option<Instrumentation>,
     /// Memory limits of sorts and hash tables.
     pub settings: ExecSettings,
+    /// The session's TimeZone, for casts, date/time functions and text
+    /// output: handed over explicitly, never read from a thread-local, so a
+    /// worker thread evaluates expressions as the session would.
+    pub io: types::IoSettings,
     /// Where spilling operators put their temporary files.
     pub temp: &'a std::sync::Arc<storage::temp_file::TempSpace>,
 }

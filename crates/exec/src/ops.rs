@@ -9,6 +9,7 @@ use common::{PgError, PgResult, SqlState};
 use sql::expr::Expr;
 use sql::plan::explain::node_key;
 use sql::plan::{JoinKind, Plan, SetOpKind, SortKey};
+use types::numeric::Numeric;
 use types::ops::{compare, eval_binary_op, BinaryOp};
 use types::{DataType, TypeId, Value};
 
@@ -212,6 +213,7 @@ fn build_node<'p>(
                 pool: env.pool,
                 tm: env.tm,
                 server: &*env.hooks,
+                io: &env.io,
             };
             Box::new(RowsOp {
                 rows: crate::system_views::rows(name, &cx)?.into_iter(),
@@ -543,7 +545,7 @@ impl Series {
             let step = vals
                 .get(2)
                 .cloned()
-                .unwrap_or(types::io::parse_text(TypeId::Numeric.into(), "1")?);
+                .unwrap_or_else(|| Value::numeric(Numeric::from_i64(1)));
             // NaN and infinite bounds would never end (PostgreSQL refuses them).
             for (v, what) in [
                 (&vals[0], "start value"),
@@ -566,7 +568,7 @@ impl Series {
                     }
                 }
             }
-            let zero = types::io::parse_text(TypeId::Numeric.into(), "0")?;
+            let zero = Value::numeric(Numeric::from_i64(0));
             let ord = compare(&step, &zero);
             if ord == Ordering::Equal {
                 return Err(zero_step());

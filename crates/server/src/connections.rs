@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,15 +26,12 @@ use crate::gucs::{self, Settings};
 pub struct ConnectionSettings {
     /// A connection that has not finished startup by then is closed.
     pub authentication_timeout: Duration,
-    /// How often a running statement's client is polled for a hang-up; zero: never.
-    pub client_connection_check_interval: Duration,
     pub max_connections: usize,
     /// Slots only superusers may take.
     pub superuser_reserved_connections: usize,
-    /// TCP keepalive parameters; zero keeps the system default.
-    pub tcp_keepalives_idle: Duration,
-    pub tcp_keepalives_interval: Duration,
-    pub tcp_keepalives_count: u32,
+    /// The server's socket settings: applied at accept, and to sessions
+    /// until they SET their own.
+    pub socket: SocketSettings,
 }
 
 impl ConnectionSettings {
@@ -55,24 +52,75 @@ impl ConnectionSettings {
         };
         ConnectionSettings {
             authentication_timeout: ms("authentication_timeout", 1000),
-            client_connection_check_interval: ms("client_connection_check_interval", 1),
             max_connections: int("max_connections") as usize,
             superuser_reserved_connections: int("superuser_reserved_connections") as usize,
-            tcp_keepalives_idle: ms("tcp_keepalives_idle", 1000),
-            tcp_keepalives_interval: ms("tcp_keepalives_interval", 1000),
-            tcp_keepalives_count: int("tcp_keepalives_count") as u32,
+            socket: SocketSettings::from_settings(s),
         }
     }
 }
 
+/// The settings of one connection's socket a session may change (PostgreSQL
+/// gives them the user context): TCP keepalives and the hang-up check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SocketSettings {
+    /// How often a running statement's client is polled for a hang-up; zero: never.
+    pub client_connection_check_interval: Duration,
+    /// TCP keepalive parameters; zero keeps the system default.
+    pub tcp_keepalives_idle: Duration,
+    pub tcp_keepalives_interval: Duration,
+    pub tcp_keepalives_count: u32,
+}
+
+impl SocketSettings {
+    pub fn from_settings(s: &Settings) -> Self {
+        let ms = |name: &str, unit_ms: u64| {
+            Duration::from_millis(
+                s.get(name)
+                    .ok()
+                    .and_then(|v| gucs::parse_duration_ms(v, unit_ms))
+                    .unwrap_or(0),
+            )
+        };
+        SocketSettings {
+            client_connection_check_interval: ms("client_connection_check_interval", 1),
+            tcp_keepalives_idle: ms("tcp_keepalives_idle", 1000),
+            tcp_keepalives_interval: ms("tcp_keepalives_interval", 1000),
+            tcp_keepalives_count: s
+                .get("tcp_keepalives_count")
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// `client_check_interval_ms` before the session set one.
+const CHECK_INTERVAL_UNSET: u64 = u64::MAX;
+
 /// What a connection's thread and the listener share about it.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ConnectionShared {
     /// Raised by cancel requests, shutdown and the watchdog; polled by the session.
     pub interrupts: Arc<Interrupts>,
     /// Set once startup finished and a session is open; until then the
     /// connection is subject to `authentication_timeout` and eviction.
     in_session: AtomicBool,
+    /// The session's client_connection_check_interval in milliseconds
+    /// (`CHECK_INTERVAL_UNSET`: the server's).
+    client_check_interval_ms: AtomicU64,
+    /// The socket's descriptor when it is a TCP connection (keepalives apply).
+    tcp_fd: std::sync::OnceLock<RawFd>,
+}
+
+impl Default for ConnectionShared {
+    fn default() -> Self {
+        ConnectionShared {
+            interrupts: Default::default(),
+            in_session: AtomicBool::new(false),
+            client_check_interval_ms: AtomicU64::new(CHECK_INTERVAL_UNSET),
+            tcp_fd: std::sync::OnceLock::new(),
+        }
+    }
 }
 
 impl ConnectionShared {
@@ -84,6 +132,37 @@ impl ConnectionShared {
     pub fn in_session(&self) -> bool {
         self.in_session.load(Ordering::Relaxed)
     }
+
+    /// Records that the connection is TCP, on descriptor `fd`.
+    pub fn set_tcp_fd(&self, fd: RawFd) {
+        let _ = self.tcp_fd.set(fd);
+    }
+
+    /// Applies a session's socket settings: its keepalives to a TCP socket
+    /// (the caller, the connection's thread, owns the stream, so `fd` is
+    /// open), its check interval to the watchdog.
+    pub fn apply_socket_settings(&self, s: &SocketSettings) {
+        if let Some(&fd) = self.tcp_fd.get() {
+            apply_tcp_keepalives(fd, s);
+        }
+        self.set_client_check_interval(s.client_connection_check_interval);
+    }
+
+    /// Sets how often the watchdog polls this connection's client while its
+    /// session runs (the session's client_connection_check_interval).
+    pub fn set_client_check_interval(&self, every: Duration) {
+        let ms = u64::try_from(every.as_millis()).unwrap_or(CHECK_INTERVAL_UNSET - 1);
+        self.client_check_interval_ms
+            .store(ms.min(CHECK_INTERVAL_UNSET - 1), Ordering::Relaxed);
+    }
+
+    /// This connection's check interval, `server` until its session set one.
+    fn client_check_interval(&self, server: Duration) -> Duration {
+        match self.client_check_interval_ms.load(Ordering::Relaxed) {
+            CHECK_INTERVAL_UNSET => server,
+            ms => Duration::from_millis(ms),
+        }
+    }
 }
 
 struct Entry {
@@ -92,6 +171,8 @@ struct Entry {
     shared: Arc<ConnectionShared>,
     /// Set once the watchdog shut the socket down, so it is not done twice.
     hung_up: bool,
+    /// When the watchdog last polled this session's client.
+    last_client_check: Option<Instant>,
 }
 
 /// Every open client connection, in accept order.
@@ -104,7 +185,6 @@ pub struct ConnectionTable {
 struct TableInner {
     next_id: u64,
     entries: BTreeMap<u64, Entry>,
-    last_client_check: Option<Instant>,
 }
 
 /// An accepted connection registered in the table. Dropping it removes the
@@ -150,6 +230,7 @@ impl ConnectionTable {
                 accepted_at: Instant::now(),
                 shared: shared.clone(),
                 hung_up: false,
+                last_client_check: None,
             },
         );
         Admitted {
@@ -208,15 +289,20 @@ impl ConnectionTable {
         for &fd in &expired {
             shutdown_socket(inner, fd, libc::SHUT_RDWR);
         }
-        let interval = cfg.client_connection_check_interval;
-        let due = !interval.is_zero()
-            && inner
-                .last_client_check
-                .is_none_or(|t| now.duration_since(t) >= interval);
-        if due {
-            inner.last_client_check = Some(now);
-            for e in inner.entries.values() {
-                if e.shared.in_session() && client_hung_up(e.fd) {
+        // Each session's own interval (it may SET it).
+        for e in inner.entries.values_mut() {
+            if !e.shared.in_session() {
+                continue;
+            }
+            let interval = e
+                .shared
+                .client_check_interval(cfg.socket.client_connection_check_interval);
+            let due = !interval.is_zero()
+                && e.last_client_check
+                    .is_none_or(|t| now.duration_since(t) >= interval);
+            if due {
+                e.last_client_check = Some(now);
+                if client_hung_up(e.fd) {
                     e.shared.interrupts.report_client_lost();
                 }
             }
@@ -301,8 +387,9 @@ pub fn connection_fd_budget() -> usize {
     limit.saturating_sub(reserve).max(8)
 }
 
-/// Applies the TCP keepalive settings to an accepted TCP socket.
-pub fn apply_tcp_keepalives(fd: RawFd, cfg: &ConnectionSettings) {
+/// Applies the TCP keepalive settings to a TCP socket (at accept, and when
+/// its session changes them).
+pub fn apply_tcp_keepalives(fd: RawFd, cfg: &SocketSettings) {
     let set = |level: libc::c_int, name: libc::c_int, value: libc::c_int| {
         // SAFETY: setsockopt with a pointer to a local c_int of the right size.
         unsafe {
@@ -351,12 +438,12 @@ mod tests {
     fn cfg(auth_ms: u64) -> ConnectionSettings {
         ConnectionSettings {
             authentication_timeout: Duration::from_millis(auth_ms),
-            client_connection_check_interval: Duration::from_millis(1),
             max_connections: 100,
             superuser_reserved_connections: 3,
-            tcp_keepalives_idle: Duration::ZERO,
-            tcp_keepalives_interval: Duration::ZERO,
-            tcp_keepalives_count: 0,
+            socket: SocketSettings {
+                client_connection_check_interval: Duration::from_millis(1),
+                ..Default::default()
+            },
         }
     }
 

@@ -191,6 +191,7 @@ pub(crate) fn copy_to(
             &types,
             &source.options,
             &source.force_quote,
+            &env.io,
             &mut scratch,
             &mut buf,
         );

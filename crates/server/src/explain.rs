@@ -80,7 +80,7 @@ pub(crate) fn run_explain(
                 stats = ins.map(|i| i.stats);
             }
             if json {
-                let root = explain_json(plan, options, &sizes, settings, stats.as_ref());
+                let root = explain_json(plan, options, &sizes, settings, stats.as_ref(), &env.io);
                 lines.push(json_document(
                     root,
                     options,
@@ -89,7 +89,7 @@ pub(crate) fn run_explain(
                     execution,
                 ));
             } else {
-                lines = explain_plan(plan, options, &sizes, settings, stats.as_ref());
+                lines = explain_plan(plan, options, &sizes, settings, stats.as_ref(), &env.io);
                 if options.buffers {
                     if let Some(b) = buffers_text(&planning_buffers) {
                         lines.push("Planning:".into());
@@ -111,7 +111,7 @@ pub(crate) fn run_explain(
                 ));
             }
             if json {
-                let root = modify_json("Insert", table, source, options, &sizes, settings);
+                let root = modify_json("Insert", table, source, options, &sizes, settings, &env.io);
                 lines.push(json_document(
                     root,
                     options,
@@ -120,9 +120,7 @@ pub(crate) fn run_explain(
                     execution_none(),
                 ));
             } else {
-                modify_lines(
-                    &mut lines, "Insert", table, source, options, &sizes, settings,
-                );
+                lines = modify_lines("Insert", table, source, options, &sizes, settings, &env.io);
             }
         }
         BoundStatement::Update { table, qual, .. } | BoundStatement::Delete { table, qual, .. } => {
@@ -142,7 +140,7 @@ pub(crate) fn run_explain(
                 "Delete"
             };
             if json {
-                let root = modify_json(verb, table, &scan, options, &sizes, settings);
+                let root = modify_json(verb, table, &scan, options, &sizes, settings, &env.io);
                 lines.push(json_document(
                     root,
                     options,
@@ -151,7 +149,7 @@ pub(crate) fn run_explain(
                     execution_none(),
                 ));
             } else {
-                modify_lines(&mut lines, verb, table, &scan, options, &sizes, settings);
+                lines = modify_lines(verb, table, &scan, options, &sizes, settings, &env.io);
             }
         }
         _ => unreachable!("the binder explains only queries and DML"),
@@ -172,14 +170,15 @@ pub(crate) fn run_explain(
 
 /// `Insert on t` over the plan of its rows, as PostgreSQL's ModifyTable.
 fn modify_lines(
-    lines: &mut Vec<String>,
     verb: &str,
     table: &Table,
     input: &Plan,
     options: &ExplainOptions,
     sizes: &PoolSizes,
     settings: &PlannerSettings,
-) {
+    io: &types::IoSettings,
+) -> Vec<String> {
+    let mut lines = Vec::new();
     let est = sql::plan::cost::estimate(input, sizes, settings);
     let mut head = format!("{verb} on {}", quote_ident(&table.name));
     if options.costs {
@@ -189,7 +188,7 @@ fn modify_lines(
         ));
     }
     lines.push(head);
-    for l in explain_plan(input, options, sizes, settings, None) {
+    for l in explain_plan(input, options, sizes, settings, None, io) {
         // The input is the ModifyTable node's child.
         let child = if l.starts_with(' ') {
             format!("      {l}")
@@ -198,6 +197,7 @@ fn modify_lines(
         };
         lines.push(child);
     }
+    lines
 }
 
 fn execution_none() -> Duration {
@@ -243,6 +243,7 @@ fn modify_json(
     options: &ExplainOptions,
     sizes: &PoolSizes,
     settings: &PlannerSettings,
+    io: &types::IoSettings,
 ) -> J {
     let s = |x: &str| J::Str(x.to_string());
     let mut f = vec![
@@ -260,7 +261,7 @@ fn modify_json(
         f.push(("Plan Rows".into(), J::Raw("0".into())));
         f.push(("Plan Width".into(), J::Raw("0".into())));
     }
-    let mut child = explain_json(input, options, sizes, settings, None);
+    let mut child = explain_json(input, options, sizes, settings, None, io);
     if let J::Obj(fields) = &mut child {
         let at = fields
             .iter()

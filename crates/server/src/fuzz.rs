@@ -269,8 +269,8 @@ impl SessionHandler for EchoSession {
         }
     }
     fn sync(&mut self) {}
-    fn session_timezone_offset_secs(&self) -> i32 {
-        0
+    fn io_settings(&self) -> types::IoSettings {
+        types::IoSettings::UTC
     }
 }
 

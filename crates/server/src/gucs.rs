@@ -13,6 +13,9 @@ pub enum GucContext {
     /// Set in postgresql.conf or on the command line; a SIGHUP applies a
     /// change to the server (not to SHOW).
     Sighup,
+    /// Set in the files, or with SET by a superuser's session (PostgreSQL's
+    /// PGC_SUSET).
+    Superuser,
     /// Settable by any session.
     User,
 }
@@ -24,6 +27,7 @@ impl GucContext {
             GucContext::Postmaster => "postmaster",
             GucContext::Internal => "internal",
             GucContext::Sighup => "sighup",
+            GucContext::Superuser => "superuser",
             GucContext::User => "user",
         }
     }
@@ -273,7 +277,7 @@ pub static GUCS: &[GucDef] = &[
     g(
         "client_connection_check_interval",
         "0",
-        Postmaster,
+        User,
         false,
         "Sets the time interval between checks for disconnection while running queries.",
     ),
@@ -371,7 +375,7 @@ pub static GUCS: &[GucDef] = &[
     g(
         "lc_messages",
         "C",
-        User,
+        Superuser,
         false,
         "Sets the language in which messages are displayed.",
     ),
@@ -406,7 +410,7 @@ pub static GUCS: &[GucDef] = &[
     g(
         "max_stack_depth",
         "2MB",
-        User,
+        Superuser,
         false,
         "Sets the maximum stack depth, in kilobytes.",
     ),
@@ -553,29 +557,28 @@ pub static GUCS: &[GucDef] = &[
     g(
         "tcp_keepalives_count",
         "0",
-        Postmaster,
+        User,
         false,
         "Maximum number of TCP keepalive retransmits.",
     ),
     g(
         "tcp_keepalives_idle",
         "0",
-        Postmaster,
+        User,
         false,
         "Time between issuing TCP keepalives.",
     ),
     g(
         "tcp_keepalives_interval",
         "0",
-        Postmaster,
+        User,
         false,
         "Time between TCP keepalive retransmits.",
     ),
     g(
-        // PostgreSQL's context is superuser; Scalegres has no such context yet.
         "temp_file_limit",
         "-1",
-        User,
+        Superuser,
         false,
         "Limits the total size of all temporary files used by each process.",
     ),
@@ -618,7 +621,7 @@ pub static GUCS: &[GucDef] = &[
     g(
         "commit_delay",
         "0",
-        User,
+        Superuser,
         false,
         "Sets the delay in microseconds between transaction commit and flushing WAL to disk.",
     ),
@@ -742,7 +745,9 @@ impl Settings {
             }
             let take = match def.context {
                 GucContext::Sighup => true,
-                GucContext::User => self.get(def.name).is_ok_and(|v| v == was),
+                GucContext::User | GucContext::Superuser => {
+                    self.get(def.name).is_ok_and(|v| v == was)
+                }
                 GucContext::Postmaster | GucContext::Internal => false,
             };
             if take {
@@ -751,12 +756,14 @@ impl Settings {
         }
     }
 
-    /// SET by a session. Returns the canonical name.
+    /// SET by a session (`superuser`: whether its role is one). Returns the
+    /// canonical name.
     pub fn set_user(
         &mut self,
         name: &str,
         value: Option<&str>,
         defaults: &Settings,
+        superuser: bool,
     ) -> PgResult<&'static str> {
         let def = lookup(name).ok_or_else(|| unrecognized(name))?;
         match def.context {
@@ -781,7 +788,13 @@ impl Settings {
                     format!("parameter \"{}\" cannot be changed now", def.name),
                 ))
             }
-            GucContext::User => {}
+            GucContext::Superuser if !superuser => {
+                return Err(PgError::new(
+                    SqlState::INSUFFICIENT_PRIVILEGE,
+                    format!("permission denied to set parameter \"{}\"", def.name),
+                ))
+            }
+            GucContext::Superuser | GucContext::User => {}
         }
         let v = match value {
             Some(v) => {
@@ -1221,5 +1234,25 @@ mod tests {
                 ("port".to_string(), "5433".to_string()),
             ]
         );
+    }
+
+    #[test]
+    fn superuser_settings_need_a_superuser() {
+        let base = Settings::defaults();
+        let mut s = base.clone();
+        let err = s
+            .set_user("max_stack_depth", Some("1MB"), &base, false)
+            .unwrap_err();
+        assert_eq!(err.code, SqlState::INSUFFICIENT_PRIVILEGE);
+        assert_eq!(
+            err.message,
+            "permission denied to set parameter \"max_stack_depth\""
+        );
+        s.set_user("max_stack_depth", Some("1MB"), &base, true)
+            .unwrap();
+        assert_eq!(s.get("max_stack_depth").unwrap(), "1MB");
+        // User settings need no privilege.
+        s.set_user("tcp_keepalives_idle", Some("30"), &base, false)
+            .unwrap();
     }
 }

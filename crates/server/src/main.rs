@@ -534,7 +534,7 @@ fn serve_until_shutdown(l: &Listeners, env: &ServeEnv) -> ShutdownMode {
                         accepted = true;
                         let _ = s.set_nonblocking(false);
                         let _ = s.set_nodelay(true);
-                        connections::apply_tcp_keepalives(s.as_raw_fd(), &conn_settings);
+                        connections::apply_tcp_keepalives(s.as_raw_fd(), &conn_settings.socket);
                         start_connection(s, ClientAddr::Host(peer.ip()), env);
                     }
                     Err(e) => {
@@ -752,6 +752,9 @@ where
     }
     let fd = stream.as_raw_fd();
     let mut admitted = env.table.admit(fd, stream);
+    if matches!(addr, ClientAddr::Host(_)) {
+        admitted.shared.set_tcp_fd(fd);
+    }
     let (factory, ctx, limits) = (env.factory.clone(), env.ctx.clone(), env.limits.clone());
     // Sized for the deepest nesting max_stack_depth may allow (common::stack_depth).
     let spawned = std::thread::Builder::new()

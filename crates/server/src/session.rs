@@ -9,8 +9,7 @@ use sql::parse::{is_blank, split_statements, ParsedStatement, StatementText};
 use sql::plan::{BoundStatement, OutputColumn, TransactionOp};
 use sql::BindContext;
 use types::datetime::TimeZone;
-use types::io::format_text;
-use types::{TypeId, Value};
+use types::{IoSettings, TypeId, Value};
 
 use crate::auth::password::{encrypt_password, PasswordEncryption};
 use crate::context::SharedContext;
@@ -39,6 +38,7 @@ struct Hooks<'a> {
     defaults: &'a Settings,
     changed: &'a mut Vec<(String, String)>,
     pid: i32,
+    superuser: bool,
 }
 
 impl SessionHooks for Hooks<'_> {
@@ -50,7 +50,9 @@ impl SessionHooks for Hooks<'_> {
         }
     }
     fn set_config(&mut self, name: &str, value: &str, _is_local: bool) -> PgResult<String> {
-        let canonical = self.settings.set_user(name, Some(value), self.defaults)?;
+        let canonical = self
+            .settings
+            .set_user(name, Some(value), self.defaults, self.superuser)?;
         if gucs::lookup(canonical).is_some_and(|d| d.reported) {
             self.changed
                 .push((canonical.to_string(), value.to_string()));
@@ -151,6 +153,8 @@ struct ThreadSettings {
     /// The executor's settings and the generation they were parsed from.
     exec: Option<(u64, exec::ExecSettings)>,
     sync_commit: Option<(u64, txn::SyncCommit)>,
+    /// The socket settings and the generation they were parsed from.
+    socket: Option<(u64, crate::connections::SocketSettings)>,
 }
 
 /// Rows sent between interrupt checks, for plans whose operators never check
@@ -162,6 +166,8 @@ pub struct Session {
     db_oid: u32,
     db_name: String,
     user: String,
+    /// Whether the session's role is a superuser (SET of superuser settings).
+    superuser: bool,
     settings: Settings,
     changed: Vec<(String, String)>,
     txn: TxnState,
@@ -173,7 +179,8 @@ pub struct Session {
     temp: Arc<storage::temp_file::TempSpace>,
     /// Parsed statements by their text with literals masked (sql::parse_cache).
     parse_cache: sql::parse_cache::ParseCache,
-    /// Settings the session's thread-locals take, with their parsed forms.
+    /// Settings as last read, with their parsed forms (parsed again only
+    /// after a change); max_stack_depth is the one the thread takes.
     thread_settings: std::cell::RefCell<ThreadSettings>,
     /// The configuration files' settings this session started from (what
     /// RESET returns to), and the server's reload count when it took them.
@@ -228,9 +235,9 @@ impl Session {
             .collect()
     }
 
-    /// Makes this thread's date/time I/O use the session's TimeZone, and its
-    /// analysis the session's max_stack_depth.
-    fn apply_timezone(&self) {
+    /// Makes this thread's analysis obey the session's max_stack_depth (a
+    /// limit on the stack of the thread running the session's statements).
+    fn apply_stack_depth(&self) {
         let mut cache = self.thread_settings.borrow_mut();
         // Validated when set; parsed once per change, not per statement.
         let depth = self.settings.get("max_stack_depth").unwrap_or("2MB");
@@ -239,12 +246,20 @@ impl Session {
             cache.stack_setting = depth.to_string();
         }
         common::stack_depth::set_max_stack_depth_kb(cache.stack_kb);
+    }
+
+    /// The settings values are converted with (TimeZone), handed explicitly
+    /// to binding, execution and the protocol's output.
+    fn io(&self) -> IoSettings {
+        let mut cache = self.thread_settings.borrow_mut();
         let zone = self.settings.get("TimeZone").unwrap_or("UTC");
         if cache.zone_setting != zone {
             cache.zone = TimeZone::parse(zone).unwrap_or_default();
             cache.zone_setting = zone.to_string();
         }
-        types::datetime::set_session_timezone(cache.zone);
+        IoSettings {
+            timezone: cache.zone,
+        }
     }
 
     fn bind(
@@ -263,8 +278,7 @@ impl Session {
         parsed: &ParsedStatement,
         param_types: &mut Vec<Option<TypeId>>,
     ) -> PgResult<BoundStatement> {
-        // Constants are folded while binding: they must read the session's zone.
-        self.apply_timezone();
+        self.apply_stack_depth();
         let catalog = self.ctx.catalog.snapshot();
         let path = self.search_path();
         let mut bctx = BindContext {
@@ -275,6 +289,8 @@ impl Session {
             search_path: path,
             param_types: std::mem::take(param_types),
             server_version: gucs::SERVER_VERSION,
+            // Constants are folded while binding: they read the session's zone.
+            io: self.io(),
             system_views: Some(&exec::system_views::Registry),
         };
         let r = sql::bind_statement(&mut bctx, parsed);
@@ -443,7 +459,8 @@ impl Session {
         params: &[Value],
         sink: &mut dyn ResultSink,
     ) -> PgResult<()> {
-        self.apply_timezone();
+        self.apply_stack_depth();
+        sink.output_settings(&self.io());
         self.check_failed(stmt)?;
         match stmt {
             BoundStatement::Transaction(op) => return self.run_transaction(op, sink),
@@ -456,7 +473,9 @@ impl Session {
                     self.settings = (*self.base).clone();
                     return sink.complete("RESET");
                 }
-                let canonical = self.settings.set_user(name, value.as_deref(), &self.base)?;
+                let canonical =
+                    self.settings
+                        .set_user(name, value.as_deref(), &self.base, self.superuser)?;
                 if gucs::lookup(canonical).is_some_and(|d| d.reported) {
                     let v = self.settings.get(canonical)?.to_string();
                     self.changed.push((canonical.to_string(), v));
@@ -643,7 +662,8 @@ impl Session {
         sql: &str,
         sink: &mut dyn ResultSink,
     ) -> PgResult<QueryCursor> {
-        self.apply_timezone();
+        self.apply_stack_depth();
+        sink.output_settings(&self.io());
         self.check_failed(&bound)?;
         let BoundStatement::Query { columns, .. } = &*bound else {
             unreachable!("only queries run as cursors");
@@ -687,7 +707,8 @@ impl Session {
         sink: &mut dyn ResultSink,
         max_rows: usize,
     ) -> PgResult<bool> {
-        self.apply_timezone();
+        self.apply_stack_depth();
+        sink.output_settings(&self.io());
         let QueryCursor {
             plan,
             catalog,
@@ -748,6 +769,7 @@ impl Session {
     ) -> R {
         let ctx = self.ctx.clone();
         let exec_settings = self.exec_settings();
+        let io = self.io();
         let timeout_ms = self
             .settings
             .get("statement_timeout")
@@ -763,6 +785,7 @@ impl Session {
             defaults: &base,
             changed: &mut self.changed,
             pid: self.pid,
+            superuser: self.superuser,
         };
         let mut env = ExecEnv {
             pool: ctx.pool,
@@ -781,6 +804,7 @@ impl Session {
             checks: Default::default(),
             instrument: None,
             settings: exec_settings,
+            io,
             temp: &self.temp,
         };
         f(&mut env)
@@ -971,7 +995,7 @@ impl SessionHandler for Session {
             return Ok(false);
         }
         // Parsing already obeys max_stack_depth.
-        self.apply_timezone();
+        self.apply_stack_depth();
         self.set_activity("active", Some(sql));
         // Several statements in one Query run in one implicit transaction, as
         // PostgreSQL's: an error rolls back the whole string (unless a COMMIT
@@ -1002,7 +1026,7 @@ impl SessionHandler for Session {
 
     fn prepare(&mut self, sql: &str, param_types: &[u32]) -> PgResult<PreparedStatement> {
         self.absorb_reload();
-        self.apply_timezone();
+        self.apply_stack_depth();
         let stmts = split_statements(sql);
         if stmts.is_empty() || is_blank(sql) {
             return Ok(PreparedStatement {
@@ -1169,8 +1193,21 @@ impl SessionHandler for Session {
         }
     }
 
-    fn session_timezone_offset_secs(&self) -> i32 {
-        0
+    fn io_settings(&self) -> IoSettings {
+        self.io()
+    }
+
+    fn socket_settings(&self) -> Option<crate::connections::SocketSettings> {
+        let mut cache = self.thread_settings.borrow_mut();
+        let generation = self.settings.generation();
+        match cache.socket {
+            Some((g, s)) if g == generation => Some(s),
+            _ => {
+                let s = crate::connections::SocketSettings::from_settings(&self.settings);
+                cache.socket = Some((generation, s));
+                Some(s)
+            }
+        }
     }
 }
 
@@ -1239,9 +1276,14 @@ impl SessionFactory for Factory {
         let base = self.ctx.file_settings.read().clone();
         let mut settings = (*base).clone();
         for (k, v) in &params.settings {
-            if gucs::lookup(k).is_some_and(|d| d.context == gucs::GucContext::User) {
+            let settable = |d: &gucs::GucDef| match d.context {
+                gucs::GucContext::User => true,
+                gucs::GucContext::Superuser => superuser,
+                _ => false,
+            };
+            if gucs::lookup(k).is_some_and(settable) {
                 settings
-                    .set_user(k, Some(v), &base)
+                    .set_user(k, Some(v), &base, superuser)
                     .map_err(|e| PgError::fatal(e.code, e.message))?;
             }
         }
@@ -1287,6 +1329,7 @@ impl SessionFactory for Factory {
             db_oid: db.oid,
             db_name: db.name.clone(),
             user: params.user.clone(),
+            superuser,
             settings,
             changed: Vec::new(),
             txn: TxnState::Idle,
@@ -1300,15 +1343,6 @@ impl SessionFactory for Factory {
             seen_reloads,
         }))
     }
-}
-
-/// Text of a value for simple displays.
-pub fn display(v: &Value, ty: TypeId) -> String {
-    let mut s = String::new();
-    if !v.is_null() {
-        format_text(v, ty, &mut s);
-    }
-    s
 }
 
 /// The session as the plan cache's planner.

@@ -7,7 +7,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use common::{PgError, PgResult};
-use types::Value;
+use types::{IoSettings, Value};
 
 /// One column of a result, as sent in RowDescription.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +31,9 @@ pub trait ResultSink {
     fn complete(&mut self, tag: &str) -> PgResult<()>;
     /// A notice (e.g. "table does not exist, skipping") raised while executing.
     fn notice(&mut self, notice: &PgError) -> PgResult<()>;
+    /// The session's settings the rows sent from now on are written with
+    /// (TimeZone); the session says so before each statement's results.
+    fn output_settings(&mut self, io: &IoSettings);
     /// COPY FROM STDIN: asks the client for data (CopyInResponse).
     fn copy_in_start(&mut self, columns: usize) -> PgResult<()> {
         let _ = columns;
@@ -121,8 +124,14 @@ pub trait SessionHandler {
     fn on_extended_error(&mut self);
     /// Called at Sync: ends an implicit transaction if no block is open.
     fn sync(&mut self);
-    /// Client encoding/date style etc. are fixed to UTF8/ISO for value output.
-    fn session_timezone_offset_secs(&self) -> i32;
+    /// The settings values are read and written with now (TimeZone): Bind's
+    /// text parameters, and rows the protocol layer sends itself.
+    fn io_settings(&self) -> IoSettings;
+    /// The session's TCP keepalive and hang-up check settings, which the
+    /// protocol layer applies to the connection; None leaves the server's.
+    fn socket_settings(&self) -> Option<crate::connections::SocketSettings> {
+        None
+    }
 }
 
 /// Parameters of a StartupMessage.

@@ -4,8 +4,8 @@
 use crate::datetime;
 use crate::io::{self, enforce_string_typmod, truncate_name};
 use crate::numeric::Numeric as Num;
-use crate::Value;
 use crate::{DataType, TypeId};
+use crate::{IoSettings, Value};
 use common::{PgError, PgResult, SqlState};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -147,12 +147,20 @@ pub fn int_to_int(v: i64, to: TypeId) -> PgResult<Value> {
 
 /// Converts non-null `v` of type `from` to `to`, applying `to.typmod`.
 /// Explicit casts to varchar(n)/char(n) truncate; assignment raises 22001.
-pub fn cast_value(v: Value, from: TypeId, to: DataType, context: CastContext) -> PgResult<Value> {
+/// Casts between zoned and zone-less date/times, and to and from text, use
+/// the session's `io` settings.
+pub fn cast_value(
+    v: Value,
+    from: TypeId,
+    to: DataType,
+    context: CastContext,
+    io: &IoSettings,
+) -> PgResult<Value> {
     if v.is_null() {
         return Ok(Value::Null);
     }
     let explicit = context == CastContext::Explicit;
-    let converted = convert(v, from, to)?;
+    let converted = convert(v, from, to, io)?;
     apply_typmod(converted, to, explicit)
 }
 
@@ -175,7 +183,7 @@ pub fn apply_typmod(v: Value, ty: DataType, explicit: bool) -> PgResult<Value> {
     }
 }
 
-fn convert(v: Value, from: TypeId, to: DataType) -> PgResult<Value> {
+fn convert(v: Value, from: TypeId, to: DataType, io: &IoSettings) -> PgResult<Value> {
     use TypeId::*;
     let target = to.id;
     // Strings (and untyped literals) as the source.
@@ -199,7 +207,7 @@ fn convert(v: Value, from: TypeId, to: DataType) -> PgResult<Value> {
                 Ok(Value::Text(truncate_name(t).to_string()))
             }
             // I/O conversion; the typmod step enforces lengths afterwards.
-            _ => io::parse_text(DataType::new(target), &s),
+            _ => io::parse_text(DataType::new(target), &s, io),
         };
     }
     if target == from {
@@ -209,7 +217,7 @@ fn convert(v: Value, from: TypeId, to: DataType) -> PgResult<Value> {
         Text | Varchar | Bpchar | Name | Unknown => {
             let s = match &v {
                 Value::Bool(b) if target != Name => (if *b { "true" } else { "false" }).to_string(),
-                _ => io::to_text(&v, from),
+                _ => io::to_text(&v, from, io),
             };
             return Ok(Value::Text(if target == Name {
                 truncate_name(&s).to_string()
@@ -271,16 +279,21 @@ fn convert(v: Value, from: TypeId, to: DataType) -> PgResult<Value> {
         (Value::Numeric(n), Float8) => Value::Float8(n.to_f64()),
         (Value::Date(d), Timestamp) => Value::Timestamp(datetime::date_to_timestamp(*d)?),
         // Zone-less values are wall-clock times in the session's zone.
-        (Value::Date(d), Timestamptz) => {
-            Value::Timestamptz(datetime::local_to_tz(datetime::date_to_timestamp(*d)?))
-        }
+        (Value::Date(d), Timestamptz) => Value::Timestamptz(datetime::local_to_tz(
+            datetime::date_to_timestamp(*d)?,
+            io.timezone,
+        )),
         (Value::Timestamp(t), Date) => Value::Date(datetime::timestamp_to_date(*t)?),
-        (Value::Timestamptz(t), Date) => {
-            Value::Date(datetime::timestamp_to_date(datetime::tz_to_local(*t))?)
+        (Value::Timestamptz(t), Date) => Value::Date(datetime::timestamp_to_date(
+            datetime::tz_to_local(*t, io.timezone),
+        )?),
+        (Value::Timestamp(t), Timestamptz) => {
+            Value::Timestamptz(datetime::local_to_tz(*t, io.timezone))
         }
-        (Value::Timestamp(t), Timestamptz) => Value::Timestamptz(datetime::local_to_tz(*t)),
         (Value::Timestamptz(t), Timestamptz) => Value::Timestamptz(*t),
-        (Value::Timestamptz(t), Timestamp) => Value::Timestamp(datetime::tz_to_local(*t)),
+        (Value::Timestamptz(t), Timestamp) => {
+            Value::Timestamp(datetime::tz_to_local(*t, io.timezone))
+        }
         (Value::Timestamp(t), Timestamp) => Value::Timestamp(*t),
         (Value::Numeric(_), Numeric)
         | (Value::Float8(_), Float8)
@@ -298,8 +311,8 @@ mod tests {
     use CastContext::*;
 
     fn c(v: Value, from: TypeId, to: DataType, ctx: CastContext) -> String {
-        match cast_value(v, from, to, ctx) {
-            Ok(v) => io::to_text(&v, to.id),
+        match cast_value(v, from, to, ctx, &IoSettings::UTC) {
+            Ok(v) => io::to_text(&v, to.id, &IoSettings::UTC),
             Err(e) => format!("ERROR {}: {}", e.code.0, e.message),
         }
     }

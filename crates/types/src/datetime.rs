@@ -183,48 +183,29 @@ pub fn write_date(days: i32, out: &mut String) {
     }
 }
 
-thread_local! {
-    /// This session's TimeZone. Sessions run on their own threads, so it is
-    /// per session; the session sets it before each statement.
-    static SESSION_TZ: std::cell::Cell<TimeZone> = const { std::cell::Cell::new(TimeZone::Fixed(0)) };
-}
-
-/// Sets this thread's (session's) time zone.
-pub fn set_session_timezone(tz: TimeZone) {
-    SESSION_TZ.with(|c| c.set(tz));
-}
-
-/// This thread's (session's) time zone.
-pub fn session_timezone() -> TimeZone {
-    SESSION_TZ.with(|c| c.get())
-}
-
-/// Local wall-clock microseconds of a timestamptz in this session's zone.
-pub fn tz_to_local(us: i64) -> i64 {
+/// Local wall-clock microseconds of a timestamptz in zone `tz`.
+pub fn tz_to_local(us: i64, tz: TimeZone) -> i64 {
     if us == TIMESTAMP_NOBEGIN || us == TIMESTAMP_NOEND {
         return us;
     }
-    us + session_timezone().offset_at_utc(us) as i64 * USECS_PER_SEC
+    us + tz.offset_at_utc(us) as i64 * USECS_PER_SEC
 }
 
-/// The timestamptz of a local wall-clock time in this session's zone.
-pub fn local_to_tz(us: i64) -> i64 {
+/// The timestamptz of a local wall-clock time in zone `tz`.
+pub fn local_to_tz(us: i64, tz: TimeZone) -> i64 {
     if us == TIMESTAMP_NOBEGIN || us == TIMESTAMP_NOEND {
         return us;
     }
-    us - session_timezone().offset_for_local(us) as i64 * USECS_PER_SEC
+    us - tz.offset_for_local(us) as i64 * USECS_PER_SEC
 }
 
-fn write_ts(us: i64, tz: bool, out: &mut String) {
+/// `zone`: None for a timestamp, the zone to show a timestamptz in.
+fn write_ts(us: i64, zone: Option<TimeZone>, out: &mut String) {
     match us {
         TIMESTAMP_NOBEGIN => out.push_str("-infinity"),
         TIMESTAMP_NOEND => out.push_str("infinity"),
         _ => {
-            let offset = if tz {
-                session_timezone().offset_at_utc(us)
-            } else {
-                0
-            };
+            let offset = zone.map_or(0, |z| z.offset_at_utc(us));
             let f = timestamp_to_fields(us + offset as i64 * USECS_PER_SEC);
             write_ymd(out, f.year, f.month, f.day);
             let _ = write!(out, " {:02}:{:02}:{:02}", f.hour, f.minute, f.second);
@@ -237,7 +218,7 @@ fn write_ts(us: i64, tz: bool, out: &mut String) {
                 }
                 let _ = write!(out, ".{frac:0width$}");
             }
-            if tz {
+            if zone.is_some() {
                 let (sign, a) = if offset < 0 {
                     ('-', -offset)
                 } else {
@@ -260,12 +241,12 @@ fn write_ts(us: i64, tz: bool, out: &mut String) {
 
 /// Appends a timestamp as `YYYY-MM-DD HH:MM:SS[.ffffff]`.
 pub fn write_timestamp(us: i64, out: &mut String) {
-    write_ts(us, false, out)
+    write_ts(us, None, out)
 }
 
 /// Appends a timestamptz in the session time zone UTC: `2024-01-02 03:04:05+00`.
-pub fn write_timestamptz(us: i64, out: &mut String) {
-    write_ts(us, true, out)
+pub fn write_timestamptz(us: i64, zone: TimeZone, out: &mut String) {
+    write_ts(us, Some(zone), out)
 }
 
 /// Rounds a timestamp to `typmod` fractional digits (timestamp(p)). Rounding
@@ -663,7 +644,7 @@ fn decode_number(f: &mut Fields, tok: &str) -> Result<(), DtErr> {
     set_year(f, tok)
 }
 
-fn decode(s: &str, target: Target) -> Result<Result<i64, Special>, DtErr> {
+fn decode(s: &str, target: Target, zone: TimeZone) -> Result<Result<i64, Special>, DtErr> {
     let toks = tokenize(s).ok_or(DtErr::Format)?;
     if toks.len() == 1 {
         if let Tok::Word(w) = &toks[0] {
@@ -761,7 +742,7 @@ fn decode(s: &str, target: Target) -> Result<Result<i64, Special>, DtErr> {
         - if target == Target::Timestamptz {
             let offset = f.tz.unwrap_or_else(|| {
                 let clamped = local.clamp(i64::MIN as i128 / 2, i64::MAX as i128 / 2) as i64;
-                session_timezone().offset_for_local(clamped)
+                zone.offset_for_local(clamped)
             });
             offset as i128 * USECS_PER_SEC as i128
         } else {
@@ -782,10 +763,10 @@ enum Special {
     OutOfRange,
 }
 
-fn parse_any(input: &str, target: Target) -> PgResult<i64> {
+fn parse_any(input: &str, target: Target, zone: TimeZone) -> PgResult<i64> {
     let s = crate::float::trim_pg(input);
     let tname = target.type_name();
-    let r = decode(s, target).map_err(|e| match e {
+    let r = decode(s, target, zone).map_err(|e| match e {
         DtErr::Format => PgError::new(
             SqlState::INVALID_DATETIME_FORMAT,
             format!("invalid input syntax for type {tname}: \"{input}\""),
@@ -856,17 +837,18 @@ fn parse_any(input: &str, target: Target) -> PgResult<i64> {
 
 /// Parses `date` input (ISO, MDY and textual month forms; time and zone ignored).
 pub fn parse_date(input: &str) -> PgResult<i32> {
-    parse_any(input, Target::Date).map(|v| v as i32)
+    parse_any(input, Target::Date, TimeZone::Fixed(0)).map(|v| v as i32)
 }
 
 /// Parses `timestamp` input (a zone, if given, is ignored as PostgreSQL does).
 pub fn parse_timestamp(input: &str) -> PgResult<i64> {
-    parse_any(input, Target::Timestamp)
+    parse_any(input, Target::Timestamp, TimeZone::Fixed(0))
 }
 
-/// Parses `timestamptz` input; without a zone the session zone (UTC) applies.
-pub fn parse_timestamptz(input: &str) -> PgResult<i64> {
-    parse_any(input, Target::Timestamptz)
+/// Parses `timestamptz` input; without a zone in the text, `zone` (the
+/// session's TimeZone) applies.
+pub fn parse_timestamptz(input: &str, zone: TimeZone) -> PgResult<i64> {
+    parse_any(input, Target::Timestamptz, zone)
 }
 
 #[cfg(test)]
@@ -894,10 +876,10 @@ mod tests {
         }
     }
     fn tstz(s: &str) -> String {
-        match parse_timestamptz(s) {
+        match parse_timestamptz(s, TimeZone::Fixed(0)) {
             Ok(v) => {
                 let mut o = String::new();
-                write_timestamptz(v, &mut o);
+                write_timestamptz(v, TimeZone::Fixed(0), &mut o);
                 o
             }
             Err(e) => format!("ERROR {}: {}", e.code.0, e.message),

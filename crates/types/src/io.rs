@@ -6,9 +6,29 @@ use std::fmt::Write as _;
 use crate::datetime;
 use crate::float;
 use crate::numeric::Numeric;
+use crate::timezone::TimeZone;
 use crate::Value;
 use crate::{DataType, TypeId};
 use common::{PgError, PgResult, SqlState};
+
+/// The session's settings that text input and output, casts and some
+/// functions depend on (TimeZone; DateStyle and IntervalStyle are fixed at
+/// ISO and postgres). It travels explicitly from the session to whatever
+/// converts values (the binder's constant folding, the executor, the
+/// protocol's output), so a thread that is not the session's (a parallel
+/// worker) converts values exactly as the session would.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IoSettings {
+    pub timezone: TimeZone,
+}
+
+impl IoSettings {
+    /// UTC: for conversions that must not depend on any session (stored
+    /// statistics, storage formats, tests).
+    pub const UTC: IoSettings = IoSettings {
+        timezone: TimeZone::Fixed(0),
+    };
+}
 
 /// Longest `name` in bytes (NAMEDATALEN - 1).
 pub const NAME_MAX_BYTES: usize = 63;
@@ -16,7 +36,7 @@ pub const NAME_MAX_BYTES: usize = 63;
 /// Parses the text form of a value of type `ty`, enforcing its typmod
 /// (varchar(n)/char(n): 22001 if too long, char(n) is blank-padded; numeric(p,s) rounds).
 /// Bad input: 22P02 (or 22003/22008/22007 as PostgreSQL reports them).
-pub fn parse_text(ty: DataType, s: &str) -> PgResult<Value> {
+pub fn parse_text(ty: DataType, s: &str, io: &IoSettings) -> PgResult<Value> {
     Ok(match ty.id {
         TypeId::Bool => Value::Bool(parse_bool(s)?),
         TypeId::Int2 => Value::Int2(parse_int2(s)?),
@@ -38,7 +58,7 @@ pub fn parse_text(ty: DataType, s: &str) -> PgResult<Value> {
             ty.typmod,
         )?),
         TypeId::Timestamptz => Value::Timestamptz(datetime::adjust_timestamp_typmod(
-            datetime::parse_timestamptz(s)?,
+            datetime::parse_timestamptz(s, io.timezone)?,
             ty.typmod,
         )?),
         TypeId::Void => Value::Null,
@@ -46,7 +66,7 @@ pub fn parse_text(ty: DataType, s: &str) -> PgResult<Value> {
 }
 
 /// Appends PostgreSQL's text output of `v` (non-null) as type `ty` to `out`.
-pub fn format_text(v: &Value, ty: TypeId, out: &mut String) {
+pub fn format_text(v: &Value, ty: TypeId, io: &IoSettings, out: &mut String) {
     match v {
         Value::Null => {}
         Value::Bool(b) => out.push(if *b { 't' } else { 'f' }),
@@ -65,7 +85,7 @@ pub fn format_text(v: &Value, ty: TypeId, out: &mut String) {
             if ty == TypeId::Timestamptz
                 || (ty != TypeId::Timestamp && matches!(v, Value::Timestamptz(_)))
             {
-                datetime::write_timestamptz(*t, out)
+                datetime::write_timestamptz(*t, io.timezone, out)
             } else {
                 datetime::write_timestamp(*t, out)
             }
@@ -74,9 +94,9 @@ pub fn format_text(v: &Value, ty: TypeId, out: &mut String) {
 }
 
 /// Text output as a new String.
-pub fn to_text(v: &Value, ty: TypeId) -> String {
+pub fn to_text(v: &Value, ty: TypeId, io: &IoSettings) -> String {
     let mut s = String::new();
-    format_text(v, ty, &mut s);
+    format_text(v, ty, io, &mut s);
     s
 }
 
@@ -392,8 +412,8 @@ mod tests {
     use super::*;
 
     fn p(ty: DataType, s: &str) -> String {
-        match parse_text(ty, s) {
-            Ok(v) => to_text(&v, ty.id),
+        match parse_text(ty, s, &IoSettings::UTC) {
+            Ok(v) => to_text(&v, ty.id, &IoSettings::UTC),
             Err(e) => format!("ERROR {}: {}", e.code.0, e.message),
         }
     }

@@ -8,6 +8,7 @@ pub mod fuzz;
 pub mod numeric;
 pub mod value;
 
+pub use io::IoSettings;
 pub use value::Value;
 
 use common::Oid;

@@ -474,9 +474,11 @@ pub fn eval_binary_op(op: BinaryOp, left: &Value, right: &Value) -> PgResult<Val
         (Value::Int8(a), Value::Int8(b)) => int_arith(op, *a, *b, TypeId::Int8),
         (Value::Float8(a), Value::Float8(b)) => float_arith(op, *a, *b),
         (Value::Numeric(a), Value::Numeric(b)) => numeric_arith(op, a, b),
-        (Value::Text(a), b) if op == BinaryOp::Concat => Ok(Value::Text(concat(a, b))),
-        (a, Value::Text(b)) if op == BinaryOp::Concat => {
-            let mut s = crate::io::to_text(a, a.type_id().unwrap_or(TypeId::Text));
+        // The binder casts a non-string side of `||` to text (with the
+        // session's settings), so both sides are text here.
+        (Value::Text(a), Value::Text(b)) if op == BinaryOp::Concat => {
+            let mut s = String::with_capacity(a.len() + b.len());
+            s.push_str(a);
             s.push_str(b);
             Ok(Value::Text(s))
         }
@@ -527,22 +529,6 @@ fn eval_mixed(op: BinaryOp, left: &Value, right: &Value) -> PgResult<Value> {
     let lt = left.type_id().unwrap_or(TypeId::Unknown);
     let rt = right.type_id().unwrap_or(TypeId::Unknown);
     Err(operator_not_exist_error(op, lt, rt))
-}
-
-fn concat(a: &str, b: &Value) -> String {
-    match b {
-        Value::Text(b) => {
-            let mut s = String::with_capacity(a.len() + b.len());
-            s.push_str(a);
-            s.push_str(b);
-            s
-        }
-        other => {
-            let mut s = a.to_string();
-            crate::io::format_text(other, other.type_id().unwrap_or(TypeId::Text), &mut s);
-            s
-        }
-    }
 }
 
 /// Unary minus on a non-null numeric-family value (22003 on overflow).

@@ -9,7 +9,7 @@ fn r(op: BinaryOp, l: TypeId, rt: TypeId) -> Option<(TypeId, TypeId, TypeId)> {
 
 fn ev(op: BinaryOp, l: Value, rv: Value) -> String {
     match eval_binary_op(op, &l, &rv) {
-        Ok(v) => to_text(&v, v.type_id().unwrap_or(Text)),
+        Ok(v) => to_text(&v, v.type_id().unwrap_or(Text), &crate::IoSettings::UTC),
         Err(e) => format!("ERROR {}: {}", e.code.0, e.message),
     }
 }
@@ -157,8 +157,6 @@ fn dates_and_concat() {
         ev(Concat, Value::Text("a".into()), Value::Text("b".into())),
         "ab"
     );
-    assert_eq!(ev(Concat, Value::Text("a".into()), Value::Int4(1)), "a1");
-    assert_eq!(ev(Concat, Value::Int4(1), Value::Text("a".into())), "1a");
 }
 
 #[test]

@@ -100,7 +100,7 @@ impl Value {
 
     /// PostgreSQL's text output of a non-null value as type `ty`
     /// (see `types::io::format_text`).
-    pub fn to_pg_text(&self, ty: TypeId) -> String {
-        crate::io::to_text(self, ty)
+    pub fn to_pg_text(&self, ty: TypeId, io: &crate::IoSettings) -> String {
+        crate::io::to_text(self, ty, io)
     }
 }

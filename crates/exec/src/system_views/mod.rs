@@ -53,6 +53,8 @@ pub struct ViewContext<'a> {
     pub tm: &'a txn::TransactionManager,
     /// The running server's state (activity, settings, counters).
     pub server: &'a dyn ServerState,
+    /// The session's TimeZone (pg_stats shows timestamptz bounds in it).
+    pub io: &'a types::IoSettings,
 }
 
 /// One system view.

@@ -72,8 +72,9 @@ fn text_or_null(s: Option<String>) -> Value {
     s.map_or(Value::Null, Value::Text)
 }
 
-fn values_literal(v: &[Value], s: &ColumnStats) -> Option<String> {
-    (!v.is_empty()).then(|| array_literal(v.iter().map(|x| types::io::to_text(x, s.data_type.id))))
+fn values_literal(v: &[Value], s: &ColumnStats, io: &types::IoSettings) -> Option<String> {
+    (!v.is_empty())
+        .then(|| array_literal(v.iter().map(|x| types::io::to_text(x, s.data_type.id, io))))
 }
 
 fn pg_stats(cx: &ViewContext<'_>) -> Vec<Row> {
@@ -99,9 +100,9 @@ fn pg_stats(cx: &ViewContext<'_>) -> Vec<Row> {
                 Value::Float4(s.null_frac),
                 Value::Int4(s.avg_width),
                 Value::Float4(s.n_distinct),
-                text_or_null(values_literal(&s.mcv, s)),
+                text_or_null(values_literal(&s.mcv, s, cx.io)),
                 text_or_null(freqs),
-                text_or_null(values_literal(&s.histogram, s)),
+                text_or_null(values_literal(&s.histogram, s, cx.io)),
                 s.correlation.map_or(Value::Null, Value::Float4),
                 Value::Null,
                 Value::Null,

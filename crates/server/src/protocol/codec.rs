@@ -10,7 +10,7 @@
 use common::error::Severity;
 use common::{PgError, PgResult, SqlState};
 use types::io::{format_binary, format_text};
-use types::{TypeId, Value};
+use types::{IoSettings, TypeId, Value};
 
 use crate::session_api::ColumnDesc;
 
@@ -306,7 +306,7 @@ impl MessageBuf {
 
     /// DataRow; value `i` is output as `fmts[i]` says (text, by the value's own
     /// type, when the column is unknown).
-    pub(crate) fn data_row(&mut self, row: &[Value], fmts: &[ColFmt]) {
+    pub(crate) fn data_row(&mut self, row: &[Value], fmts: &[ColFmt], io: &IoSettings) {
         self.begin(b'D');
         self.buf
             .extend_from_slice(&(row.len() as u16).to_be_bytes());
@@ -327,7 +327,7 @@ impl MessageBuf {
                 self.buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
             } else {
                 self.scratch.clear();
-                format_text(v, ty, &mut self.scratch);
+                format_text(v, ty, io, &mut self.scratch);
                 self.put_u32(self.scratch.len() as u32);
                 self.buf.extend_from_slice(self.scratch.as_bytes());
             }

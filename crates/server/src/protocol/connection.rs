@@ -15,6 +15,7 @@ use super::codec::{ColFmt, MsgReader};
 use super::extended::Portal;
 use super::stream::{Conn, ReadError};
 use super::ProtocolLimits;
+use crate::connections::{ConnectionShared, SocketSettings};
 use crate::session_api::{ColumnDesc, PreparedStatement, ResultSink, SessionHandler};
 
 /// Whether the connection goes on after a message.
@@ -34,6 +35,10 @@ pub(crate) struct Connection<'a, S: Read + Write> {
     pub(crate) session: Box<dyn SessionHandler>,
     pub(crate) limits: &'a ProtocolLimits,
     pub(crate) interrupts: Arc<Interrupts>,
+    /// What the listener's watchdog shares about this connection.
+    pub(crate) shared: &'a ConnectionShared,
+    /// The socket settings last applied (None: the server's, from accept).
+    socket: Option<SocketSettings>,
     pub(crate) statements: HashMap<String, Rc<PreparedStatement>>,
     pub(crate) portals: HashMap<String, Portal>,
     /// After an error in an extended-query message, everything up to Sync is skipped.
@@ -45,13 +50,15 @@ impl<'a, S: Read + Write> Connection<'a, S> {
         io: &'a mut Conn<S>,
         session: Box<dyn SessionHandler>,
         limits: &'a ProtocolLimits,
-        interrupts: Arc<Interrupts>,
+        shared: &'a ConnectionShared,
     ) -> Self {
         Connection {
             io,
             session,
             limits,
-            interrupts,
+            interrupts: shared.interrupts.clone(),
+            shared,
+            socket: None,
             statements: HashMap::new(),
             portals: HashMap::new(),
             skip_until_sync: false,
@@ -60,6 +67,7 @@ impl<'a, S: Read + Write> Connection<'a, S> {
 
     /// Reads and handles messages until the connection ends.
     pub(crate) fn run(&mut self) {
+        self.apply_socket_settings();
         let mut body = Vec::new();
         loop {
             // Between messages is a safe point to end the session (fast
@@ -177,8 +185,22 @@ impl<'a, S: Read + Write> Connection<'a, S> {
         }
     }
 
+    /// Applies the session's TCP keepalives and hang-up check interval to
+    /// this connection when they changed (SET, startup options, a reload):
+    /// after each query, before the client's next message.
+    fn apply_socket_settings(&mut self) {
+        let Some(wanted) = self.session.socket_settings() else {
+            return;
+        };
+        if self.socket != Some(wanted) {
+            self.shared.apply_socket_settings(&wanted);
+            self.socket = Some(wanted);
+        }
+    }
+
     /// ParameterStatus for changed settings, ReadyForQuery, and flush.
     pub(crate) fn ready_for_query(&mut self) {
+        self.apply_socket_settings();
         for (name, value) in self.session.take_changed_parameters() {
             self.io.out.parameter_status(&name, &value);
         }
@@ -215,6 +237,7 @@ impl<'a, S: Read + Write> Connection<'a, S> {
         self.portals.remove("");
         self.interrupts.clear_cancel();
         let mut sink = SimpleSink {
+            settings: self.session.io_settings(),
             io: &mut *self.io,
             fmts: Vec::new(),
         };
@@ -238,6 +261,8 @@ impl<'a, S: Read + Write> Connection<'a, S> {
 
 /// Writes each statement's results of a simple query straight to the client, in text.
 struct SimpleSink<'c, S: Read + Write> {
+    /// The session's settings rows are written with.
+    settings: types::IoSettings,
     io: &'c mut Conn<S>,
     fmts: Vec<ColFmt>,
 }
@@ -250,7 +275,7 @@ impl<S: Read + Write> ResultSink for SimpleSink<'_, S> {
     }
 
     fn row(&mut self, row: &[Value]) -> PgResult<()> {
-        self.io.out.data_row(row, &self.fmts);
+        self.io.out.data_row(row, &self.fmts, &self.settings);
         self.io.check_sink()
     }
 
@@ -265,6 +290,10 @@ impl<S: Read + Write> ResultSink for SimpleSink<'_, S> {
         self.io.out.notice(notice);
         self.io.flush();
         self.io.check_sink()
+    }
+
+    fn output_settings(&mut self, io: &types::IoSettings) {
+        self.settings = *io;
     }
 
     fn copy_in_start(&mut self, columns: usize) -> PgResult<()> {

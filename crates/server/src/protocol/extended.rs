@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use common::{PgError, PgResult, SqlState};
 use types::io::{parse_binary, parse_text};
-use types::{DataType, TypeId, Value};
+use types::{DataType, IoSettings, TypeId, Value};
 
 use super::codec::{check_utf8, protocol_violation, ColFmt, MsgReader};
 use super::connection::{connection_lost, Connection};
@@ -92,7 +92,13 @@ fn no_portal(name: &str) -> PgError {
     )
 }
 
-fn decode_param(oid: u32, binary: bool, bytes: &[u8], index: usize) -> PgResult<Value> {
+fn decode_param(
+    oid: u32,
+    binary: bool,
+    bytes: &[u8],
+    index: usize,
+    io: &IoSettings,
+) -> PgResult<Value> {
     let Some(ty) = TypeId::from_oid(oid) else {
         return Err(PgError::unsupported(format!(
             "unsupported type {oid} of parameter ${}",
@@ -102,7 +108,7 @@ fn decode_param(oid: u32, binary: bool, bytes: &[u8], index: usize) -> PgResult<
     if binary {
         parse_binary(DataType::new(ty), bytes)
     } else {
-        parse_text(DataType::new(ty), check_utf8(bytes)?)
+        parse_text(DataType::new(ty), check_utf8(bytes)?, io)
     }
 }
 
@@ -185,11 +191,12 @@ impl<S: Read + Write> Connection<'_, S> {
             ));
         }
         let mut params = Vec::with_capacity(nparams);
+        let settings = self.session.io_settings();
         for (i, (value, &oid)) in raw.iter().zip(&stmt.param_types).enumerate() {
             let binary = format_is_binary(&param_formats, i)?;
             params.push(match value {
                 None => Value::Null,
-                Some(bytes) => decode_param(oid, binary, bytes, i)?,
+                Some(bytes) => decode_param(oid, binary, bytes, i, &settings)?,
             });
         }
         let columns: &[ColumnDesc] = stmt.columns.as_deref().unwrap_or(&[]);
@@ -301,6 +308,7 @@ impl<S: Read + Write> Connection<'_, S> {
             PortalState::Streaming { cursor } => {
                 self.interrupts.clear_cancel();
                 let mut sink = ExecSink {
+                    settings: self.session.io_settings(),
                     io: &mut *self.io,
                     fmts: &mut portal.fmts,
                     limit: 0,
@@ -333,8 +341,9 @@ impl<S: Read + Write> Connection<'_, S> {
                 } else {
                     limit.min(rows.len())
                 };
+                let settings = self.session.io_settings();
                 for row in rows.drain(..take) {
-                    self.io.out.data_row(&row, &portal.fmts);
+                    self.io.out.data_row(&row, &portal.fmts, &settings);
                     self.io.spill_if_needed();
                 }
                 if self.io.broken {
@@ -364,6 +373,7 @@ impl<S: Read + Write> Connection<'_, S> {
         self.interrupts.clear_cancel();
         let stmt = portal.stmt.clone();
         let mut sink = ExecSink {
+            settings: self.session.io_settings(),
             io: &mut *self.io,
             fmts: &mut portal.fmts,
             limit,
@@ -408,6 +418,8 @@ impl<S: Read + Write> Connection<'_, S> {
 /// for later Execute messages. The tag is held back until the outcome
 /// (CommandComplete or PortalSuspended) is known.
 struct ExecSink<'c, S: Read + Write> {
+    /// The session's settings rows are written with.
+    settings: IoSettings,
     io: &'c mut Conn<S>,
     fmts: &'c mut Vec<ColFmt>,
     limit: usize,
@@ -431,7 +443,7 @@ impl<S: Read + Write> ResultSink for ExecSink<'_, S> {
 
     fn row(&mut self, row: &[Value]) -> PgResult<()> {
         if self.limit == 0 || self.sent < self.limit {
-            self.io.out.data_row(row, self.fmts);
+            self.io.out.data_row(row, self.fmts, &self.settings);
             self.sent += 1;
             self.io.check_sink()
         } else {
@@ -449,6 +461,10 @@ impl<S: Read + Write> ResultSink for ExecSink<'_, S> {
         self.io.out.notice(notice);
         self.io.flush();
         self.io.check_sink()
+    }
+
+    fn output_settings(&mut self, io: &IoSettings) {
+        self.settings = *io;
     }
 
     fn copy_in_start(&mut self, columns: usize) -> PgResult<()> {

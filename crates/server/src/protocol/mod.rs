@@ -156,5 +156,5 @@ fn serve<S: Read + Write>(
     if conn.broken {
         return;
     }
-    Connection::new(conn, session, limits, shared.interrupts.clone()).run();
+    Connection::new(conn, session, limits, shared).run();
 }

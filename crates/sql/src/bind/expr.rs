@@ -90,7 +90,7 @@ impl Binder<'_, '_> {
                 return Ok(Expr::Const(Value::Int8(v), TypeId::Int8.into()));
             }
         }
-        let v = parse_text(TypeId::Numeric.into(), s)?;
+        let v = Value::Numeric(Box::new(::types::numeric::Numeric::parse(s)?));
         Ok(Expr::Const(v, TypeId::Numeric.into()))
     }
 
@@ -151,7 +151,7 @@ impl Binder<'_, '_> {
                 if to.id == TypeId::RegClass {
                     return self.regclass_const(s);
                 }
-                let v = parse_text(to, s)?;
+                let v = parse_text(to, s, &self.ctx.io)?;
                 return Ok(Expr::Const(v, to));
             }
             _ => {}
@@ -174,7 +174,7 @@ impl Binder<'_, '_> {
         }
         if let Expr::Const(v, _) = &e {
             // Fold constant casts now (errors surface at bind time, as PostgreSQL's).
-            let v = cast_value(v.clone(), from, to, context)?;
+            let v = cast_value(v.clone(), from, to, context, &self.ctx.io)?;
             return Ok(Expr::Const(v, to));
         }
         Ok(Expr::Cast {

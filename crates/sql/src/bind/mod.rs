@@ -34,6 +34,8 @@ pub struct BindContext<'a> {
     /// Declared or inferred parameter types ($1 is index 0); None = not yet known.
     pub param_types: Vec<Option<TypeId>>,
     pub server_version: &'a str,
+    /// The session's TimeZone: constants are folded with it.
+    pub io: ::types::IoSettings,
     /// The system views (pg_class, pg_stat_activity, information_schema.tables,
     /// ...), looked up before the catalog's tables; None binds without them.
     pub system_views: Option<&'a dyn SystemViews>,

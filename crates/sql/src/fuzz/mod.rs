@@ -165,6 +165,7 @@ pub fn fuzz_one(data: &[u8]) {
                 search_path: vec!["public".into()],
                 param_types: Vec::new(),
                 server_version: "17.0",
+                io: types::IoSettings::UTC,
                 system_views: None,
             };
             if let Err(e) = bind_statement(&mut ctx, parsed) {

@@ -17,7 +17,7 @@ pub use json::{buffer_fields, J};
 use std::time::Duration;
 
 use types::io::to_text;
-use types::{TypeId, Value};
+use types::{IoSettings, TypeId, Value};
 
 use super::cost::{estimate, Estimate, PlannerSettings, RelationSizes};
 use super::{ExplainOptions, JoinKind, Plan, SetOpKind, SortKey, ViewScan};
@@ -57,6 +57,8 @@ pub struct Explainer<'a> {
     pub sizes: &'a dyn RelationSizes,
     pub settings: &'a PlannerSettings,
     pub stats: Option<&'a PlanStats>,
+    /// How constants print (a timestamptz in the session's TimeZone).
+    pub io: &'a IoSettings,
     /// Qualify column names (the query reads more than one relation).
     prefix: bool,
     /// Each scan's name in the output: its alias, made unique as
@@ -94,6 +96,7 @@ pub fn explain_json(
     sizes: &dyn RelationSizes,
     settings: &PlannerSettings,
     stats: Option<&PlanStats>,
+    io: &IoSettings,
 ) -> J {
     let mut names = HashMap::new();
     assign_names(plan, &mut Vec::new(), &mut names);
@@ -102,6 +105,7 @@ pub fn explain_json(
         sizes,
         settings,
         stats,
+        io,
         prefix: count_relations(plan) > 1,
         names,
         lines: Vec::new(),
@@ -159,6 +163,7 @@ pub fn explain_plan(
     sizes: &dyn RelationSizes,
     settings: &PlannerSettings,
     stats: Option<&PlanStats>,
+    io: &IoSettings,
 ) -> Vec<String> {
     let mut names = HashMap::new();
     assign_names(plan, &mut Vec::new(), &mut names);
@@ -167,6 +172,7 @@ pub fn explain_plan(
         sizes,
         settings,
         stats,
+        io,
         prefix: count_relations(plan) > 1,
         names,
         lines: Vec::new(),
@@ -628,7 +634,7 @@ impl Explainer<'_> {
             Expr::Column(i, _) => labels.get(*i).cloned().unwrap_or_else(|| format!("${i}")),
             Expr::OuterColumn { index, .. } => format!("$outer{index}"),
             Expr::Param(i, _) => format!("${}", i + 1),
-            Expr::Const(v, t) => const_text(v, t.id, &t.display_name()),
+            Expr::Const(v, t) => const_text(v, t.id, &t.display_name(), self.io),
             Expr::Binary {
                 op, left, right, ..
             } => format!("({} {} {})", d(left), op.symbol(), d(right)),
@@ -746,7 +752,7 @@ impl Explainer<'_> {
                         .iter()
                         .map(|x| match x {
                             Expr::Const(Value::Null, _) => "NULL".to_string(),
-                            Expr::Const(v, t) => array_item(&to_text(v, t.id)),
+                            Expr::Const(v, t) => array_item(&to_text(v, t.id, self.io)),
                             _ => unreachable!(),
                         })
                         .collect();
@@ -857,11 +863,11 @@ fn array_item(s: &str) -> String {
 
 /// A constant as get_const_expr prints it: integers and plain numerics bare
 /// (unless negative), booleans as words, everything else as a typed literal.
-fn const_text(v: &Value, ty: TypeId, type_name: &str) -> String {
+fn const_text(v: &Value, ty: TypeId, type_name: &str, io: &IoSettings) -> String {
     if v.is_null() {
         return format!("NULL::{type_name}");
     }
-    let text = to_text(v, ty);
+    let text = to_text(v, ty, io);
     match ty {
         TypeId::Bool => text.replace('t', "true").replace('f', "false"),
         TypeId::Int4 if !text.starts_with('-') => text,

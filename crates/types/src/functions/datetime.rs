@@ -1,5 +1,6 @@
 //! Date/time functions: now() and friends, date_part / extract, date_trunc.
-//! The session time zone is UTC, so timestamptz fields equal timestamp fields.
+//! Those over timestamptz, and the local-time ones, read the session's
+//! TimeZone from the `IoSettings` they are called with.
 
 use super::string::{int, text};
 use crate::datetime::{
@@ -7,19 +8,26 @@ use crate::datetime::{
     DATE_NOBEGIN, DATE_NOEND, TIMESTAMP_NOBEGIN, TIMESTAMP_NOEND, USECS_PER_DAY, USECS_PER_SEC,
 };
 use crate::numeric::Numeric;
-use crate::Value;
+use crate::timezone::TimeZone;
+use crate::{IoSettings, Value};
 use common::{PgError, PgResult, SqlState};
 
 pub fn now(_: &[Value]) -> PgResult<Value> {
     Ok(Value::Timestamptz(dt::now_timestamp()))
 }
 
-pub fn localtimestamp(_: &[Value]) -> PgResult<Value> {
-    Ok(Value::Timestamp(dt::now_timestamp()))
+/// The session's wall-clock time.
+pub fn localtimestamp(_: &[Value], io: &IoSettings) -> PgResult<Value> {
+    Ok(Value::Timestamp(dt::tz_to_local(
+        dt::now_timestamp(),
+        io.timezone,
+    )))
 }
 
-pub fn current_date(_: &[Value]) -> PgResult<Value> {
-    Ok(Value::Date(dt::today()))
+/// The session's date.
+pub fn current_date(_: &[Value], io: &IoSettings) -> PgResult<Value> {
+    let local = dt::tz_to_local(dt::now_timestamp(), io.timezone);
+    Ok(Value::Date(local.div_euclid(USECS_PER_DAY) as i32))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,11 +227,12 @@ fn infinite_field(unit: Unit, positive: bool) -> Option<Numeric> {
     })
 }
 
-fn ts_part(args: &[Value], tname: &str) -> PgResult<Option<Numeric>> {
+/// `zone`: the session's, for a timestamptz argument.
+fn ts_part(args: &[Value], tname: &str, zone: TimeZone) -> PgResult<Option<Numeric>> {
     let unit_name = text(args, 0)?;
     let us = match &args[1] {
         Value::Timestamp(t) => *t,
-        Value::Timestamptz(t) => dt::tz_to_local(*t),
+        Value::Timestamptz(t) => dt::tz_to_local(*t, zone),
         Value::Date(d) => dt::date_to_timestamp(*d)?,
         other => return Err(PgError::internal(format!("date_part of {other:?}"))),
     };
@@ -232,7 +241,7 @@ fn ts_part(args: &[Value], tname: &str) -> PgResult<Option<Numeric>> {
         if *t != TIMESTAMP_NOBEGIN && *t != TIMESTAMP_NOEND {
             // The zone fields and the epoch belong to the instant, not to the
             // wall-clock time it shows in this session.
-            let offset = dt::session_timezone().offset_at_utc(*t);
+            let offset = zone.offset_at_utc(*t);
             match unit {
                 Unit::Timezone => return Ok(Some(Numeric::from_i64(offset as i64))),
                 Unit::TimezoneHour => return Ok(Some(Numeric::from_i64((offset / 3600) as i64))),
@@ -272,25 +281,28 @@ fn to_num(n: Option<Numeric>) -> Value {
     }
 }
 
+// Zone-less values ignore the zone ts_part is given.
+const NO_ZONE: TimeZone = TimeZone::Fixed(0);
+
 pub fn date_part_ts(args: &[Value]) -> PgResult<Value> {
-    ts_part(args, TS).map(to_float)
+    ts_part(args, TS, NO_ZONE).map(to_float)
 }
 
-pub fn date_part_tstz(args: &[Value]) -> PgResult<Value> {
-    ts_part(args, TSTZ).map(to_float)
+pub fn date_part_tstz(args: &[Value], io: &IoSettings) -> PgResult<Value> {
+    ts_part(args, TSTZ, io.timezone).map(to_float)
 }
 
 /// date_part(text, date) is date_part(text, date::timestamp) in PostgreSQL.
 pub fn date_part_date(args: &[Value]) -> PgResult<Value> {
-    ts_part(args, TS).map(to_float)
+    ts_part(args, TS, NO_ZONE).map(to_float)
 }
 
 pub fn extract_ts(args: &[Value]) -> PgResult<Value> {
-    ts_part(args, TS).map(to_num)
+    ts_part(args, TS, NO_ZONE).map(to_num)
 }
 
-pub fn extract_tstz(args: &[Value]) -> PgResult<Value> {
-    ts_part(args, TSTZ).map(to_num)
+pub fn extract_tstz(args: &[Value], io: &IoSettings) -> PgResult<Value> {
+    ts_part(args, TSTZ, io.timezone).map(to_num)
 }
 
 /// extract(field from date): date fields only, integers.
@@ -468,13 +480,13 @@ pub fn timezone_ts(args: &[Value]) -> PgResult<Value> {
     ))
 }
 
-pub fn date_trunc_tstz(args: &[Value]) -> PgResult<Value> {
+pub fn date_trunc_tstz(args: &[Value], io: &IoSettings) -> PgResult<Value> {
     // Truncate the session-local wall-clock time, as PostgreSQL does.
     let mut local = args.to_vec();
     if let Some(Value::Timestamptz(t)) = local.get_mut(1) {
-        *t = dt::tz_to_local(*t);
+        *t = dt::tz_to_local(*t, io.timezone);
     }
-    date_trunc(&local, TSTZ).map(|t| Value::Timestamptz(dt::local_to_tz(t)))
+    date_trunc(&local, TSTZ).map(|t| Value::Timestamptz(dt::local_to_tz(t, io.timezone)))
 }
 
 /// make_date(year, month, day); negative years are BC.

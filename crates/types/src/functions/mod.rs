@@ -14,11 +14,18 @@ mod tests;
 
 use crate::cast::{can_cast, CastContext};
 use crate::TypeId;
-use crate::Value;
+use crate::{IoSettings, Value};
 use common::{PgError, PgResult, SqlState};
 
-/// Signature of a built-in's implementation: non-null args if `strict`.
-pub type BuiltinImpl = fn(&[Value]) -> PgResult<Value>;
+/// A built-in's implementation; its args are non-null if `strict`.
+#[derive(Clone, Copy)]
+pub enum BuiltinImpl {
+    /// Depends on its arguments alone.
+    Pure(fn(&[Value]) -> PgResult<Value>),
+    /// Also on the session's settings (TimeZone): PostgreSQL's stable
+    /// functions over timestamptz, and output functions of any type.
+    Session(fn(&[Value], &IoSettings) -> PgResult<Value>),
+}
 
 pub struct BuiltinFunction {
     pub name: &'static str,
@@ -54,11 +61,20 @@ impl BuiltinFunction {
     }
 
     /// Calls the function, honouring `strict` (NULL in, NULL out).
-    pub fn call(&self, args: &[Value]) -> PgResult<Value> {
+    pub fn call(&self, args: &[Value], io: &IoSettings) -> PgResult<Value> {
         if self.strict && args.iter().any(Value::is_null) {
             return Ok(Value::Null);
         }
-        (self.imp)(args)
+        self.invoke(args, io)
+    }
+
+    /// Calls the implementation; the caller has applied `strict`.
+    #[inline]
+    pub fn invoke(&self, args: &[Value], io: &IoSettings) -> PgResult<Value> {
+        match self.imp {
+            BuiltinImpl::Pure(f) => f(args),
+            BuiltinImpl::Session(f) => f(args, io),
+        }
     }
 }
 
@@ -92,7 +108,7 @@ const fn f(
     name: &'static str,
     arg_types: &'static [TypeId],
     ret: TypeId,
-    imp: BuiltinImpl,
+    imp: fn(&[Value]) -> PgResult<Value>,
 ) -> BuiltinFunction {
     BuiltinFunction {
         name,
@@ -101,7 +117,20 @@ const fn f(
         ret,
         strict: true,
         volatile: false,
-        imp,
+        imp: BuiltinImpl::Pure(imp),
+    }
+}
+
+/// A function that reads the session's settings.
+const fn fs(
+    name: &'static str,
+    arg_types: &'static [TypeId],
+    ret: TypeId,
+    imp: fn(&[Value], &IoSettings) -> PgResult<Value>,
+) -> BuiltinFunction {
+    BuiltinFunction {
+        imp: BuiltinImpl::Session(imp),
+        ..f(name, arg_types, ret, |_| Ok(Value::Null))
     }
 }
 
@@ -151,12 +180,12 @@ static BUILTINS: &[BuiltinFunction] = &[
     BuiltinFunction {
         variadic: true,
         strict: false,
-        ..f("concat", &[Text], Text, string::concat)
+        ..fs("concat", &[Text], Text, string::concat)
     },
     BuiltinFunction {
         variadic: true,
         strict: false,
-        ..f("concat_ws", &[Text, Text], Text, string::concat_ws)
+        ..fs("concat_ws", &[Text, Text], Text, string::concat_ws)
     },
     f("left", &[Text, Int4], Text, string::left),
     f("right", &[Text, Int4], Text, string::right),
@@ -248,20 +277,20 @@ static BUILTINS: &[BuiltinFunction] = &[
     volatile(f("transaction_timestamp", &[], Timestamptz, datetime::now)),
     volatile(f("statement_timestamp", &[], Timestamptz, datetime::now)),
     volatile(f("clock_timestamp", &[], Timestamptz, datetime::now)),
-    volatile(f(
+    volatile(fs(
         "localtimestamp",
         &[],
         Timestamp,
         datetime::localtimestamp,
     )),
-    volatile(f("current_date", &[], Date, datetime::current_date)),
+    volatile(fs("current_date", &[], Date, datetime::current_date)),
     f(
         "date_part",
         &[Text, Timestamp],
         Float8,
         datetime::date_part_ts,
     ),
-    f(
+    fs(
         "date_part",
         &[Text, Timestamptz],
         Float8,
@@ -269,7 +298,7 @@ static BUILTINS: &[BuiltinFunction] = &[
     ),
     f("date_part", &[Text, Date], Float8, datetime::date_part_date),
     f("extract", &[Text, Timestamp], Numeric, datetime::extract_ts),
-    f(
+    fs(
         "extract",
         &[Text, Timestamptz],
         Numeric,
@@ -282,7 +311,7 @@ static BUILTINS: &[BuiltinFunction] = &[
         Timestamp,
         datetime::date_trunc_ts,
     ),
-    f(
+    fs(
         "date_trunc",
         &[Text, Timestamptz],
         Timestamptz,

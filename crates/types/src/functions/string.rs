@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::io;
-use crate::Value;
+use crate::{IoSettings, Value};
 use common::{PgError, PgResult, SqlState};
 
 /// Text of argument `i` (strings are `Value::Text`).
@@ -215,25 +215,30 @@ pub fn translate(args: &[Value]) -> PgResult<Value> {
     Ok(Value::Text(out))
 }
 
-fn push_value(out: &mut String, v: &Value) {
+fn push_value(out: &mut String, v: &Value, settings: &IoSettings) {
     match v {
         Value::Text(s) => out.push_str(s),
         Value::Null => {}
-        other => io::format_text(other, other.type_id().unwrap_or(crate::TypeId::Text), out),
+        other => io::format_text(
+            other,
+            other.type_id().unwrap_or(crate::TypeId::Text),
+            settings,
+            out,
+        ),
     }
 }
 
 /// concat(VARIADIC "any"): NULLs are skipped.
-pub fn concat(args: &[Value]) -> PgResult<Value> {
+pub fn concat(args: &[Value], settings: &IoSettings) -> PgResult<Value> {
     let mut out = String::new();
     for a in args {
-        push_value(&mut out, a);
+        push_value(&mut out, a, settings);
     }
     Ok(Value::Text(out))
 }
 
 /// concat_ws(sep, VARIADIC "any"): NULL separator gives NULL; NULL args skipped.
-pub fn concat_ws(args: &[Value]) -> PgResult<Value> {
+pub fn concat_ws(args: &[Value], settings: &IoSettings) -> PgResult<Value> {
     let sep = match args.first() {
         Some(Value::Null) | None => return Ok(Value::Null),
         Some(_) => text(args, 0)?,
@@ -248,7 +253,7 @@ pub fn concat_ws(args: &[Value]) -> PgResult<Value> {
             out.push_str(sep);
         }
         first = false;
-        push_value(&mut out, a);
+        push_value(&mut out, a, settings);
     }
     Ok(Value::Text(out))
 }

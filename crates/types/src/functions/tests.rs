@@ -3,6 +3,8 @@ use crate::io::to_text;
 use crate::numeric::Numeric as Num;
 use TypeId::*;
 
+const UTC: crate::IoSettings = crate::IoSettings::UTC;
+
 fn t(s: &str) -> Value {
     Value::Text(s.to_string())
 }
@@ -28,12 +30,13 @@ fn call(name: &str, args: &[Value]) -> String {
         .map(|(i, a)| {
             let decl = f.arg_type(i).unwrap();
             let from = a.type_id().unwrap_or(decl);
-            crate::cast::cast_value(a.clone(), from, decl.into(), CastContext::Implicit).unwrap()
+            crate::cast::cast_value(a.clone(), from, decl.into(), CastContext::Implicit, &UTC)
+                .unwrap()
         })
         .collect();
-    match f.call(&cast) {
+    match f.call(&cast, &UTC) {
         Ok(Value::Null) => "NULL".to_string(),
-        Ok(v) => to_text(&v, f.ret),
+        Ok(v) => to_text(&v, f.ret, &UTC),
         Err(e) => format!("ERROR {}: {}", e.code.0, e.message),
     }
 }
@@ -255,9 +258,9 @@ fn strings() {
     );
     assert_eq!(call("starts_with", &[t("hello"), t("he")]), "t");
     let f = lookup_function("length", &[Bpchar]).unwrap();
-    assert_eq!(f.call(&[t("ab ")]).unwrap(), Value::Int4(2));
+    assert_eq!(f.call(&[t("ab ")], &UTC).unwrap(), Value::Int4(2));
     let f = lookup_function("concat_ws", &[Text, Text]).unwrap();
-    assert_eq!(f.call(&[Value::Null, t("a")]).unwrap(), Value::Null);
+    assert_eq!(f.call(&[Value::Null, t("a")], &UTC).unwrap(), Value::Null);
 }
 
 #[test]
@@ -314,7 +317,7 @@ fn math() {
     let r = lookup_function("random", &[]).unwrap();
     assert!(r.volatile);
     for _ in 0..100 {
-        match r.call(&[]).unwrap() {
+        match r.call(&[], &UTC).unwrap() {
             Value::Float8(v) => assert!((0.0..1.0).contains(&v)),
             other => panic!("{other:?}"),
         }
@@ -438,5 +441,5 @@ fn datetimes() {
         "1970-01-01 00:00:00+00"
     );
     let now = lookup_function("now", &[]).unwrap();
-    assert!(matches!(now.call(&[]).unwrap(), Value::Timestamptz(v) if v > 0));
+    assert!(matches!(now.call(&[], &UTC).unwrap(), Value::Timestamptz(v) if v > 0));
 }

@@ -6,7 +6,7 @@
 
 use crate::io::{format_binary, parse_binary, parse_text, to_text};
 use crate::numeric::numeric_typmod;
-use crate::{DataType, TypeId, Value};
+use crate::{DataType, IoSettings, TypeId, Value};
 use common::PgError;
 
 use common::fuzz::{Mutator, Rng};
@@ -22,7 +22,7 @@ pub fn fuzz_one(data: &[u8]) {
         // Text input is a C string, as PostgreSQL's typinput gets it: the
         // protocol and the SQL lexer refuse NUL and invalid UTF-8 before it.
         match std::str::from_utf8(payload) {
-            Ok(text) if !text.contains('\0') => parse_text(ty, text),
+            Ok(text) if !text.contains('\0') => parse_text(ty, text, &IoSettings::UTC),
             _ => return,
         }
     } else {
@@ -85,11 +85,11 @@ pub fn check_round_trips(ty: DataType, value: &Value, input: &[u8]) {
     if matches!(value, Value::Null) {
         return;
     }
-    let text = to_text(value, ty.id);
-    match parse_text(ty, &text) {
+    let text = to_text(value, ty.id, &IoSettings::UTC);
+    match parse_text(ty, &text, &IoSettings::UTC) {
         Ok(again) => {
             assert!(
-                same(value, &again) && to_text(&again, ty.id) == text,
+                same(value, &again) && to_text(&again, ty.id, &IoSettings::UTC) == text,
                 "text round trip of {}: {value:?} printed {text:?}, read back {again:?}",
                 what()
             );
@@ -105,7 +105,7 @@ pub fn check_round_trips(ty: DataType, value: &Value, input: &[u8]) {
     format_binary(value, ty.id, &mut binary);
     match parse_binary(ty, &binary) {
         Ok(again) => assert!(
-            same(value, &again) && to_text(&again, ty.id) == text,
+            same(value, &again) && to_text(&again, ty.id, &IoSettings::UTC) == text,
             "binary round trip of {}: {value:?} sent b\"{}\", read back {again:?}",
             what(),
             binary.escape_ascii()

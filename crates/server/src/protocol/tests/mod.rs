@@ -282,8 +282,8 @@ impl SessionHandler for MockSession {
     fn sync(&mut self) {
         self.log.lock().unwrap().events.push("sync".into());
     }
-    fn session_timezone_offset_secs(&self) -> i32 {
-        0
+    fn io_settings(&self) -> types::IoSettings {
+        types::IoSettings::UTC
     }
 }
 
