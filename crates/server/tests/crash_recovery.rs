@@ -395,3 +395,56 @@ fn waldump_prints_the_records() {
     assert!(text.contains("CHECKPOINT_SHUTDOWN"), "{text}");
     assert!(text.contains("FPW") || text.contains("blkref #0"), "{text}");
 }
+
+#[test]
+fn a_bulk_load_killed_midway_leaves_nothing_and_an_earlier_one_everything() {
+    let mut server = TestServer::start_with(&[("shared_buffers", "1MB")]);
+    server.psql("create table bulk (a int, b text)");
+    let mut data = String::new();
+    for i in 0..200_000 {
+        data.push_str(&format!("{i}\trow number {i} with some padding\n"));
+    }
+    let file = server.write_file("bulk.tsv", &data);
+    // A committed load: every row survives.
+    server.psql(&format!("\\copy bulk from '{}'", file.display()));
+    let loaded: i64 = server
+        .psql("select pg_relation_size('bulk')")
+        .trim()
+        .parse()
+        .unwrap();
+    // A second load, killed while it runs: none of it may appear.
+    let mut cmd = server.psql_command();
+    cmd.arg("-c")
+        .arg(format!("\\copy bulk from '{}'", file.display()));
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill once the second load has written pages (its rows are not committed).
+    let mut grew = false;
+    for _ in 0..200 {
+        let size: i64 = server
+            .psql("select pg_relation_size('bulk')")
+            .trim()
+            .parse()
+            .unwrap();
+        if size > loaded {
+            grew = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    server.kill();
+    let status = child.wait().unwrap();
+    assert!(grew, "the second load never started");
+    assert!(
+        !status.success(),
+        "the second load finished before the kill"
+    );
+    server.start_again();
+    assert_eq!(
+        server.psql("select count(*), count(distinct a), min(a), max(a) from bulk"),
+        "200000|200000|0|199999"
+    );
+}
