@@ -464,16 +464,7 @@ impl wal::Redo for CatalogRedo {
 fn write_atomically(path: &Path, bytes: &[u8]) -> PgResult<()> {
     let dir = path.parent().expect("catalog path has a parent");
     std::fs::create_dir_all(dir).map_err(|e| io_error("create directory", dir, e))?;
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).map_err(|e| io_error("write", &tmp, e))?;
-    std::fs::File::open(&tmp)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| io_error("fsync", &tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| io_error("rename", &tmp, e))?;
-    std::fs::File::open(dir)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| io_error("fsync", dir, e))?;
-    Ok(())
+    common::durable::replace_file(path, bytes, true).map_err(|(op, file, e)| io_error(op, &file, e))
 }
 
 /// Tablespace oid of shared catalogs (for pg_relation_filepath of those).

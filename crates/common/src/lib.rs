@@ -3,6 +3,7 @@
 //! values live in the `types` crate, above this one.
 
 pub mod buffer_usage;
+pub mod durable;
 pub mod error;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;

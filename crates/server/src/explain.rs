@@ -104,14 +104,36 @@ pub(crate) fn run_explain(
                 }
             }
         }
-        BoundStatement::Insert { table, source, .. } => {
+        BoundStatement::Insert { .. }
+        | BoundStatement::Update { .. }
+        | BoundStatement::Delete { .. } => {
             if options.analyze {
                 return Err(PgError::unsupported(
                     "EXPLAIN ANALYZE of INSERT, UPDATE or DELETE is not supported yet",
                 ));
             }
+            // UPDATE and DELETE read their rows through a scan of the table.
+            let scan;
+            let (verb, table, source) = match statement {
+                BoundStatement::Insert { table, source, .. } => ("Insert", table, source),
+                BoundStatement::Update { table, qual, .. }
+                | BoundStatement::Delete { table, qual, .. } => {
+                    scan = Plan::SeqScan {
+                        table: table.clone(),
+                        qual: qual.clone(),
+                        alias: None,
+                    };
+                    let verb = if matches!(statement, BoundStatement::Update { .. }) {
+                        "Update"
+                    } else {
+                        "Delete"
+                    };
+                    (verb, table, &scan)
+                }
+                _ => unreachable!("matched above"),
+            };
             if json {
-                let root = modify_json("Insert", table, source, options, &sizes, settings, &env.io);
+                let root = modify_json(verb, table, source, options, &sizes, settings, &env.io);
                 lines.push(json_document(
                     root,
                     options,
@@ -120,36 +142,7 @@ pub(crate) fn run_explain(
                     execution_none(),
                 ));
             } else {
-                lines = modify_lines("Insert", table, source, options, &sizes, settings, &env.io);
-            }
-        }
-        BoundStatement::Update { table, qual, .. } | BoundStatement::Delete { table, qual, .. } => {
-            if options.analyze {
-                return Err(PgError::unsupported(
-                    "EXPLAIN ANALYZE of INSERT, UPDATE or DELETE is not supported yet",
-                ));
-            }
-            let scan = Plan::SeqScan {
-                table: table.clone(),
-                qual: qual.clone(),
-                alias: None,
-            };
-            let verb = if matches!(statement, BoundStatement::Update { .. }) {
-                "Update"
-            } else {
-                "Delete"
-            };
-            if json {
-                let root = modify_json(verb, table, &scan, options, &sizes, settings, &env.io);
-                lines.push(json_document(
-                    root,
-                    options,
-                    planning_time,
-                    planning_buffers,
-                    execution_none(),
-                ));
-            } else {
-                lines = modify_lines(verb, table, &scan, options, &sizes, settings, &env.io);
+                lines = modify_lines(verb, table, source, options, &sizes, settings, &env.io);
             }
         }
         _ => unreachable!("the binder explains only queries and DML"),

@@ -124,10 +124,7 @@ impl Clog {
         flush_log(self.max_lsn.load(Ordering::SeqCst))?;
         for (seg, bytes) in segments.into_iter().enumerate() {
             let path = self.dir.join(format!("{seg:04X}"));
-            let tmp = self.dir.join(format!("{seg:04X}.tmp"));
-            std::fs::write(&tmp, &bytes)?;
-            std::fs::File::open(&tmp)?.sync_all()?;
-            std::fs::rename(&tmp, &path)?;
+            common::durable::replace_file(&path, &bytes, true).map_err(|(_, _, e)| e)?;
         }
         Ok(())
     }

@@ -98,10 +98,8 @@ impl TransactionManager {
     }
 
     fn write_limit(&self, limit: Xid) -> std::io::Result<()> {
-        let tmp = self.limit_path.with_extension("tmp");
-        std::fs::write(&tmp, format!("{limit}\n"))?;
-        std::fs::File::open(&tmp)?.sync_all()?;
-        std::fs::rename(&tmp, &self.limit_path)
+        common::durable::replace_file(&self.limit_path, format!("{limit}\n").as_bytes(), true)
+            .map_err(|(_, _, e)| e)
     }
 
     /// Starts a transaction: a new xid, registered as running.

@@ -97,19 +97,8 @@ impl ControlFile {
     }
 
     pub fn write(&self, data_dir: &Path, fsync: bool) -> WalResult<()> {
-        let p = path(data_dir);
-        let tmp = p.with_extension("tmp");
-        std::fs::write(&tmp, self.encode()).map_err(|e| WalError::io("write", &tmp, e))?;
-        if fsync {
-            std::fs::File::open(&tmp)
-                .and_then(|f| f.sync_all())
-                .map_err(|e| WalError::io("fsync", &tmp, e))?;
-        }
-        std::fs::rename(&tmp, &p).map_err(|e| WalError::io("rename", &tmp, e))?;
-        if fsync {
-            crate::segments::sync_dir(p.parent().expect("global"))?;
-        }
-        Ok(())
+        common::durable::replace_file(&path(data_dir), &self.encode(), fsync)
+            .map_err(|(op, file, e)| WalError::io(op, &file, e))
     }
 }
 

@@ -14,7 +14,7 @@ mod stats;
 mod write;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
+use std::sync::atomic::{AtomicU32, AtomicU64};
 
 use parking_lot::{Condvar, Mutex};
 
@@ -129,9 +129,6 @@ pub struct Wal {
     pub settings: WalSettings,
     insert: insert::Inserter,
     write: write::Writer,
-    /// Set while redo runs: pages written then need no flush (their WAL is
-    /// what is being replayed, already on disk).
-    in_recovery: AtomicBool,
     /// A checkpoint is wanted (max_wal_size reached); the checkpointer
     /// waits on `checkpoint_wanted`.
     checkpoint_requested: Mutex<bool>,
@@ -155,7 +152,6 @@ impl Wal {
             write: write::Writer::new(dir.clone()),
             dir,
             settings,
-            in_recovery: AtomicBool::new(false),
             checkpoint_requested: Mutex::new(false),
             checkpoint_wanted: Condvar::new(),
             last_redo: AtomicU64::new(0),
@@ -167,17 +163,6 @@ impl Wal {
 
     pub fn dir(&self) -> &Path {
         &self.dir
-    }
-
-    pub fn set_in_recovery(&self, on: bool) {
-        // Relaxed: set before redo starts and cleared after it ends, on the
-        // startup thread, before any other thread uses the pool.
-        self.in_recovery
-            .store(on, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    pub fn in_recovery(&self) -> bool {
-        self.in_recovery.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Waits until a checkpoint is requested by log volume, or `timeout`.

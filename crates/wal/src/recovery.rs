@@ -123,7 +123,6 @@ impl Wal {
         let mut reader = WalReader::new(&self.dir, checkpoint.redo);
         let mut records = 0u64;
         let mut last = (checkpoint.redo, 0);
-        self.set_in_recovery(true);
         let stop_reason = loop {
             match reader.next_record() {
                 Ok(rec) => {
@@ -144,7 +143,6 @@ impl Wal {
                 Err(e @ ReadEnd::Invalid(..)) => break e.to_string(),
             }
         };
-        self.set_in_recovery(false);
         let (end, prev) = last;
         if end < control.checkpoint {
             return Err(WalError::Control(format!(

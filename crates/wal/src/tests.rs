@@ -2,7 +2,6 @@
 //! wrap and wait for the writer), replayed after a "crash" (a second open
 //! of the same directory without a shutdown checkpoint).
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use crate::record::{Record, RecordBuilder};
@@ -18,9 +17,9 @@ fn open(dir: &std::path::Path) -> &'static Wal {
     Wal::open(dir, WalSettings::new(64 * 1024, r)).unwrap()
 }
 
+/// Records each replayed record's xid and main-data length.
 struct Collect {
     seen: Mutex<Vec<(u64, usize)>>,
-    count: AtomicU64,
 }
 
 impl Redo for Collect {
@@ -28,9 +27,21 @@ impl Redo for Collect {
         let n = u64::from_le_bytes(rec.main[..8].try_into().unwrap());
         assert!(rec.main[8..].iter().all(|&b| b == n as u8));
         self.seen.lock().unwrap().push((rec.xid, rec.main.len()));
-        self.count.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
+}
+
+/// Opens `dir` again (as after a crash) and replays it; returns the log,
+/// the report and what the heap handler saw.
+fn replay(dir: &std::path::Path) -> (&'static Wal, crate::RecoveryReport, Vec<(u64, usize)>) {
+    let wal = open(dir);
+    let c = Collect {
+        seen: Mutex::new(Vec::new()),
+    };
+    let mut handlers: Vec<Option<&dyn Redo>> = vec![None; crate::rmgr::COUNT];
+    handlers[crate::rmgr::HEAP as usize] = Some(&c);
+    let rep = wal.startup(dir, &handlers).unwrap();
+    (wal, rep, c.seen.into_inner().unwrap())
 }
 
 fn record_body(n: u64) -> Vec<u8> {
@@ -71,21 +82,14 @@ fn concurrent_inserts_replay_in_order_and_completely() {
     });
     let end = wal.flush_all().unwrap();
     // "Crash": open again without a shutdown checkpoint and replay.
-    let again = open(dir.path());
-    let c = Collect {
-        seen: Mutex::new(Vec::new()),
-        count: AtomicU64::new(0),
-    };
-    let mut handlers: Vec<Option<&dyn Redo>> = vec![None; crate::rmgr::COUNT];
-    handlers[crate::rmgr::HEAP as usize] = Some(&c);
-    let rep = again.startup(dir.path(), &handlers).unwrap();
+    let (_, rep, seen) = replay(dir.path());
     assert!(rep.crashed);
     assert_eq!(rep.records, threads * per);
     assert_eq!(rep.end, end);
-    let mut xids: Vec<u64> = c.seen.lock().unwrap().iter().map(|s| s.0).collect();
+    let mut xids: Vec<u64> = seen.iter().map(|s| s.0).collect();
     xids.sort_unstable();
     assert_eq!(xids, (1..=threads * per).collect::<Vec<_>>());
-    for (xid, len) in c.seen.lock().unwrap().iter() {
+    for (xid, len) in &seen {
         assert_eq!(*len, record_body(xid - 1).len());
     }
 }
@@ -113,14 +117,7 @@ fn a_damaged_tail_ends_replay_at_the_last_valid_record() {
     let at = (start % crate::SEGMENT_SIZE) as usize + 40;
     bytes[at] ^= 0x40;
     std::fs::write(&seg, bytes).unwrap();
-    let again = open(dir.path());
-    let c = Collect {
-        seen: Mutex::new(Vec::new()),
-        count: AtomicU64::new(0),
-    };
-    let mut handlers: Vec<Option<&dyn Redo>> = vec![None; crate::rmgr::COUNT];
-    handlers[crate::rmgr::HEAP as usize] = Some(&c);
-    let rep = again.startup(dir.path(), &handlers).unwrap();
+    let (again, rep, _) = replay(dir.path());
     assert_eq!(rep.records, 9);
     assert_eq!(rep.end, ends[8].1);
     assert!(rep.stop_reason.contains("checksum"), "{}", rep.stop_reason);
@@ -129,7 +126,6 @@ fn a_damaged_tail_ends_replay_at_the_last_valid_record() {
     rec.main_data().extend_from_slice(&record_body(99));
     again.insert(&rec).unwrap();
     again.flush_all().unwrap();
-    let third = open(dir.path());
-    let rep = third.startup(dir.path(), &handlers).unwrap();
+    let (_, rep, _) = replay(dir.path());
     assert_eq!(rep.records, 9 + 1);
 }

@@ -49,11 +49,6 @@ pub(crate) fn insert_or_panic(wal: &Wal, rec: &RecordBuilder<'_>) -> u64 {
     }
 }
 
-/// The changed tuple's xid for the record header.
-fn tuple_xmin(t: &[u8]) -> Xid {
-    tuple::xmin(t)
-}
-
 /// Logs the insertion of the tuple now at `off` and stamps the page.
 /// `was_empty`: the page had no items before (redo starts from a new page).
 pub(crate) fn log_insert(
@@ -66,7 +61,7 @@ pub(crate) fn log_insert(
 ) {
     let lsn = {
         let t = page::item(pg, off).expect("just added");
-        let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_INSERT, tuple_xmin(t));
+        let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_INSERT, tuple::xmin(t));
         let b = rec.register_block(tag(rel, block), pg, was_empty);
         let d = rec.block_data(b);
         d.extend_from_slice(&off.to_le_bytes());
@@ -87,7 +82,7 @@ pub(crate) fn log_multi_insert(
     was_empty: bool,
 ) {
     let lsn = {
-        let xid = tuple_xmin(page::item(pg, first).expect("just added"));
+        let xid = tuple::xmin(page::item(pg, first).expect("just added"));
         let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_MULTI_INSERT, xid);
         let b = rec.register_block(tag(rel, block), pg, was_empty);
         let d = rec.block_data(b);
@@ -218,10 +213,12 @@ fn redo_page(
     let err = |e: storage::StorageError| RedoError::new(rec, e.to_string());
     let smgr = pool.smgr();
     let (rel, fork, block) = (b.tag.rel, b.tag.fork, b.tag.block);
-    if !smgr.exists(rel, fork) {
+    // The size is cached by smgr; only a fork it knows no blocks of may
+    // lack its file (a stat per record would slow replay down).
+    let n = smgr.nblocks(rel, fork).map_err(err)?;
+    if n == 0 && !smgr.exists(rel, fork) {
         smgr.create(rel, fork).map_err(err)?;
     }
-    let n = smgr.nblocks(rel, fork).map_err(err)?;
     if n <= block {
         smgr.extend(rel, fork, block + 1 - n).map_err(err)?;
     }
