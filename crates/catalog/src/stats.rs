@@ -1,11 +1,9 @@
 //! pg_statistic rows: what ANALYZE found about one column.
 //!
-//! Values are typed `Value`s in memory. In the catalog file they are kept in
-//! a stable text form: the type's output text, except dates and timestamps,
+//! Values are typed `Value`s in memory. In the pg_statistic row they are
+//! kept (as JSON in one text column) in a stable text form: the type's output text, except dates and timestamps,
 //! kept as their integer day/microsecond counts so that the session time
 //! zone and DateStyle cannot change what is read back.
-
-use std::sync::Arc;
 
 use common::{Oid, PgResult};
 use serde::{Deserialize, Serialize};
@@ -33,24 +31,6 @@ pub struct ColumnStats {
 }
 
 /// Whether a table has no statistics (then the field is left out).
-pub(crate) fn none(v: &Arc<Vec<ColumnStats>>) -> bool {
-    v.is_empty()
-}
-
-/// Serde for the shared list: as a plain list.
-pub(crate) mod shared {
-    use super::*;
-    use serde::{Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(v: &Arc<Vec<ColumnStats>>, s: S) -> Result<S::Ok, S::Error> {
-        v.as_slice().serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<Vec<ColumnStats>>, D::Error> {
-        Vec::<ColumnStats>::deserialize(d).map(Arc::new)
-    }
-}
-
 #[derive(Serialize, Deserialize)]
 struct Stored {
     attnum: i16,
@@ -139,7 +119,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn values_survive_the_catalog_file() {
+    fn values_survive_the_stored_row() {
         let s = ColumnStats {
             attnum: 2,
             data_type: DataType::new(TypeId::Timestamptz),

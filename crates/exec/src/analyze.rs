@@ -28,7 +28,7 @@ pub use sql::plan::AnalyzeTarget;
 pub fn analyze(
     targets: &[AnalyzeTarget],
     verbose: bool,
-    catalog: &catalog::Catalog,
+    cx: &mut crate::commands::CommandContext,
     env: &mut ExecEnv,
     info: &mut dyn FnMut(PgError) -> PgResult<()>,
 ) -> PgResult<()> {
@@ -39,7 +39,7 @@ pub fn analyze(
         .unwrap_or(100);
     for t in targets {
         env.check_cancel()?;
-        analyze_table(t, verbose, stats_target, catalog, env, info)?;
+        analyze_table(t, verbose, stats_target, cx, env, info)?;
     }
     Ok(())
 }
@@ -52,7 +52,7 @@ fn analyze_table(
     target: &AnalyzeTarget,
     verbose: bool,
     stats_target: u32,
-    catalog: &catalog::Catalog,
+    cx: &mut crate::commands::CommandContext,
     env: &mut ExecEnv,
     info: &mut dyn FnMut(PgError) -> PgResult<()>,
 ) -> PgResult<()> {
@@ -121,7 +121,15 @@ fn analyze_table(
             ));
         }
     }
-    catalog.update_statistics(table.oid, sample.total_rows, sample.total_blocks, stats)
+    let catalog = cx.catalog;
+    catalog.update_statistics(
+        cx.changes(env)?,
+        env.cid,
+        table.oid,
+        sample.total_rows,
+        sample.total_blocks,
+        stats,
+    )
 }
 
 /// Stored size of a value as PostgreSQL counts it for avg_width: the type's

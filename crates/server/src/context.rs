@@ -16,7 +16,7 @@ pub struct ServerContext {
     /// base/pgsql_tmp: sorts' and hash tables' temporary files.
     pub temp_dir: Arc<storage::temp_file::TempDir>,
     pub pool: &'static BufferPool,
-    pub tm: TransactionManager,
+    pub tm: &'static TransactionManager,
     pub catalog: Catalog,
     /// The settings the server started with (postmaster-context ones stay).
     pub settings: Settings,

@@ -171,6 +171,8 @@ pub struct Session {
     settings: Settings,
     changed: Vec<(String, String)>,
     txn: TxnState,
+    /// The open transaction's catalog changes (it holds the DDL lock).
+    catalog_changes: Option<catalog::CatalogTxn>,
     pid: i32,
     interrupts: Arc<Interrupts>,
     status: Arc<crate::activity::BackendStatus>,
@@ -279,7 +281,7 @@ impl Session {
         param_types: &mut Vec<Option<TypeId>>,
     ) -> PgResult<BoundStatement> {
         self.apply_stack_depth();
-        let catalog = self.ctx.catalog.snapshot();
+        let catalog = self.catalog_version();
         let path = self.search_path();
         let mut bctx = BindContext {
             catalog: &catalog,
@@ -402,13 +404,34 @@ impl Session {
 
     /// Commits (logging the commit, durable unless synchronous_commit is
     /// off) or rolls back `xid`.
-    fn end_transaction(&self, xid: common::Xid, commit: bool) -> PgResult<()> {
-        if !commit {
+    /// The transaction's catalog changes are published or discarded after.
+    fn end_transaction(&mut self, xid: common::Xid, commit: bool) -> PgResult<()> {
+        let result = if commit {
+            let sync = self.sync_commit();
+            self.ctx.tm.commit(xid, sync).map_err(PgError::from)
+        } else {
             self.ctx.tm.abort(xid);
-            return Ok(());
+            Ok(())
+        };
+        if let Some(changes) = self.catalog_changes.take() {
+            debug_assert_eq!(changes.xid(), xid);
+            if let Err(e) = self.ctx.catalog.end(changes, commit && result.is_ok()) {
+                crate::log(&format!(
+                    "could not remove a relation file after the transaction ended: {}",
+                    e.message
+                ));
+            }
         }
-        let sync = self.sync_commit();
-        self.ctx.tm.commit(xid, sync).map_err(PgError::from)
+        result
+    }
+
+    /// The catalog this session's statements see: its transaction's own
+    /// version once it has changed the catalog, else the committed one.
+    fn catalog_version(&self) -> Arc<catalog::CatalogData> {
+        match &self.catalog_changes {
+            Some(c) => c.catalog().clone(),
+            None => self.ctx.catalog.snapshot(),
+        }
     }
 
     fn count_xact(&self, committed: bool) {
@@ -535,16 +558,21 @@ impl Session {
             _ => {}
         }
         let implicit = matches!(self.txn, TxnState::Idle);
+        // Catalog changes are writes too: their rows carry the xid.
         let writes = matches!(
             stmt,
             BoundStatement::Insert { .. }
                 | BoundStatement::Update { .. }
                 | BoundStatement::Delete { .. }
                 | BoundStatement::CopyFrom(_)
-                | BoundStatement::CreateTable {
-                    source: Some(_),
-                    ..
-                }
+                | BoundStatement::CreateTable { .. }
+                | BoundStatement::DropTable { .. }
+                | BoundStatement::Truncate { .. }
+                | BoundStatement::AddColumn { .. }
+                | BoundStatement::AlterRolePassword { .. }
+                | BoundStatement::CreateDatabase { .. }
+                | BoundStatement::DropDatabase { .. }
+                | BoundStatement::Analyze { .. }
         );
         let (xid, cid) =
             match &mut self.txn {
@@ -641,7 +669,7 @@ impl Session {
         parsed: &ParsedStatement,
         params: &[Value],
     ) -> PgResult<Arc<BoundStatement>> {
-        let current = self.ctx.catalog.snapshot();
+        let current = self.catalog_version();
         let mut plans = p.plans.lock();
         if !plans.as_ref().is_some_and(|c| c.is_current(&current)) {
             let mut types = p.param_types.clone();
@@ -679,7 +707,7 @@ impl Session {
             TxnState::Idle => (0, 0),
         };
         let snapshot = self.ctx.tm.snapshot(xid, cid);
-        let catalog = self.ctx.catalog.snapshot();
+        let catalog = self.catalog_version();
         let params = params.to_vec();
         let plan = self.with_env(&catalog, &snapshot, xid, cid, &params, |env| {
             RunningPlan::try_new(bound, |b| match &**b {
@@ -749,11 +777,15 @@ impl Session {
     ) -> PgResult<()> {
         let ctx = self.ctx.clone();
         let snapshot = ctx.tm.snapshot(xid, cid);
-        let catalog = ctx.catalog.snapshot();
+        let catalog = self.catalog_version();
         let db_oid = self.db_oid;
-        self.with_env(&catalog, &snapshot, xid, cid, params, |env| {
-            Self::execute_in(stmt, sink, &ctx, db_oid, env)
-        })
+        let in_block = !matches!(self.txn, TxnState::Idle);
+        let mut changes = self.catalog_changes.take();
+        let r = self.with_env(&catalog, &snapshot, xid, cid, params, |env| {
+            Self::execute_in(stmt, sink, &ctx, db_oid, &mut changes, in_block, env)
+        });
+        self.catalog_changes = changes;
+        r
     }
 
     /// Lends `f` an execution environment over the session's settings, with
@@ -789,7 +821,7 @@ impl Session {
         };
         let mut env = ExecEnv {
             pool: ctx.pool,
-            tm: &ctx.tm,
+            tm: ctx.tm,
             catalog,
             db_oid: self.db_oid,
             db_name: &self.db_name,
@@ -816,8 +848,16 @@ impl Session {
         sink: &mut dyn ResultSink,
         ctx: &SharedContext,
         db_oid: u32,
+        changes: &mut Option<catalog::CatalogTxn>,
+        in_block: bool,
         env: &mut ExecEnv,
     ) -> PgResult<()> {
+        let mut cx = exec::commands::CommandContext {
+            catalog: &ctx.catalog,
+            changes,
+            db_oid,
+            in_block,
+        };
         match stmt {
             BoundStatement::Explain {
                 statement,
@@ -918,21 +958,13 @@ impl Session {
                 verbose,
                 vacuum,
             } => {
-                exec::analyze::analyze(targets, *verbose, &ctx.catalog, env, &mut |n| {
-                    sink.notice(&n)
-                })?;
+                exec::analyze::analyze(targets, *verbose, &mut cx, env, &mut |n| sink.notice(&n))?;
                 sink.complete(if *vacuum { "VACUUM" } else { "ANALYZE" })
             }
-            _ => {
-                let cx = exec::commands::CommandContext {
-                    catalog: &ctx.catalog,
-                    db_oid,
-                };
-                match exec::commands::run(stmt, &cx, env, &mut |n| sink.notice(n))? {
-                    Some(tag) => sink.complete(&tag),
-                    None => Err(PgError::internal("statement kind handled elsewhere")),
-                }
-            }
+            _ => match exec::commands::run(stmt, &mut cx, env, &mut |n| sink.notice(n))? {
+                Some(tag) => sink.complete(&tag),
+                None => Err(PgError::internal("statement kind handled elsewhere")),
+            },
         }
     }
 
@@ -1099,10 +1131,7 @@ impl SessionHandler for Session {
             inner: Arc::new(Prepared {
                 parsed: Some(parsed),
                 param_types: final_types,
-                plans: parking_lot::Mutex::new(Some(PlanCache::new(
-                    self.ctx.catalog.snapshot(),
-                    bound,
-                ))),
+                plans: parking_lot::Mutex::new(Some(PlanCache::new(self.catalog_version(), bound))),
             }),
         })
     }
@@ -1333,6 +1362,7 @@ impl SessionFactory for Factory {
             settings,
             changed: Vec::new(),
             txn: TxnState::Idle,
+            catalog_changes: None,
             pid,
             interrupts,
             status,

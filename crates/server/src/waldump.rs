@@ -27,7 +27,6 @@ fn describe(rec: &Record<'_>) -> String {
         }
         rmgr::XACT if rec.info == txn::XACT_COMMIT => "COMMIT".to_string(),
         rmgr::XACT => "ABORT".to_string(),
-        rmgr::CATALOG => format!("IMAGE {} bytes", rec.main.len()),
         _ => access::heap::log::describe(rec),
     }
 }

@@ -39,7 +39,6 @@ pub mod rmgr {
     pub const XLOG: u8 = 0;
     pub const XACT: u8 = 1;
     pub const SMGR: u8 = 2;
-    pub const CATALOG: u8 = 3;
     pub const HEAP: u8 = 10;
     /// Number of ids a redo table has.
     pub const COUNT: usize = 16;
@@ -49,7 +48,6 @@ pub mod rmgr {
             XLOG => "XLOG",
             XACT => "Transaction",
             SMGR => "Storage",
-            CATALOG => "Catalog",
             HEAP => "Heap",
             _ => "Unknown",
         }

@@ -1,23 +1,25 @@
 //! CREATE DATABASE and DROP DATABASE.
 
-use access::heap;
 use common::{PgError, PgResult, SqlState};
 
 use super::{CommandContext, Notices};
 use crate::ExecEnv;
 
-pub(super) fn create(cx: &CommandContext, name: &str) -> PgResult<String> {
-    cx.catalog.create_database(name)?;
+pub(super) fn create(cx: &mut CommandContext, env: &ExecEnv, name: &str) -> PgResult<String> {
+    cx.prevent_in_block("CREATE DATABASE")?;
+    let catalog = cx.catalog;
+    catalog.create_database(cx.changes(env)?, env.cid, name)?;
     Ok("CREATE DATABASE".into())
 }
 
 pub(super) fn drop(
-    cx: &CommandContext,
+    cx: &mut CommandContext,
     env: &mut ExecEnv,
     notices: &mut Notices,
     name: &str,
     if_exists: bool,
 ) -> PgResult<String> {
+    cx.prevent_in_block("DROP DATABASE")?;
     let Some(db) = env.catalog.database_by_name(name).cloned() else {
         if if_exists {
             notices(&PgError::new(
@@ -49,9 +51,7 @@ pub(super) fn drop(
             format!("database \"{name}\" is being accessed by other users"),
         ));
     }
-    for t in cx.catalog.drop_database(db.oid)? {
-        heap::drop_storage(env.pool, env.tm.wal(), t.locator())?;
-    }
-    heap::drop_database_storage(env.pool, env.tm.wal(), db.oid)?;
+    let catalog = cx.catalog;
+    catalog.drop_database(cx.changes(env)?, env.cid, db.oid)?;
     Ok("DROP DATABASE".into())
 }

@@ -1,13 +1,13 @@
 //! Utility commands (DDL and the like): what CREATE/DROP/ALTER do to the
-//! catalog and to storage. The session only dispatches here with its
-//! environment; catalog changes go through `catalog::Catalog` (which assigns
-//! OIDs inside the DDL write) and storage changes through `access`.
+//! catalog. The session only dispatches here with its environment; catalog
+//! changes (and the relation files they create or drop) go through
+//! `catalog::Catalog` as part of the session's transaction (`CatalogTxn`).
 
 mod database;
 mod role;
 mod table;
 
-use catalog::Catalog;
+use catalog::{Catalog, CatalogTxn};
 use common::{Oid, PgError, PgResult};
 use sql::plan::BoundStatement;
 
@@ -20,15 +20,42 @@ pub type Notices<'n> = dyn FnMut(&PgError) -> PgResult<()> + 'n;
 pub struct CommandContext<'c> {
     /// The catalog to change (the environment holds only a snapshot of it).
     pub catalog: &'c Catalog,
+    /// The transaction's catalog changes so far (None before its first).
+    pub changes: &'c mut Option<CatalogTxn>,
     /// The session's database.
     pub db_oid: Oid,
+    /// Whether the statement runs inside a transaction block (explicit, or
+    /// the implicit one of a multi-statement query).
+    pub in_block: bool,
+}
+
+impl CommandContext<'_> {
+    /// The transaction's catalog changes, started (the DDL lock taken,
+    /// waiting for another DDL transaction to end) at the first.
+    pub fn changes(&mut self, env: &ExecEnv) -> PgResult<&mut CatalogTxn> {
+        if self.changes.is_none() {
+            *self.changes = Some(self.catalog.begin(env.xid, &mut || env.check_cancel())?);
+        }
+        Ok(self.changes.as_mut().expect("started above"))
+    }
+
+    /// PostgreSQL's 25001 for commands that cannot run in a transaction block.
+    pub fn prevent_in_block(&self, command: &str) -> PgResult<()> {
+        if self.in_block {
+            return Err(PgError::new(
+                common::SqlState::ACTIVE_SQL_TRANSACTION,
+                format!("{command} cannot run inside a transaction block"),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Runs `stmt` if it is a utility command handled here; returns its
 /// command tag, or None when `stmt` is not one.
 pub fn run(
     stmt: &BoundStatement,
-    cx: &CommandContext,
+    cx: &mut CommandContext,
     env: &mut ExecEnv,
     notices: &mut Notices,
 ) -> PgResult<Option<String>> {
@@ -59,11 +86,11 @@ pub fn run(
             table,
             column,
             if_not_exists,
-        } => table::add_column(cx, notices, table, column, *if_not_exists)?,
+        } => table::add_column(cx, env, notices, table, column, *if_not_exists)?,
         BoundStatement::AlterRolePassword { name, password } => {
             role::alter_password(cx, env, notices, name, password.as_deref())?
         }
-        BoundStatement::CreateDatabase { name } => database::create(cx, name)?,
+        BoundStatement::CreateDatabase { name } => database::create(cx, env, name)?,
         BoundStatement::DropDatabase { name, if_exists } => {
             database::drop(cx, env, notices, name, *if_exists)?
         }

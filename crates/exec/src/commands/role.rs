@@ -9,7 +9,7 @@ use crate::ExecEnv;
 /// (`SessionHooks::encrypt_password`: authentication belongs to the server);
 /// an empty password clears it, with PostgreSQL's notice.
 pub(super) fn alter_password(
-    cx: &CommandContext,
+    cx: &mut CommandContext,
     env: &mut ExecEnv,
     notices: &mut Notices,
     name: &str,
@@ -25,6 +25,7 @@ pub(super) fn alter_password(
             "empty string is not a valid password, clearing password",
         ))?;
     }
-    cx.catalog.set_role_password(name, verifier)?;
+    let catalog = cx.catalog;
+    catalog.set_role_password(cx.changes(env)?, env.cid, name, verifier)?;
     Ok("ALTER ROLE".into())
 }

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use access::heap;
 use catalog::{Column, Table};
 use common::{Oid, PgError, PgResult, SqlState};
 use sql::plan::Plan;
@@ -20,7 +19,7 @@ pub(super) struct CreateTable<'s> {
 }
 
 pub(super) fn create_table(
-    cx: &CommandContext,
+    cx: &mut CommandContext,
     env: &mut ExecEnv,
     notices: &mut Notices,
     stmt: CreateTable,
@@ -33,10 +32,15 @@ pub(super) fn create_table(
         ))?;
         return Ok("CREATE TABLE".into());
     }
-    let table = cx
-        .catalog
-        .create_table(cx.db_oid, stmt.namespace, name, stmt.columns.to_vec())?;
-    heap::create_storage(env.pool, env.tm.wal(), table.locator())?;
+    let (catalog, db) = (cx.catalog, cx.db_oid);
+    let table = catalog.create_table(
+        cx.changes(env)?,
+        env.cid,
+        db,
+        stmt.namespace,
+        name,
+        stmt.columns.to_vec(),
+    )?;
     if let Some(plan) = stmt.source {
         let (n, _) = crate::dml::insert(&table, plan, true, None, env)?;
         return Ok(format!("SELECT {n}"));
@@ -45,7 +49,7 @@ pub(super) fn create_table(
 }
 
 pub(super) fn drop_tables(
-    cx: &CommandContext,
+    cx: &mut CommandContext,
     env: &ExecEnv,
     notices: &mut Notices,
     tables: &[Arc<Table>],
@@ -57,29 +61,29 @@ pub(super) fn drop_tables(
             format!("table \"{m}\" does not exist, skipping"),
         ))?;
     }
+    let catalog = cx.catalog;
     for t in tables {
-        cx.catalog.drop_table(t.oid)?;
-        heap::drop_storage(env.pool, env.tm.wal(), t.locator())?;
+        catalog.drop_table(cx.changes(env)?, env.cid, t.oid)?;
     }
     Ok("DROP TABLE".into())
 }
 
-/// Each table gets a new, empty relfilenode; the old files go.
+/// Each table gets a new, empty relfilenode; the old files go at commit.
 pub(super) fn truncate(
-    cx: &CommandContext,
+    cx: &mut CommandContext,
     env: &ExecEnv,
     tables: &[Arc<Table>],
 ) -> PgResult<String> {
+    let catalog = cx.catalog;
     for t in tables {
-        let (old, new) = cx.catalog.new_relfilenode(t.oid)?;
-        heap::create_storage(env.pool, env.tm.wal(), new.locator())?;
-        heap::drop_storage(env.pool, env.tm.wal(), old)?;
+        catalog.new_relfilenode(cx.changes(env)?, env.cid, t.oid)?;
     }
     Ok("TRUNCATE TABLE".into())
 }
 
 pub(super) fn add_column(
-    cx: &CommandContext,
+    cx: &mut CommandContext,
+    env: &ExecEnv,
     notices: &mut Notices,
     table: &Table,
     column: &Column,
@@ -94,7 +98,8 @@ pub(super) fn add_column(
             ),
         ))?;
     } else {
-        cx.catalog.add_column(table.oid, column.clone())?;
+        let catalog = cx.catalog;
+        catalog.add_column(cx.changes(env)?, env.cid, table.oid, column.clone())?;
     }
     Ok("ALTER TABLE".into())
 }

@@ -246,13 +246,7 @@ fn column(name: &str, ty: DataType) -> Column {
 /// The catalog statements are bound against: tables `t` and `u` (the
 /// generator's) and `emp` and `dept` (the corpus's), in database postgres.
 pub fn fixture_catalog() -> Arc<CatalogData> {
-    let mut catalog = CatalogData {
-        next_oid: FIRST_NORMAL_OID + 10,
-        databases: Default::default(),
-        namespaces: Default::default(),
-        roles: Default::default(),
-        tables: Default::default(),
-    };
+    let mut catalog = CatalogData::default();
     catalog.databases.insert(
         POSTGRES_DB_OID,
         Database {

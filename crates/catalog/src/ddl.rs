@@ -1,0 +1,374 @@
+//! Catalog changes inside a transaction.
+//!
+//! A transaction's first catalog change takes the DDL lock and a private
+//! copy of the committed relcache (`CatalogTxn`); each change writes its
+//! catalog rows under the transaction's xid and edits the private copy, which
+//! the transaction's own statements bind against. At commit the copy becomes
+//! the committed relcache (the lock guarantees nobody else changed it
+//! meanwhile); at rollback it is dropped and the rows stay invisible.
+//!
+//! Relation files follow PostgreSQL's pending-delete rule: a file created
+//! by the transaction is removed if it rolls back, a file it drops is
+//! removed only once it has committed (`Catalog::end`).
+
+use std::sync::Arc;
+
+use access::heap;
+use common::{Oid, PgError, PgResult, RelFileLocator, SqlState, Xid};
+
+use crate::model::{CatalogData, Column, Database, Table};
+use crate::relations::{
+    self, RowWriter, PG_ATTRIBUTE, PG_AUTHID, PG_CLASS, PG_DATABASE, PG_STATISTIC,
+};
+use crate::stats::ColumnStats;
+use crate::{Catalog, BOOTSTRAP_SUPERUSER};
+
+/// Storage the transaction's end decides about.
+#[derive(Debug, Clone, Copy)]
+enum Pending {
+    /// A file it created: removed if it rolls back.
+    Created(RelFileLocator),
+    /// A file it dropped: removed once it commits.
+    Dropped(RelFileLocator),
+    /// A database it dropped: its directory goes once it commits.
+    DatabaseDropped(Oid),
+}
+
+/// A transaction's catalog changes: it holds the DDL lock until it ends.
+pub struct CatalogTxn {
+    xid: Xid,
+    working: Arc<CatalogData>,
+    pending: Vec<Pending>,
+}
+
+impl CatalogTxn {
+    /// The catalog as this transaction sees it (its own changes included).
+    pub fn catalog(&self) -> &Arc<CatalogData> {
+        &self.working
+    }
+    pub fn xid(&self) -> Xid {
+        self.xid
+    }
+}
+
+fn vanished(oid: Oid) -> PgError {
+    PgError::internal(format!("catalog entry {oid} vanished"))
+}
+
+impl Catalog {
+    /// Takes the DDL lock for `xid` (waiting for another DDL transaction to
+    /// end; `check` may stop the wait with its error) and starts its
+    /// private catalog version.
+    pub fn begin(&self, xid: Xid, check: &mut dyn FnMut() -> PgResult<()>) -> PgResult<CatalogTxn> {
+        debug_assert_ne!(xid, 0, "catalog changes need an xid");
+        self.ddl_lock.acquire(xid, check)?;
+        Ok(CatalogTxn {
+            xid,
+            working: self.snapshot(),
+            pending: Vec::new(),
+        })
+    }
+
+    /// Ends the transaction's catalog changes once `tm` has committed or
+    /// aborted it: publishes or discards its catalog version, releases the
+    /// DDL lock and removes the files the outcome leaves unused. An error
+    /// here comes after the outcome is settled (a file left behind).
+    pub fn end(&self, txn: CatalogTxn, committed: bool) -> PgResult<()> {
+        if committed {
+            *self.committed.write() = txn.working;
+        }
+        self.ddl_lock.release(txn.xid);
+        let wal = self.tm.wal();
+        let mut result = Ok(());
+        for p in txn.pending {
+            let r = match (p, committed) {
+                (Pending::Dropped(rel), true) | (Pending::Created(rel), false) => {
+                    heap::drop_storage(self.pool, wal, rel)
+                }
+                (Pending::DatabaseDropped(db), true) => {
+                    heap::drop_database_storage(self.pool, wal, db)
+                }
+                _ => Ok(()),
+            };
+            if result.is_ok() {
+                result = r;
+            }
+        }
+        result
+    }
+
+    fn writer(&self, txn: &CatalogTxn, cid: u32) -> RowWriter<'_> {
+        RowWriter {
+            pool: self.pool,
+            tm: self.tm,
+            xid: txn.xid,
+            cid,
+        }
+    }
+
+    /// Creates a table and its (empty) file. Errors: 42P07 if it exists.
+    pub fn create_table(
+        &self,
+        txn: &mut CatalogTxn,
+        cid: u32,
+        db: Oid,
+        namespace: Oid,
+        name: &str,
+        columns: Vec<Column>,
+    ) -> PgResult<Table> {
+        if txn.working.table(db, namespace, name).is_some() {
+            return Err(PgError::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{name}\" already exists"),
+            ));
+        }
+        let oid = self.oids.next()?;
+        let t = Table {
+            oid,
+            name: name.to_owned(),
+            namespace,
+            db_oid: db,
+            relfilenode: oid,
+            columns,
+            reltuples: -1.0,
+            relpages: 0,
+            statistics: Arc::default(),
+        };
+        let w = self.writer(txn, cid);
+        let class_tid = w.insert(&PG_CLASS, &relations::class_row(&t))?;
+        let mut attr_tids = Vec::with_capacity(t.columns.len());
+        for (i, c) in t.columns.iter().enumerate() {
+            let attnum = i as i16 + 1;
+            attr_tids.push((
+                attnum,
+                w.insert(&PG_ATTRIBUTE, &relations::attribute_row(oid, attnum, c))?,
+            ));
+        }
+        txn.pending.push(Pending::Created(t.locator()));
+        heap::create_storage(self.pool, self.tm.wal(), t.locator())?;
+        let d = Arc::make_mut(&mut txn.working);
+        d.rows.classes.insert(oid, class_tid);
+        for (attnum, tid) in attr_tids {
+            d.rows.attributes.insert((oid, attnum), tid);
+        }
+        d.tables.insert(oid, t.clone());
+        Ok(t)
+    }
+
+    /// Deletes a table's rows (class, columns, statistics); its file goes at commit.
+    fn remove_table(&self, txn: &mut CatalogTxn, cid: u32, oid: Oid) -> PgResult<Option<Table>> {
+        let Some(t) = txn.working.tables.get(&oid).cloned() else {
+            return Ok(None);
+        };
+        let w = self.writer(txn, cid);
+        let d = Arc::make_mut(&mut txn.working);
+        let class = d.rows.classes.remove(&oid).ok_or_else(|| vanished(oid))?;
+        w.delete(&PG_CLASS, class)?;
+        for attnum in 1..=t.columns.len() as i16 {
+            if let Some(tid) = d.rows.attributes.remove(&(oid, attnum)) {
+                w.delete(&PG_ATTRIBUTE, tid)?;
+            }
+        }
+        for s in t.statistics.iter() {
+            if let Some(tid) = d.rows.statistics.remove(&(oid, s.attnum)) {
+                w.delete(&PG_STATISTIC, tid)?;
+            }
+        }
+        d.tables.remove(&oid);
+        txn.pending.push(Pending::Dropped(t.locator()));
+        Ok(Some(t))
+    }
+
+    pub fn drop_table(&self, txn: &mut CatalogTxn, cid: u32, oid: Oid) -> PgResult<Option<Table>> {
+        self.remove_table(txn, cid, oid)
+    }
+
+    fn replace_class_row(&self, txn: &mut CatalogTxn, cid: u32, t: &Table) -> PgResult<()> {
+        let w = self.writer(txn, cid);
+        let d = Arc::make_mut(&mut txn.working);
+        let old = d
+            .rows
+            .classes
+            .get(&t.oid)
+            .copied()
+            .ok_or_else(|| vanished(t.oid))?;
+        let new = w.replace(&PG_CLASS, old, &relations::class_row(t))?;
+        d.rows.classes.insert(t.oid, new);
+        d.tables.insert(t.oid, t.clone());
+        Ok(())
+    }
+
+    /// Gives the table a new, empty file (TRUNCATE): the old file goes at
+    /// commit, the new one at rollback. Returns the table as it is now.
+    pub fn new_relfilenode(&self, txn: &mut CatalogTxn, cid: u32, oid: Oid) -> PgResult<Table> {
+        let mut t = txn
+            .working
+            .tables
+            .get(&oid)
+            .cloned()
+            .ok_or_else(|| vanished(oid))?;
+        let old = t.locator();
+        t.relfilenode = self.oids.next()?;
+        txn.pending.push(Pending::Created(t.locator()));
+        heap::create_storage(self.pool, self.tm.wal(), t.locator())?;
+        self.replace_class_row(txn, cid, &t)?;
+        txn.pending.push(Pending::Dropped(old));
+        Ok(t)
+    }
+
+    /// Stores what ANALYZE found (pg_class.reltuples/relpages and the
+    /// pg_statistic rows of the analysed columns, replacing theirs).
+    pub fn update_statistics(
+        &self,
+        txn: &mut CatalogTxn,
+        cid: u32,
+        oid: Oid,
+        reltuples: f64,
+        relpages: u32,
+        columns: Vec<ColumnStats>,
+    ) -> PgResult<()> {
+        let Some(mut t) = txn.working.tables.get(&oid).cloned() else {
+            // Dropped while ANALYZE ran: nothing to keep.
+            return Ok(());
+        };
+        t.reltuples = reltuples;
+        t.relpages = relpages;
+        let w = self.writer(txn, cid);
+        {
+            let d = Arc::make_mut(&mut txn.working);
+            for s in &columns {
+                let row = relations::statistic_row(oid, s);
+                let tid = match d.rows.statistics.get(&(oid, s.attnum)) {
+                    Some(&old) => w.replace(&PG_STATISTIC, old, &row)?,
+                    None => w.insert(&PG_STATISTIC, &row)?,
+                };
+                d.rows.statistics.insert((oid, s.attnum), tid);
+            }
+        }
+        let all = Arc::make_mut(&mut t.statistics);
+        for s in columns {
+            all.retain(|o| o.attnum != s.attnum);
+            all.push(s);
+        }
+        all.sort_by_key(|s| s.attnum);
+        self.replace_class_row(txn, cid, &t)
+    }
+
+    /// Adds a column at the end. Errors: 42701 if the name is taken.
+    pub fn add_column(
+        &self,
+        txn: &mut CatalogTxn,
+        cid: u32,
+        oid: Oid,
+        column: Column,
+    ) -> PgResult<Table> {
+        let mut t = txn
+            .working
+            .tables
+            .get(&oid)
+            .cloned()
+            .ok_or_else(|| vanished(oid))?;
+        if t.column_index(&column.name).is_some() {
+            return Err(PgError::new(
+                SqlState::DUPLICATE_COLUMN,
+                format!(
+                    "column \"{}\" of relation \"{}\" already exists",
+                    column.name, t.name
+                ),
+            ));
+        }
+        let attnum = t.columns.len() as i16 + 1;
+        let tid = self.writer(txn, cid).insert(
+            &PG_ATTRIBUTE,
+            &relations::attribute_row(oid, attnum, &column),
+        )?;
+        t.columns.push(column);
+        let d = Arc::make_mut(&mut txn.working);
+        d.rows.attributes.insert((oid, attnum), tid);
+        d.tables.insert(oid, t.clone());
+        Ok(t)
+    }
+
+    /// Creates a database owned by the bootstrap superuser. Errors: 42P04
+    /// if the name is taken.
+    pub fn create_database(
+        &self,
+        txn: &mut CatalogTxn,
+        cid: u32,
+        name: &str,
+    ) -> PgResult<Database> {
+        if txn.working.database_by_name(name).is_some() {
+            return Err(PgError::new(
+                SqlState::DUPLICATE_DATABASE,
+                format!("database \"{name}\" already exists"),
+            ));
+        }
+        let db = Database {
+            oid: self.oids.next()?,
+            name: name.to_owned(),
+            owner: BOOTSTRAP_SUPERUSER,
+            allow_connections: true,
+            is_template: false,
+        };
+        let tid = self
+            .writer(txn, cid)
+            .insert(&PG_DATABASE, &relations::database_row(&db))?;
+        let d = Arc::make_mut(&mut txn.working);
+        d.rows.databases.insert(db.oid, tid);
+        d.databases.insert(db.oid, db.clone());
+        Ok(db)
+    }
+
+    /// Removes a database and its tables; their files and its directory go
+    /// at commit.
+    pub fn drop_database(&self, txn: &mut CatalogTxn, cid: u32, oid: Oid) -> PgResult<()> {
+        let tables: Vec<Oid> = txn
+            .working
+            .tables
+            .values()
+            .filter(|t| t.db_oid == oid)
+            .map(|t| t.oid)
+            .collect();
+        for t in tables {
+            self.remove_table(txn, cid, t)?;
+        }
+        let w = self.writer(txn, cid);
+        let d = Arc::make_mut(&mut txn.working);
+        if let Some(tid) = d.rows.databases.remove(&oid) {
+            w.delete(&PG_DATABASE, tid)?;
+        }
+        d.databases.remove(&oid);
+        txn.pending.push(Pending::DatabaseDropped(oid));
+        Ok(())
+    }
+
+    /// Sets (or with None clears) a role's password verifier. Errors: 42704
+    /// if there is no such role.
+    pub fn set_role_password(
+        &self,
+        txn: &mut CatalogTxn,
+        cid: u32,
+        name: &str,
+        verifier: Option<String>,
+    ) -> PgResult<()> {
+        let mut role = txn.working.role_by_name(name).cloned().ok_or_else(|| {
+            PgError::new(
+                SqlState::UNDEFINED_OBJECT,
+                format!("role \"{name}\" does not exist"),
+            )
+        })?;
+        role.password = verifier;
+        let w = self.writer(txn, cid);
+        let d = Arc::make_mut(&mut txn.working);
+        let old = d
+            .rows
+            .roles
+            .get(&role.oid)
+            .copied()
+            .ok_or_else(|| vanished(role.oid))?;
+        let tid = w.replace(&PG_AUTHID, old, &relations::role_row(&role))?;
+        d.rows.roles.insert(role.oid, tid);
+        d.roles.insert(role.oid, role);
+        Ok(())
+    }
+}

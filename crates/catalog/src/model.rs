@@ -1,0 +1,179 @@
+//! What the catalog describes: databases, schemas, roles, tables and their
+//! columns, as the relcache holds them.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use common::ids::DEFAULT_TABLESPACE_OID;
+use common::{Oid, RelFileLocator};
+use types::{DataType, TypeId};
+
+use crate::relations::RowIndex;
+use crate::stats;
+use crate::{
+    BOOTSTRAP_SUPERUSER, INFORMATION_SCHEMA_NAMESPACE, PG_CATALOG_NAMESPACE, POSTGRES_DB_OID,
+    PUBLIC_NAMESPACE, TEMPLATE1_OID,
+};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    pub name: String,
+    pub type_oid: Oid,
+    pub typmod: i32,
+    pub not_null: bool,
+    /// DEFAULT expression as SQL text.
+    pub default: Option<String>,
+}
+
+impl Column {
+    pub fn data_type(&self) -> DataType {
+        DataType::with_typmod(
+            TypeId::from_oid(self.type_oid).expect("catalog holds known types"),
+            self.typmod,
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub oid: Oid,
+    pub name: String,
+    pub namespace: Oid,
+    pub db_oid: Oid,
+    pub relfilenode: Oid,
+    pub columns: Vec<Column>,
+    /// pg_class.reltuples: rows counted (or extrapolated) by the last ANALYZE,
+    /// -1 when never analysed (PostgreSQL 14's convention).
+    pub reltuples: f64,
+    /// pg_class.relpages: the main fork's blocks at the last ANALYZE.
+    pub relpages: u32,
+    /// pg_statistic rows of this table, one per analysed column, by attnum.
+    /// Shared: binding clones the table for every statement that names it.
+    pub statistics: Arc<Vec<stats::ColumnStats>>,
+}
+
+impl Table {
+    pub fn locator(&self) -> RelFileLocator {
+        RelFileLocator {
+            spc_oid: DEFAULT_TABLESPACE_OID,
+            db_oid: self.db_oid,
+            rel_number: self.relfilenode,
+        }
+    }
+    pub fn column_types(&self) -> Vec<DataType> {
+        self.columns.iter().map(Column::data_type).collect()
+    }
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+    /// The statistics of column `index` (0-based), if ANALYZE made some.
+    pub fn column_stats(&self, index: usize) -> Option<&stats::ColumnStats> {
+        self.statistics
+            .iter()
+            .find(|s| s.attnum as usize == index + 1)
+    }
+    /// Whether ANALYZE has run on the table (reltuples is known).
+    pub fn analysed(&self) -> bool {
+        self.reltuples >= 0.0
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Database {
+    pub oid: Oid,
+    pub name: String,
+    pub owner: Oid,
+    pub allow_connections: bool,
+    pub is_template: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Namespace {
+    pub oid: Oid,
+    pub name: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Role {
+    pub oid: Oid,
+    pub name: String,
+    pub superuser: bool,
+    /// rolpassword: a `SCRAM-SHA-256$...` or `md5...` verifier, never plaintext.
+    pub password: Option<String>,
+}
+
+/// One consistent version of the whole catalog: what the relcache holds
+/// (built from the catalog relations' rows, see `relations.rs`).
+#[derive(Debug, Clone, Default)]
+pub struct CatalogData {
+    pub databases: BTreeMap<Oid, Database>,
+    pub namespaces: BTreeMap<Oid, Namespace>,
+    pub roles: BTreeMap<Oid, Role>,
+    pub tables: BTreeMap<Oid, Table>,
+    /// Where each object's current row version is (to delete or replace it).
+    pub(crate) rows: RowIndex,
+}
+
+impl CatalogData {
+    /// A fresh cluster's catalog: template1, postgres, the built-in schemas
+    /// and the bootstrap superuser.
+    pub fn bootstrap() -> Self {
+        let mut d = CatalogData::default();
+        for (oid, name, template) in [
+            (TEMPLATE1_OID, "template1", true),
+            (POSTGRES_DB_OID, "postgres", false),
+        ] {
+            d.databases.insert(
+                oid,
+                Database {
+                    oid,
+                    name: name.into(),
+                    owner: BOOTSTRAP_SUPERUSER,
+                    allow_connections: true,
+                    is_template: template,
+                },
+            );
+        }
+        for (oid, name) in [
+            (PG_CATALOG_NAMESPACE, "pg_catalog"),
+            (PUBLIC_NAMESPACE, "public"),
+            (INFORMATION_SCHEMA_NAMESPACE, "information_schema"),
+        ] {
+            d.namespaces.insert(
+                oid,
+                Namespace {
+                    oid,
+                    name: name.into(),
+                },
+            );
+        }
+        d.roles.insert(
+            BOOTSTRAP_SUPERUSER,
+            Role {
+                oid: BOOTSTRAP_SUPERUSER,
+                name: "postgres".into(),
+                superuser: true,
+                password: None,
+            },
+        );
+        d
+    }
+
+    pub fn database_by_name(&self, name: &str) -> Option<&Database> {
+        self.databases.values().find(|d| d.name == name)
+    }
+    pub fn namespace_by_name(&self, name: &str) -> Option<&Namespace> {
+        self.namespaces.values().find(|n| n.name == name)
+    }
+    pub fn role_by_name(&self, name: &str) -> Option<&Role> {
+        self.roles.values().find(|r| r.name == name)
+    }
+    pub fn table(&self, db: Oid, namespace: Oid, name: &str) -> Option<&Table> {
+        self.tables
+            .values()
+            .find(|t| t.db_oid == db && t.namespace == namespace && t.name == name)
+    }
+    pub fn table_by_oid(&self, oid: Oid) -> Option<&Table> {
+        self.tables.get(&oid)
+    }
+}

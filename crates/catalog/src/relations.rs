@@ -1,0 +1,387 @@
+//! The catalog's rows in heap relations.
+//!
+//! Every database, role, schema, table, column and pg_statistic entry is a
+//! row version in one of the shared heap relations below (in `global/`,
+//! relfilenodes as PostgreSQL's catalog OIDs). They are written with the
+//! DDL transaction's xid like any heap tuple, so WAL, crash recovery and
+//! MVCC visibility are the heap's: a rolled-back or crashed DDL leaves row
+//! versions nobody sees. The relcache (`CatalogData`) is built from the rows
+//! visible to a fresh snapshot; the SQL-visible pg_catalog relations are
+//! views over the relcache (`exec::system_views`).
+//!
+//! The rows keep what the relcache needs, in PostgreSQL's column names where
+//! one exists. Schemas are shared by every database here (`nspdatabase` 0)
+//! and pg_class carries the database a table belongs to (`reldatabase`),
+//! since all catalog rows live in the shared relations.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use access::heap::{self, HeapScan, InsertTarget, ModifyResult, Tid};
+use access::tuple;
+use common::ids::GLOBAL_TABLESPACE_OID;
+use common::{Oid, PgError, PgResult, RelFileLocator, Xid};
+use storage::buffer::BufferPool;
+use txn::TransactionManager;
+use types::{DataType, TypeId, Value};
+
+use crate::model::{CatalogData, Column, Database, Namespace, Role, Table};
+use crate::stats::ColumnStats;
+
+/// One catalog relation: its relfilenode and its columns' types.
+pub(crate) struct SystemRelation {
+    pub name: &'static str,
+    pub rel_number: Oid,
+    pub columns: &'static [TypeId],
+}
+
+impl SystemRelation {
+    pub fn locator(&self) -> RelFileLocator {
+        RelFileLocator {
+            spc_oid: GLOBAL_TABLESPACE_OID,
+            db_oid: 0,
+            rel_number: self.rel_number,
+        }
+    }
+    fn types(&self) -> Vec<DataType> {
+        self.columns.iter().map(|t| DataType::new(*t)).collect()
+    }
+}
+
+use TypeId::{Bool, Float8, Int2, Int4, Name, Oid as OidT, Text};
+
+/// oid, datname, datdba, datistemplate, datallowconn.
+pub(crate) const PG_DATABASE: SystemRelation = SystemRelation {
+    name: "pg_database",
+    rel_number: 1262,
+    columns: &[OidT, Name, OidT, Bool, Bool],
+};
+/// oid, rolname, rolsuper, rolpassword.
+pub(crate) const PG_AUTHID: SystemRelation = SystemRelation {
+    name: "pg_authid",
+    rel_number: 1260,
+    columns: &[OidT, Name, Bool, Text],
+};
+/// oid, nspname, nspowner, nspdatabase.
+pub(crate) const PG_NAMESPACE: SystemRelation = SystemRelation {
+    name: "pg_namespace",
+    rel_number: 2615,
+    columns: &[OidT, Name, OidT, OidT],
+};
+/// oid, relname, relnamespace, reldatabase, relfilenode, relkind, reltuples, relpages.
+pub(crate) const PG_CLASS: SystemRelation = SystemRelation {
+    name: "pg_class",
+    rel_number: 1259,
+    columns: &[OidT, Name, OidT, OidT, OidT, Text, Float8, Int4],
+};
+/// attrelid, attnum, attname, atttypid, atttypmod, attnotnull, the default's SQL text.
+pub(crate) const PG_ATTRIBUTE: SystemRelation = SystemRelation {
+    name: "pg_attribute",
+    rel_number: 1249,
+    columns: &[OidT, Int2, Name, OidT, Int4, Bool, Text],
+};
+/// starelid, staattnum, the column's statistics (JSON, see `stats.rs`).
+pub(crate) const PG_STATISTIC: SystemRelation = SystemRelation {
+    name: "pg_statistic",
+    rel_number: 2619,
+    columns: &[OidT, Int2, Text],
+};
+
+pub(crate) const ALL: [&SystemRelation; 6] = [
+    &PG_DATABASE,
+    &PG_AUTHID,
+    &PG_NAMESPACE,
+    &PG_CLASS,
+    &PG_ATTRIBUTE,
+    &PG_STATISTIC,
+];
+
+/// Where each object's current row version is, so DDL can delete or
+/// replace exactly it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RowIndex {
+    pub databases: HashMap<Oid, Tid>,
+    pub roles: HashMap<Oid, Tid>,
+    pub namespaces: HashMap<Oid, Tid>,
+    pub classes: HashMap<Oid, Tid>,
+    pub attributes: HashMap<(Oid, i16), Tid>,
+    pub statistics: HashMap<(Oid, i16), Tid>,
+}
+
+// Rows of each relation.
+
+fn text(s: &str) -> Value {
+    Value::Text(s.to_string())
+}
+
+pub(crate) fn database_row(d: &Database) -> Vec<Value> {
+    vec![
+        Value::Oid(d.oid),
+        text(&d.name),
+        Value::Oid(d.owner),
+        Value::Bool(d.is_template),
+        Value::Bool(d.allow_connections),
+    ]
+}
+
+pub(crate) fn role_row(r: &Role) -> Vec<Value> {
+    vec![
+        Value::Oid(r.oid),
+        text(&r.name),
+        Value::Bool(r.superuser),
+        r.password.as_deref().map_or(Value::Null, text),
+    ]
+}
+
+pub(crate) fn namespace_row(n: &Namespace) -> Vec<Value> {
+    vec![
+        Value::Oid(n.oid),
+        text(&n.name),
+        Value::Oid(crate::BOOTSTRAP_SUPERUSER),
+        Value::Oid(0),
+    ]
+}
+
+pub(crate) fn class_row(t: &Table) -> Vec<Value> {
+    vec![
+        Value::Oid(t.oid),
+        text(&t.name),
+        Value::Oid(t.namespace),
+        Value::Oid(t.db_oid),
+        Value::Oid(t.relfilenode),
+        text("r"),
+        Value::Float8(t.reltuples),
+        Value::Int4(t.relpages as i32),
+    ]
+}
+
+pub(crate) fn attribute_row(rel: Oid, attnum: i16, c: &Column) -> Vec<Value> {
+    vec![
+        Value::Oid(rel),
+        Value::Int2(attnum),
+        text(&c.name),
+        Value::Oid(c.type_oid),
+        Value::Int4(c.typmod),
+        Value::Bool(c.not_null),
+        c.default.as_deref().map_or(Value::Null, text),
+    ]
+}
+
+pub(crate) fn statistic_row(rel: Oid, s: &ColumnStats) -> Vec<Value> {
+    vec![
+        Value::Oid(rel),
+        Value::Int2(s.attnum),
+        Value::Text(serde_json::to_string(s).expect("statistics serialise")),
+    ]
+}
+
+/// Writes catalog rows for one DDL command of transaction `xid`.
+pub(crate) struct RowWriter<'a> {
+    pub pool: &'static BufferPool,
+    pub tm: &'a TransactionManager,
+    pub xid: Xid,
+    pub cid: u32,
+}
+
+impl RowWriter<'_> {
+    pub fn insert(&self, rel: &SystemRelation, values: &[Value]) -> PgResult<Tid> {
+        let mut bytes = Vec::new();
+        tuple::form_tuple(&rel.types(), values, self.xid, self.cid, &mut bytes);
+        heap::insert(
+            self.pool,
+            self.tm.wal(),
+            rel.locator(),
+            &mut bytes,
+            &mut InsertTarget::new(),
+        )
+    }
+
+    /// Deletes the row version at `tid`. The DDL lock is held, so no other
+    /// transaction can be changing catalog rows.
+    pub fn delete(&self, rel: &SystemRelation, tid: Tid) -> PgResult<()> {
+        match heap::delete(
+            self.pool,
+            rel.locator(),
+            tid,
+            self.xid,
+            self.cid,
+            self.tm,
+            &|| false,
+        )? {
+            ModifyResult::Done(_) => Ok(()),
+            other => panic!(
+                "catalog row {tid:?} of {} changed under the DDL lock: {other:?}",
+                rel.name
+            ),
+        }
+    }
+
+    /// Replaces the row version at `tid` with `values`; returns the new one's tid.
+    pub fn replace(&self, rel: &SystemRelation, tid: Tid, values: &[Value]) -> PgResult<Tid> {
+        self.delete(rel, tid)?;
+        self.insert(rel, values)
+    }
+}
+
+/// The rows of `rel` visible to a fresh snapshot, with their tids.
+fn scan(
+    pool: &'static BufferPool,
+    tm: &TransactionManager,
+    rel: &SystemRelation,
+) -> PgResult<Vec<(Tid, Vec<Value>)>> {
+    let types = rel.types();
+    let snapshot = tm.snapshot(0, 0);
+    let mut rows = Vec::new();
+    let mut scan = HeapScan::new(pool, rel.locator())?;
+    while scan.next_page(&snapshot, tm, |tid, t| {
+        let mut values = Vec::with_capacity(types.len());
+        tuple::deform_tuple(t, &types, &mut values)?;
+        rows.push((tid, values));
+        Ok(())
+    })? {}
+    Ok(rows)
+}
+
+fn corrupt(rel: &SystemRelation, what: &str) -> PgError {
+    PgError::new(
+        common::SqlState::DATA_CORRUPTED,
+        format!("catalog relation {} holds a bad row: {what}", rel.name),
+    )
+}
+
+fn oid(v: &Value) -> Oid {
+    match v {
+        Value::Oid(o) => *o,
+        _ => 0,
+    }
+}
+fn string(v: &Value) -> String {
+    match v {
+        Value::Text(s) => s.clone(),
+        _ => String::new(),
+    }
+}
+fn opt_string(v: &Value) -> Option<String> {
+    match v {
+        Value::Text(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+fn boolean(v: &Value) -> bool {
+    matches!(v, Value::Bool(true))
+}
+fn int2(v: &Value) -> i16 {
+    match v {
+        Value::Int2(x) => *x,
+        _ => 0,
+    }
+}
+
+/// Builds the relcache from the rows a fresh snapshot sees.
+pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResult<CatalogData> {
+    let mut d = CatalogData::default();
+    for (tid, r) in scan(pool, tm, &PG_DATABASE)? {
+        let db = Database {
+            oid: oid(&r[0]),
+            name: string(&r[1]),
+            owner: oid(&r[2]),
+            is_template: boolean(&r[3]),
+            allow_connections: boolean(&r[4]),
+        };
+        d.rows.databases.insert(db.oid, tid);
+        d.databases.insert(db.oid, db);
+    }
+    for (tid, r) in scan(pool, tm, &PG_AUTHID)? {
+        let role = Role {
+            oid: oid(&r[0]),
+            name: string(&r[1]),
+            superuser: boolean(&r[2]),
+            password: opt_string(&r[3]),
+        };
+        d.rows.roles.insert(role.oid, tid);
+        d.roles.insert(role.oid, role);
+    }
+    for (tid, r) in scan(pool, tm, &PG_NAMESPACE)? {
+        let ns = Namespace {
+            oid: oid(&r[0]),
+            name: string(&r[1]),
+        };
+        d.rows.namespaces.insert(ns.oid, tid);
+        d.namespaces.insert(ns.oid, ns);
+    }
+    for (tid, r) in scan(pool, tm, &PG_CLASS)? {
+        let t = Table {
+            oid: oid(&r[0]),
+            name: string(&r[1]),
+            namespace: oid(&r[2]),
+            db_oid: oid(&r[3]),
+            relfilenode: oid(&r[4]),
+            columns: Vec::new(),
+            reltuples: match r[6] {
+                Value::Float8(x) => x,
+                _ => -1.0,
+            },
+            relpages: match r[7] {
+                Value::Int4(x) => x as u32,
+                _ => 0,
+            },
+            statistics: Arc::default(),
+        };
+        d.rows.classes.insert(t.oid, tid);
+        d.tables.insert(t.oid, t);
+    }
+    let mut columns: HashMap<Oid, Vec<(i16, Column)>> = HashMap::new();
+    for (tid, r) in scan(pool, tm, &PG_ATTRIBUTE)? {
+        let rel = oid(&r[0]);
+        let attnum = int2(&r[1]);
+        let type_oid = oid(&r[3]);
+        if TypeId::from_oid(type_oid).is_none() {
+            return Err(corrupt(&PG_ATTRIBUTE, &format!("unknown type {type_oid}")));
+        }
+        let c = Column {
+            name: string(&r[2]),
+            type_oid,
+            typmod: match r[4] {
+                Value::Int4(x) => x,
+                _ => -1,
+            },
+            not_null: boolean(&r[5]),
+            default: opt_string(&r[6]),
+        };
+        d.rows.attributes.insert((rel, attnum), tid);
+        columns.entry(rel).or_default().push((attnum, c));
+    }
+    for (rel, mut cols) in columns {
+        cols.sort_by_key(|(n, _)| *n);
+        let Some(t) = d.tables.get_mut(&rel) else {
+            return Err(corrupt(
+                &PG_ATTRIBUTE,
+                &format!("columns of missing relation {rel}"),
+            ));
+        };
+        for (i, (n, _)) in cols.iter().enumerate() {
+            if *n as usize != i + 1 {
+                return Err(corrupt(
+                    &PG_ATTRIBUTE,
+                    &format!("relation {rel} lacks column {}", i + 1),
+                ));
+            }
+        }
+        t.columns = cols.into_iter().map(|(_, c)| c).collect();
+    }
+    let mut stats: HashMap<Oid, Vec<ColumnStats>> = HashMap::new();
+    for (tid, r) in scan(pool, tm, &PG_STATISTIC)? {
+        let rel = oid(&r[0]);
+        let s: ColumnStats = serde_json::from_str(&string(&r[2]))
+            .map_err(|e| corrupt(&PG_STATISTIC, &e.to_string()))?;
+        d.rows.statistics.insert((rel, s.attnum), tid);
+        stats.entry(rel).or_default().push(s);
+    }
+    for (rel, mut s) in stats {
+        s.sort_by_key(|s| s.attnum);
+        if let Some(t) = d.tables.get_mut(&rel) {
+            t.statistics = Arc::new(s);
+        }
+    }
+    Ok(d)
+}
