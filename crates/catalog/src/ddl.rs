@@ -16,9 +16,9 @@ use std::sync::Arc;
 use access::heap;
 use common::{Oid, PgError, PgResult, RelFileLocator, SqlState, Xid};
 
-use crate::model::{CatalogData, Column, Database, Table};
+use crate::model::{CatalogData, Column, Database, Namespace, Table};
 use crate::relations::{
-    self, RowWriter, PG_ATTRIBUTE, PG_AUTHID, PG_CLASS, PG_DATABASE, PG_STATISTIC,
+    self, RowWriter, PG_ATTRIBUTE, PG_AUTHID, PG_CLASS, PG_DATABASE, PG_NAMESPACE, PG_STATISTIC,
 };
 use crate::stats::ColumnStats;
 use crate::{Catalog, BOOTSTRAP_SUPERUSER};
@@ -369,6 +369,129 @@ impl Catalog {
         let tid = w.replace(&PG_AUTHID, old, &relations::role_row(&role))?;
         d.rows.roles.insert(role.oid, tid);
         d.roles.insert(role.oid, role);
+        Ok(())
+    }
+
+    /// Renames a table. Errors: 42P07 if its schema has a relation by that name.
+    pub fn rename_table(
+        &self,
+        txn: &mut CatalogTxn,
+        cid: u32,
+        oid: Oid,
+        name: &str,
+    ) -> PgResult<Table> {
+        let mut t = txn
+            .working
+            .tables
+            .get(&oid)
+            .cloned()
+            .ok_or_else(|| vanished(oid))?;
+        if txn.working.table(t.db_oid, t.namespace, name).is_some() {
+            return Err(PgError::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{name}\" already exists"),
+            ));
+        }
+        t.name = name.to_owned();
+        self.replace_class_row(txn, cid, &t)?;
+        Ok(t)
+    }
+
+    /// Replaces column `index` (0-based) of a table: a new name, default or
+    /// NOT NULL. Errors: 42701 if a renamed column's name is taken.
+    pub fn replace_column(
+        &self,
+        txn: &mut CatalogTxn,
+        cid: u32,
+        oid: Oid,
+        index: usize,
+        column: Column,
+    ) -> PgResult<Table> {
+        let mut t = txn
+            .working
+            .tables
+            .get(&oid)
+            .cloned()
+            .ok_or_else(|| vanished(oid))?;
+        if t.columns[index].name != column.name && t.column_index(&column.name).is_some() {
+            return Err(PgError::new(
+                SqlState::DUPLICATE_COLUMN,
+                format!(
+                    "column \"{}\" of relation \"{}\" already exists",
+                    column.name, t.name
+                ),
+            ));
+        }
+        let attnum = index as i16 + 1;
+        let w = self.writer(txn, cid);
+        let d = Arc::make_mut(&mut txn.working);
+        let old = d
+            .rows
+            .attributes
+            .get(&(oid, attnum))
+            .copied()
+            .ok_or_else(|| vanished(oid))?;
+        let tid = w.replace(
+            &PG_ATTRIBUTE,
+            old,
+            &relations::attribute_row(oid, attnum, &column),
+        )?;
+        d.rows.attributes.insert((oid, attnum), tid);
+        t.columns[index] = column;
+        d.tables.insert(oid, t.clone());
+        Ok(t)
+    }
+
+    /// Creates a schema in database `db`. Errors: 42P06 if it exists.
+    pub fn create_namespace(
+        &self,
+        txn: &mut CatalogTxn,
+        cid: u32,
+        db: Oid,
+        name: &str,
+    ) -> PgResult<Namespace> {
+        if txn.working.namespace_by_name(db, name).is_some() {
+            return Err(PgError::new(
+                SqlState::DUPLICATE_SCHEMA,
+                format!("schema \"{name}\" already exists"),
+            ));
+        }
+        let ns = Namespace {
+            oid: self.oids.next()?,
+            name: name.to_owned(),
+            db_oid: db,
+        };
+        let tid = self
+            .writer(txn, cid)
+            .insert(&PG_NAMESPACE, &relations::namespace_row(&ns))?;
+        let d = Arc::make_mut(&mut txn.working);
+        d.rows.namespaces.insert(ns.oid, tid);
+        d.namespaces.insert(ns.oid, ns.clone());
+        Ok(ns)
+    }
+
+    /// Drops a schema and the tables in it (the caller has decided whether
+    /// CASCADE allows that); their files go at commit.
+    pub fn drop_namespace(&self, txn: &mut CatalogTxn, cid: u32, oid: Oid) -> PgResult<()> {
+        let tables: Vec<Oid> = txn
+            .working
+            .tables
+            .values()
+            .filter(|t| t.namespace == oid)
+            .map(|t| t.oid)
+            .collect();
+        for t in tables {
+            self.remove_table(txn, cid, t)?;
+        }
+        let w = self.writer(txn, cid);
+        let d = Arc::make_mut(&mut txn.working);
+        let tid = d
+            .rows
+            .namespaces
+            .remove(&oid)
+            .ok_or_else(|| vanished(oid))?;
+        w.delete(&PG_NAMESPACE, tid)?;
+        d.namespaces.remove(&oid);
         Ok(())
     }
 }

@@ -91,6 +91,16 @@ pub struct Database {
 pub struct Namespace {
     pub oid: Oid,
     pub name: String,
+    /// The database it belongs to; 0 for the built-in schemas, which every
+    /// database has.
+    pub db_oid: Oid,
+}
+
+impl Namespace {
+    /// Whether the schema is visible from database `db`.
+    pub fn in_database(&self, db: Oid) -> bool {
+        self.db_oid == 0 || self.db_oid == db
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -144,6 +154,7 @@ impl CatalogData {
                 Namespace {
                     oid,
                     name: name.into(),
+                    db_oid: 0,
                 },
             );
         }
@@ -162,8 +173,11 @@ impl CatalogData {
     pub fn database_by_name(&self, name: &str) -> Option<&Database> {
         self.databases.values().find(|d| d.name == name)
     }
-    pub fn namespace_by_name(&self, name: &str) -> Option<&Namespace> {
-        self.namespaces.values().find(|n| n.name == name)
+    /// Schema `name` of database `db`.
+    pub fn namespace_by_name(&self, db: Oid, name: &str) -> Option<&Namespace> {
+        self.namespaces
+            .values()
+            .find(|n| n.name == name && n.in_database(db))
     }
     pub fn role_by_name(&self, name: &str) -> Option<&Role> {
         self.roles.values().find(|r| r.name == name)

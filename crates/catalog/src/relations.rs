@@ -10,9 +10,9 @@
 //! views over the relcache (`exec::system_views`).
 //!
 //! The rows keep what the relcache needs, in PostgreSQL's column names where
-//! one exists. Schemas are shared by every database here (`nspdatabase` 0)
-//! and pg_class carries the database a table belongs to (`reldatabase`),
-//! since all catalog rows live in the shared relations.
+//! one exists. All catalog rows live in these shared relations, so pg_class
+//! and pg_namespace rows carry the database they belong to (`reldatabase`,
+//! `nspdatabase`; 0 for the built-in schemas every database has).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -138,7 +138,7 @@ pub(crate) fn namespace_row(n: &Namespace) -> Vec<Value> {
         Value::Oid(n.oid),
         text(&n.name),
         Value::Oid(crate::BOOTSTRAP_SUPERUSER),
-        Value::Oid(0),
+        Value::Oid(n.db_oid),
     ]
 }
 
@@ -305,6 +305,7 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
         let ns = Namespace {
             oid: oid(&r[0]),
             name: string(&r[1]),
+            db_oid: oid(&r[3]),
         };
         d.rows.namespaces.insert(ns.oid, tid);
         d.namespaces.insert(ns.oid, ns);

@@ -569,6 +569,9 @@ impl Session {
                 | BoundStatement::DropTable { .. }
                 | BoundStatement::Truncate { .. }
                 | BoundStatement::AddColumn { .. }
+                | BoundStatement::AlterTable { .. }
+                | BoundStatement::CreateSchema { .. }
+                | BoundStatement::DropSchema { .. }
                 | BoundStatement::AlterRolePassword { .. }
                 | BoundStatement::CreateDatabase { .. }
                 | BoundStatement::DropDatabase { .. }

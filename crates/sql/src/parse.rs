@@ -132,6 +132,11 @@ pub enum Utility {
     Truncate {
         names: Vec<Vec<String>>,
     },
+    DropSchema {
+        names: Vec<String>,
+        if_exists: bool,
+        cascade: bool,
+    },
     Checkpoint,
     DropDatabase {
         name: String,
@@ -568,6 +573,25 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             Some(Utility::DropTable {
                 names: qualified_names(rest)?,
                 if_exists: false,
+            })
+        }
+        ["drop", "schema", ..] => {
+            let (if_exists, rest) = match words.get(2..4) {
+                Some(["if", "exists"]) => (true, &toks[4..]),
+                _ => (false, &toks[2..]),
+            };
+            let cascade = rest.last().is_some_and(|t| !t.1 && t.0 == "cascade");
+            let names = qualified_names(strip_behavior(rest))?
+                .into_iter()
+                .map(|n| match <[String; 1]>::try_from(n) {
+                    Ok([name]) => Some(name),
+                    Err(_) => None,
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some(Utility::DropSchema {
+                names,
+                if_exists,
+                cascade,
             })
         }
         ["truncate", "table", ..] => Some(Utility::Truncate {

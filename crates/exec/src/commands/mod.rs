@@ -5,6 +5,7 @@
 
 mod database;
 mod role;
+mod schema;
 mod table;
 
 use catalog::{Catalog, CatalogTxn};
@@ -87,6 +88,16 @@ pub fn run(
             column,
             if_not_exists,
         } => table::add_column(cx, env, notices, table, column, *if_not_exists)?,
+        BoundStatement::AlterTable { table, actions } => table::alter(cx, env, table, actions)?,
+        BoundStatement::CreateSchema {
+            name,
+            if_not_exists,
+        } => schema::create(cx, env, notices, name, *if_not_exists)?,
+        BoundStatement::DropSchema {
+            schemas,
+            missing,
+            cascade,
+        } => schema::drop(cx, env, notices, schemas, missing, *cascade)?,
         BoundStatement::AlterRolePassword { name, password } => {
             role::alter_password(cx, env, notices, name, password.as_deref())?
         }

@@ -1,10 +1,11 @@
-//! CREATE TABLE (and CREATE TABLE AS), DROP TABLE, TRUNCATE, ALTER TABLE ADD COLUMN.
+//! CREATE TABLE (and CREATE TABLE AS), DROP TABLE, TRUNCATE, ALTER TABLE.
 
 use std::sync::Arc;
 
+use access::heap::HeapScan;
 use catalog::{Column, Table};
 use common::{Oid, PgError, PgResult, SqlState};
-use sql::plan::Plan;
+use sql::plan::{AlterTableAction, Plan};
 
 use super::{CommandContext, Notices};
 use crate::ExecEnv;
@@ -102,4 +103,68 @@ pub(super) fn add_column(
         catalog.add_column(cx.changes(env)?, env.cid, table.oid, column.clone())?;
     }
     Ok("ALTER TABLE".into())
+}
+
+/// ALTER TABLE's actions, in order, each on the table as the previous left it.
+pub(super) fn alter(
+    cx: &mut CommandContext,
+    env: &ExecEnv,
+    table: &Table,
+    actions: &[AlterTableAction],
+) -> PgResult<String> {
+    let catalog = cx.catalog;
+    let mut table = table.clone();
+    for action in actions {
+        let changes = cx.changes(env)?;
+        table = match action {
+            AlterTableAction::RenameTable(name) => {
+                catalog.rename_table(changes, env.cid, table.oid, name)?
+            }
+            AlterTableAction::RenameColumn { index, name } => {
+                let mut c = table.columns[*index].clone();
+                c.name = name.clone();
+                catalog.replace_column(changes, env.cid, table.oid, *index, c)?
+            }
+            AlterTableAction::SetDefault { index, default } => {
+                let mut c = table.columns[*index].clone();
+                c.default = default.clone();
+                catalog.replace_column(changes, env.cid, table.oid, *index, c)?
+            }
+            AlterTableAction::SetNotNull { index, not_null } => {
+                let c = &table.columns[*index];
+                if *not_null && !c.not_null && has_null(env, &table, *index)? {
+                    return Err(PgError::new(
+                        SqlState::NOT_NULL_VIOLATION,
+                        format!(
+                            "column \"{}\" of relation \"{}\" contains null values",
+                            c.name, table.name
+                        ),
+                    ));
+                }
+                let mut c = c.clone();
+                c.not_null = *not_null;
+                catalog.replace_column(cx.changes(env)?, env.cid, table.oid, *index, c)?
+            }
+        };
+    }
+    Ok("ALTER TABLE".into())
+}
+
+/// Whether a row the statement can see has NULL in column `index`.
+fn has_null(env: &ExecEnv, table: &Table, index: usize) -> PgResult<bool> {
+    let types = table.column_types();
+    let mut scan = HeapScan::new(env.pool, table.locator())?;
+    let mut values = Vec::with_capacity(types.len());
+    let mut found = false;
+    while !found
+        && scan.next_page(env.snapshot, env.tm, |_, t| {
+            access::tuple::deform_tuple(t, &types, &mut values)?;
+            found |= values.get(index).is_none_or(|v| v.is_null());
+            values.clear();
+            Ok(())
+        })?
+    {
+        env.check_cancel()?;
+    }
+    Ok(found)
 }

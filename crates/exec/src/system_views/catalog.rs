@@ -133,6 +133,7 @@ fn pg_namespace(cx: &ViewContext<'_>) -> Vec<Row> {
     cx.catalog
         .namespaces
         .values()
+        .filter(|n| n.in_database(cx.db_oid))
         .map(|n| {
             vec![
                 Value::Oid(n.oid),

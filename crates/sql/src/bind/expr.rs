@@ -811,7 +811,12 @@ impl Binder<'_, '_> {
             .ctx
             .search_path
             .iter()
-            .find(|s| self.ctx.catalog.namespace_by_name(s).is_some())
+            .find(|s| {
+                self.ctx
+                    .catalog
+                    .namespace_by_name(self.ctx.db_oid, s)
+                    .is_some()
+            })
             .cloned();
         Ok(match s {
             Some(s) => Expr::Const(Value::Text(s), TypeId::Name.into()),

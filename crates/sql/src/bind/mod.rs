@@ -19,7 +19,7 @@ use sqlparser::ast::{self, Spanned};
 
 use crate::expr::Expr;
 use crate::parse::{ParsedStatement, Utility};
-use crate::plan::{BoundStatement, OutputColumn, Plan, TransactionOp};
+use crate::plan::{AlterTableAction, BoundStatement, OutputColumn, Plan, TransactionOp};
 
 pub use types::{format_type, parse_type_name};
 
@@ -129,7 +129,7 @@ impl Binder<'_, '_> {
     pub(crate) fn namespace_oid(&self, name: &str) -> PgResult<Oid> {
         self.ctx
             .catalog
-            .namespace_by_name(name)
+            .namespace_by_name(self.ctx.db_oid, name)
             .map(|n| n.oid)
             .ok_or_else(|| {
                 PgError::new(
@@ -144,7 +144,7 @@ impl Binder<'_, '_> {
         match parts {
             [name] => {
                 for s in &self.ctx.search_path {
-                    if let Some(ns) = self.ctx.catalog.namespace_by_name(s) {
+                    if let Some(ns) = self.ctx.catalog.namespace_by_name(self.ctx.db_oid, s) {
                         return Ok((ns.oid, name.clone()));
                     }
                 }
@@ -181,14 +181,15 @@ impl Binder<'_, '_> {
                 .ctx
                 .search_path
                 .iter()
-                .filter_map(|s| cat.namespace_by_name(s))
+                .filter_map(|s| cat.namespace_by_name(self.ctx.db_oid, s))
                 .find_map(|ns| cat.table(self.ctx.db_oid, ns.oid, name)),
             [schema, name] | [_, schema, name] => {
                 if parts.len() == 3 {
                     self.check_db(&parts[0])?;
                 }
-                let ns = self.namespace_oid(schema)?;
-                cat.table(self.ctx.db_oid, ns, name)
+                // A missing schema is a missing relation, as in PostgreSQL.
+                cat.namespace_by_name(self.ctx.db_oid, schema)
+                    .and_then(|ns| cat.table(self.ctx.db_oid, ns.oid, name))
             }
             _ => {
                 return Err(PgError::syntax(
@@ -268,6 +269,31 @@ impl Binder<'_, '_> {
                 verbose: *verbose,
                 vacuum: *vacuum,
             },
+            Utility::DropSchema {
+                names,
+                if_exists,
+                cascade,
+            } => {
+                let mut schemas = Vec::new();
+                let mut missing = Vec::new();
+                for n in names {
+                    match self.ctx.catalog.namespace_by_name(self.ctx.db_oid, n) {
+                        Some(ns) => schemas.push(ns.clone()),
+                        None if *if_exists => missing.push(n.clone()),
+                        None => {
+                            return Err(PgError::new(
+                                SqlState::INVALID_SCHEMA_NAME,
+                                format!("schema \"{n}\" does not exist"),
+                            ))
+                        }
+                    }
+                }
+                BoundStatement::DropSchema {
+                    schemas,
+                    missing,
+                    cascade: *cascade,
+                }
+            }
             Utility::Truncate { names } => BoundStatement::Truncate {
                 tables: names
                     .iter()
@@ -356,6 +382,27 @@ impl Binder<'_, '_> {
                 name: object_name_parts(db_name)?.join("."),
             }),
             S::AlterRole { name, operation } => bind_alter_role(name, operation),
+            S::CreateSchema {
+                schema_name: ast::SchemaName::Simple(name),
+                if_not_exists,
+                or_replace: false,
+                ..
+            } => {
+                let parts = object_name_parts(name)?;
+                let [name] = <[String; 1]>::try_from(parts)
+                    .map_err(|_| PgError::syntax("syntax error at or near \".\""))?;
+                if name.starts_with("pg_") {
+                    return Err(PgError::new(
+                        SqlState::RESERVED_NAME,
+                        format!("unacceptable schema name \"{name}\""),
+                    )
+                    .with_detail("The prefix \"pg_\" is reserved for system schemas."));
+                }
+                Ok(BoundStatement::CreateSchema {
+                    name,
+                    if_not_exists: *if_not_exists,
+                })
+            }
             S::StartTransaction { .. } => Ok(BoundStatement::Transaction(TransactionOp::Begin)),
             S::Commit { .. } => Ok(BoundStatement::Transaction(TransactionOp::Commit)),
             S::Rollback {
@@ -488,10 +535,114 @@ impl Binder<'_, '_> {
                     if_not_exists: *if_not_exists,
                 })
             }
-            _ => Err(PgError::unsupported(
-                "this ALTER TABLE form is not supported yet",
-            )),
+            ops => {
+                let actions = ops
+                    .iter()
+                    .map(|op| self.bind_alter_action(&table, op))
+                    .collect::<PgResult<Vec<_>>>()?;
+                Ok(BoundStatement::AlterTable { table, actions })
+            }
         }
+    }
+
+    fn column_position(table: &Table, name: &ast::Ident) -> PgResult<usize> {
+        let name = ident_name(name);
+        table.column_index(&name).ok_or_else(|| {
+            PgError::new(
+                SqlState::UNDEFINED_COLUMN,
+                format!(
+                    "column \"{name}\" of relation \"{}\" does not exist",
+                    table.name
+                ),
+            )
+        })
+    }
+
+    fn bind_alter_action(
+        &mut self,
+        table: &Table,
+        op: &ast::AlterTableOperation,
+    ) -> PgResult<AlterTableAction> {
+        use ast::AlterColumnOperation as C;
+        use ast::AlterTableOperation as A;
+        Ok(match op {
+            A::RenameTable {
+                table_name: ast::RenameTableNameKind::To(name),
+            } => {
+                let parts = object_name_parts(name)?;
+                let [name] = <[String; 1]>::try_from(parts)
+                    .map_err(|_| PgError::syntax("syntax error at or near \".\""))?;
+                AlterTableAction::RenameTable(name)
+            }
+            A::RenameColumn {
+                old_column_name,
+                new_column_name,
+            } => {
+                let old = ident_name(old_column_name);
+                // PostgreSQL's renameatt names no relation here.
+                let index = table.column_index(&old).ok_or_else(|| {
+                    PgError::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!("column \"{old}\" does not exist"),
+                    )
+                })?;
+                AlterTableAction::RenameColumn {
+                    index,
+                    name: ident_name(new_column_name),
+                }
+            }
+            A::AlterColumn { column_name, op } => {
+                let index = Self::column_position(table, column_name)?;
+                match op {
+                    C::SetNotNull => AlterTableAction::SetNotNull {
+                        index,
+                        not_null: true,
+                    },
+                    C::DropNotNull => AlterTableAction::SetNotNull {
+                        index,
+                        not_null: false,
+                    },
+                    C::DropDefault => AlterTableAction::SetDefault {
+                        index,
+                        default: None,
+                    },
+                    C::SetDefault { value } => {
+                        // Checked now, as at CREATE TABLE.
+                        let bound = self.bind_expr(value, &Vec::new())?;
+                        self.coerce(
+                            bound,
+                            table.columns[index].data_type(),
+                            CastContext::Assignment,
+                        )?;
+                        AlterTableAction::SetDefault {
+                            index,
+                            default: Some(value.to_string()),
+                        }
+                    }
+                    other => {
+                        return Err(PgError::unsupported(format!(
+                            "ALTER COLUMN ... {other} is not supported yet"
+                        )))
+                    }
+                }
+            }
+            A::AddColumn { .. } => {
+                return Err(PgError::unsupported(
+                    "ADD COLUMN together with other ALTER TABLE actions is not supported yet",
+                ))
+            }
+            other => {
+                return Err(PgError::unsupported(format!(
+                    "ALTER TABLE ... {} is not supported yet",
+                    other
+                        .to_string()
+                        .split_whitespace()
+                        .take(2)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )))
+            }
+        })
     }
 
     pub(crate) fn table_scope(table: &Table, alias: Option<&str>) -> Scope {

@@ -266,6 +266,7 @@ pub fn fixture_catalog() -> Arc<CatalogData> {
             Namespace {
                 oid,
                 name: name.into(),
+                db_oid: 0,
             },
         );
     }

@@ -279,6 +279,26 @@ pub enum ExplainFormat {
     Json,
 }
 
+/// One action of ALTER TABLE (columns by 0-based index).
+#[derive(Debug, Clone)]
+pub enum AlterTableAction {
+    RenameTable(String),
+    RenameColumn {
+        index: usize,
+        name: String,
+    },
+    /// SET DEFAULT (the expression's SQL text) or DROP DEFAULT (None).
+    SetDefault {
+        index: usize,
+        default: Option<String>,
+    },
+    /// SET NOT NULL (true; existing rows are checked) or DROP NOT NULL.
+    SetNotNull {
+        index: usize,
+        not_null: bool,
+    },
+}
+
 #[derive(Debug, Clone)]
 pub enum BoundStatement {
     /// EXPLAIN of a query or DML statement.
@@ -329,6 +349,21 @@ pub enum BoundStatement {
         table: Arc<Table>,
         column: catalog::Column,
         if_not_exists: bool,
+    },
+    /// ALTER TABLE's other actions, applied in order.
+    AlterTable {
+        table: Arc<Table>,
+        actions: Vec<AlterTableAction>,
+    },
+    CreateSchema {
+        name: String,
+        if_not_exists: bool,
+    },
+    DropSchema {
+        schemas: Vec<catalog::Namespace>,
+        /// Names given with IF EXISTS that do not exist (a notice each).
+        missing: Vec<String>,
+        cascade: bool,
     },
     Set {
         name: String,
