@@ -16,9 +16,10 @@ use std::sync::Arc;
 use access::heap;
 use common::{Oid, PgError, PgResult, RelFileLocator, SqlState, Xid};
 
-use crate::model::{CatalogData, Column, Database, Namespace, Table};
+use crate::model::{CatalogData, Column, Database, Namespace, Table, View};
 use crate::relations::{
-    self, RowWriter, PG_ATTRIBUTE, PG_AUTHID, PG_CLASS, PG_DATABASE, PG_NAMESPACE, PG_STATISTIC,
+    self, RowWriter, PG_ATTRIBUTE, PG_AUTHID, PG_CLASS, PG_DATABASE, PG_NAMESPACE, PG_REWRITE,
+    PG_STATISTIC,
 };
 use crate::stats::ColumnStats;
 use crate::{Catalog, BOOTSTRAP_SUPERUSER};
@@ -116,7 +117,7 @@ impl Catalog {
         name: &str,
         columns: Vec<Column>,
     ) -> PgResult<Table> {
-        if txn.working.table(db, namespace, name).is_some() {
+        if txn.working.relation_exists(db, namespace, name) {
             return Err(PgError::new(
                 SqlState::DUPLICATE_TABLE,
                 format!("relation \"{name}\" already exists"),
@@ -386,7 +387,7 @@ impl Catalog {
             .get(&oid)
             .cloned()
             .ok_or_else(|| vanished(oid))?;
-        if txn.working.table(t.db_oid, t.namespace, name).is_some() {
+        if txn.working.relation_exists(t.db_oid, t.namespace, name) {
             return Err(PgError::new(
                 SqlState::DUPLICATE_TABLE,
                 format!("relation \"{name}\" already exists"),
@@ -494,4 +495,110 @@ impl Catalog {
         d.namespaces.remove(&oid);
         Ok(())
     }
+
+    /// Creates a view, or with `replace` replaces the query of an existing
+    /// one whose columns the new ones extend (PostgreSQL's rule for CREATE
+    /// OR REPLACE VIEW). Errors: 42P07 if a relation has the name, 42P16 if
+    /// the replacement drops, renames or retypes a column.
+    #[allow(clippy::too_many_arguments)]
+    pub fn create_view(
+        &self,
+        txn: &mut CatalogTxn,
+        cid: u32,
+        db: Oid,
+        namespace: Oid,
+        name: &str,
+        query: String,
+        columns: Vec<Column>,
+        replace: bool,
+    ) -> PgResult<View> {
+        let existing = txn.working.view(db, namespace, name).cloned();
+        let oid = match &existing {
+            Some(old) if replace => {
+                check_view_replacement(old, &columns)?;
+                self.drop_view(txn, cid, old.oid)?;
+                old.oid
+            }
+            _ => {
+                if txn.working.relation_exists(db, namespace, name) {
+                    return Err(PgError::new(
+                        SqlState::DUPLICATE_TABLE,
+                        format!("relation \"{name}\" already exists"),
+                    ));
+                }
+                self.oids.next()?
+            }
+        };
+        let v = View {
+            oid,
+            name: name.to_owned(),
+            namespace,
+            db_oid: db,
+            query,
+            columns,
+        };
+        let w = self.writer(txn, cid);
+        let class = w.insert(&PG_CLASS, &relations::view_class_row(&v))?;
+        let rewrite = w.insert(&PG_REWRITE, &relations::rewrite_row(&v))?;
+        let mut attrs = Vec::new();
+        for (i, c) in v.columns.iter().enumerate() {
+            let attnum = i as i16 + 1;
+            attrs.push((
+                attnum,
+                w.insert(&PG_ATTRIBUTE, &relations::attribute_row(oid, attnum, c))?,
+            ));
+        }
+        let d = Arc::make_mut(&mut txn.working);
+        d.rows.classes.insert(oid, class);
+        d.rows.rewrites.insert(oid, rewrite);
+        for (attnum, tid) in attrs {
+            d.rows.attributes.insert((oid, attnum), tid);
+        }
+        d.views.insert(oid, v.clone());
+        Ok(v)
+    }
+
+    /// Drops a view's rows.
+    pub fn drop_view(&self, txn: &mut CatalogTxn, cid: u32, oid: Oid) -> PgResult<()> {
+        let w = self.writer(txn, cid);
+        let d = Arc::make_mut(&mut txn.working);
+        let v = d.views.remove(&oid).ok_or_else(|| vanished(oid))?;
+        let class = d.rows.classes.remove(&oid).ok_or_else(|| vanished(oid))?;
+        w.delete(&PG_CLASS, class)?;
+        let rewrite = d.rows.rewrites.remove(&oid).ok_or_else(|| vanished(oid))?;
+        w.delete(&PG_REWRITE, rewrite)?;
+        for attnum in 1..=v.columns.len() as i16 {
+            if let Some(tid) = d.rows.attributes.remove(&(oid, attnum)) {
+                w.delete(&PG_ATTRIBUTE, tid)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_view_replacement(old: &View, new: &[Column]) -> PgResult<()> {
+    let invalid = |msg: String| PgError::new(SqlState::INVALID_TABLE_DEFINITION, msg);
+    if new.len() < old.columns.len() {
+        return Err(invalid("cannot drop columns from view".into()));
+    }
+    for (o, n) in old.columns.iter().zip(new) {
+        if o.name != n.name {
+            return Err(invalid(format!(
+                "cannot change name of view column \"{}\" to \"{}\"",
+                o.name, n.name
+            ))
+            .with_hint(
+                "Use ALTER VIEW ... RENAME COLUMN ... to change name of view column instead.",
+            ));
+        }
+        if (o.type_oid, o.typmod) != (n.type_oid, n.typmod) {
+            return Err(invalid(format!(
+                "cannot change data type of view column \"{}\" from {} to {}",
+                o.name,
+                o.data_type().display_name(),
+                n.data_type().display_name()
+            )));
+        }
+    }
+    Ok(())
 }

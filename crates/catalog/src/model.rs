@@ -78,6 +78,18 @@ impl Table {
     }
 }
 
+/// A view: its query's SQL text, expanded by the binder where the view is
+/// named, and its output columns (names and types; no defaults).
+#[derive(Debug, Clone, PartialEq)]
+pub struct View {
+    pub oid: Oid,
+    pub name: String,
+    pub namespace: Oid,
+    pub db_oid: Oid,
+    pub query: String,
+    pub columns: Vec<Column>,
+}
+
 #[derive(Debug, Clone)]
 pub struct Database {
     pub oid: Oid,
@@ -120,6 +132,7 @@ pub struct CatalogData {
     pub namespaces: BTreeMap<Oid, Namespace>,
     pub roles: BTreeMap<Oid, Role>,
     pub tables: BTreeMap<Oid, Table>,
+    pub views: BTreeMap<Oid, View>,
     /// Where each object's current row version is (to delete or replace it).
     pub(crate) rows: RowIndex,
 }
@@ -186,6 +199,15 @@ impl CatalogData {
         self.tables
             .values()
             .find(|t| t.db_oid == db && t.namespace == namespace && t.name == name)
+    }
+    pub fn view(&self, db: Oid, namespace: Oid, name: &str) -> Option<&View> {
+        self.views
+            .values()
+            .find(|v| v.db_oid == db && v.namespace == namespace && v.name == name)
+    }
+    /// Whether a relation (table or view) of that name is in the schema.
+    pub fn relation_exists(&self, db: Oid, namespace: Oid, name: &str) -> bool {
+        self.table(db, namespace, name).is_some() || self.view(db, namespace, name).is_some()
     }
     pub fn table_by_oid(&self, oid: Oid) -> Option<&Table> {
         self.tables.get(&oid)

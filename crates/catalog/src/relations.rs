@@ -25,7 +25,7 @@ use storage::buffer::BufferPool;
 use txn::TransactionManager;
 use types::{DataType, TypeId, Value};
 
-use crate::model::{CatalogData, Column, Database, Namespace, Role, Table};
+use crate::model::{CatalogData, Column, Database, Namespace, Role, Table, View};
 use crate::stats::ColumnStats;
 
 /// One catalog relation: its relfilenode and its columns' types.
@@ -87,13 +87,22 @@ pub(crate) const PG_STATISTIC: SystemRelation = SystemRelation {
     columns: &[OidT, Int2, Text],
 };
 
-pub(crate) const ALL: [&SystemRelation; 6] = [
+/// ev_class, ev_action: a view's query as SQL text (PostgreSQL keeps a
+/// parse tree; the text is what this binder reads).
+pub(crate) const PG_REWRITE: SystemRelation = SystemRelation {
+    name: "pg_rewrite",
+    rel_number: 2618,
+    columns: &[OidT, Text],
+};
+
+pub(crate) const ALL: [&SystemRelation; 7] = [
     &PG_DATABASE,
     &PG_AUTHID,
     &PG_NAMESPACE,
     &PG_CLASS,
     &PG_ATTRIBUTE,
     &PG_STATISTIC,
+    &PG_REWRITE,
 ];
 
 /// Where each object's current row version is, so DDL can delete or
@@ -106,6 +115,7 @@ pub(crate) struct RowIndex {
     pub classes: HashMap<Oid, Tid>,
     pub attributes: HashMap<(Oid, i16), Tid>,
     pub statistics: HashMap<(Oid, i16), Tid>,
+    pub rewrites: HashMap<Oid, Tid>,
 }
 
 // Rows of each relation.
@@ -153,6 +163,23 @@ pub(crate) fn class_row(t: &Table) -> Vec<Value> {
         Value::Float8(t.reltuples),
         Value::Int4(t.relpages as i32),
     ]
+}
+
+pub(crate) fn view_class_row(v: &View) -> Vec<Value> {
+    vec![
+        Value::Oid(v.oid),
+        text(&v.name),
+        Value::Oid(v.namespace),
+        Value::Oid(v.db_oid),
+        Value::Oid(0),
+        text("v"),
+        Value::Float8(-1.0),
+        Value::Int4(0),
+    ]
+}
+
+pub(crate) fn rewrite_row(v: &View) -> Vec<Value> {
+    vec![Value::Oid(v.oid), text(&v.query)]
 }
 
 pub(crate) fn attribute_row(rel: Oid, attnum: i16, c: &Column) -> Vec<Value> {
@@ -310,7 +337,12 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
         d.rows.namespaces.insert(ns.oid, tid);
         d.namespaces.insert(ns.oid, ns);
     }
+    let mut view_classes = HashMap::new();
     for (tid, r) in scan(pool, tm, &PG_CLASS)? {
+        if string(&r[5]) == "v" {
+            view_classes.insert(oid(&r[0]), (tid, r));
+            continue;
+        }
         let t = Table {
             oid: oid(&r[0]),
             name: string(&r[1]),
@@ -330,6 +362,29 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
         };
         d.rows.classes.insert(t.oid, tid);
         d.tables.insert(t.oid, t);
+    }
+    for (tid, r) in scan(pool, tm, &PG_REWRITE)? {
+        let view = oid(&r[0]);
+        let Some((class_tid, c)) = view_classes.remove(&view) else {
+            return Err(corrupt(
+                &PG_REWRITE,
+                &format!("rule of missing view {view}"),
+            ));
+        };
+        let v = View {
+            oid: view,
+            name: string(&c[1]),
+            namespace: oid(&c[2]),
+            db_oid: oid(&c[3]),
+            query: string(&r[1]),
+            columns: Vec::new(),
+        };
+        d.rows.classes.insert(view, class_tid);
+        d.rows.rewrites.insert(view, tid);
+        d.views.insert(view, v);
+    }
+    if let Some(view) = view_classes.keys().next() {
+        return Err(corrupt(&PG_CLASS, &format!("view {view} has no query")));
     }
     let mut columns: HashMap<Oid, Vec<(i16, Column)>> = HashMap::new();
     for (tid, r) in scan(pool, tm, &PG_ATTRIBUTE)? {
@@ -354,11 +409,17 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
     }
     for (rel, mut cols) in columns {
         cols.sort_by_key(|(n, _)| *n);
-        let Some(t) = d.tables.get_mut(&rel) else {
-            return Err(corrupt(
-                &PG_ATTRIBUTE,
-                &format!("columns of missing relation {rel}"),
-            ));
+        let target = match d.tables.get_mut(&rel) {
+            Some(t) => &mut t.columns,
+            None => match d.views.get_mut(&rel) {
+                Some(v) => &mut v.columns,
+                None => {
+                    return Err(corrupt(
+                        &PG_ATTRIBUTE,
+                        &format!("columns of missing relation {rel}"),
+                    ))
+                }
+            },
         };
         for (i, (n, _)) in cols.iter().enumerate() {
             if *n as usize != i + 1 {
@@ -368,7 +429,7 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
                 ));
             }
         }
-        t.columns = cols.into_iter().map(|(_, c)| c).collect();
+        *target = cols.into_iter().map(|(_, c)| c).collect();
     }
     let mut stats: HashMap<Oid, Vec<ColumnStats>> = HashMap::new();
     for (tid, r) in scan(pool, tm, &PG_STATISTIC)? {

@@ -57,6 +57,7 @@ impl SqlState {
     pub const DUPLICATE_TABLE: SqlState = SqlState("42P07");
     pub const DUPLICATE_SCHEMA: SqlState = SqlState("42P06");
     pub const RESERVED_NAME: SqlState = SqlState("42939");
+    pub const INVALID_TABLE_DEFINITION: SqlState = SqlState("42P16");
     pub const DEPENDENT_OBJECTS_STILL_EXIST: SqlState = SqlState("2BP01");
     pub const DUPLICATE_COLUMN: SqlState = SqlState("42701");
     pub const DUPLICATE_DATABASE: SqlState = SqlState("42P04");

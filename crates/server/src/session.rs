@@ -571,6 +571,8 @@ impl Session {
                 | BoundStatement::AddColumn { .. }
                 | BoundStatement::AlterTable { .. }
                 | BoundStatement::CreateSchema { .. }
+                | BoundStatement::CreateView { .. }
+                | BoundStatement::DropView { .. }
                 | BoundStatement::DropSchema { .. }
                 | BoundStatement::AlterRolePassword { .. }
                 | BoundStatement::CreateDatabase { .. }

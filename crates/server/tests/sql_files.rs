@@ -113,6 +113,7 @@ fn sql_files_pass() {
     assert!(!files.is_empty(), "no .slt files in {}", dir.display());
     if let Ok(only) = std::env::var("SQL_FILES_ONLY") {
         files.retain(|f| f.file_stem().is_some_and(|s| s == only.as_str()));
+        assert!(!files.is_empty(), "no file {only}.slt");
     }
     if let Ok(conn) = std::env::var("SQL_FILES_REFERENCE") {
         return run_against_reference(&conn, &files);

@@ -132,6 +132,10 @@ pub enum Utility {
     Truncate {
         names: Vec<Vec<String>>,
     },
+    DropView {
+        names: Vec<Vec<String>>,
+        if_exists: bool,
+    },
     DropSchema {
         names: Vec<String>,
         if_exists: bool,
@@ -575,6 +579,14 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
                 if_exists: false,
             })
         }
+        ["drop", "view", "if", "exists", ..] => Some(Utility::DropView {
+            names: qualified_names(strip_behavior(&toks[4..]))?,
+            if_exists: true,
+        }),
+        ["drop", "view", ..] => Some(Utility::DropView {
+            names: qualified_names(strip_behavior(&toks[2..]))?,
+            if_exists: false,
+        }),
         ["drop", "schema", ..] => {
             let (if_exists, rest) = match words.get(2..4) {
                 Some(["if", "exists"]) => (true, &toks[4..]),

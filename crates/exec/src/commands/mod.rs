@@ -7,6 +7,7 @@ mod database;
 mod role;
 mod schema;
 mod table;
+mod view;
 
 use catalog::{Catalog, CatalogTxn};
 use common::{Oid, PgError, PgResult};
@@ -89,6 +90,16 @@ pub fn run(
             if_not_exists,
         } => table::add_column(cx, env, notices, table, column, *if_not_exists)?,
         BoundStatement::AlterTable { table, actions } => table::alter(cx, env, table, actions)?,
+        BoundStatement::CreateView {
+            name,
+            namespace,
+            query,
+            columns,
+            replace,
+        } => view::create(cx, env, name, *namespace, query, columns, *replace)?,
+        BoundStatement::DropView { views, missing } => {
+            view::drop(cx, env, notices, views, missing)?
+        }
         BoundStatement::CreateSchema {
             name,
             if_not_exists,

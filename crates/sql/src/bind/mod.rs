@@ -125,6 +125,20 @@ fn undefined_table(name: &str) -> PgError {
     )
 }
 
+/// A relation a name resolves to.
+pub(crate) enum Relation {
+    Table(Arc<Table>),
+    View(Arc<catalog::View>),
+}
+
+/// PostgreSQL's 42809 for a relation of the wrong kind.
+fn wrong_object_type(name: &str, kind: &str) -> PgError {
+    PgError::new(
+        SqlState::WRONG_OBJECT_TYPE,
+        format!("\"{name}\" is not a {kind}"),
+    )
+}
+
 impl Binder<'_, '_> {
     pub(crate) fn namespace_oid(&self, name: &str) -> PgResult<Oid> {
         self.ctx
@@ -173,31 +187,49 @@ impl Binder<'_, '_> {
         Ok(())
     }
 
-    /// Finds a user table by possibly qualified name.
-    pub(crate) fn lookup_table(&self, parts: &[String]) -> PgResult<Option<Arc<Table>>> {
+    /// Finds a user table or view by possibly qualified name: the first
+    /// schema of the search path holding a relation of that name decides.
+    pub(crate) fn lookup_relation(&self, parts: &[String]) -> PgResult<Option<Relation>> {
         let cat = self.ctx.catalog;
-        let found = match parts {
+        let db = self.ctx.db_oid;
+        let in_schema = |ns: Oid, name: &str| {
+            cat.table(db, ns, name)
+                .map(|t| Relation::Table(Arc::new(t.clone())))
+                .or_else(|| {
+                    cat.view(db, ns, name)
+                        .map(|v| Relation::View(Arc::new(v.clone())))
+                })
+        };
+        Ok(match parts {
             [name] => self
                 .ctx
                 .search_path
                 .iter()
-                .filter_map(|s| cat.namespace_by_name(self.ctx.db_oid, s))
-                .find_map(|ns| cat.table(self.ctx.db_oid, ns.oid, name)),
+                .filter_map(|s| cat.namespace_by_name(db, s))
+                .find_map(|ns| in_schema(ns.oid, name)),
             [schema, name] | [_, schema, name] => {
                 if parts.len() == 3 {
                     self.check_db(&parts[0])?;
                 }
                 // A missing schema is a missing relation, as in PostgreSQL.
-                cat.namespace_by_name(self.ctx.db_oid, schema)
-                    .and_then(|ns| cat.table(self.ctx.db_oid, ns.oid, name))
+                cat.namespace_by_name(db, schema)
+                    .and_then(|ns| in_schema(ns.oid, name))
             }
             _ => {
                 return Err(PgError::syntax(
                     "improper qualified name (too many dotted names)",
                 ))
             }
-        };
-        Ok(found.map(|t| Arc::new(t.clone())))
+        })
+    }
+
+    /// Finds a user table by possibly qualified name (a view there is 42809).
+    pub(crate) fn lookup_table(&self, parts: &[String]) -> PgResult<Option<Arc<Table>>> {
+        match self.lookup_relation(parts)? {
+            Some(Relation::Table(t)) => Ok(Some(t)),
+            Some(Relation::View(_)) => Err(wrong_object_type(&parts.join("."), "table")),
+            None => Ok(None),
+        }
     }
 
     pub(crate) fn require_table(&self, parts: &[String]) -> PgResult<Arc<Table>> {
@@ -247,8 +279,12 @@ impl Binder<'_, '_> {
                 let mut tables = Vec::new();
                 let mut missing = Vec::new();
                 for n in names {
-                    match self.lookup_table(n)? {
-                        Some(t) => tables.push(t),
+                    match self.lookup_relation(n)? {
+                        Some(Relation::Table(t)) => tables.push(t),
+                        Some(Relation::View(_)) => {
+                            return Err(wrong_object_type(&n.join("."), "table")
+                                .with_hint("Use DROP VIEW to remove a view."))
+                        }
                         None if *if_exists => missing.push(n.join(".")),
                         None => {
                             return Err(PgError::new(
@@ -269,6 +305,27 @@ impl Binder<'_, '_> {
                 verbose: *verbose,
                 vacuum: *vacuum,
             },
+            Utility::DropView { names, if_exists } => {
+                let mut views = Vec::new();
+                let mut missing = Vec::new();
+                for n in names {
+                    match self.lookup_relation(n)? {
+                        Some(Relation::View(v)) => views.push(v),
+                        Some(Relation::Table(_)) => {
+                            return Err(wrong_object_type(&n.join("."), "view")
+                                .with_hint("Use DROP TABLE to remove a table."))
+                        }
+                        None if *if_exists => missing.push(n.join(".")),
+                        None => {
+                            return Err(PgError::new(
+                                SqlState::UNDEFINED_TABLE,
+                                format!("view \"{}\" does not exist", n.join(".")),
+                            ))
+                        }
+                    }
+                }
+                BoundStatement::DropView { views, missing }
+            }
             Utility::DropSchema {
                 names,
                 if_exists,
@@ -382,6 +439,7 @@ impl Binder<'_, '_> {
                 name: object_name_parts(db_name)?.join("."),
             }),
             S::AlterRole { name, operation } => bind_alter_role(name, operation),
+            S::CreateView(cv) => self.bind_create_view(cv),
             S::CreateSchema {
                 schema_name: ast::SchemaName::Simple(name),
                 if_not_exists,
@@ -511,6 +569,76 @@ impl Binder<'_, '_> {
             if_not_exists: ct.if_not_exists,
             source,
         })
+    }
+
+    fn bind_create_view(&mut self, cv: &ast::CreateView) -> PgResult<BoundStatement> {
+        if cv.materialized || cv.temporary {
+            return Err(PgError::unsupported(
+                "materialized and temporary views are not supported yet",
+            ));
+        }
+        let parts = object_name_parts(&cv.name)?;
+        let (namespace, name) = self.creation_namespace(&parts)?;
+        if namespace == PG_CATALOG_NAMESPACE {
+            return Err(PgError::new(
+                SqlState::INSUFFICIENT_PRIVILEGE,
+                format!("permission denied to create \"pg_catalog.{name}\""),
+            ));
+        }
+        let (_, output) = self.bind_view_query(&cv.query)?;
+        if cv.columns.len() > output.len() {
+            return Err(PgError::syntax(
+                "CREATE VIEW specifies more column names than columns",
+            ));
+        }
+        let mut columns: Vec<Column> = Vec::new();
+        for (i, c) in output.iter().enumerate() {
+            let name = cv
+                .columns
+                .get(i)
+                .map_or_else(|| c.name.clone(), |d| ident_name(&d.name));
+            if columns.iter().any(|x| x.name == name) {
+                return Err(PgError::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!("column \"{name}\" specified more than once"),
+                ));
+            }
+            // An untyped literal's column is text, as PostgreSQL 15 makes it.
+            let ty = if c.ty.id == TypeId::Unknown {
+                DataType::new(TypeId::Text)
+            } else {
+                c.ty
+            };
+            columns.push(Column {
+                name,
+                type_oid: ty.id.oid(),
+                typmod: ty.typmod,
+                not_null: false,
+                default: None,
+            });
+        }
+        query::check_table_columns(columns.len())?;
+        Ok(BoundStatement::CreateView {
+            name,
+            namespace,
+            query: cv.query.to_string(),
+            columns,
+            replace: cv.or_replace,
+        })
+    }
+
+    /// Binds a view's query on its own: no outer query's columns are in
+    /// scope and no parameters may appear.
+    pub(crate) fn bind_view_query(
+        &mut self,
+        q: &ast::Query,
+    ) -> PgResult<(Plan, Vec<OutputColumn>)> {
+        let mut inner = Binder {
+            ctx: &mut *self.ctx,
+            outer: Vec::new(),
+            src: None,
+        };
+        inner.bind_query(q)
     }
 
     fn bind_alter_table(&mut self, at: &ast::AlterTable) -> PgResult<BoundStatement> {

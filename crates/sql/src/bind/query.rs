@@ -369,6 +369,66 @@ impl Binder<'_, '_> {
         })
     }
 
+    /// A view named in FROM: its stored query, bound here as a subquery
+    /// whose columns carry the view's names.
+    fn expand_view(
+        &mut self,
+        v: &catalog::View,
+        alias: &Option<ast::TableAlias>,
+    ) -> PgResult<(Plan, Scope)> {
+        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        let q = sqlparser::parser::Parser::new(&dialect)
+            .try_with_sql(&v.query)
+            .and_then(|mut p| p.parse_query())
+            .map_err(|e| {
+                PgError::internal(format!(
+                    "stored query of view \"{}\" does not parse: {e}",
+                    v.name
+                ))
+            })?;
+        let (mut plan, mut cols) = self.bind_view_query(&q)?;
+        if cols.len() > v.columns.len() {
+            // `*` in the stored query now finds columns added since the
+            // view was made; the view keeps the ones it had.
+            cols.truncate(v.columns.len());
+            plan = Plan::Project {
+                input: Box::new(plan),
+                exprs: cols
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| Expr::Column(i, c.ty))
+                    .collect(),
+            };
+        }
+        if cols.len() < v.columns.len() {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_COLUMN,
+                format!("view \"{}\" lost columns of its query", v.name),
+            ));
+        }
+        let q = alias
+            .as_ref()
+            .map_or_else(|| v.name.clone(), |a| ident_name(&a.name));
+        let mut scope: Scope = cols
+            .into_iter()
+            .zip(&v.columns)
+            .map(|(c, vc)| ScopeColumn {
+                qualifier: Some(q.clone()),
+                name: vc.name.clone(),
+                ty: c.ty,
+                table_oid: 0,
+                attnum: 0,
+                hidden: false,
+            })
+            .collect();
+        if let Some(a) = alias {
+            for (c, n) in scope.iter_mut().zip(&a.columns) {
+                c.name = ident_name(&n.name);
+            }
+        }
+        Ok((plan, scope))
+    }
+
     fn bind_table_factor(&mut self, tf: &ast::TableFactor) -> PgResult<(Plan, Scope)> {
         match tf {
             ast::TableFactor::Table {
@@ -424,7 +484,13 @@ impl Binder<'_, '_> {
                         .collect();
                     return Ok((plan, scope));
                 }
-                let table = self.require_table(&parts)?;
+                let table = match self.lookup_relation(&parts)? {
+                    Some(super::Relation::Table(t)) => t,
+                    Some(super::Relation::View(v)) => {
+                        return self.expand_view(&v, alias);
+                    }
+                    None => return Err(super::undefined_table(&parts.join("."))),
+                };
                 let mut scope = Self::table_scope(&table, alias_name.as_deref());
                 if let Some(a) = alias {
                     for (c, n) in scope.iter_mut().zip(&a.columns) {

@@ -359,6 +359,18 @@ pub enum BoundStatement {
         name: String,
         if_not_exists: bool,
     },
+    CreateView {
+        name: String,
+        namespace: u32,
+        /// The query as SQL text, bound again wherever the view is used.
+        query: String,
+        columns: Vec<catalog::Column>,
+        replace: bool,
+    },
+    DropView {
+        views: Vec<Arc<catalog::View>>,
+        missing: Vec<String>,
+    },
     DropSchema {
         schemas: Vec<catalog::Namespace>,
         /// Names given with IF EXISTS that do not exist (a notice each).

@@ -1,0 +1,52 @@
+//! CREATE [OR REPLACE] VIEW and DROP VIEW.
+
+use std::sync::Arc;
+
+use catalog::{Column, View};
+use common::{Oid, PgError, PgResult, SqlState};
+
+use super::{CommandContext, Notices};
+use crate::ExecEnv;
+
+pub(super) fn create(
+    cx: &mut CommandContext,
+    env: &ExecEnv,
+    name: &str,
+    namespace: Oid,
+    query: &str,
+    columns: &[Column],
+    replace: bool,
+) -> PgResult<String> {
+    let (catalog, db) = (cx.catalog, cx.db_oid);
+    catalog.create_view(
+        cx.changes(env)?,
+        env.cid,
+        db,
+        namespace,
+        name,
+        query.to_string(),
+        columns.to_vec(),
+        replace,
+    )?;
+    Ok("CREATE VIEW".into())
+}
+
+pub(super) fn drop(
+    cx: &mut CommandContext,
+    env: &ExecEnv,
+    notices: &mut Notices,
+    views: &[Arc<View>],
+    missing: &[String],
+) -> PgResult<String> {
+    for m in missing {
+        notices(&PgError::new(
+            SqlState::SUCCESSFUL_COMPLETION,
+            format!("view \"{m}\" does not exist, skipping"),
+        ))?;
+    }
+    let catalog = cx.catalog;
+    for v in views {
+        catalog.drop_view(cx.changes(env)?, env.cid, v.oid)?;
+    }
+    Ok("DROP VIEW".into())
+}
