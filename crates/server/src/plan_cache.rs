@@ -29,6 +29,10 @@ pub(crate) struct PlanCache {
     generic: Option<(Arc<BoundStatement>, f64)>,
     custom_plans: u32,
     total_custom_cost: f64,
+    /// Executions that ran the generic plan and a custom plan
+    /// (pg_prepared_statements' generic_plans and custom_plans).
+    generic_runs: i64,
+    custom_runs: i64,
 }
 
 /// How a cached statement is planned, given by the session.
@@ -48,7 +52,14 @@ impl PlanCache {
             generic: None,
             custom_plans: 0,
             total_custom_cost: 0.0,
+            generic_runs: 0,
+            custom_runs: 0,
         }
+    }
+
+    /// How many executions ran the generic plan, and how many a custom one.
+    pub fn plan_counts(&self) -> (i64, i64) {
+        (self.generic_runs, self.custom_runs)
     }
 
     pub fn is_current(&self, catalog: &Arc<CatalogData>) -> bool {
@@ -63,6 +74,7 @@ impl PlanCache {
         planning: &dyn Planning,
     ) -> Arc<BoundStatement> {
         if self.use_custom(params, settings, planning) {
+            self.custom_runs += 1;
             let stmt = sql::plan::substitute_params((*self.bound).clone(), params);
             let planned = planning.plan(stmt);
             if let Some((cost, relations)) = planning.cost(&planned) {
@@ -71,6 +83,7 @@ impl PlanCache {
             }
             return Arc::new(planned);
         }
+        self.generic_runs += 1;
         self.generic(planning).0
     }
 

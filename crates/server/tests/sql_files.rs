@@ -69,22 +69,71 @@ impl DB for Pg {
     }
 }
 
+/// Where the files run: a server of our own, or, with
+/// `SCALEGRES_SLT_REFERENCE=host:port`, a running PostgreSQL (user postgres,
+/// no password) to check new expectations against.
+enum Target {
+    Own(TestServer),
+    Reference(String, u16),
+}
+
+impl Target {
+    fn create_database(&self, db: &str) {
+        match self {
+            Target::Own(s) => {
+                s.psql(&format!("create database {db}"));
+            }
+            Target::Reference(..) => {
+                let mut c = self.config("postgres").connect(postgres::NoTls).unwrap();
+                c.batch_execute(&format!("drop database if exists {db}"))
+                    .unwrap();
+                c.batch_execute(&format!("create database {db}")).unwrap();
+            }
+        }
+    }
+
+    fn config(&self, db: &str) -> postgres::Config {
+        match self {
+            Target::Own(s) => s.config().dbname(db).to_owned(),
+            Target::Reference(host, port) => {
+                let mut c = postgres::Config::new();
+                c.host(host).port(*port).user("postgres").dbname(db);
+                c
+            }
+        }
+    }
+}
+
 #[test]
 fn sql_files_pass() {
-    let s = TestServer::start();
+    let target = match std::env::var("SCALEGRES_SLT_REFERENCE") {
+        Ok(addr) => {
+            let (host, port) = addr
+                .rsplit_once(':')
+                .expect("SCALEGRES_SLT_REFERENCE=host:port");
+            Target::Reference(host.to_string(), port.parse().expect("a port number"))
+        }
+        Err(_) => Target::Own(TestServer::start()),
+    };
+    // SCALEGRES_SLT_FILTER=name runs only the files whose name contains it.
+    let filter = std::env::var("SCALEGRES_SLT_FILTER").unwrap_or_default();
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sql");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("tests/sql exists")
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "slt"))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().contains(&filter))
+        })
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no .slt files in {}", dir.display());
     let mut failures = Vec::new();
     for (i, file) in files.iter().enumerate() {
         let db = format!("sqlfile{i}");
-        s.psql(&format!("create database {db}"));
-        let cfg = s.config().dbname(&db).to_owned();
+        target.create_database(&db);
+        let cfg = target.config(&db);
         let mut runner = Runner::new(move || {
             let cfg = cfg.clone();
             async move { Ok(Pg(cfg.connect(postgres::NoTls).map_err(PgError)?)) }
