@@ -13,6 +13,7 @@
 use std::sync::Arc;
 
 use catalog::CatalogData;
+use common::{PgError, PgResult, SqlState};
 use sql::plan::{BoundStatement, PlanCacheMode, PlannerSettings};
 use types::Value;
 
@@ -55,6 +56,28 @@ impl PlanCache {
             generic_runs: 0,
             custom_runs: 0,
         }
+    }
+
+    /// The cache of a statement bound again after the catalog changed: its
+    /// result keeps its columns or the execution fails, as PostgreSQL's
+    /// (a client decodes the rows by the columns it was told at Parse), and
+    /// the plan counts carry over.
+    pub fn rebind(
+        old: Option<&PlanCache>,
+        catalog: Arc<CatalogData>,
+        bound: BoundStatement,
+    ) -> PgResult<Self> {
+        let mut new = PlanCache::new(catalog, bound);
+        if let Some(old) = old {
+            if old.bound.columns() != new.bound.columns() {
+                return Err(PgError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "cached plan must not change result type",
+                ));
+            }
+            (new.generic_runs, new.custom_runs) = (old.generic_runs, old.custom_runs);
+        }
+        Ok(new)
     }
 
     /// How many executions ran the generic plan, and how many a custom one.

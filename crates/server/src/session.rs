@@ -680,7 +680,7 @@ impl Session {
         if !plans.as_ref().is_some_and(|c| c.is_current(&current)) {
             let mut types = p.param_types.clone();
             let bound = self.bind_only(parsed, &mut types)?;
-            *plans = Some(PlanCache::new(current, bound));
+            *plans = Some(PlanCache::rebind(plans.as_ref(), current, bound)?);
         }
         let settings = self.planner_settings();
         let cache = plans.as_mut().expect("filled above");
