@@ -42,6 +42,7 @@ impl SqlState {
     pub const IN_FAILED_SQL_TRANSACTION: SqlState = SqlState("25P02");
     pub const INVALID_SQL_STATEMENT_NAME: SqlState = SqlState("26000");
     pub const INVALID_CURSOR_NAME: SqlState = SqlState("34000");
+    pub const OBJECT_NOT_IN_PREREQUISITE_STATE: SqlState = SqlState("55000");
     pub const INVALID_AUTHORIZATION_SPECIFICATION: SqlState = SqlState("28000");
     pub const INVALID_PASSWORD: SqlState = SqlState("28P01");
     pub const INVALID_CATALOG_NAME: SqlState = SqlState("3D000");
@@ -59,6 +60,7 @@ impl SqlState {
     pub const RESERVED_NAME: SqlState = SqlState("42939");
     pub const INVALID_TABLE_DEFINITION: SqlState = SqlState("42P16");
     pub const DEPENDENT_OBJECTS_STILL_EXIST: SqlState = SqlState("2BP01");
+    pub const DUPLICATE_CURSOR: SqlState = SqlState("42P03");
     pub const DUPLICATE_COLUMN: SqlState = SqlState("42701");
     pub const DUPLICATE_DATABASE: SqlState = SqlState("42P04");
     pub const DUPLICATE_OBJECT: SqlState = SqlState("42710");

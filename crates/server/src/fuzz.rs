@@ -168,7 +168,10 @@ impl SessionFactory for EchoFactory {
                 "database \"nodb\" does not exist",
             ));
         }
-        Ok(Box::new(EchoSession { status: b'I' }))
+        Ok(Box::new(EchoSession {
+            status: b'I',
+            statements: Default::default(),
+        }))
     }
 }
 
@@ -176,6 +179,7 @@ impl SessionFactory for EchoFactory {
 /// a prepared statement returns its parameters as they were bound.
 struct EchoSession {
     status: u8,
+    statements: crate::session_api::StatementRegistry,
 }
 
 fn column(name: &str, type_oid: u32) -> ColumnDesc {
@@ -190,6 +194,9 @@ fn column(name: &str, type_oid: u32) -> ColumnDesc {
 }
 
 impl SessionHandler for EchoSession {
+    fn statements(&mut self) -> &mut crate::session_api::StatementRegistry {
+        &mut self.statements
+    }
     fn startup_parameters(&self) -> Vec<(String, String)> {
         vec![("server_version".into(), "17.0".into())]
     }

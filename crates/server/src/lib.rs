@@ -15,6 +15,7 @@ pub mod gucs;
 mod gucs_meta;
 pub mod lockfile;
 mod plan_cache;
+pub mod prepared_statements;
 pub mod protocol;
 mod query_cursor;
 mod server_state;

@@ -13,6 +13,7 @@
 use std::sync::Arc;
 
 use catalog::CatalogData;
+use common::{PgError, PgResult, SqlState};
 use sql::plan::{BoundStatement, PlanCacheMode, PlannerSettings};
 use types::Value;
 
@@ -29,6 +30,10 @@ pub(crate) struct PlanCache {
     generic: Option<(Arc<BoundStatement>, f64)>,
     custom_plans: u32,
     total_custom_cost: f64,
+    /// Executions that ran the generic plan and a custom plan
+    /// (pg_prepared_statements' generic_plans and custom_plans).
+    generic_runs: i64,
+    custom_runs: i64,
 }
 
 /// How a cached statement is planned, given by the session.
@@ -48,7 +53,36 @@ impl PlanCache {
             generic: None,
             custom_plans: 0,
             total_custom_cost: 0.0,
+            generic_runs: 0,
+            custom_runs: 0,
         }
+    }
+
+    /// The cache of a statement bound again after the catalog changed: its
+    /// result keeps its columns or the execution fails, as PostgreSQL's
+    /// (a client decodes the rows by the columns it was told at Parse), and
+    /// the plan counts carry over.
+    pub fn rebind(
+        old: Option<&PlanCache>,
+        catalog: Arc<CatalogData>,
+        bound: BoundStatement,
+    ) -> PgResult<Self> {
+        let mut new = PlanCache::new(catalog, bound);
+        if let Some(old) = old {
+            if old.bound.columns() != new.bound.columns() {
+                return Err(PgError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "cached plan must not change result type",
+                ));
+            }
+            (new.generic_runs, new.custom_runs) = (old.generic_runs, old.custom_runs);
+        }
+        Ok(new)
+    }
+
+    /// How many executions ran the generic plan, and how many a custom one.
+    pub fn plan_counts(&self) -> (i64, i64) {
+        (self.generic_runs, self.custom_runs)
     }
 
     pub fn is_current(&self, catalog: &Arc<CatalogData>) -> bool {
@@ -63,6 +97,7 @@ impl PlanCache {
         planning: &dyn Planning,
     ) -> Arc<BoundStatement> {
         if self.use_custom(params, settings, planning) {
+            self.custom_runs += 1;
             let stmt = sql::plan::substitute_params((*self.bound).clone(), params);
             let planned = planning.plan(stmt);
             if let Some((cost, relations)) = planning.cost(&planned) {
@@ -71,6 +106,7 @@ impl PlanCache {
             }
             return Arc::new(planned);
         }
+        self.generic_runs += 1;
         self.generic(planning).0
     }
 

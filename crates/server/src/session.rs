@@ -1,4 +1,9 @@
-//! A SQL session: settings, transaction state, statement execution.
+//! A SQL session: settings, transaction state, statement execution. SQL
+//! cursors and PREPARE/EXECUTE are in `sql_cursors.rs` and `sql_prepared.rs`.
+
+mod fetch;
+mod sql_cursors;
+mod sql_prepared;
 
 use common::interrupt::Interrupts;
 use std::sync::Arc;
@@ -34,6 +39,8 @@ enum TxnState {
 
 struct Hooks<'a> {
     ctx: &'a SharedContext,
+    cursors: &'a sql_cursors::SqlCursors,
+    statements: &'a crate::session_api::StatementRegistry,
     settings: &'a mut Settings,
     defaults: &'a Settings,
     changed: &'a mut Vec<(String, String)>,
@@ -114,6 +121,12 @@ impl exec::system_views::ServerState for Hooks<'_> {
     fn settings(&self) -> Vec<exec::system_views::SettingInfo> {
         self.server_view().settings()
     }
+    fn cursors(&self) -> Vec<exec::system_views::CursorInfo> {
+        self.cursors.infos()
+    }
+    fn prepared_statements(&self) -> Vec<exec::system_views::PreparedStatementInfo> {
+        sql_prepared::prepared_infos(self.statements)
+    }
 }
 
 struct Prepared {
@@ -188,6 +201,10 @@ pub struct Session {
     /// RESET returns to), and the server's reload count when it took them.
     base: Arc<Settings>,
     seen_reloads: u64,
+    /// Named prepared statements (Parse and PREPARE share them).
+    statements: crate::session_api::StatementRegistry,
+    /// Cursors opened by DECLARE.
+    cursors: sql_cursors::SqlCursors,
 }
 
 fn column_desc(c: &OutputColumn) -> ColumnDesc {
@@ -397,6 +414,7 @@ impl Session {
             if let Some(x) = xid {
                 committed = self.end_transaction(x, committed).is_ok() && committed;
             }
+            self.close_cursors_at_transaction_end(committed);
             self.count_xact(committed);
         }
         self.txn = TxnState::Idle;
@@ -555,6 +573,16 @@ impl Session {
                     .checkpoint(crate::checkpointer::CheckpointKind::Requested)?;
                 return sink.complete("CHECKPOINT");
             }
+            BoundStatement::DeclareCursor { .. }
+            | BoundStatement::Fetch(_)
+            | BoundStatement::CloseCursor(_) => {
+                return self.run_cursor_command(stmt, params, sink);
+            }
+            BoundStatement::Prepare { .. }
+            | BoundStatement::ExecutePrepared { .. }
+            | BoundStatement::Deallocate(_) => {
+                return self.run_prepared_command(stmt, params, sink);
+            }
             _ => {}
         }
         let implicit = matches!(self.txn, TxnState::Idle);
@@ -652,6 +680,12 @@ impl Session {
                 ) {
                     sink.notice(&no_transaction_warning())?;
                 }
+                if tag == "COMMIT" {
+                    if let Err(e) = self.persist_holdable_cursors() {
+                        self.end_block(false);
+                        return Err(e);
+                    }
+                }
                 self.end_block(true);
                 sink.complete(tag)
             }
@@ -679,7 +713,7 @@ impl Session {
         if !plans.as_ref().is_some_and(|c| c.is_current(&current)) {
             let mut types = p.param_types.clone();
             let bound = self.bind_only(parsed, &mut types)?;
-            *plans = Some(PlanCache::new(current, bound));
+            *plans = Some(PlanCache::rebind(plans.as_ref(), current, bound)?);
         }
         let settings = self.planner_settings();
         let cache = plans.as_mut().expect("filled above");
@@ -818,6 +852,8 @@ impl Session {
         let base = self.base.clone();
         let mut hooks = Hooks {
             ctx: &ctx,
+            cursors: &self.cursors,
+            statements: &self.statements,
             settings: &mut self.settings,
             defaults: &base,
             changed: &mut self.changed,
@@ -1046,6 +1082,7 @@ impl SessionHandler for Session {
             };
         }
         let mut result = Ok(true);
+        self.cursors.in_multi_statement_query = stmts.len() > 1;
         for st in &stmts {
             if let Err(e) = self.run_parsed(sql, st, sink) {
                 self.fail();
@@ -1053,6 +1090,7 @@ impl SessionHandler for Session {
                 break;
             }
         }
+        self.cursors.in_multi_statement_query = false;
         if let TxnState::Block { implicit: true, .. } = self.txn {
             self.end_block(result.is_ok());
         }
@@ -1109,36 +1147,7 @@ impl SessionHandler for Session {
                 return Err(e);
             }
         };
-        let resolved: Vec<u32> = types
-            .iter()
-            .map(|t| t.unwrap_or(TypeId::Text).oid())
-            .collect();
-        let columns = bound
-            .columns()
-            .map(|c| c.iter().map(column_desc).collect())
-            .or_else(|| match &bound {
-                BoundStatement::Show { name } => Some(vec![text_column(name)]),
-                BoundStatement::ShowAll => Some(vec![
-                    text_column("name"),
-                    text_column("setting"),
-                    text_column("description"),
-                ]),
-                _ => None,
-            });
-        let final_types: Vec<Option<TypeId>> = types
-            .iter()
-            .map(|t| Some(t.unwrap_or(TypeId::Text)))
-            .collect();
-        Ok(PreparedStatement {
-            sql: sql.to_string(),
-            param_types: resolved,
-            columns,
-            inner: Arc::new(Prepared {
-                parsed: Some(parsed),
-                param_types: final_types,
-                plans: parking_lot::Mutex::new(Some(PlanCache::new(self.catalog_version(), bound))),
-            }),
-        })
+        Ok(self.make_prepared(sql, parsed, bound, &types))
     }
 
     fn execute(
@@ -1214,6 +1223,14 @@ impl SessionHandler for Session {
         self.flush_io_counts();
         self.set_activity(self.idle_state(), None);
         r
+    }
+
+    fn statements(&mut self) -> &mut crate::session_api::StatementRegistry {
+        &mut self.statements
+    }
+
+    fn cursor_columns(&self, name: &str) -> Option<Vec<ColumnDesc>> {
+        self.cursor_columns_of(name)
     }
 
     fn on_extended_error(&mut self) {
@@ -1376,6 +1393,8 @@ impl SessionFactory for Factory {
             thread_settings: Default::default(),
             base,
             seen_reloads,
+            statements: Default::default(),
+            cursors: Default::default(),
         }))
     }
 }

@@ -1,13 +1,16 @@
 //! The contract between the wire protocol (`protocol/`) and the SQL session
-//! (`session.rs`). The protocol layer owns framing, message order, prepared
-//! statement and portal names, and value encoding; the session owns parsing,
-//! planning, execution, transactions and settings.
+//! (`session.rs`). The protocol layer owns framing, message order, portal
+//! names and value encoding; the session owns parsing, planning, execution,
+//! transactions, settings, SQL cursors and the named prepared statements
+//! (one namespace for Parse and SQL's PREPARE).
 
 use std::any::Any;
 use std::sync::Arc;
 
 use common::{PgError, PgResult};
 use types::{IoSettings, Value};
+
+pub use crate::prepared_statements::StatementRegistry;
 
 /// One column of a result, as sent in RowDescription.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,6 +29,11 @@ pub struct ColumnDesc {
 /// (only for statements that return rows), then `row` per row, then `complete`.
 pub trait ResultSink {
     fn columns(&mut self, columns: &[ColumnDesc]) -> PgResult<()>;
+    /// As `columns`, for rows a BINARY cursor's FETCH returns: a simple
+    /// query sends them in binary; the extended protocol keeps Bind's formats.
+    fn binary_columns(&mut self, columns: &[ColumnDesc]) -> PgResult<()> {
+        self.columns(columns)
+    }
     fn row(&mut self, row: &[Value]) -> PgResult<()>;
     /// `tag` is the CommandComplete tag, e.g. "SELECT 3" or "INSERT 0 1".
     fn complete(&mut self, tag: &str) -> PgResult<()>;
@@ -118,6 +126,15 @@ pub trait SessionHandler {
     ) -> PgResult<bool> {
         let _ = (cursor, sink, max_rows);
         Err(PgError::internal("this session has no cursors"))
+    }
+    /// The named prepared statements, shared by Parse/Bind/Describe/Close and
+    /// SQL's PREPARE/EXECUTE/DEALLOCATE.
+    fn statements(&mut self) -> &mut StatementRegistry;
+    /// The columns of the SQL cursor `name` (DECLARE), for a Describe of a
+    /// portal the protocol layer does not have; None if there is none.
+    fn cursor_columns(&self, name: &str) -> Option<Vec<ColumnDesc>> {
+        let _ = name;
+        None
     }
     /// Called when an error was sent in the extended protocol, so an open
     /// transaction block becomes failed until ROLLBACK.

@@ -69,61 +69,71 @@ impl DB for Pg {
     }
 }
 
-/// With `SQL_FILES_REFERENCE` set to a connection string of another server
-/// (PostgreSQL 15), the files run there instead, each in a database made
-/// and dropped for it: how their expected results are checked.
-fn run_against_reference(conn: &str, files: &[PathBuf]) {
-    let mut admin = postgres::Client::connect(conn, postgres::NoTls).expect("reference server");
-    let mut failures = Vec::new();
-    for (i, file) in files.iter().enumerate() {
-        let db = format!("sqlfile_ref{i}");
-        for sql in [
-            format!("drop database if exists {db}"),
-            format!("create database {db}"),
-        ] {
-            admin.batch_execute(&sql).unwrap();
-        }
-        let conn = format!("{conn} dbname={db}");
-        let mut runner = Runner::new(move || {
-            let conn = conn.clone();
-            async move {
-                Ok(Pg(
-                    postgres::Client::connect(&conn, postgres::NoTls).map_err(PgError)?
-                ))
+/// Where the files run: a server of our own, or, with
+/// `SCALEGRES_SLT_REFERENCE=host:port`, a running PostgreSQL (user postgres,
+/// no password) to check new expectations against.
+enum Target {
+    Own(TestServer),
+    Reference(String, u16),
+}
+
+impl Target {
+    fn create_database(&self, db: &str) {
+        match self {
+            Target::Own(s) => {
+                s.psql(&format!("create database {db}"));
             }
-        });
-        if let Err(e) = runner.run_file(file) {
-            failures.push(format!("{}:\n{e}", file.display()));
+            Target::Reference(..) => {
+                let mut c = self.config("postgres").connect(postgres::NoTls).unwrap();
+                c.batch_execute(&format!("drop database if exists {db}"))
+                    .unwrap();
+                c.batch_execute(&format!("create database {db}")).unwrap();
+            }
         }
-        drop(runner);
-        admin.batch_execute(&format!("drop database {db}")).unwrap();
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+
+    fn config(&self, db: &str) -> postgres::Config {
+        match self {
+            Target::Own(s) => s.config().dbname(db).to_owned(),
+            Target::Reference(host, port) => {
+                let mut c = postgres::Config::new();
+                c.host(host).port(*port).user("postgres").dbname(db);
+                c
+            }
+        }
+    }
 }
 
 #[test]
 fn sql_files_pass() {
+    let target = match std::env::var("SCALEGRES_SLT_REFERENCE") {
+        Ok(addr) => {
+            let (host, port) = addr
+                .rsplit_once(':')
+                .expect("SCALEGRES_SLT_REFERENCE=host:port");
+            Target::Reference(host.to_string(), port.parse().expect("a port number"))
+        }
+        Err(_) => Target::Own(TestServer::start()),
+    };
+    // SCALEGRES_SLT_FILTER=name runs only the files whose name contains it.
+    let filter = std::env::var("SCALEGRES_SLT_FILTER").unwrap_or_default();
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sql");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("tests/sql exists")
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "slt"))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().contains(&filter))
+        })
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no .slt files in {}", dir.display());
-    if let Ok(only) = std::env::var("SQL_FILES_ONLY") {
-        files.retain(|f| f.file_stem().is_some_and(|s| s == only.as_str()));
-        assert!(!files.is_empty(), "no file {only}.slt");
-    }
-    if let Ok(conn) = std::env::var("SQL_FILES_REFERENCE") {
-        return run_against_reference(&conn, &files);
-    }
-    let s = TestServer::start();
     let mut failures = Vec::new();
     for (i, file) in files.iter().enumerate() {
         let db = format!("sqlfile{i}");
-        s.psql(&format!("create database {db}"));
-        let cfg = s.config().dbname(&db).to_owned();
+        target.create_database(&db);
+        let cfg = target.config(&db);
         let mut runner = Runner::new(move || {
             let cfg = cfg.clone();
             async move { Ok(Pg(cfg.connect(postgres::NoTls).map_err(PgError)?)) }

@@ -4,6 +4,7 @@
 
 pub mod bind;
 pub mod copy;
+pub mod cursor;
 pub mod expr;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;

@@ -1,7 +1,7 @@
 //! Splitting a query string into statements and parsing each: a small
 //! pre-parser handles PostgreSQL utility commands that `sqlparser` lacks or
 //! parses differently (SET/SHOW/RESET, transaction control, DROP, TRUNCATE,
-//! CHECKPOINT, CREATE EXTENSION); everything else goes to `sqlparser`.
+//! CHECKPOINT, CREATE EXTENSION, FETCH/MOVE); everything else goes to `sqlparser`.
 
 use common::{PgError, PgResult};
 use sqlparser::ast::Statement;
@@ -165,6 +165,8 @@ pub enum Utility {
         vacuum: bool,
         targets: Vec<(Vec<String>, Vec<String>)>,
     },
+    /// FETCH or MOVE on a cursor, or the word a malformed one fails at.
+    Fetch(Result<crate::cursor::FetchStmt, String>),
 }
 
 #[derive(Debug, Clone)]
@@ -243,7 +245,7 @@ impl SourceMap {
 
 /// Simple tokens for the pre-parser: words (lowercased unless quoted),
 /// strings, numbers and punctuation.
-fn tokens(s: &str) -> Option<Vec<(String, bool)>> {
+pub(crate) fn tokens(s: &str) -> Option<Vec<(String, bool)>> {
     let mut out = Vec::new();
     let mut it = s.char_indices().peekable();
     while let Some(&(i, c)) = it.peek() {
@@ -462,6 +464,8 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             | "analyze"
             | "analyse"
             | "vacuum"
+            | "fetch"
+            | "move"
     ) {
         return None;
     }
@@ -477,6 +481,7 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             Some(Utility::Rollback)
         }
         ["checkpoint"] => Some(Utility::Checkpoint),
+        ["fetch" | "move", ..] => Some(Utility::Fetch(crate::cursor::parse_fetch(&toks))),
         ["analyze" | "analyse" | "vacuum", ..] => parse_analyze(&toks),
         ["alter", "system", "reset", "all"] => Some(Utility::AlterSystem {
             name: None,

@@ -5,13 +5,15 @@
 //! `Registry` implements) and plans a `Plan::SystemView` node; the node's rows
 //! are produced here each time the plan runs, from the statement's catalog
 //! snapshot (`catalog.rs`, `stats.rs`, `information_schema.rs`) or from the
-//! running server (`server.rs`, through the `ServerState` the session
-//! implements). A cached plan over pg_class, pg_stats or pg_stat_activity
+//! running server (`server.rs`) and the session's own cursors and prepared
+//! statements (`session_objects.rs`), both through the `ServerState` the
+//! session implements. A cached plan over pg_class, pg_stats or pg_stat_activity
 //! therefore reads the state of each execution, never of its binding.
 
 mod catalog;
 mod information_schema;
 mod server;
+mod session_objects;
 mod stats;
 
 use common::{Oid, PgError, PgResult};
@@ -23,6 +25,7 @@ use types::{TypeId, Value};
 use crate::Row;
 
 pub use server::{BackendInfo, CheckpointStats, DatabaseStats, ServerState, SettingInfo, SslInfo};
+pub use session_objects::{CursorInfo, PreparedStatementInfo};
 pub use stats::array_literal;
 
 /// Which schema a view is in.
@@ -93,12 +96,13 @@ impl ViewDef {
 }
 
 /// Every system view, by family.
-fn families() -> [&'static [ViewDef]; 4] {
+fn families() -> [&'static [ViewDef]; 5] {
     [
         catalog::VIEWS,
         stats::VIEWS,
         information_schema::VIEWS,
         server::VIEWS,
+        session_objects::VIEWS,
     ]
 }
 

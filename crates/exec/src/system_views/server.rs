@@ -26,6 +26,14 @@ pub trait ServerState {
     fn start_time(&self) -> i64;
     /// Every setting as this session sees it (pg_settings' rows).
     fn settings(&self) -> Vec<SettingInfo>;
+    /// The session's open SQL cursors (pg_cursors).
+    fn cursors(&self) -> Vec<super::CursorInfo> {
+        Vec::new()
+    }
+    /// The session's named prepared statements (pg_prepared_statements).
+    fn prepared_statements(&self) -> Vec<super::PreparedStatementInfo> {
+        Vec::new()
+    }
 }
 
 /// One backend's status (PostgreSQL's PgBackendStatus).

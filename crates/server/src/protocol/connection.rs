@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::rc::Rc;
 use std::sync::Arc;
 
 use common::error::Severity;
@@ -16,7 +15,7 @@ use super::extended::Portal;
 use super::stream::{Conn, ReadError};
 use super::ProtocolLimits;
 use crate::connections::{ConnectionShared, SocketSettings};
-use crate::session_api::{ColumnDesc, PreparedStatement, ResultSink, SessionHandler};
+use crate::session_api::{ColumnDesc, ResultSink, SessionHandler};
 
 /// Whether the connection goes on after a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +38,6 @@ pub(crate) struct Connection<'a, S: Read + Write> {
     pub(crate) shared: &'a ConnectionShared,
     /// The socket settings last applied (None: the server's, from accept).
     socket: Option<SocketSettings>,
-    pub(crate) statements: HashMap<String, Rc<PreparedStatement>>,
     pub(crate) portals: HashMap<String, Portal>,
     /// After an error in an extended-query message, everything up to Sync is skipped.
     pub(crate) skip_until_sync: bool,
@@ -59,7 +57,6 @@ impl<'a, S: Read + Write> Connection<'a, S> {
             interrupts: shared.interrupts.clone(),
             shared,
             socket: None,
-            statements: HashMap::new(),
             portals: HashMap::new(),
             skip_until_sync: false,
         }
@@ -233,7 +230,7 @@ impl<'a, S: Read + Write> Connection<'a, S> {
             }
         };
         // A simple query drops the unnamed statement and portal, as in PostgreSQL.
-        self.statements.remove("");
+        self.session.statements().remove("");
         self.portals.remove("");
         self.interrupts.clear_cancel();
         let mut sink = SimpleSink {
@@ -271,6 +268,12 @@ impl<S: Read + Write> ResultSink for SimpleSink<'_, S> {
     fn columns(&mut self, columns: &[ColumnDesc]) -> PgResult<()> {
         self.fmts = ColFmt::for_columns(columns, |_| false);
         self.io.out.row_description(columns, |_| false);
+        self.io.check_sink()
+    }
+
+    fn binary_columns(&mut self, columns: &[ColumnDesc]) -> PgResult<()> {
+        self.fmts = ColFmt::for_columns(columns, |_| true);
+        self.io.out.row_description(columns, |_| true);
         self.io.check_sink()
     }
 

@@ -79,10 +79,7 @@ fn read_format_codes(r: &mut MsgReader<'_>) -> PgResult<Vec<i16>> {
 }
 
 fn no_statement(name: &str) -> PgError {
-    PgError::new(
-        SqlState::INVALID_SQL_STATEMENT_NAME,
-        format!("prepared statement \"{name}\" does not exist"),
-    )
+    crate::prepared_statements::no_such_statement(name)
 }
 
 fn no_portal(name: &str) -> PgError {
@@ -124,16 +121,10 @@ impl<S: Read + Write> Connection<'_, S> {
         let param_types = (0..n).map(|_| r.u32()).collect::<PgResult<Vec<u32>>>()?;
         r.finish()?;
         if name.is_empty() {
-            self.statements.remove("");
+            self.session.statements().remove("");
         }
         let stmt = self.session.prepare(sql, &param_types)?;
-        if !name.is_empty() && self.statements.contains_key(name) {
-            return Err(PgError::new(
-                SqlState::DUPLICATE_PREPARED_STATEMENT,
-                format!("prepared statement \"{name}\" already exists"),
-            ));
-        }
-        self.statements.insert(name.to_string(), Rc::new(stmt));
+        self.session.statements().insert(name, stmt, false)?;
         self.io.out.parse_complete();
         Ok(())
     }
@@ -167,7 +158,8 @@ impl<S: Read + Write> Connection<'_, S> {
             ));
         }
         let stmt = self
-            .statements
+            .session
+            .statements()
             .get(stmt_name)
             .cloned()
             .ok_or_else(|| no_statement(stmt_name))?;
@@ -238,8 +230,10 @@ impl<S: Read + Write> Connection<'_, S> {
         match kind {
             b'S' => {
                 let stmt = self
-                    .statements
+                    .session
+                    .statements()
                     .get(name)
+                    .cloned()
                     .ok_or_else(|| no_statement(name))?;
                 self.io.out.parameter_description(&stmt.param_types);
                 match &stmt.columns {
@@ -248,7 +242,16 @@ impl<S: Read + Write> Connection<'_, S> {
                 }
             }
             b'P' => {
-                let portal = self.portals.get(name).ok_or_else(|| no_portal(name))?;
+                let Some(portal) = self.portals.get(name) else {
+                    // A cursor DECLAREd in SQL is a portal too (psycopg
+                    // describes its named cursors this way).
+                    let cols = self
+                        .session
+                        .cursor_columns(name)
+                        .ok_or_else(|| no_portal(name))?;
+                    self.io.out.row_description(&cols, |_| false);
+                    return Ok(());
+                };
                 match &portal.stmt.columns {
                     Some(cols) => {
                         let fmts = &portal.fmts;
@@ -276,7 +279,7 @@ impl<S: Read + Write> Connection<'_, S> {
         r.finish()?;
         match kind {
             b'S' => {
-                self.statements.remove(name);
+                self.session.statements().remove(name);
             }
             b'P' => {
                 self.portals.remove(name);

@@ -4,6 +4,7 @@
 mod copy;
 mod explain;
 mod expr;
+mod portal;
 mod pos;
 mod query;
 mod types;
@@ -21,6 +22,7 @@ use crate::expr::Expr;
 use crate::parse::{ParsedStatement, Utility};
 use crate::plan::{AlterTableAction, BoundStatement, OutputColumn, Plan, TransactionOp};
 
+pub use portal::coerce_execute_arg;
 pub use types::{format_type, parse_type_name};
 
 /// What the binder needs to know about the session.
@@ -252,6 +254,12 @@ impl Binder<'_, '_> {
             Utility::Commit => BoundStatement::Transaction(TransactionOp::Commit),
             Utility::Rollback => BoundStatement::Transaction(TransactionOp::Rollback),
             Utility::Checkpoint => BoundStatement::Checkpoint,
+            Utility::Fetch(Ok(f)) => BoundStatement::Fetch(f.clone()),
+            Utility::Fetch(Err(near)) => {
+                return Err(PgError::syntax(format!(
+                    "syntax error at or near \"{near}\""
+                )))
+            }
             Utility::AlterSystem { name, value } => BoundStatement::AlterSystem {
                 name: name.clone(),
                 value: value.clone(),
@@ -461,6 +469,22 @@ impl Binder<'_, '_> {
                     if_not_exists: *if_not_exists,
                 })
             }
+            S::Declare { stmts } => self.bind_declare(stmts),
+            S::Close { cursor } => Ok(portal::bind_close(cursor)),
+            S::Prepare {
+                name,
+                data_types,
+                statement,
+            } => self.bind_prepare(name, data_types, statement),
+            S::Execute {
+                name,
+                parameters,
+                immediate,
+                using,
+                into,
+                ..
+            } => self.bind_execute(name.as_ref(), parameters, *immediate, using, into),
+            S::Deallocate { name, .. } => Ok(portal::bind_deallocate(name)),
             S::StartTransaction { .. } => Ok(BoundStatement::Transaction(TransactionOp::Begin)),
             S::Commit { .. } => Ok(BoundStatement::Transaction(TransactionOp::Commit)),
             S::Rollback {

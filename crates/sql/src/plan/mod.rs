@@ -418,6 +418,33 @@ pub enum BoundStatement {
         name: String,
         password: Option<String>,
     },
+    /// DECLARE name CURSOR FOR query: `query` is a `Query`.
+    DeclareCursor {
+        name: String,
+        options: crate::cursor::CursorOptions,
+        query: Box<BoundStatement>,
+    },
+    /// FETCH or MOVE.
+    Fetch(crate::cursor::FetchStmt),
+    /// CLOSE name, or CLOSE ALL (None).
+    CloseCursor(Option<String>),
+    /// PREPARE name [(types)] AS statement: the statement as parsed (bound
+    /// again when the catalog changes), its parameters' types (declared,
+    /// else inferred) and its binding now.
+    Prepare {
+        name: String,
+        statement: Box<crate::parse::ParsedStatement>,
+        param_types: Vec<Option<types::TypeId>>,
+        bound: Box<BoundStatement>,
+    },
+    /// EXECUTE name [(args)]: the arguments are bound but not yet coerced
+    /// to the statement's parameter types, which only the session knows.
+    ExecutePrepared {
+        name: String,
+        args: Vec<Expr>,
+    },
+    /// DEALLOCATE [PREPARE] name, or ALL (None).
+    Deallocate(Option<String>),
 }
 
 /// COPY ... FROM: where the rows go.

@@ -21,7 +21,10 @@ pub fn statement_cost(
 ) -> Option<(f64, usize)> {
     use BoundStatement as B;
     match stmt {
-        B::Explain { statement, .. } => statement_cost(statement, sizes, s),
+        B::Explain { statement, .. }
+        | B::DeclareCursor {
+            query: statement, ..
+        } => statement_cost(statement, sizes, s),
         B::Query { plan, .. } | B::Insert { source: plan, .. } => {
             Some((estimate(plan, sizes, s).total, scans(plan)))
         }
@@ -151,6 +154,19 @@ fn map_statement(stmt: BoundStatement, f: &mut ExprMap) -> BoundStatement {
             c.plan = map_plan(std::mem::replace(&mut c.plan, empty), f);
             B::CopyTo(c)
         }
+        B::DeclareCursor {
+            name,
+            options,
+            query,
+        } => B::DeclareCursor {
+            name,
+            options,
+            query: Box::new(map_statement(*query, f)),
+        },
+        B::ExecutePrepared { name, args } => B::ExecutePrepared {
+            name,
+            args: map_vec(args, f),
+        },
         other => other,
     }
 }

@@ -93,6 +93,15 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             c.plan = plan_tree(plan, cx);
             B::CopyTo(c)
         }
+        B::DeclareCursor {
+            name,
+            options,
+            query,
+        } => B::DeclareCursor {
+            name,
+            options,
+            query: Box::new(plan_statement(*query, cx)),
+        },
         other => other,
     }
 }

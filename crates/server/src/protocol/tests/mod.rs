@@ -62,6 +62,7 @@ impl SessionFactory for MockFactory {
             status: b'I',
             changed: Vec::new(),
             log: self.log.clone(),
+            statements: Default::default(),
         }))
     }
 }
@@ -71,6 +72,7 @@ struct MockSession {
     status: u8,
     changed: Vec<(String, String)>,
     log: Arc<Mutex<MockLog>>,
+    statements: crate::session_api::StatementRegistry,
 }
 
 fn col(name: &str, type_oid: u32) -> ColumnDesc {
@@ -197,6 +199,9 @@ impl MockSession {
 }
 
 impl SessionHandler for MockSession {
+    fn statements(&mut self) -> &mut crate::session_api::StatementRegistry {
+        &mut self.statements
+    }
     fn startup_parameters(&self) -> Vec<(String, String)> {
         vec![
             ("server_version".into(), "17.0".into()),
