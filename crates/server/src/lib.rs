@@ -17,6 +17,7 @@ pub mod lockfile;
 mod plan_cache;
 pub mod protocol;
 mod query_cursor;
+mod reg_output;
 mod server_state;
 pub mod session;
 pub mod session_api;

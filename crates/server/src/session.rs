@@ -250,6 +250,15 @@ impl Session {
 
     /// The settings values are converted with (TimeZone), handed explicitly
     /// to binding, execution and the protocol's output.
+    /// How reg* result values print: with the catalog as of now.
+    fn reg_names(&self) -> Arc<dyn crate::session_api::RegOutput> {
+        Arc::new(crate::reg_output::CatalogNames {
+            catalog: self.ctx.catalog.snapshot(),
+            db_oid: self.db_oid,
+            search_path: self.search_path(),
+        })
+    }
+
     fn io(&self) -> IoSettings {
         let mut cache = self.thread_settings.borrow_mut();
         let zone = self.settings.get("TimeZone").unwrap_or("UTC");
@@ -461,6 +470,7 @@ impl Session {
     ) -> PgResult<()> {
         self.apply_stack_depth();
         sink.output_settings(&self.io());
+        sink.output_names(self.reg_names());
         self.check_failed(stmt)?;
         match stmt {
             BoundStatement::Transaction(op) => return self.run_transaction(op, sink),
@@ -664,6 +674,7 @@ impl Session {
     ) -> PgResult<QueryCursor> {
         self.apply_stack_depth();
         sink.output_settings(&self.io());
+        sink.output_names(self.reg_names());
         self.check_failed(&bound)?;
         let BoundStatement::Query { columns, .. } = &*bound else {
             unreachable!("only queries run as cursors");

@@ -1,6 +1,7 @@
 //! Binding: resolves names against a catalog snapshot, types every
 //! expression, and plans queries (see `query.rs`) and DML/DDL statements.
 
+mod arrays;
 mod copy;
 mod explain;
 mod expr;
@@ -47,6 +48,11 @@ pub struct BindContext<'a> {
 pub trait SystemViews {
     /// The view `name` in `schema` (`pg_catalog` or `information_schema`).
     fn lookup(&self, schema: &str, name: &str) -> Option<SystemViewDesc>;
+    /// The name regclass prints for a system relation's oid.
+    fn name_by_oid(&self, oid: Oid) -> Option<String> {
+        let _ = oid;
+        None
+    }
 }
 
 /// A system view as the binder sees it.
@@ -54,6 +60,8 @@ pub trait SystemViews {
 pub struct SystemViewDesc {
     /// The registry key the plan node carries (`pg_class`, `information_schema.tables`).
     pub key: String,
+    /// The relation's oid (PostgreSQL's for catalogs), 0 if it has none.
+    pub oid: Oid,
     pub scan: crate::plan::ViewScan,
     pub columns: Vec<OutputColumn>,
 }
@@ -171,6 +179,16 @@ impl Binder<'_, '_> {
             )));
         }
         Ok(())
+    }
+
+    /// reg* name lookups against this statement's catalog.
+    pub(crate) fn reg_catalog(&self) -> crate::reg::RegCatalog<'_> {
+        crate::reg::RegCatalog {
+            catalog: self.ctx.catalog,
+            db_oid: self.ctx.db_oid,
+            search_path: self.ctx.search_path.iter().map(String::as_str).collect(),
+            system_views: self.ctx.system_views,
+        }
     }
 
     /// Finds a user table by possibly qualified name.
