@@ -188,6 +188,66 @@ pub fn write_binary(array_type: TypeId, text: &str, out: &mut Vec<u8>) {
     }
 }
 
+/// PostgreSQL's array_recv for at most one dimension: the array's text form.
+pub fn read_binary(array_type: TypeId, bytes: &[u8]) -> PgResult<String> {
+    let mut rest = bytes;
+    let dims = take_i32(&mut rest)?;
+    let flags = take_i32(&mut rest)?;
+    let elem_oid = take_i32(&mut rest)? as u32;
+    let elem = array_type.array_element().unwrap_or(TypeId::Text);
+    if !(0..=1).contains(&dims) || !(0..=1).contains(&flags) {
+        return Err(PgError::new(
+            SqlState::INVALID_BINARY_REPRESENTATION,
+            format!("invalid array dimensions or flags: {dims}, {flags}"),
+        ));
+    }
+    if elem_oid != elem.oid() {
+        return Err(PgError::new(
+            SqlState::DATATYPE_MISMATCH,
+            "binary data has array element type of the wrong type",
+        ));
+    }
+    let count = if dims == 1 {
+        let n = take_i32(&mut rest)?;
+        let _lower_bound = take_i32(&mut rest)?;
+        usize::try_from(n).map_err(|_| bad_binary())?
+    } else {
+        0
+    };
+    let mut values = Vec::with_capacity(count.min(1024));
+    for _ in 0..count {
+        let len = take_i32(&mut rest)?;
+        if len == -1 {
+            values.push(Value::Null);
+            continue;
+        }
+        let len = usize::try_from(len).map_err(|_| bad_binary())?;
+        if len > rest.len() {
+            return Err(bad_binary());
+        }
+        let (item, tail) = rest.split_at(len);
+        values.push(crate::io::parse_binary(elem.into(), item)?);
+        rest = tail;
+    }
+    if !rest.is_empty() {
+        return Err(bad_binary());
+    }
+    Ok(from_values(elem, &values, &IoSettings::UTC))
+}
+
+fn bad_binary() -> PgError {
+    PgError::new(
+        SqlState::INVALID_BINARY_REPRESENTATION,
+        "incorrect binary data format",
+    )
+}
+
+fn take_i32(rest: &mut &[u8]) -> PgResult<i32> {
+    let (head, tail) = rest.split_first_chunk::<4>().ok_or_else(bad_binary)?;
+    *rest = tail;
+    Ok(i32::from_be_bytes(*head))
+}
+
 /// array_to_string(arr, delimiter [, null_string]): NULL elements are
 /// skipped unless a null string is given.
 pub fn to_string(text: &str, delimiter: &str, null_string: Option<&str>) -> PgResult<String> {

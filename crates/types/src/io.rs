@@ -160,12 +160,7 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
             }
         }
         t if t == TypeId::Oid || t.is_reg() => Value::Oid(u32::from_be_bytes(fixed(bytes)?)),
-        t if t.array_element().is_some() => {
-            return Err(PgError::unsupported(format!(
-                "binary input of type {} is not supported",
-                t.display_name()
-            )))
-        }
+        t if t.array_element().is_some() => Value::Text(crate::array::read_binary(t, bytes)?),
         TypeId::Date => Value::Date(receive_date(i32::from_be_bytes(fixed(bytes)?))?),
         TypeId::Timestamp => Value::Timestamp(datetime::adjust_timestamp_typmod(
             receive_timestamp(i64::from_be_bytes(fixed(bytes)?))?,

@@ -351,37 +351,6 @@ pub fn array_cat(args: &[Value]) -> PgResult<Value> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn size_pretty_matches_postgres() {
-        for (n, want) in [
-            (0, "0 bytes"),
-            (10239, "10239 bytes"),
-            (10240, "10 kB"),
-            (8192 * 1024, "8192 kB"),
-            (20 * 1024 * 1024, "20 MB"),
-            (123_456_789_012, "115 GB"),
-            (-10240, "-10 kB"),
-            (i64::MAX, "8192 PB"),
-        ] {
-            assert_eq!(size_pretty(n), want, "pg_size_pretty({n})");
-        }
-    }
-
-    #[test]
-    fn quote_ident_quotes_what_postgres_quotes() {
-        assert!(!ident_needs_quotes("abc_1"));
-        assert!(ident_needs_quotes("Abc"));
-        assert!(ident_needs_quotes("1a"));
-        assert!(ident_needs_quotes("select"));
-        assert!(!ident_needs_quotes("name"));
-        assert!(ident_needs_quotes("a b"));
-    }
-}
-
 // ----- catalog inspection with nothing to inspect yet -----
 
 /// pg_get_expr(pg_node_tree, relation [, pretty]): expressions are stored
@@ -478,4 +447,35 @@ pub fn pg_get_function_arguments(args: &[Value]) -> PgResult<Value> {
         }
         Value::Text(names.join(", "))
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_pretty_matches_postgres() {
+        for (n, want) in [
+            (0, "0 bytes"),
+            (10239, "10239 bytes"),
+            (10240, "10 kB"),
+            (8192 * 1024, "8192 kB"),
+            (20 * 1024 * 1024, "20 MB"),
+            (123_456_789_012, "115 GB"),
+            (-10240, "-10 kB"),
+            (i64::MAX, "8192 PB"),
+        ] {
+            assert_eq!(size_pretty(n), want, "pg_size_pretty({n})");
+        }
+    }
+
+    #[test]
+    fn quote_ident_quotes_what_postgres_quotes() {
+        assert!(!ident_needs_quotes("abc_1"));
+        assert!(ident_needs_quotes("Abc"));
+        assert!(ident_needs_quotes("1a"));
+        assert!(ident_needs_quotes("select"));
+        assert!(!ident_needs_quotes("name"));
+        assert!(ident_needs_quotes("a b"));
+    }
 }
