@@ -85,5 +85,8 @@ fn reg_types_print_and_read_names() {
         cmd.args(["-v", "VERBOSITY=verbose", "-c", sql]);
         let err = String::from_utf8_lossy(&s.run_psql(cmd).stderr).into_owned();
         assert!(err.contains(&format!("ERROR:  {code}")), "{sql}: {err}");
+        // The error points at the literal, as PostgreSQL's does.
+        assert!(err.contains("LINE 1: select 'nope'::"), "{sql}: {err}");
+        assert!(err.contains("\n               ^"), "{sql}: {err}");
     }
 }
