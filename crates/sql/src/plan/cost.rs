@@ -132,7 +132,8 @@ pub fn type_width(t: DataType) -> usize {
     match t.id {
         TypeId::Bool => 1,
         TypeId::Int2 => 2,
-        TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid | TypeId::RegClass => 4,
+        TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid => 4,
+        t if t.is_reg() => 4,
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => 8,
         TypeId::Name => 64,
         // varchar(n)/bpchar(n): PostgreSQL assumes a bit over half the limit
