@@ -76,7 +76,8 @@ fn fixed_width(ty: TypeId) -> Option<usize> {
     match ty {
         TypeId::Bool => Some(1),
         TypeId::Int2 => Some(2),
-        TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid | TypeId::RegClass => Some(4),
+        TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid => Some(4),
+        t if t.is_reg() => Some(4),
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => Some(8),
         _ => None,
     }
@@ -212,7 +213,7 @@ impl<'t> Deformer<'t> {
                     TypeId::Int2 => Value::Int2(i16::from_le_bytes(b.try_into().unwrap())),
                     TypeId::Int4 => Value::Int4(i32::from_le_bytes(b.try_into().unwrap())),
                     TypeId::Date => Value::Date(i32::from_le_bytes(b.try_into().unwrap())),
-                    TypeId::Oid | TypeId::RegClass => {
+                    t if t == TypeId::Oid || t.is_reg() => {
                         Value::Oid(u32::from_le_bytes(b.try_into().unwrap()))
                     }
                     TypeId::Float4 => Value::Float4(f32::from_le_bytes(b.try_into().unwrap())),

@@ -140,7 +140,8 @@ pub fn stored_width(v: &Value, ty: DataType) -> (usize, bool) {
     match ty.id {
         TypeId::Bool => (1, false),
         TypeId::Int2 => (2, false),
-        TypeId::Int4 | TypeId::Float4 | TypeId::Oid | TypeId::RegClass | TypeId::Date => (4, false),
+        TypeId::Int4 | TypeId::Float4 | TypeId::Oid | TypeId::Date => (4, false),
+        t if t.is_reg() => (4, false),
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => (8, false),
         TypeId::Name => (64, false),
         TypeId::Numeric => {

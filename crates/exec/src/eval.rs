@@ -217,9 +217,20 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
             if v.is_null() {
                 return Ok(v);
             }
-            if *to == TypeId::RegClass.into() && from.is_string() {
+            if to.id.is_reg() && from.is_string() {
                 let Value::Text(s) = &v else { unreachable!() };
-                return regclass_in(s, env);
+                return Ok(Value::Oid(reg_catalog(env).input(to.id, s)?));
+            }
+            if from.is_reg() && to.id.is_string() {
+                let Value::Oid(oid) = v else { unreachable!() };
+                let name = reg_catalog(env).output(*from, oid);
+                return cast_value(
+                    Value::Text(name),
+                    TypeId::Text,
+                    *to,
+                    CastContext::Explicit,
+                    &env.io,
+                );
             }
             let ctx = if *explicit {
                 CastContext::Explicit
@@ -239,12 +250,12 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
             }
             func.0.invoke(&vals, &env.io)?
         }
-        Expr::Sys { func, args, .. } => {
+        Expr::Sys { func, args, ty } => {
             let mut vals = Vec::with_capacity(args.len());
             for a in args {
                 vals.push(eval(a, row, env)?);
             }
-            eval_sys(*func, &vals, env)?
+            eval_sys(*func, &vals, *ty, env)?
         }
         Expr::Case { whens, else_, .. } => {
             for (cond, result) in whens {
@@ -318,6 +329,45 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
                 Value::Null
             } else {
                 Value::Bool(*negated)
+            }
+        }
+        Expr::ArraySubquery(plan, ty) => {
+            let rows = run_subquery(plan, row, env, None)?;
+            let elem = ty.id.array_element().unwrap_or(TypeId::Text);
+            let values: Vec<Value> = rows
+                .into_iter()
+                .map(|r| r.into_iter().next().unwrap_or(Value::Null))
+                .collect();
+            Value::Text(types::array::from_values(elem, &values, &env.io))
+        }
+        Expr::ArrayCompare {
+            expr,
+            op,
+            array,
+            all,
+        } => {
+            let x = eval(expr, row, env)?;
+            let Value::Text(text) = eval(array, row, env)? else {
+                return Ok(Value::Null);
+            };
+            let elements = types::array::to_values(array.type_id(), &text, &env.io)?;
+            // PostgreSQL's three-valued ANY/ALL: a NULL comparison makes the
+            // result NULL unless another element decides it.
+            let mut saw_null = false;
+            for e in &elements {
+                if x.is_null() || e.is_null() {
+                    saw_null = true;
+                    continue;
+                }
+                let hit = eval_binary_op(*op, &x, e)? == Value::Bool(true);
+                if hit != *all {
+                    return Ok(Value::Bool(hit));
+                }
+            }
+            if saw_null {
+                Value::Null
+            } else {
+                Value::Bool(*all)
             }
         }
         Expr::ScalarSubquery(plan, _) => {
@@ -408,23 +458,19 @@ fn relname(oid: u32, env: &ExecEnv) -> String {
         .unwrap_or_else(|| oid.to_string())
 }
 
-fn regclass_in(name: &str, env: &ExecEnv) -> PgResult<Value> {
-    let short = name.rsplit('.').next().unwrap_or(name).trim_matches('"');
-    env.catalog
-        .tables
-        .values()
-        .find(|t| {
-            t.db_oid == env.catalog.tables.values().next().map_or(0, |x| x.db_oid)
-                && t.name == short
-        })
-        .or_else(|| env.catalog.tables.values().find(|t| t.name == short))
-        .map(|t| Value::Oid(t.oid))
-        .ok_or_else(|| {
-            PgError::new(
-                SqlState::UNDEFINED_TABLE,
-                format!("relation \"{name}\" does not exist"),
-            )
-        })
+/// The session's default search_path (`"$user", public`, where no schema is
+/// named after a user): the executor does not carry the session's own yet,
+/// so run-time reg* casts resolve and print names as with the default.
+const DEFAULT_SEARCH_PATH: &[&str] = &["public"];
+
+/// reg* lookups against the statement's catalog.
+pub fn reg_catalog<'a>(env: &'a ExecEnv) -> sql::reg::RegCatalog<'a> {
+    sql::reg::RegCatalog {
+        catalog: env.catalog,
+        db_oid: env.db_oid,
+        search_path: DEFAULT_SEARCH_PATH.to_vec(),
+        system_views: Some(&crate::system_views::Registry),
+    }
 }
 
 fn table_of(v: &Value, env: &ExecEnv) -> Option<catalog::Table> {
@@ -434,7 +480,12 @@ fn table_of(v: &Value, env: &ExecEnv) -> Option<catalog::Table> {
     }
 }
 
-fn eval_sys(func: SysFunc, args: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
+fn eval_sys(
+    func: SysFunc,
+    args: &[Value],
+    ty: types::DataType,
+    env: &mut ExecEnv,
+) -> PgResult<Value> {
     let text_arg = |i: usize| -> Option<String> {
         match args.get(i) {
             Some(Value::Text(s)) => Some(s.clone()),
@@ -522,6 +573,7 @@ fn eval_sys(func: SysFunc, args: &[Value], env: &mut ExecEnv) -> PgResult<Value>
                 }
                 None => Value::Text("???".into()),
             },
+            // format_type(NULL, ...) is NULL; the typmod may be NULL.
             _ => Value::Null,
         },
         SysFunc::IsolationTestSessionIsBlocked => match &args[0] {
@@ -549,10 +601,40 @@ fn eval_sys(func: SysFunc, args: &[Value], env: &mut ExecEnv) -> PgResult<Value>
         }
         SysFunc::Prewarm => prewarm(args, env)?,
         SysFunc::GetUserById => match &args[0] {
-            Value::Oid(o) => Value::Text(match env.catalog.roles.get(o) {
-                Some(r) => r.name.clone(),
+            Value::Oid(o) => Value::Text(match sql::reg::role_name(env.catalog, *o) {
+                Some(name) => name.to_string(),
                 None => format!("unknown (OID={o})"),
             }),
+            _ => Value::Null,
+        },
+        SysFunc::TypeIsVisible => match &args[0] {
+            Value::Oid(o) => Value::Bool(TypeId::from_oid(*o).is_some()),
+            _ => Value::Null,
+        },
+        SysFunc::FunctionIsVisible => match &args[0] {
+            Value::Oid(o) => Value::Bool(types::functions::builtin_by_oid(*o).is_some()),
+            _ => Value::Null,
+        },
+        SysFunc::RelationIsPublishable => Value::Bool(table_of(&args[0], env).is_some()),
+        SysFunc::ToReg(ty) => match text_arg(0) {
+            Some(name) => match reg_catalog(env).input(ty, &name) {
+                Ok(oid) => Value::Oid(oid),
+                // Only a name naming nothing is NULL; bad syntax still errors.
+                Err(e) if e.code.0.starts_with("42") || e.code == SqlState::INVALID_SCHEMA_NAME => {
+                    Value::Null
+                }
+                Err(e) => return Err(e),
+            },
+            None => Value::Null,
+        },
+        SysFunc::ArraySubscript => match (&args[0], &args[1]) {
+            (Value::Text(array), Value::Int4(i)) => {
+                let elements = types::array::parse_elements(array)?;
+                match usize::try_from(*i - 1).ok().and_then(|k| elements.get(k)) {
+                    Some(Some(e)) => types::io::parse_text(ty, e, &env.io)?,
+                    _ => Value::Null,
+                }
+            }
             _ => Value::Null,
         },
         SysFunc::StatLwlockReset => {

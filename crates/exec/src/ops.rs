@@ -26,7 +26,10 @@ fn needs_all(e: &Expr) -> bool {
     e.visit(&mut |x| {
         sub |= matches!(
             x,
-            Expr::ScalarSubquery(..) | Expr::Exists { .. } | Expr::InSubquery { .. }
+            Expr::ScalarSubquery(..)
+                | Expr::ArraySubquery(..)
+                | Expr::Exists { .. }
+                | Expr::InSubquery { .. }
         )
     });
     sub
@@ -248,6 +251,21 @@ fn build_node<'p>(
             current: None,
             series: None,
         }),
+        Plan::UnnestScan { array, ty } => {
+            let empty: Row = Vec::new();
+            let elements = match eval(array, &empty, env)? {
+                Value::Text(text) => types::array::to_values(array.type_id(), &text, &env.io)?,
+                _ => Vec::new(),
+            };
+            debug_assert_eq!(array.type_id().array_element(), Some(ty.id));
+            Box::new(RowsOp {
+                rows: elements
+                    .into_iter()
+                    .map(|v| vec![v])
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            })
+        }
         Plan::SeriesScan { args, ty } => {
             let empty: Row = Vec::new();
             let vals = args

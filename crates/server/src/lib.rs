@@ -18,6 +18,7 @@ mod plan_cache;
 pub mod prepared_statements;
 pub mod protocol;
 mod query_cursor;
+mod reg_output;
 mod server_state;
 pub mod session;
 pub mod session_api;

@@ -269,6 +269,21 @@ impl Session {
 
     /// The settings values are converted with (TimeZone), handed explicitly
     /// to binding, execution and the protocol's output.
+    /// Tells `sink` how reg* result values print (with the catalog as of
+    /// now), for statements whose result has such columns.
+    fn send_reg_names(&self, stmt: &BoundStatement, sink: &mut dyn ResultSink) {
+        let has_reg = stmt
+            .columns()
+            .is_some_and(|cols| cols.iter().any(|c| c.ty.id.is_reg()));
+        if has_reg {
+            sink.output_names(Arc::new(crate::reg_output::CatalogNames {
+                catalog: self.ctx.catalog.snapshot(),
+                db_oid: self.db_oid,
+                search_path: self.search_path(),
+            }));
+        }
+    }
+
     fn io(&self) -> IoSettings {
         let mut cache = self.thread_settings.borrow_mut();
         let zone = self.settings.get("TimeZone").unwrap_or("UTC");
@@ -502,6 +517,7 @@ impl Session {
     ) -> PgResult<()> {
         self.apply_stack_depth();
         sink.output_settings(&self.io());
+        self.send_reg_names(stmt, sink);
         self.check_failed(stmt)?;
         match stmt {
             BoundStatement::Transaction(op) => return self.run_transaction(op, sink),
@@ -731,6 +747,7 @@ impl Session {
     ) -> PgResult<QueryCursor> {
         self.apply_stack_depth();
         sink.output_settings(&self.io());
+        self.send_reg_names(&bound, sink);
         self.check_failed(&bound)?;
         let BoundStatement::Query { columns, .. } = &*bound else {
             unreachable!("only queries run as cursors");

@@ -42,6 +42,11 @@ pub trait ResultSink {
     /// The session's settings the rows sent from now on are written with
     /// (TimeZone); the session says so before each statement's results.
     fn output_settings(&mut self, io: &IoSettings);
+    /// How reg* values (regclass, regtype ...) in the rows sent from now on
+    /// print in text format: as names, looked up in the statement's catalog.
+    fn output_names(&mut self, names: Arc<dyn RegOutput>) {
+        let _ = names;
+    }
     /// COPY FROM STDIN: asks the client for data (CopyInResponse).
     fn copy_in_start(&mut self, columns: usize) -> PgResult<()> {
         let _ = columns;
@@ -64,6 +69,37 @@ pub trait ResultSink {
     fn copy_out_done(&mut self) -> PgResult<()> {
         Err(PgError::unsupported("COPY TO STDOUT is not possible here"))
     }
+}
+
+/// The output function of the reg* types, which needs the catalog.
+pub trait RegOutput {
+    /// The text form of `oid` as a value of reg* type `ty`.
+    fn reg_name(&self, ty: types::TypeId, oid: u32) -> String;
+}
+
+/// `row` with its reg* values in text-format columns replaced by their
+/// names (binary format sends the oid itself); borrowed when there are none.
+pub fn with_reg_names<'r>(
+    row: &'r [Value],
+    column_type: impl Fn(usize) -> Option<(types::TypeId, bool)>,
+    names: Option<&dyn RegOutput>,
+) -> std::borrow::Cow<'r, [Value]> {
+    let Some(names) = names else {
+        return std::borrow::Cow::Borrowed(row);
+    };
+    let named = |i: usize, v: &Value| match (column_type(i), v) {
+        (Some((ty, false)), Value::Oid(oid)) if ty.is_reg() => Some(names.reg_name(ty, *oid)),
+        _ => None,
+    };
+    if !row.iter().enumerate().any(|(i, v)| named(i, v).is_some()) {
+        return std::borrow::Cow::Borrowed(row);
+    }
+    std::borrow::Cow::Owned(
+        row.iter()
+            .enumerate()
+            .map(|(i, v)| named(i, v).map_or_else(|| v.clone(), Value::Text))
+            .collect(),
+    )
 }
 
 /// A parsed and analyzed statement (extended protocol's Parse).

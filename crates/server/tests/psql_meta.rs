@@ -24,7 +24,8 @@ fn dt_and_dn_list_tables_and_schemas() {
     let mut cmd = s.psql_command();
     cmd.arg("-c").arg("\\dn");
     let out = s.run_psql(cmd);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("public|postgres"));
+    // PostgreSQL 15's public schema belongs to pg_database_owner.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("public|pg_database_owner"));
     assert_eq!(
         s.psql("select 'b' < 'a' collate \"C\", 'x' collate pg_catalog.default = 'x'")
             .trim(),

@@ -141,7 +141,10 @@ fn is_identifier(w: &str) -> bool {
 /// projections cannot, nor can a SELECT without FROM (a Result node there).
 pub fn supports_backward_scan(plan: &Plan) -> bool {
     match plan {
-        Plan::SeqScan { .. } | Plan::SeriesScan { .. } | Plan::SystemView { .. } => true,
+        Plan::SeqScan { .. }
+        | Plan::SeriesScan { .. }
+        | Plan::UnnestScan { .. }
+        | Plan::SystemView { .. } => true,
         Plan::Sort { .. } => true,
         Plan::Values { rows, width } => !(rows.len() == 1 && *width == 0),
         Plan::Filter { input, .. } | Plan::Project { input, .. } | Plan::Limit { input, .. } => {

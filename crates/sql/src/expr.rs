@@ -61,6 +61,17 @@ pub enum SysFunc {
     CurrentWalFlushLsn,
     /// pg_walfile_name(lsn)
     WalfileName,
+    /// pg_type_is_visible(oid), pg_function_is_visible(oid): every type and
+    /// function is in pg_catalog, so visible when it exists.
+    TypeIsVisible,
+    FunctionIsVisible,
+    /// pg_relation_is_publishable(regclass): user tables are.
+    RelationIsPublishable,
+    /// to_regclass(text) and friends: the reg* input, NULL instead of an
+    /// error for a name that names nothing.
+    ToReg(TypeId),
+    /// `array[i]` (args: the array, the subscript); NULL out of range.
+    ArraySubscript,
 }
 
 #[derive(Clone)]
@@ -180,6 +191,16 @@ pub enum Expr {
         negated: bool,
     },
     ScalarSubquery(Box<Plan>, DataType),
+    /// `ARRAY(subquery)`: the subquery's single column as an array of type `.1`.
+    ArraySubquery(Box<Plan>, DataType),
+    /// `expr op ANY (array)` / `expr op ALL (array)`; `expr` has the array's
+    /// element type.
+    ArrayCompare {
+        expr: Box<Expr>,
+        op: BinaryOp,
+        array: Box<Expr>,
+        all: bool,
+    },
     Exists {
         plan: Box<Plan>,
         negated: bool,
@@ -202,7 +223,8 @@ impl Expr {
         match self {
             Const(_, t) | Column(_, t) | Param(_, t) | Neg(_, t) => *t,
             OuterColumn { ty, .. } | Binary { ty, .. } | Sys { ty, .. } | Case { ty, .. } => *ty,
-            Coalesce(_, t) | NullIf(_, _, t) | ScalarSubquery(_, t) => *t,
+            Coalesce(_, t) | NullIf(_, _, t) | ScalarSubquery(_, t) | ArraySubquery(_, t) => *t,
+            ArrayCompare { .. } => DataType::new(TypeId::Bool),
             MinMax { ty, .. } => *ty,
             And(_) | Or(_) | Not(_) | IsNull { .. } | IsBool { .. } | IsDistinctFrom { .. } => {
                 DataType::new(TypeId::Bool)
@@ -249,6 +271,10 @@ impl Expr {
                 left.visit(f);
                 right.visit(f);
             }
+            ArrayCompare { expr, array, .. } => {
+                expr.visit(f);
+                array.visit(f);
+            }
             NullIf(a, b, _) => {
                 a.visit(f);
                 b.visit(f);
@@ -285,7 +311,7 @@ impl Expr {
                 list.iter().for_each(|e| e.visit(f));
             }
             InSubquery { expr, .. } => expr.visit(f),
-            ScalarSubquery(..) | Exists { .. } => {}
+            ScalarSubquery(..) | ArraySubquery(..) | Exists { .. } => {}
             Agg(a) => a.args.iter().for_each(|e| e.visit(f)),
         }
     }
@@ -320,6 +346,17 @@ impl Expr {
                 negated,
             },
             NullIf(a, b, t) => NullIf(bx(a, f)?, bx(b, f)?, t),
+            ArrayCompare {
+                expr,
+                op,
+                array,
+                all,
+            } => ArrayCompare {
+                expr: bx(expr, f)?,
+                op,
+                array: bx(array, f)?,
+                all,
+            },
             Like {
                 expr,
                 pattern,

@@ -5,12 +5,14 @@
 pub mod bind;
 pub mod copy;
 pub mod cursor;
+pub mod describe;
 pub mod expr;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;
 pub mod parse;
 pub mod parse_cache;
 pub mod plan;
+pub mod reg;
 
 pub use bind::{bind_statement, BindContext, SystemViewDesc, SystemViews};
 pub use expr::{AggCall, AggFunc, Expr, SysFunc};

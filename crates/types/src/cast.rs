@@ -35,14 +35,19 @@ pub fn cast_context(from: TypeId, to: TypeId) -> Option<CastContext> {
         (Name, Text) => I,
         (Name, Bpchar | Varchar) => A,
         (Int8, Int2 | Int4) => A,
-        (Int8, Oid | Float4 | Float8 | Numeric | RegClass) => I,
-        (Int2, Int8 | Int4 | Oid | Float4 | Float8 | Numeric | RegClass) => I,
+        // pg_cast: integers and oid convert to every reg* type implicitly,
+        // reg* types to integers in assignment, text only to regclass.
+        (Int8 | Int2 | Int4 | Oid, t) if t.is_reg() => I,
+        (t, Int8 | Int4) if t.is_reg() => A,
+        (t, Oid) if t.is_reg() => I,
+        (RegProc, RegProcedure) | (RegProcedure, RegProc) => I,
+        (Int8, Oid | Float4 | Float8 | Numeric) => I,
+        (Int2, Int8 | Int4 | Oid | Float4 | Float8 | Numeric) => I,
         (Int4, Bool) => E,
         (Int4, Int2) => A,
-        (Int4, Int8 | Oid | Float4 | Float8 | Numeric | RegClass) => I,
+        (Int4, Int8 | Oid | Float4 | Float8 | Numeric) => I,
         (Text, Name | Bpchar | Varchar | RegClass) => I,
         (Oid, Int8 | Int4) => A,
-        (Oid, RegClass) => I,
         (Float4, Int8 | Int2 | Int4 | Numeric) => A,
         (Float4, Float8) => I,
         (Float8, Int8 | Int2 | Int4 | Float4 | Numeric) => A,
@@ -54,8 +59,8 @@ pub fn cast_context(from: TypeId, to: TypeId) -> Option<CastContext> {
         (Timestamptz, Date | Timestamp) => A,
         (Numeric, Int8 | Int2 | Int4) => A,
         (Numeric, Float4 | Float8) => I,
-        (RegClass, Int8 | Int4) => A,
-        (RegClass, Oid) => I,
+        // Arrays convert element by element, explicitly.
+        _ if from.array_element().is_some() && to.array_element().is_some() => E,
         // Automatic I/O conversion casts: to string types in assignment,
         // from string types explicitly.
         _ if to.is_string() => A,
@@ -240,7 +245,7 @@ fn convert(v: Value, from: TypeId, to: DataType, io: &IoSettings) -> PgResult<Va
         (Value::Int2(_) | Value::Int4(_) | Value::Int8(_), Numeric) => {
             Value::Numeric(Box::new(Num::from_i64(int_of(&v).unwrap_or(0))))
         }
-        (Value::Int8(i), Oid | RegClass) => {
+        (Value::Int8(i), t) if t == Oid || t.is_reg() => {
             if *i < 0 || *i > u32::MAX as i64 {
                 return Err(PgError::new(
                     SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
@@ -249,14 +254,14 @@ fn convert(v: Value, from: TypeId, to: DataType, io: &IoSettings) -> PgResult<Va
             }
             Value::Oid(*i as u32)
         }
-        (Value::Int2(_) | Value::Int4(_), Oid | RegClass) => {
+        (Value::Int2(_) | Value::Int4(_), t) if t == Oid || t.is_reg() => {
             Value::Oid(int_of(&v).unwrap_or(0) as i32 as u32)
         }
         (Value::Int4(i), Bool) => Value::Bool(*i != 0),
         (Value::Bool(b), Int4) => Value::Int4(*b as i32),
         (Value::Oid(o), Int4) => Value::Int4(*o as i32),
         (Value::Oid(o), Int8) => Value::Int8(*o as i64),
-        (Value::Oid(o), Oid | RegClass) => Value::Oid(*o),
+        (Value::Oid(o), t) if t == Oid || t.is_reg() => Value::Oid(*o),
         (Value::Float4(f), Int2 | Int4 | Int8) => f32_to_int(*f, target)?,
         (Value::Float8(f), Int2 | Int4 | Int8) => f64_to_int(*f, target)?,
         (Value::Float4(f), Float8) => Value::Float8(*f as f64),

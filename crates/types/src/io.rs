@@ -51,7 +51,12 @@ pub fn parse_text(ty: DataType, s: &str, io: &IoSettings) -> PgResult<Value> {
         }
         TypeId::Name => Value::Text(truncate_name(s).to_string()),
         TypeId::Oid => Value::Oid(parse_oid(s)?),
-        TypeId::RegClass => Value::Oid(parse_regclass(s)?),
+        t if t.is_reg() => Value::Oid(parse_reg_oid(t, s)?),
+        t if t.array_element().is_some() => Value::Text(crate::array::parse_array(
+            t.array_element().unwrap_or(TypeId::Text),
+            s,
+            io,
+        )?),
         TypeId::Date => Value::Date(datetime::parse_date(s)?),
         TypeId::Timestamp => Value::Timestamp(datetime::adjust_timestamp_typmod(
             datetime::parse_timestamp(s)?,
@@ -61,7 +66,7 @@ pub fn parse_text(ty: DataType, s: &str, io: &IoSettings) -> PgResult<Value> {
             datetime::parse_timestamptz(s, io.timezone)?,
             ty.typmod,
         )?),
-        TypeId::Void => Value::Null,
+        _ => Value::Null,
     })
 }
 
@@ -154,7 +159,8 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
                 _ => Value::Text(s.to_string()),
             }
         }
-        TypeId::Oid | TypeId::RegClass => Value::Oid(u32::from_be_bytes(fixed(bytes)?)),
+        t if t == TypeId::Oid || t.is_reg() => Value::Oid(u32::from_be_bytes(fixed(bytes)?)),
+        t if t.array_element().is_some() => Value::Text(crate::array::read_binary(t, bytes)?),
         TypeId::Date => Value::Date(receive_date(i32::from_be_bytes(fixed(bytes)?))?),
         TypeId::Timestamp => Value::Timestamp(datetime::adjust_timestamp_typmod(
             receive_timestamp(i64::from_be_bytes(fixed(bytes)?))?,
@@ -164,7 +170,7 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
             receive_timestamp(i64::from_be_bytes(fixed(bytes)?))?,
             ty.typmod,
         )?),
-        TypeId::Void => Value::Null,
+        _ => Value::Null,
     })
 }
 
@@ -226,6 +232,7 @@ pub fn format_binary(v: &Value, ty: TypeId, out: &mut Vec<u8>) {
         (_, Value::Float4(f)) => out.extend_from_slice(&f.to_be_bytes()),
         (_, Value::Float8(f)) => out.extend_from_slice(&f.to_be_bytes()),
         (_, Value::Numeric(n)) => n.write_binary(out),
+        (t, Value::Text(s)) if t.array_element().is_some() => crate::array::write_binary(t, s, out),
         (_, Value::Text(s)) => out.extend_from_slice(s.as_bytes()),
         (_, Value::Oid(o)) => out.extend_from_slice(&o.to_be_bytes()),
         (_, Value::Date(d)) => out.extend_from_slice(&d.to_be_bytes()),
@@ -324,14 +331,36 @@ pub fn parse_oid(s: &str) -> PgResult<u32> {
 /// regclass input without a catalog: only numeric oids are understood; a name
 /// raises 42P01 (the caller resolves names before reaching here).
 pub fn parse_regclass(s: &str) -> PgResult<u32> {
+    parse_reg_oid(TypeId::RegClass, s)
+}
+
+/// The numeric form of a reg* input (`'16384'::regclass`), or None for a name.
+pub fn reg_numeric(s: &str) -> Option<PgResult<u32>> {
     let t = float::trim_pg(s);
-    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
-        return parse_oid(t);
+    (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())).then(|| parse_oid(t))
+}
+
+/// reg* input without a catalog: only numeric oids are understood; a name
+/// raises the error PostgreSQL gives for a missing object of that kind (the
+/// caller resolves names against the catalog before reaching here).
+pub fn parse_reg_oid(ty: TypeId, s: &str) -> PgResult<u32> {
+    match reg_numeric(s) {
+        Some(oid) => oid,
+        None => Err(reg_not_found(ty, s)),
     }
-    Err(PgError::new(
-        SqlState::UNDEFINED_TABLE,
-        format!("relation \"{s}\" does not exist"),
-    ))
+}
+
+/// The error for a reg* input naming no object: 42P01 for relations,
+/// 42883 for functions, 3F000 for schemas, 42704 for types and roles.
+pub fn reg_not_found(ty: TypeId, name: &str) -> PgError {
+    let (code, what) = match ty {
+        TypeId::RegClass => (SqlState::UNDEFINED_TABLE, "relation"),
+        TypeId::RegProc | TypeId::RegProcedure => (SqlState::UNDEFINED_FUNCTION, "function"),
+        TypeId::RegNamespace => (SqlState::INVALID_SCHEMA_NAME, "schema"),
+        TypeId::RegRole => (SqlState::UNDEFINED_OBJECT, "role"),
+        _ => (SqlState::UNDEFINED_OBJECT, "type"),
+    };
+    PgError::new(code, format!("{what} \"{name}\" does not exist"))
 }
 
 /// Truncates to at most 63 bytes at a character boundary (namein).

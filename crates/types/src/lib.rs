@@ -32,6 +32,26 @@ pub enum TypeId {
     Oid,
     /// `regclass`: an oid that prints as a relation name.
     RegClass,
+    /// `regtype`: an oid that prints as a type name (`integer`).
+    RegType,
+    /// `regproc`: an oid that prints as a function name.
+    RegProc,
+    /// `regprocedure`: an oid that prints as a function with its argument types.
+    RegProcedure,
+    /// `regnamespace`: an oid that prints as a schema name.
+    RegNamespace,
+    /// `regrole`: an oid that prints as a role name.
+    RegRole,
+    /// One-dimensional arrays (`text[]` ...). Values are `Value::Text` in
+    /// PostgreSQL's array text form (`{a,"b c",NULL}`): arrays exist for the
+    /// catalogs' array columns and the array expressions clients put around
+    /// them, not as a storage type (see `array.rs`).
+    TextArray,
+    NameArray,
+    Int2Array,
+    Int4Array,
+    Int8Array,
+    OidArray,
     Date,
     Timestamp,
     Timestamptz,
@@ -56,6 +76,17 @@ impl TypeId {
             TypeId::Name => 19,
             TypeId::Oid => 26,
             TypeId::RegClass => 2205,
+            TypeId::RegType => 2206,
+            TypeId::RegProc => 24,
+            TypeId::RegProcedure => 2202,
+            TypeId::RegNamespace => 4089,
+            TypeId::RegRole => 4096,
+            TypeId::TextArray => 1009,
+            TypeId::NameArray => 1003,
+            TypeId::Int2Array => 1005,
+            TypeId::Int4Array => 1007,
+            TypeId::Int8Array => 1016,
+            TypeId::OidArray => 1028,
             TypeId::Date => 1082,
             TypeId::Timestamp => 1114,
             TypeId::Timestamptz => 1184,
@@ -64,7 +95,7 @@ impl TypeId {
         }
     }
 
-    pub const ALL: [TypeId; 18] = [
+    pub const ALL: [TypeId; 29] = [
         TypeId::Bool,
         TypeId::Int2,
         TypeId::Int4,
@@ -78,6 +109,17 @@ impl TypeId {
         TypeId::Name,
         TypeId::Oid,
         TypeId::RegClass,
+        TypeId::RegType,
+        TypeId::RegProc,
+        TypeId::RegProcedure,
+        TypeId::RegNamespace,
+        TypeId::RegRole,
+        TypeId::TextArray,
+        TypeId::NameArray,
+        TypeId::Int2Array,
+        TypeId::Int4Array,
+        TypeId::Int8Array,
+        TypeId::OidArray,
         TypeId::Date,
         TypeId::Timestamp,
         TypeId::Timestamptz,
@@ -105,6 +147,17 @@ impl TypeId {
             TypeId::Name => "name",
             TypeId::Oid => "oid",
             TypeId::RegClass => "regclass",
+            TypeId::RegType => "regtype",
+            TypeId::RegProc => "regproc",
+            TypeId::RegProcedure => "regprocedure",
+            TypeId::RegNamespace => "regnamespace",
+            TypeId::RegRole => "regrole",
+            TypeId::TextArray => "_text",
+            TypeId::NameArray => "_name",
+            TypeId::Int2Array => "_int2",
+            TypeId::Int4Array => "_int4",
+            TypeId::Int8Array => "_int8",
+            TypeId::OidArray => "_oid",
             TypeId::Date => "date",
             TypeId::Timestamp => "timestamp",
             TypeId::Timestamptz => "timestamptz",
@@ -118,12 +171,13 @@ impl TypeId {
         match self {
             TypeId::Bool => 1,
             TypeId::Int2 => 2,
-            TypeId::Int4 | TypeId::Oid | TypeId::RegClass | TypeId::Date | TypeId::Float4 => 4,
+            TypeId::Int4 | TypeId::Oid | TypeId::Date | TypeId::Float4 => 4,
+            t if t.is_reg() => 4,
             TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => 8,
             TypeId::Name => 64,
             TypeId::Void => 4,
             TypeId::Unknown => -2,
-            TypeId::Numeric | TypeId::Text | TypeId::Varchar | TypeId::Bpchar => -1,
+            _ => -1,
         }
     }
 
@@ -144,6 +198,17 @@ impl TypeId {
             TypeId::Name => "name",
             TypeId::Oid => "oid",
             TypeId::RegClass => "regclass",
+            TypeId::RegType => "regtype",
+            TypeId::RegProc => "regproc",
+            TypeId::RegProcedure => "regprocedure",
+            TypeId::RegNamespace => "regnamespace",
+            TypeId::RegRole => "regrole",
+            TypeId::TextArray => "text[]",
+            TypeId::NameArray => "name[]",
+            TypeId::Int2Array => "smallint[]",
+            TypeId::Int4Array => "integer[]",
+            TypeId::Int8Array => "bigint[]",
+            TypeId::OidArray => "oid[]",
             TypeId::Date => "date",
             TypeId::Timestamp => "timestamp without time zone",
             TypeId::Timestamptz => "timestamp with time zone",
@@ -163,12 +228,13 @@ impl TypeId {
             | TypeId::Float4
             | TypeId::Float8
             | TypeId::Numeric
-            | TypeId::Oid
-            | TypeId::RegClass => 'N',
+            | TypeId::Oid => 'N',
+            t if t.is_reg() => 'N',
+            t if t.array_element().is_some() => 'A',
             TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name => 'S',
             TypeId::Date | TypeId::Timestamp | TypeId::Timestamptz => 'D',
             TypeId::Unknown => 'X',
-            TypeId::Void => 'P',
+            _ => 'P',
         }
     }
 
@@ -178,6 +244,69 @@ impl TypeId {
             self,
             TypeId::Bool | TypeId::Float8 | TypeId::Oid | TypeId::Text | TypeId::Timestamptz
         )
+    }
+
+    /// The oid aliases that print as an object's name: regclass, regtype, ...
+    pub fn is_reg(self) -> bool {
+        matches!(
+            self,
+            TypeId::RegClass
+                | TypeId::RegType
+                | TypeId::RegProc
+                | TypeId::RegProcedure
+                | TypeId::RegNamespace
+                | TypeId::RegRole
+        )
+    }
+
+    /// An array type's element type (pg_type.typelem).
+    pub fn array_element(self) -> Option<TypeId> {
+        Some(match self {
+            TypeId::TextArray => TypeId::Text,
+            TypeId::NameArray => TypeId::Name,
+            TypeId::Int2Array => TypeId::Int2,
+            TypeId::Int4Array => TypeId::Int4,
+            TypeId::Int8Array => TypeId::Int8,
+            TypeId::OidArray => TypeId::Oid,
+            _ => return None,
+        })
+    }
+
+    /// The array type over this element type, where one exists here.
+    pub fn array_type(self) -> Option<TypeId> {
+        TypeId::ALL
+            .iter()
+            .copied()
+            .find(|a| a.array_element() == Some(self))
+    }
+
+    /// pg_type.typarray: the oid of the array type PostgreSQL 15 defines
+    /// over this type (whether or not Scalegres has that array type), 0 if none.
+    pub fn array_type_oid(self) -> Oid {
+        match self {
+            TypeId::Bool => 1000,
+            TypeId::Int2 => 1005,
+            TypeId::Int4 => 1007,
+            TypeId::Int8 => 1016,
+            TypeId::Float4 => 1021,
+            TypeId::Float8 => 1022,
+            TypeId::Numeric => 1231,
+            TypeId::Text => 1009,
+            TypeId::Varchar => 1015,
+            TypeId::Bpchar => 1014,
+            TypeId::Name => 1003,
+            TypeId::Oid => 1028,
+            TypeId::RegClass => 2210,
+            TypeId::RegType => 2211,
+            TypeId::RegProc => 1008,
+            TypeId::RegProcedure => 2207,
+            TypeId::RegNamespace => 4090,
+            TypeId::RegRole => 4097,
+            TypeId::Date => 1182,
+            TypeId::Timestamp => 1115,
+            TypeId::Timestamptz => 1185,
+            _ => 0,
+        }
     }
 
     /// Integer types: int2, int4, int8.
@@ -261,6 +390,7 @@ impl From<TypeId> for DataType {
     }
 }
 
+pub mod array;
 pub mod cast;
 pub mod datetime;
 pub mod float;

@@ -217,14 +217,15 @@ pub fn resolve_binary_op(op: BinaryOp, left: TypeId, right: TypeId) -> Option<Op
             };
             return res(t, t, Bool);
         }
-        let oidish = |t: TypeId| matches!(t, Oid | RegClass | Int2 | Int4 | Int8);
-        if (matches!(l, Oid | RegClass) || matches!(r, Oid | RegClass)) && oidish(l) && oidish(r) {
-            let t = if l == RegClass && r == RegClass {
-                RegClass
-            } else {
-                Oid
-            };
+        let oid_like = |t: TypeId| t == Oid || t.is_reg();
+        let oidish = |t: TypeId| oid_like(t) || matches!(t, Int2 | Int4 | Int8);
+        if (oid_like(l) || oid_like(r)) && oidish(l) && oidish(r) {
+            // Two values of one reg* type compare as that type, others as oid.
+            let t = if l == r { l } else { Oid };
             return res(t, t, Bool);
+        }
+        if l == r && l.array_element().is_some() {
+            return res(l, l, Bool);
         }
         if l == r && l == Bool {
             return res(Bool, Bool, Bool);

@@ -1,20 +1,40 @@
-//! pg_catalog's relations over the catalog snapshot: pg_namespace,
-//! pg_database, pg_class, pg_am, pg_tables, pg_attribute, pg_type.
-//! Columns are a prefix or subset of PostgreSQL 15's, in its order.
+//! pg_catalog's core relations over the catalog snapshot: pg_namespace,
+//! pg_database, pg_class, pg_am, pg_tables, pg_attribute, pg_type,
+//! pg_collation. Columns are PostgreSQL 15's, in its order, with these
+//! stand-ins for types Scalegres lacks: `"char"` and `pg_node_tree` are
+//! text, `xid` is oid, `aclitem[]` is text[], and `int2vector`/`oidvector`
+//! are text in their space-separated output form.
 
-use ::catalog::{CatalogData, Column, Table, BOOTSTRAP_SUPERUSER, PG_CATALOG_NAMESPACE};
+use ::catalog::{
+    CatalogData, Column, Table, BOOTSTRAP_SUPERUSER, INFORMATION_SCHEMA_NAMESPACE,
+    PG_CATALOG_NAMESPACE, PUBLIC_NAMESPACE, TEMPLATE1_OID,
+};
+use sql::reg::PG_DATABASE_OWNER;
 use types::TypeId::{self, *};
 use types::Value;
 
-use super::{text, Schema, Source, ViewContext, ViewDef};
+use super::{opt_text, text, Schema, Source, ViewContext, ViewDef};
 use crate::Row;
+
+/// pg_default, where every table lives.
+pub(super) const DEFAULT_TABLESPACE: u32 = 1663;
+/// The "default" and "C" collations.
+pub(super) const DEFAULT_COLLATION: u32 = 100;
+pub(super) const C_COLLATION: u32 = 950;
+/// The heap access method.
+const HEAP_AM: u32 = 2;
 
 pub(super) static VIEWS: &[ViewDef] = &[
     ViewDef {
         schema: Schema::PgCatalog,
         name: "pg_namespace",
         source: Source::Relation("pg_namespace"),
-        columns: &[("oid", Oid), ("nspname", Name), ("nspowner", Oid)],
+        columns: &[
+            ("oid", Oid),
+            ("nspname", Name),
+            ("nspowner", Oid),
+            ("nspacl", TextArray),
+        ],
         rows: pg_namespace,
     },
     ViewDef {
@@ -26,8 +46,18 @@ pub(super) static VIEWS: &[ViewDef] = &[
             ("datname", Name),
             ("datdba", Oid),
             ("encoding", Int4),
+            ("datlocprovider", Text),
             ("datistemplate", Bool),
             ("datallowconn", Bool),
+            ("datconnlimit", Int4),
+            ("datfrozenxid", Oid),
+            ("datminmxid", Oid),
+            ("dattablespace", Oid),
+            ("datcollate", Text),
+            ("datctype", Text),
+            ("daticulocale", Text),
+            ("datcollversion", Text),
+            ("datacl", TextArray),
         ],
         rows: pg_database,
     },
@@ -39,25 +69,36 @@ pub(super) static VIEWS: &[ViewDef] = &[
             ("oid", Oid),
             ("relname", Name),
             ("relnamespace", Oid),
+            ("reltype", Oid),
+            ("reloftype", Oid),
             ("relowner", Oid),
+            ("relam", Oid),
             ("relfilenode", Oid),
             ("reltablespace", Oid),
-            ("relkind", Text),
-            ("relpersistence", Text),
-            ("relnatts", Int2),
+            ("relpages", Int4),
+            ("reltuples", Float4),
+            ("relallvisible", Int4),
+            ("reltoastrelid", Oid),
             ("relhasindex", Bool),
-            ("relam", Oid),
+            ("relisshared", Bool),
+            ("relpersistence", Text),
+            ("relkind", Text),
+            ("relnatts", Int2),
             ("relchecks", Int2),
             ("relhasrules", Bool),
             ("relhastriggers", Bool),
+            ("relhassubclass", Bool),
             ("relrowsecurity", Bool),
             ("relforcerowsecurity", Bool),
-            ("relispartition", Bool),
-            ("reltoastrelid", Oid),
-            ("reloftype", Oid),
+            ("relispopulated", Bool),
             ("relreplident", Text),
-            ("relpages", Int4),
-            ("reltuples", Float4),
+            ("relispartition", Bool),
+            ("relrewrite", Oid),
+            ("relfrozenxid", Oid),
+            ("relminmxid", Oid),
+            ("relacl", TextArray),
+            ("reloptions", TextArray),
+            ("relpartbound", Text),
         ],
         rows: pg_class,
     },
@@ -65,7 +106,12 @@ pub(super) static VIEWS: &[ViewDef] = &[
         schema: Schema::PgCatalog,
         name: "pg_am",
         source: Source::Relation("pg_am"),
-        columns: &[("oid", Oid), ("amname", Name), ("amtype", Text)],
+        columns: &[
+            ("oid", Oid),
+            ("amname", Name),
+            ("amhandler", RegProc),
+            ("amtype", Text),
+        ],
         rows: pg_am,
     },
     ViewDef {
@@ -76,8 +122,25 @@ pub(super) static VIEWS: &[ViewDef] = &[
             ("schemaname", Name),
             ("tablename", Name),
             ("tableowner", Name),
+            ("tablespace", Name),
+            ("hasindexes", Bool),
+            ("hasrules", Bool),
+            ("hastriggers", Bool),
+            ("rowsecurity", Bool),
         ],
         rows: pg_tables,
+    },
+    ViewDef {
+        schema: Schema::PgCatalog,
+        name: "pg_views",
+        source: Source::Relation("pg_class"),
+        columns: &[
+            ("schemaname", Name),
+            ("viewname", Name),
+            ("viewowner", Name),
+            ("definition", Text),
+        ],
+        rows: pg_views,
     },
     ViewDef {
         schema: Schema::PgCatalog,
@@ -87,12 +150,29 @@ pub(super) static VIEWS: &[ViewDef] = &[
             ("attrelid", Oid),
             ("attname", Name),
             ("atttypid", Oid),
+            ("attstattarget", Int4),
             ("attlen", Int2),
             ("attnum", Int2),
+            ("attndims", Int4),
+            ("attcacheoff", Int4),
             ("atttypmod", Int4),
+            ("attbyval", Bool),
+            ("attalign", Text),
+            ("attstorage", Text),
+            ("attcompression", Text),
             ("attnotnull", Bool),
             ("atthasdef", Bool),
+            ("atthasmissing", Bool),
+            ("attidentity", Text),
+            ("attgenerated", Text),
             ("attisdropped", Bool),
+            ("attislocal", Bool),
+            ("attinhcount", Int4),
+            ("attcollation", Oid),
+            ("attacl", TextArray),
+            ("attoptions", TextArray),
+            ("attfdwoptions", TextArray),
+            ("attmissingval", Text),
         ],
         rows: pg_attribute,
     },
@@ -104,10 +184,56 @@ pub(super) static VIEWS: &[ViewDef] = &[
             ("oid", Oid),
             ("typname", Name),
             ("typnamespace", Oid),
+            ("typowner", Oid),
             ("typlen", Int2),
+            ("typbyval", Bool),
             ("typtype", Text),
+            ("typcategory", Text),
+            ("typispreferred", Bool),
+            ("typisdefined", Bool),
+            ("typdelim", Text),
+            ("typrelid", Oid),
+            ("typsubscript", RegProc),
+            ("typelem", Oid),
+            ("typarray", Oid),
+            ("typinput", RegProc),
+            ("typoutput", RegProc),
+            ("typreceive", RegProc),
+            ("typsend", RegProc),
+            ("typmodin", RegProc),
+            ("typmodout", RegProc),
+            ("typanalyze", RegProc),
+            ("typalign", Text),
+            ("typstorage", Text),
+            ("typnotnull", Bool),
+            ("typbasetype", Oid),
+            ("typtypmod", Int4),
+            ("typndims", Int4),
+            ("typcollation", Oid),
+            ("typdefaultbin", Text),
+            ("typdefault", Text),
+            ("typacl", TextArray),
         ],
         rows: pg_type,
+    },
+    ViewDef {
+        schema: Schema::PgCatalog,
+        name: "pg_collation",
+        source: Source::Relation("pg_collation"),
+        columns: &[
+            ("oid", Oid),
+            ("collname", Name),
+            ("collnamespace", Oid),
+            ("collowner", Oid),
+            ("collprovider", Text),
+            ("collisdeterministic", Bool),
+            ("collencoding", Int4),
+            ("collcollate", Text),
+            ("collctype", Text),
+            ("colliculocale", Text),
+            ("collversion", Text),
+        ],
+        rows: pg_collation,
     },
 ];
 
@@ -124,9 +250,49 @@ pub(super) fn user_columns<'a>(
     tables(cx).flat_map(|t| t.columns.iter().enumerate().map(move |(i, c)| (t, i, c)))
 }
 
+/// Every column of this database's tables and views: (relation oid,
+/// 0-based position, column).
+pub(super) fn relation_columns<'a>(
+    cx: &'a ViewContext<'_>,
+) -> impl Iterator<Item = (u32, usize, &'a Column)> {
+    let tables = tables(cx).flat_map(|t| {
+        t.columns
+            .iter()
+            .enumerate()
+            .map(move |(i, c)| (t.oid, i, c))
+    });
+    let views = views(cx).flat_map(|v| {
+        v.columns
+            .iter()
+            .enumerate()
+            .map(move |(i, c)| (v.oid, i, c))
+    });
+    tables.chain(views)
+}
+
 /// The name of namespace `oid` ("" if it is gone).
 pub(super) fn namespace_name(cat: &CatalogData, oid: u32) -> &str {
     cat.namespaces.get(&oid).map_or("", |n| n.name.as_str())
+}
+
+/// A schema's owner as PostgreSQL 15 sets it up: public belongs to
+/// pg_database_owner, the others to the bootstrap superuser.
+pub(super) fn namespace_owner(oid: u32) -> u32 {
+    if oid == PUBLIC_NAMESPACE {
+        PG_DATABASE_OWNER
+    } else {
+        BOOTSTRAP_SUPERUSER
+    }
+}
+
+fn namespace_acl(oid: u32) -> Value {
+    match oid {
+        PUBLIC_NAMESPACE => text("{pg_database_owner=UC/pg_database_owner,=U/pg_database_owner}"),
+        PG_CATALOG_NAMESPACE | INFORMATION_SCHEMA_NAMESPACE => {
+            text("{postgres=UC/postgres,=U/postgres}")
+        }
+        _ => Value::Null,
+    }
 }
 
 fn pg_namespace(cx: &ViewContext<'_>) -> Vec<Row> {
@@ -138,7 +304,8 @@ fn pg_namespace(cx: &ViewContext<'_>) -> Vec<Row> {
             vec![
                 Value::Oid(n.oid),
                 text(&n.name),
-                Value::Oid(BOOTSTRAP_SUPERUSER),
+                Value::Oid(namespace_owner(n.oid)),
+                namespace_acl(n.oid),
             ]
         })
         .collect()
@@ -149,55 +316,143 @@ fn pg_database(cx: &ViewContext<'_>) -> Vec<Row> {
         .databases
         .values()
         .map(|d| {
+            // initdb revokes CREATE and TEMP on template1 from PUBLIC; databases
+            // created later have the default (NULL) privileges.
+            let acl = (d.oid == TEMPLATE1_OID).then_some("{=c/postgres,postgres=CTc/postgres}");
             vec![
                 Value::Oid(d.oid),
                 text(&d.name),
                 Value::Oid(d.owner),
                 // UTF8
                 Value::Int4(6),
+                text("c"),
                 Value::Bool(d.is_template),
                 Value::Bool(d.allow_connections),
+                Value::Int4(-1),
+                Value::Oid(0),
+                Value::Oid(0),
+                Value::Oid(DEFAULT_TABLESPACE),
+                // Strings compare bytewise: the C locale.
+                text("C"),
+                text("C"),
+                Value::Null,
+                Value::Null,
+                opt_text(acl),
             ]
         })
         .collect()
 }
 
+/// What differs between pg_class rows of tables and of views.
+struct ClassRow<'a> {
+    oid: u32,
+    name: &'a str,
+    namespace: u32,
+    relam: u32,
+    relfilenode: u32,
+    relpages: i32,
+    reltuples: f32,
+    relkind: &'a str,
+    natts: usize,
+    hasrules: bool,
+}
+
+fn class_row(c: ClassRow<'_>) -> Row {
+    vec![
+        Value::Oid(c.oid),
+        text(c.name),
+        Value::Oid(c.namespace),
+        // No composite row types yet.
+        Value::Oid(0),
+        Value::Oid(0),
+        Value::Oid(BOOTSTRAP_SUPERUSER),
+        Value::Oid(c.relam),
+        Value::Oid(c.relfilenode),
+        // 0: the database's default tablespace.
+        Value::Oid(0),
+        Value::Int4(c.relpages),
+        Value::Float4(c.reltuples),
+        Value::Int4(0),
+        Value::Oid(0),
+        Value::Bool(false),
+        Value::Bool(false),
+        text("p"),
+        text(c.relkind),
+        Value::Int2(c.natts as i16),
+        Value::Int2(0),
+        Value::Bool(c.hasrules),
+        Value::Bool(false),
+        Value::Bool(false),
+        Value::Bool(false),
+        Value::Bool(false),
+        Value::Bool(true),
+        text(if c.relkind == "v" { "n" } else { "d" }),
+        Value::Bool(false),
+        Value::Oid(0),
+        Value::Oid(0),
+        Value::Oid(0),
+        Value::Null,
+        Value::Null,
+        Value::Null,
+    ]
+}
+
 fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
-    tables(cx)
-        .map(|t| {
+    let tables = tables(cx).map(|t| {
+        class_row(ClassRow {
+            oid: t.oid,
+            name: &t.name,
+            namespace: t.namespace,
+            relam: HEAP_AM,
+            relfilenode: t.relfilenode,
+            relpages: t.relpages as i32,
+            reltuples: t.reltuples as f32,
+            relkind: "r",
+            natts: t.columns.len(),
+            hasrules: false,
+        })
+    });
+    let views = views(cx).map(|v| {
+        class_row(ClassRow {
+            oid: v.oid,
+            name: &v.name,
+            namespace: v.namespace,
+            relam: 0,
+            relfilenode: 0,
+            relpages: 0,
+            reltuples: -1.0,
+            relkind: "v",
+            natts: v.columns.len(),
+            hasrules: true,
+        })
+    });
+    tables.chain(views).collect()
+}
+
+/// This database's views.
+pub(super) fn views<'a>(cx: &'a ViewContext<'_>) -> impl Iterator<Item = &'a ::catalog::View> {
+    let db = cx.db_oid;
+    cx.catalog.views.values().filter(move |v| v.db_oid == db)
+}
+
+fn pg_views(cx: &ViewContext<'_>) -> Vec<Row> {
+    views(cx)
+        .map(|v| {
             vec![
-                Value::Oid(t.oid),
-                text(&t.name),
-                Value::Oid(t.namespace),
-                Value::Oid(BOOTSTRAP_SUPERUSER),
-                Value::Oid(t.relfilenode),
-                Value::Oid(0),
-                text("r"),
-                text("p"),
-                Value::Int2(t.columns.len() as i16),
-                Value::Bool(false),
-                // heap
-                Value::Oid(2),
-                Value::Int2(0),
-                Value::Bool(false),
-                Value::Bool(false),
-                Value::Bool(false),
-                Value::Bool(false),
-                Value::Bool(false),
-                Value::Oid(0),
-                Value::Oid(0),
-                text("d"),
-                Value::Int4(t.relpages as i32),
-                Value::Float4(t.reltuples as f32),
+                text(namespace_name(cx.catalog, v.namespace)),
+                text(&v.name),
+                text("postgres"),
+                text(&format!(" {};", v.query)),
             ]
         })
         .collect()
 }
 
 fn pg_am(_: &ViewContext<'_>) -> Vec<Row> {
+    // amhandler: the handler functions are not in pg_proc, so 0 ('-').
     vec![
-        vec![Value::Oid(2), text("heap"), text("t")],
-        vec![Value::Oid(403), text("btree"), text("i")],
+        vec![Value::Oid(HEAP_AM), text("heap"), Value::Oid(0), text("t")],
+        vec![Value::Oid(403), text("btree"), Value::Oid(0), text("i")],
     ]
 }
 
@@ -208,24 +463,73 @@ fn pg_tables(cx: &ViewContext<'_>) -> Vec<Row> {
                 text(namespace_name(cx.catalog, t.namespace)),
                 text(&t.name),
                 text("postgres"),
+                Value::Null,
+                Value::Bool(false),
+                Value::Bool(false),
+                Value::Bool(false),
+                Value::Bool(false),
             ]
         })
         .collect()
 }
 
+/// pg_type's storage properties: (typbyval, typalign, typstorage).
+pub(super) fn storage_of(t: TypeId) -> (bool, &'static str, &'static str) {
+    match t {
+        Bool | Name | Unknown => (t == Bool, "c", "p"),
+        Int2 => (true, "s", "p"),
+        Int8 | Float8 | Timestamp | Timestamptz => (true, "d", "p"),
+        Numeric => (false, "i", "m"),
+        Text | Varchar | Bpchar => (false, "i", "x"),
+        Int8Array => (false, "d", "x"),
+        t if t.array_element().is_some() => (false, "i", "x"),
+        _ => (true, "i", "p"),
+    }
+}
+
+/// pg_type.typcollation: collatable types use the default collation,
+/// except name, which is C.
+pub(super) fn type_collation(t: TypeId) -> u32 {
+    match t {
+        Text | Varchar | Bpchar | TextArray => DEFAULT_COLLATION,
+        Name | NameArray => C_COLLATION,
+        _ => 0,
+    }
+}
+
 fn pg_attribute(cx: &ViewContext<'_>) -> Vec<Row> {
-    user_columns(cx)
-        .map(|(t, i, c)| {
+    relation_columns(cx)
+        .map(|(rel, i, c)| {
+            let ty = c.data_type().id;
+            let (byval, align, storage) = storage_of(ty);
             vec![
-                Value::Oid(t.oid),
+                Value::Oid(rel),
                 text(&c.name),
                 Value::Oid(c.type_oid),
-                Value::Int2(c.data_type().id.typlen()),
+                Value::Int4(-1),
+                Value::Int2(ty.typlen()),
                 Value::Int2(i as i16 + 1),
+                Value::Int4(0),
+                Value::Int4(-1),
                 Value::Int4(c.typmod),
+                Value::Bool(byval),
+                text(align),
+                text(storage),
+                // '\0': the default compression method.
+                text(""),
                 Value::Bool(c.not_null),
                 Value::Bool(c.default.is_some()),
                 Value::Bool(false),
+                text(""),
+                text(""),
+                Value::Bool(false),
+                Value::Bool(true),
+                Value::Int4(0),
+                Value::Oid(type_collation(ty)),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
             ]
         })
         .collect()
@@ -234,14 +538,74 @@ fn pg_attribute(cx: &ViewContext<'_>) -> Vec<Row> {
 fn pg_type(_: &ViewContext<'_>) -> Vec<Row> {
     TypeId::ALL
         .iter()
-        .map(|t| {
+        .map(|&t| {
+            let (byval, align, storage) = storage_of(t);
+            let pseudo = matches!(t, Unknown | Void);
+            let elem = match t {
+                // name is a fixed-length array of "char" (oid 18) in PostgreSQL.
+                Name => 18,
+                t => t.array_element().map_or(0, |e| e.oid()),
+            };
             vec![
                 Value::Oid(t.oid()),
                 text(t.name()),
                 Value::Oid(PG_CATALOG_NAMESPACE),
+                Value::Oid(BOOTSTRAP_SUPERUSER),
                 Value::Int2(t.typlen()),
-                text(if *t == TypeId::Unknown { "p" } else { "b" }),
+                Value::Bool(byval),
+                text(if pseudo { "p" } else { "b" }),
+                text(&t.category().to_string()),
+                Value::Bool(t.is_preferred()),
+                Value::Bool(true),
+                text(","),
+                Value::Oid(0),
+                Value::Oid(0),
+                Value::Oid(elem),
+                Value::Oid(t.array_type_oid()),
+                // The I/O functions are not pg_proc rows here.
+                Value::Oid(0),
+                Value::Oid(0),
+                Value::Oid(0),
+                Value::Oid(0),
+                Value::Oid(0),
+                Value::Oid(0),
+                Value::Oid(0),
+                text(align),
+                text(storage),
+                Value::Bool(false),
+                Value::Oid(0),
+                Value::Int4(-1),
+                Value::Int4(0),
+                Value::Oid(type_collation(t)),
+                Value::Null,
+                Value::Null,
+                Value::Null,
             ]
         })
         .collect()
+}
+
+fn pg_collation(_: &ViewContext<'_>) -> Vec<Row> {
+    [
+        (DEFAULT_COLLATION, "default", "d", None),
+        (C_COLLATION, "C", "c", Some("C")),
+        (951, "POSIX", "c", Some("POSIX")),
+    ]
+    .into_iter()
+    .map(|(oid, name, provider, locale)| {
+        vec![
+            Value::Oid(oid),
+            text(name),
+            Value::Oid(PG_CATALOG_NAMESPACE),
+            Value::Oid(BOOTSTRAP_SUPERUSER),
+            text(provider),
+            Value::Bool(true),
+            Value::Int4(-1),
+            opt_text(locale),
+            opt_text(locale),
+            Value::Null,
+            Value::Null,
+        ]
+    })
+    .collect()
 }

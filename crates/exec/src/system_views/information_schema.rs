@@ -1,9 +1,11 @@
-//! `information_schema.tables` and `.columns` for this database's tables.
+//! `information_schema.tables`, `.columns` and `.schemata` for this database.
+//! PostgreSQL's domains over these columns (sql_identifier, character_data,
+//! yes_or_no) are their base types here.
 
 use types::TypeId::*;
 use types::{TypeId, Value};
 
-use super::catalog::{namespace_name, tables, user_columns};
+use super::catalog::{namespace_name, namespace_owner, tables, user_columns};
 use super::{text, Schema, Source, ViewContext, ViewDef};
 use crate::Row;
 
@@ -16,9 +18,32 @@ pub(super) static VIEWS: &[ViewDef] = &[
             ("table_catalog", Name),
             ("table_schema", Name),
             ("table_name", Name),
-            ("table_type", Name),
+            ("table_type", Text),
+            ("self_referencing_column_name", Name),
+            ("reference_generation", Text),
+            ("user_defined_type_catalog", Name),
+            ("user_defined_type_schema", Name),
+            ("user_defined_type_name", Name),
+            ("is_insertable_into", Varchar),
+            ("is_typed", Varchar),
+            ("commit_action", Text),
         ],
         rows: is_tables,
+    },
+    ViewDef {
+        schema: Schema::InformationSchema,
+        name: "schemata",
+        source: Source::Relation("pg_namespace"),
+        columns: &[
+            ("catalog_name", Name),
+            ("schema_name", Name),
+            ("schema_owner", Name),
+            ("default_character_set_catalog", Name),
+            ("default_character_set_schema", Name),
+            ("default_character_set_name", Name),
+            ("sql_path", Text),
+        ],
+        rows: is_schemata,
     },
     ViewDef {
         schema: Schema::InformationSchema,
@@ -49,6 +74,33 @@ fn is_tables(cx: &ViewContext<'_>) -> Vec<Row> {
                 text(namespace_name(cx.catalog, t.namespace)),
                 text(&t.name),
                 text("BASE TABLE"),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                text("YES"),
+                text("NO"),
+                Value::Null,
+            ]
+        })
+        .collect()
+}
+
+fn is_schemata(cx: &ViewContext<'_>) -> Vec<Row> {
+    cx.catalog
+        .namespaces
+        .values()
+        .map(|n| {
+            let owner = sql::reg::role_name(cx.catalog, namespace_owner(n.oid)).unwrap_or("");
+            vec![
+                text(cx.db_name),
+                text(&n.name),
+                text(owner),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
             ]
         })
         .collect()

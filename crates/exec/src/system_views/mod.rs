@@ -11,6 +11,7 @@
 //! therefore reads the state of each execution, never of its binding.
 
 mod catalog;
+mod describe;
 mod information_schema;
 mod server;
 mod session_objects;
@@ -87,6 +88,17 @@ impl ViewDef {
         }
     }
 
+    /// The relation's oid: PostgreSQL's for pg_catalog relations, 0 for others.
+    pub fn oid(&self) -> Oid {
+        match self.schema {
+            Schema::PgCatalog => RELATION_OIDS
+                .iter()
+                .find(|(n, _)| *n == self.name)
+                .map_or(0, |(_, o)| *o),
+            Schema::InformationSchema => 0,
+        }
+    }
+
     pub fn output_columns(&self) -> Vec<OutputColumn> {
         self.columns
             .iter()
@@ -96,9 +108,10 @@ impl ViewDef {
 }
 
 /// Every system view, by family.
-fn families() -> [&'static [ViewDef]; 5] {
+fn families() -> [&'static [ViewDef]; 6] {
     [
         catalog::VIEWS,
+        describe::VIEWS,
         stats::VIEWS,
         information_schema::VIEWS,
         server::VIEWS,
@@ -136,6 +149,7 @@ impl sql::SystemViews for Registry {
         let v = lookup(schema, name)?;
         Some(SystemViewDesc {
             key: v.key(),
+            oid: v.oid(),
             scan: match v.source {
                 Source::Relation(r) => ViewScan::Relation(r.to_string()),
                 Source::Function(f) => ViewScan::Function(f.to_string()),
@@ -143,7 +157,43 @@ impl sql::SystemViews for Registry {
             columns: v.output_columns(),
         })
     }
+
+    fn name_by_oid(&self, oid: Oid) -> Option<String> {
+        all().find(|v| v.oid() == oid).map(|v| v.key())
+    }
 }
+
+/// PostgreSQL 15's oids of the pg_catalog relations (and of the views
+/// psql asks regclass about), so `'pg_class'::regclass` is 1259 here too.
+const RELATION_OIDS: &[(&str, Oid)] = &[
+    ("pg_type", 1247),
+    ("pg_attribute", 1249),
+    ("pg_proc", 1255),
+    ("pg_class", 1259),
+    ("pg_authid", 1260),
+    ("pg_database", 1262),
+    ("pg_tablespace", 1213),
+    ("pg_am", 2601),
+    ("pg_attrdef", 2604),
+    ("pg_constraint", 2606),
+    ("pg_inherits", 2611),
+    ("pg_index", 2610),
+    ("pg_operator", 2617),
+    ("pg_depend", 2608),
+    ("pg_description", 2609),
+    ("pg_namespace", 2615),
+    ("pg_trigger", 2620),
+    ("pg_statistic_ext", 3381),
+    ("pg_collation", 3456),
+    ("pg_extension", 3079),
+    ("pg_policy", 3256),
+    ("pg_publication", 6104),
+    ("pg_publication_rel", 6106),
+    ("pg_publication_namespace", 6237),
+    ("pg_sequence", 2224),
+    ("pg_roles", 12000),
+    ("pg_tables", 12033),
+];
 
 // Value helpers shared by the families.
 

@@ -237,6 +237,7 @@ impl<'a, S: Read + Write> Connection<'a, S> {
             settings: self.session.io_settings(),
             io: &mut *self.io,
             fmts: Vec::new(),
+            names: None,
         };
         let result = self.session.simple_query(sql, &mut sink);
         if self.io.broken {
@@ -262,6 +263,8 @@ struct SimpleSink<'c, S: Read + Write> {
     settings: types::IoSettings,
     io: &'c mut Conn<S>,
     fmts: Vec<ColFmt>,
+    /// Prints reg* columns as names.
+    names: Option<std::sync::Arc<dyn crate::session_api::RegOutput>>,
 }
 
 impl<S: Read + Write> ResultSink for SimpleSink<'_, S> {
@@ -278,7 +281,13 @@ impl<S: Read + Write> ResultSink for SimpleSink<'_, S> {
     }
 
     fn row(&mut self, row: &[Value]) -> PgResult<()> {
-        self.io.out.data_row(row, &self.fmts, &self.settings);
+        let fmts = &self.fmts;
+        let row = crate::session_api::with_reg_names(
+            row,
+            |i| fmts.get(i).and_then(|f| Some((f.ty?, f.binary))),
+            self.names.as_deref(),
+        );
+        self.io.out.data_row(&row, &self.fmts, &self.settings);
         self.io.check_sink()
     }
 
@@ -297,6 +306,10 @@ impl<S: Read + Write> ResultSink for SimpleSink<'_, S> {
 
     fn output_settings(&mut self, io: &types::IoSettings) {
         self.settings = *io;
+    }
+
+    fn output_names(&mut self, names: std::sync::Arc<dyn crate::session_api::RegOutput>) {
+        self.names = Some(names);
     }
 
     fn copy_in_start(&mut self, columns: usize) -> PgResult<()> {

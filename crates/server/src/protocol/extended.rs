@@ -318,6 +318,7 @@ impl<S: Read + Write> Connection<'_, S> {
                     sent: 0,
                     rest: VecDeque::new(),
                     tag: None,
+                    names: None,
                 };
                 let result = self.session.fetch(cursor.as_mut(), &mut sink, limit);
                 let ExecSink { tag, .. } = sink;
@@ -383,6 +384,7 @@ impl<S: Read + Write> Connection<'_, S> {
             sent: 0,
             rest: VecDeque::new(),
             tag: None,
+            names: None,
         };
         let result = self
             .session
@@ -429,6 +431,8 @@ struct ExecSink<'c, S: Read + Write> {
     sent: usize,
     rest: VecDeque<Vec<Value>>,
     tag: Option<String>,
+    /// Prints reg* columns as names.
+    names: Option<std::sync::Arc<dyn crate::session_api::RegOutput>>,
 }
 
 impl<S: Read + Write> ResultSink for ExecSink<'_, S> {
@@ -445,6 +449,12 @@ impl<S: Read + Write> ResultSink for ExecSink<'_, S> {
     }
 
     fn row(&mut self, row: &[Value]) -> PgResult<()> {
+        let fmts = &*self.fmts;
+        let row = &*crate::session_api::with_reg_names(
+            row,
+            |i| fmts.get(i).and_then(|f| Some((f.ty?, f.binary))),
+            self.names.as_deref(),
+        );
         if self.limit == 0 || self.sent < self.limit {
             self.io.out.data_row(row, self.fmts, &self.settings);
             self.sent += 1;
@@ -468,6 +478,10 @@ impl<S: Read + Write> ResultSink for ExecSink<'_, S> {
 
     fn output_settings(&mut self, io: &IoSettings) {
         self.settings = *io;
+    }
+
+    fn output_names(&mut self, names: std::sync::Arc<dyn crate::session_api::RegOutput>) {
+        self.names = Some(names);
     }
 
     fn copy_in_start(&mut self, columns: usize) -> PgResult<()> {

@@ -592,6 +592,15 @@ impl TestServer {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// `psql -X -h 127.0.0.1 -p PORT -U postgres -d postgres`: psql's default
+    /// aligned output, as a user sees it.
+    pub fn psql_command_aligned(&self) -> Command {
+        let mut cmd = client_command(&pg_tool("psql"));
+        cmd.args(["-X", "-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(["-U", "postgres", "-d", "postgres"]);
+        cmd
+    }
+
     /// The psql command line connecting through `host` (an address or a socket dir).
     pub fn psql_command_host(&self, host: &str) -> Command {
         let mut cmd = client_command(&pg_tool("psql"));

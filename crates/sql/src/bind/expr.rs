@@ -147,10 +147,15 @@ impl Binder<'_, '_> {
                 return Ok(Expr::Param(i, to.id.into()));
             }
             Expr::Const(Value::Null, _) => return Ok(Expr::Const(Value::Null, to)),
+            Expr::Const(Value::Text(ref s), t)
+                if to.id.is_reg()
+                    && (t.id == TypeId::Unknown
+                        || (t.id.is_string() && can_cast(t.id, to.id, context))) =>
+            {
+                let oid = self.reg_catalog().input(to.id, s)?;
+                return Ok(Expr::Const(Value::Oid(oid), to));
+            }
             Expr::Const(Value::Text(ref s), t) if t.id == TypeId::Unknown => {
-                if to.id == TypeId::RegClass {
-                    return self.regclass_const(s);
-                }
                 let v = parse_text(to, s, &self.ctx.io)?;
                 return Ok(Expr::Const(v, to));
             }
@@ -172,7 +177,9 @@ impl Binder<'_, '_> {
                 ),
             ));
         }
-        if let Expr::Const(v, _) = &e {
+        // reg* output needs the catalog when the plan runs; not folded here.
+        let prints_reg_name = from.is_reg() && !to.id.is_reg() && to.id != TypeId::Oid;
+        if let (Expr::Const(v, _), false) = (&e, prints_reg_name) {
             // Fold constant casts now (errors surface at bind time, as PostgreSQL's).
             let v = cast_value(v.clone(), from, to, context, &self.ctx.io)?;
             return Ok(Expr::Const(v, to));
@@ -207,23 +214,6 @@ impl Binder<'_, '_> {
                 t.display_name()
             ))),
         }
-    }
-
-    fn regclass_const(&mut self, name: &str) -> PgResult<Expr> {
-        let parts: Vec<String> = name
-            .split('.')
-            .map(|s| s.trim_matches('"').to_lowercase())
-            .collect();
-        if let Ok(oid) = name.parse::<u32>() {
-            return Ok(Expr::Const(Value::Oid(oid), TypeId::RegClass.into()));
-        }
-        let t = self.lookup_table(&parts)?.ok_or_else(|| {
-            PgError::new(
-                SqlState::UNDEFINED_TABLE,
-                format!("relation \"{name}\" does not exist"),
-            )
-        })?;
-        Ok(Expr::Const(Value::Oid(t.oid), TypeId::RegClass.into()))
     }
 
     /// Finds a common type for CASE/COALESCE/UNION branches (PostgreSQL's
@@ -479,6 +469,12 @@ impl Binder<'_, '_> {
                         )))
                     }
                 };
+                if op == BinaryOp::Concat
+                    && (l.type_id().array_element().is_some()
+                        || r.type_id().array_element().is_some())
+                {
+                    return self.bind_array_concat(l, r);
+                }
                 // Operators are strict: a NULL constant operand makes the
                 // result NULL without evaluating the other side (PostgreSQL
                 // folds these at plan time).
@@ -738,6 +734,20 @@ impl Binder<'_, '_> {
                 })
             }
             E::Function(f) => self.bind_function(f, scope),
+            E::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            } => self.bind_array_compare(left, compare_op, right, false, scope),
+            E::AllOp {
+                left,
+                compare_op,
+                right,
+            } => self.bind_array_compare(left, compare_op, right, true, scope),
+            E::CompoundFieldAccess { root, access_chain } => {
+                self.bind_subscript(root, access_chain, scope)
+            }
             E::Substring {
                 expr,
                 substring_from,
@@ -914,6 +924,9 @@ impl Binder<'_, '_> {
                 "window functions are not supported yet",
             ));
         }
+        if let (true, ast::FunctionArguments::Subquery(q)) = (name == "array", &f.args) {
+            return self.bind_array_subquery(q, scope);
+        }
         let (args, distinct, star) = self.function_args(f, scope)?;
         if let Some(agg) = self.bind_aggregate(name, args.clone(), distinct, star)? {
             return Ok(agg);
@@ -948,6 +961,7 @@ impl Binder<'_, '_> {
             ("current_database", 0) => return Ok(Expr::Const(Value::Text(self.ctx.db_name.into()), TypeId::Name.into())),
             ("current_user" | "session_user", 0) => return Ok(Expr::Const(Value::Text(self.ctx.user.into()), TypeId::Name.into())),
             ("current_schema", 0) => return self.current_schema(),
+            ("current_schemas", 1) => return self.current_schemas(args.into_iter().next().unwrap()),
             ("generate_series", _) => {
                 return Err(PgError::unsupported("set-returning functions are only supported at the top level of a select list or in FROM"))
             }
@@ -965,12 +979,13 @@ impl Binder<'_, '_> {
                 &[TypeId::Text, TypeId::Text, TypeId::Bool],
                 TypeId::Text,
             )),
-            "pg_relation_size" | "pg_table_size" => Some(sys(
+            "pg_relation_size" => Some(sys(
                 SysFunc::RelationSize,
                 &[TypeId::RegClass, TypeId::Text],
                 TypeId::Int8,
             )),
-            "pg_total_relation_size" => Some(sys(
+            // Without indexes or TOAST a table's size is its total size.
+            "pg_total_relation_size" | "pg_table_size" | "pg_indexes_size" => Some(sys(
                 SysFunc::TotalRelationSize,
                 &[TypeId::RegClass],
                 TypeId::Int8,
@@ -996,6 +1011,22 @@ impl Binder<'_, '_> {
             "pg_walfile_name" => Some(sys(SysFunc::WalfileName, &[TypeId::Text], TypeId::Text)),
             "pg_table_is_visible" => {
                 Some(sys(SysFunc::TableIsVisible, &[TypeId::Oid], TypeId::Bool))
+            }
+            "pg_type_is_visible" => Some(sys(SysFunc::TypeIsVisible, &[TypeId::Oid], TypeId::Bool)),
+            "pg_function_is_visible" => Some(sys(
+                SysFunc::FunctionIsVisible,
+                &[TypeId::Oid],
+                TypeId::Bool,
+            )),
+            "pg_relation_is_publishable" => Some(sys(
+                SysFunc::RelationIsPublishable,
+                &[TypeId::RegClass],
+                TypeId::Bool,
+            )),
+            "to_regclass" | "to_regtype" | "to_regproc" | "to_regprocedure" | "to_regnamespace"
+            | "to_regrole" => {
+                let ty = super::types::parse_type_name(&format!("reg{}", &name[6..]))?.id;
+                Some(sys(SysFunc::ToReg(ty), &[TypeId::Text], ty))
             }
             "format_type" => Some(sys(
                 SysFunc::FormatType,

@@ -1,6 +1,7 @@
 //! Binding: resolves names against a catalog snapshot, types every
 //! expression, and plans queries (see `query.rs`) and DML/DDL statements.
 
+mod arrays;
 mod copy;
 mod explain;
 mod expr;
@@ -49,6 +50,11 @@ pub struct BindContext<'a> {
 pub trait SystemViews {
     /// The view `name` in `schema` (`pg_catalog` or `information_schema`).
     fn lookup(&self, schema: &str, name: &str) -> Option<SystemViewDesc>;
+    /// The name regclass prints for a system relation's oid.
+    fn name_by_oid(&self, oid: Oid) -> Option<String> {
+        let _ = oid;
+        None
+    }
 }
 
 /// A system view as the binder sees it.
@@ -56,6 +62,8 @@ pub trait SystemViews {
 pub struct SystemViewDesc {
     /// The registry key the plan node carries (`pg_class`, `information_schema.tables`).
     pub key: String,
+    /// The relation's oid (PostgreSQL's for catalogs), 0 if it has none.
+    pub oid: Oid,
     pub scan: crate::plan::ViewScan,
     pub columns: Vec<OutputColumn>,
 }
@@ -187,6 +195,16 @@ impl Binder<'_, '_> {
             )));
         }
         Ok(())
+    }
+
+    /// reg* name lookups against this statement's catalog.
+    pub(crate) fn reg_catalog(&self) -> crate::reg::RegCatalog<'_> {
+        crate::reg::RegCatalog {
+            catalog: self.ctx.catalog,
+            db_oid: self.ctx.db_oid,
+            search_path: self.ctx.search_path.iter().map(String::as_str).collect(),
+            system_views: self.ctx.system_views,
+        }
     }
 
     /// Finds a user table or view by possibly qualified name: the first
@@ -504,6 +522,10 @@ impl Binder<'_, '_> {
 
     fn bind_column_def(&mut self, cd: &ast::ColumnDef) -> PgResult<Column> {
         let ty = parse_type_name(&cd.data_type.to_string())?;
+        if ty.id.array_element().is_some() {
+            // Arrays exist for catalog columns and expressions only (types::array).
+            return Err(PgError::unsupported("array columns are not supported yet"));
+        }
         let mut col = Column {
             name: ident_name(&cd.name),
             type_oid: ty.id.oid(),

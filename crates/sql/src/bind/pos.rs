@@ -128,6 +128,24 @@ impl Binder<'_, '_> {
         if err.position.is_some() || self.src.is_none() {
             return err;
         }
+        // A reg* literal naming nothing ('nope'::regclass) points at the literal.
+        if let ast::Expr::Cast {
+            expr, data_type, ..
+        } = e
+        {
+            let target = data_type.to_string().to_lowercase();
+            let reg_target = target.trim_start_matches("pg_catalog.").starts_with("reg");
+            let lookup_error = matches!(
+                err.code,
+                SqlState::UNDEFINED_TABLE
+                    | SqlState::UNDEFINED_OBJECT
+                    | SqlState::UNDEFINED_FUNCTION
+                    | SqlState::INVALID_SCHEMA_NAME
+            );
+            if let (true, true, Some(span)) = (reg_target, lookup_error, literal_span(expr)) {
+                return self.at(err, span);
+            }
+        }
         if is_input_error(&err) {
             let lits = child_literals(e);
             // Only when the culprit is unambiguous.

@@ -438,7 +438,7 @@ impl Binder<'_, '_> {
                 let alias_name = alias.as_ref().map(|a| ident_name(&a.name));
                 if let Some(args) = args {
                     let fname = parts.last().unwrap();
-                    if fname != "generate_series" {
+                    if fname != "generate_series" && fname != "unnest" {
                         return Err(PgError::new(
                             SqlState::UNDEFINED_FUNCTION,
                             format!("function {fname} does not exist"),
@@ -453,21 +453,26 @@ impl Binder<'_, '_> {
                             _ => return Err(PgError::unsupported("generate_series argument")),
                         }
                     }
-                    let (args, ty) = self.series_args(exprs)?;
+                    let (plan, ty) = if fname == "unnest" {
+                        self.bind_unnest(exprs)?
+                    } else {
+                        let (args, ty) = self.series_args(exprs)?;
+                        (Plan::SeriesScan { args, ty }, ty)
+                    };
                     let colname = alias
                         .as_ref()
                         .and_then(|a| a.columns.first().map(|c| ident_name(&c.name)))
                         .or_else(|| alias_name.clone())
-                        .unwrap_or_else(|| "generate_series".into());
+                        .unwrap_or_else(|| fname.clone());
                     let scope = vec![ScopeColumn {
-                        qualifier: Some(alias_name.unwrap_or_else(|| "generate_series".into())),
+                        qualifier: Some(alias_name.unwrap_or_else(|| fname.clone())),
                         name: colname,
                         ty,
                         table_oid: 0,
                         attnum: 0,
                         hidden: false,
                     }];
-                    return Ok((Plan::SeriesScan { args, ty }, scope));
+                    return Ok((plan, scope));
                 }
                 if let Some((plan, cols)) = self.system_view(&parts, alias_name.as_deref()) {
                     let q = alias_name.unwrap_or_else(|| parts.last().unwrap().clone());

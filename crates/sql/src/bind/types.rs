@@ -7,6 +7,16 @@ use types::{DataType, TypeId};
 /// "numeric(10,2)", "timestamp with time zone", "char", ...).
 pub fn parse_type_name(name: &str) -> PgResult<DataType> {
     let lower = name.trim().to_lowercase();
+    // `elem[]`: the array type over `elem`, where one exists.
+    if let Some(elem) = lower.strip_suffix("[]") {
+        let elem = parse_type_name(elem)?;
+        return elem.id.array_type().map(DataType::new).ok_or_else(|| {
+            PgError::new(
+                SqlState::UNDEFINED_OBJECT,
+                format!("type \"{}[]\" does not exist", elem.id.name()),
+            )
+        });
+    }
     let (base, args) = match lower.find('(') {
         Some(i) => {
             let close = lower.rfind(')').unwrap_or(lower.len());
@@ -50,6 +60,17 @@ pub fn parse_type_name(name: &str) -> PgResult<DataType> {
         "name" => TypeId::Name,
         "oid" => TypeId::Oid,
         "regclass" => TypeId::RegClass,
+        "regtype" => TypeId::RegType,
+        "regproc" => TypeId::RegProc,
+        "regprocedure" => TypeId::RegProcedure,
+        "regnamespace" => TypeId::RegNamespace,
+        "regrole" => TypeId::RegRole,
+        "_text" => TypeId::TextArray,
+        "_name" => TypeId::NameArray,
+        "_int2" | "int2vector" => TypeId::Int2Array,
+        "_int4" => TypeId::Int4Array,
+        "_int8" => TypeId::Int8Array,
+        "_oid" | "oidvector" => TypeId::OidArray,
         "date" => TypeId::Date,
         "timestamp" | "timestamp without time zone" => TypeId::Timestamp,
         "timestamptz" | "timestamp with time zone" => TypeId::Timestamptz,

@@ -132,7 +132,8 @@ pub fn type_width(t: DataType) -> usize {
     match t.id {
         TypeId::Bool => 1,
         TypeId::Int2 => 2,
-        TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid | TypeId::RegClass => 4,
+        TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid => 4,
+        t if t.is_reg() => 4,
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => 8,
         TypeId::Name => 64,
         // varchar(n)/bpchar(n): PostgreSQL assumes a bit over half the limit
@@ -213,7 +214,10 @@ pub fn qual_cost(quals: &[Expr], s: &PlannerSettings) -> f64 {
                 ops += 0.5 * list.len() as f64;
             } else if matches!(
                 e,
-                Expr::ScalarSubquery(..) | Expr::Exists { .. } | Expr::InSubquery { .. }
+                Expr::ScalarSubquery(..)
+                    | Expr::ArraySubquery(..)
+                    | Expr::Exists { .. }
+                    | Expr::InSubquery { .. }
             ) {
                 // A subplan runs a query per row: dearer than any operator.
                 ops += SUBPLAN_OPERATORS;
@@ -533,6 +537,13 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
             total: SYSTEM_VIEW_ROWS * s.cpu_tuple_cost,
             rows: SYSTEM_VIEW_ROWS,
             width: row_width(columns.iter().map(|c| c.ty)),
+        },
+        // PostgreSQL's default guess for a set-returning function: 100 rows.
+        Plan::UnnestScan { ty, .. } => Estimate {
+            startup: 0.0,
+            total: 100.0 * s.cpu_tuple_cost,
+            rows: 100.0,
+            width: row_width([ty.id].into_iter().map(DataType::new)),
         },
         Plan::SeriesScan { args, ty } => {
             let n = series_rows(args);

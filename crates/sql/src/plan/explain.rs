@@ -183,7 +183,10 @@ pub fn explain_plan(
 
 fn count_relations(p: &Plan) -> usize {
     let own = match p {
-        Plan::SeqScan { .. } | Plan::SeriesScan { .. } | Plan::SystemView { .. } => 1,
+        Plan::SeqScan { .. }
+        | Plan::SeriesScan { .. }
+        | Plan::UnnestScan { .. }
+        | Plan::SystemView { .. } => 1,
         Plan::Values { rows, width } if !(rows.len() == 1 && *width == 0) => 1,
         _ => 0,
     };
@@ -198,6 +201,7 @@ fn children(p: &Plan) -> Vec<&Plan> {
         Plan::SeqScan { .. }
         | Plan::Values { .. }
         | Plan::SeriesScan { .. }
+        | Plan::UnnestScan { .. }
         | Plan::SystemView { .. } => Vec::new(),
         Plan::Filter { input, .. }
         | Plan::Project { input, .. }
@@ -369,6 +373,7 @@ impl Explainer<'_> {
                 Vec::new(),
                 Vec::new(),
             ),
+            Plan::UnnestScan { .. } => ("Function Scan on unnest".into(), Vec::new(), Vec::new()),
             Plan::SystemView { scan, .. } => {
                 let (kind, source) = match scan {
                     ViewScan::Relation(r) => ("Seq Scan", r),
@@ -552,6 +557,7 @@ impl Explainer<'_> {
                 })
                 .collect(),
             Plan::SeriesScan { .. } => vec!["generate_series".into()],
+            Plan::UnnestScan { .. } => vec!["unnest".into()],
             Plan::SystemView { scan, columns, .. } => columns
                 .iter()
                 .map(|c| {
@@ -771,6 +777,19 @@ impl Explainer<'_> {
                 }
             }
             Expr::ScalarSubquery(..) | Expr::Exists { .. } => "(SubPlan)".into(),
+            Expr::ArraySubquery(..) => "(ARRAY(SubPlan))".into(),
+            Expr::ArrayCompare {
+                expr,
+                op,
+                array,
+                all,
+            } => format!(
+                "({} {} {} ({}))",
+                d(expr),
+                op.symbol(),
+                if *all { "ALL" } else { "ANY" },
+                d(array)
+            ),
             Expr::InSubquery { expr, negated, .. } => {
                 if *negated {
                     format!("(NOT (SubPlan {}))", d(expr))

@@ -96,6 +96,11 @@ pub enum Plan {
         args: Vec<Expr>,
         ty: DataType,
     },
+    /// unnest(array) in FROM: one row per element (of type `ty`).
+    UnnestScan {
+        array: Expr,
+        ty: DataType,
+    },
     /// Nested loop over the right input materialised once; `on` is checked
     /// on every pair.
     NestedLoop {
@@ -171,7 +176,7 @@ impl Plan {
             Plan::SeqScan { table, .. } => table.columns.len(),
             Plan::Values { width, .. } => *width,
             Plan::Project { exprs, .. } | Plan::ProjectSet { exprs, .. } => exprs.len(),
-            Plan::SeriesScan { .. } => 1,
+            Plan::SeriesScan { .. } | Plan::UnnestScan { .. } => 1,
             Plan::SystemView { columns, .. } => columns.len(),
             Plan::NestedLoop {
                 left_width,
@@ -210,7 +215,7 @@ impl Plan {
             Plan::Project { exprs, .. } | Plan::ProjectSet { exprs, .. } => {
                 exprs.iter().map(Expr::data_type).collect()
             }
-            Plan::SeriesScan { ty, .. } => vec![*ty],
+            Plan::SeriesScan { ty, .. } | Plan::UnnestScan { ty, .. } => vec![*ty],
             Plan::SystemView { columns, .. } => columns.iter().map(|c| c.ty).collect(),
             Plan::NestedLoop { .. } | Plan::HashJoin { .. } => unreachable!("handled above"),
             Plan::Aggregate { keys, aggs, .. } => keys

@@ -37,7 +37,10 @@ pub fn statement_cost(
 
 fn scans(plan: &Plan) -> usize {
     match plan {
-        Plan::SeqScan { .. } | Plan::SystemView { .. } | Plan::SeriesScan { .. } => 1,
+        Plan::SeqScan { .. }
+        | Plan::SystemView { .. }
+        | Plan::SeriesScan { .. }
+        | Plan::UnnestScan { .. } => 1,
         Plan::Values { .. } => 0,
         Plan::Filter { input, .. }
         | Plan::Project { input, .. }
@@ -66,6 +69,10 @@ fn substitute_expr(e: Expr, params: &[Value]) -> Expr {
                 None => Expr::Param(i, ty),
             },
             Expr::ScalarSubquery(p, t) => Expr::ScalarSubquery(
+                Box::new(map_plan(*p, &mut |e| substitute_expr(e, params))),
+                t,
+            ),
+            Expr::ArraySubquery(p, t) => Expr::ArraySubquery(
                 Box::new(map_plan(*p, &mut |e| substitute_expr(e, params))),
                 t,
             ),
@@ -204,6 +211,10 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
             srf_args: map_vec(srf_args, f),
         },
         p @ Plan::SystemView { .. } => p,
+        Plan::UnnestScan { array, ty } => Plan::UnnestScan {
+            array: f(array),
+            ty,
+        },
         Plan::SeriesScan { args, ty } => Plan::SeriesScan {
             args: map_vec(args, f),
             ty,

@@ -215,7 +215,10 @@ pub(crate) fn has_subquery(e: &Expr) -> bool {
     e.visit(&mut |x| {
         found |= matches!(
             x,
-            Expr::ScalarSubquery(..) | Expr::Exists { .. } | Expr::InSubquery { .. }
+            Expr::ScalarSubquery(..)
+                | Expr::ArraySubquery(..)
+                | Expr::Exists { .. }
+                | Expr::InSubquery { .. }
         )
     });
     found
@@ -233,6 +236,7 @@ pub(crate) fn plan_expr(e: Expr, cx: &PlannerContext) -> Expr {
     let r = e.transform(&mut |x| {
         Ok(match x {
             Expr::ScalarSubquery(p, t) => Expr::ScalarSubquery(Box::new(plan_tree(*p, cx)), t),
+            Expr::ArraySubquery(p, t) => Expr::ArraySubquery(Box::new(plan_tree(*p, cx)), t),
             Expr::Exists { plan, negated } => Expr::Exists {
                 plan: Box::new(plan_tree(*plan, cx)),
                 negated,
@@ -303,6 +307,10 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             srf_args: plan_exprs(srf_args, cx),
         },
         p @ Plan::SystemView { .. } => p,
+        Plan::UnnestScan { array, ty } => Plan::UnnestScan {
+            array: plan_expr(array, cx),
+            ty,
+        },
         Plan::SeriesScan { args, ty } => Plan::SeriesScan {
             args: plan_exprs(args, cx),
             ty,

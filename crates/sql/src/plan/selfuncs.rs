@@ -682,6 +682,7 @@ fn range_clause(e: &Expr, cx: &SelCtx) -> Option<(VarKey, bool)> {
                 y,
                 Expr::Column(..)
                     | Expr::ScalarSubquery(..)
+                    | Expr::ArraySubquery(..)
                     | Expr::Exists { .. }
                     | Expr::InSubquery { .. }
                     | Expr::Agg(_)

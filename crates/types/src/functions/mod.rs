@@ -6,11 +6,14 @@
 //! every type in their variadic part; the caller casts them to the declared
 //! `text` (any type casts to text).
 
+mod catalog;
 mod datetime;
 mod math;
 mod string;
 #[cfg(test)]
 mod tests;
+
+pub use catalog::ident_needs_quotes;
 
 use crate::cast::{can_cast, CastContext};
 use crate::TypeId;
@@ -142,8 +145,32 @@ const fn volatile(func: BuiltinFunction) -> BuiltinFunction {
 }
 
 use TypeId::{
-    Bool, Bpchar, Date, Float4, Float8, Int2, Int4, Int8, Numeric, Text, Timestamp, Timestamptz,
+    Bool, Bpchar, Date, Float4, Float8, Int2, Int4, Int8, Int8Array, Name, NameArray, Numeric, Oid,
+    OidArray, Text, TextArray, Timestamp, Timestamptz,
 };
+use TypeId::{Int2Array, Int4Array};
+
+/// The functions over any array type, once per array type (arrays are
+/// text-form values, so one implementation serves every element type).
+macro_rules! array_functions {
+    ($($arr:ident),*) => {
+        [$(
+            f("array_to_string", &[$arr, Text], Text, catalog::array_to_string),
+            f("array_to_string", &[$arr, Text, Text], Text, catalog::array_to_string),
+            f("array_upper", &[$arr, Int4], Int4, catalog::array_upper),
+            f("array_length", &[$arr, Int4], Int4, catalog::array_upper),
+            f("array_lower", &[$arr, Int4], Int4, catalog::array_lower),
+            f("cardinality", &[$arr], Int4, catalog::cardinality),
+            BuiltinFunction {
+                strict: false,
+                ..f("array_cat", &[$arr, $arr], $arr, catalog::array_cat)
+            },
+        )*]
+    };
+}
+
+static ARRAY_BUILTINS: [BuiltinFunction; 42] =
+    array_functions!(TextArray, NameArray, Int2Array, Int4Array, Int8Array, OidArray);
 
 static BUILTINS: &[BuiltinFunction] = &[
     // ----- strings -----
@@ -198,6 +225,176 @@ static BUILTINS: &[BuiltinFunction] = &[
     f("to_hex", &[Int4], Text, string::to_hex),
     f("to_hex", &[Int8], Text, string::to_hex),
     f("starts_with", &[Text, Text], Bool, string::starts_with),
+    f("quote_ident", &[Text], Text, catalog::quote_ident),
+    f(
+        "pg_encoding_to_char",
+        &[Int4],
+        Name,
+        catalog::pg_encoding_to_char,
+    ),
+    f("pg_size_pretty", &[Int8], Text, catalog::pg_size_pretty),
+    f(
+        "pg_size_pretty",
+        &[Numeric],
+        Text,
+        catalog::pg_size_pretty_numeric,
+    ),
+    // ----- catalog inspection -----
+    f("pg_get_expr", &[Text, Oid], Text, catalog::pg_get_expr),
+    f(
+        "pg_get_expr",
+        &[Text, Oid, Bool],
+        Text,
+        catalog::pg_get_expr,
+    ),
+    f(
+        "pg_get_constraintdef",
+        &[Oid],
+        Text,
+        catalog::no_such_object,
+    ),
+    f(
+        "pg_get_constraintdef",
+        &[Oid, Bool],
+        Text,
+        catalog::no_such_object,
+    ),
+    f("pg_get_indexdef", &[Oid], Text, catalog::no_such_object),
+    f(
+        "pg_get_indexdef",
+        &[Oid, Int4, Bool],
+        Text,
+        catalog::no_such_object,
+    ),
+    f("pg_get_viewdef", &[Oid], Text, catalog::no_such_object),
+    f(
+        "pg_get_viewdef",
+        &[Oid, Bool],
+        Text,
+        catalog::no_such_object,
+    ),
+    f("pg_get_viewdef", &[Text], Text, catalog::no_such_object),
+    f(
+        "pg_get_viewdef",
+        &[Text, Bool],
+        Text,
+        catalog::no_such_object,
+    ),
+    f(
+        "pg_get_statisticsobjdef_columns",
+        &[Oid],
+        Text,
+        catalog::no_such_object,
+    ),
+    f(
+        "pg_get_function_result",
+        &[Oid],
+        Text,
+        catalog::pg_get_function_result,
+    ),
+    f(
+        "pg_get_function_arguments",
+        &[Oid],
+        Text,
+        catalog::pg_get_function_arguments,
+    ),
+    f("obj_description", &[Oid], Text, catalog::no_such_object),
+    f(
+        "obj_description",
+        &[Oid, Name],
+        Text,
+        catalog::no_such_object,
+    ),
+    f(
+        "col_description",
+        &[Oid, Int4],
+        Text,
+        catalog::no_such_object,
+    ),
+    f(
+        "shobj_description",
+        &[Oid, Name],
+        Text,
+        catalog::no_such_object,
+    ),
+    volatile(f(
+        "pg_is_in_recovery",
+        &[],
+        Bool,
+        catalog::pg_is_in_recovery,
+    )),
+    f(
+        "has_table_privilege",
+        &[Text, Text],
+        Bool,
+        catalog::has_table_privilege,
+    ),
+    f(
+        "has_table_privilege",
+        &[Oid, Text],
+        Bool,
+        catalog::has_table_privilege,
+    ),
+    f(
+        "has_table_privilege",
+        &[Name, Text, Text],
+        Bool,
+        catalog::has_table_privilege,
+    ),
+    f(
+        "has_table_privilege",
+        &[Name, Oid, Text],
+        Bool,
+        catalog::has_table_privilege,
+    ),
+    f(
+        "has_schema_privilege",
+        &[Text, Text],
+        Bool,
+        catalog::has_schema_privilege,
+    ),
+    f(
+        "has_schema_privilege",
+        &[Oid, Text],
+        Bool,
+        catalog::has_schema_privilege,
+    ),
+    f(
+        "has_schema_privilege",
+        &[Name, Text, Text],
+        Bool,
+        catalog::has_schema_privilege,
+    ),
+    f(
+        "has_schema_privilege",
+        &[Name, Oid, Text],
+        Bool,
+        catalog::has_schema_privilege,
+    ),
+    f(
+        "has_database_privilege",
+        &[Text, Text],
+        Bool,
+        catalog::has_database_privilege,
+    ),
+    f(
+        "has_database_privilege",
+        &[Oid, Text],
+        Bool,
+        catalog::has_database_privilege,
+    ),
+    f(
+        "has_database_privilege",
+        &[Name, Text, Text],
+        Bool,
+        catalog::has_database_privilege,
+    ),
+    f(
+        "has_database_privilege",
+        &[Name, Oid, Text],
+        Bool,
+        catalog::has_database_privilege,
+    ),
     // ----- regular expression match operators (~, !~, ~*, !~*) -----
     f("textregexeq", &[Text, Text], Bool, string::regex_eq),
     f("textregexne", &[Text, Text], Bool, string::regex_ne),
@@ -377,13 +574,22 @@ fn bool_ge(args: &[Value]) -> PgResult<Value> {
 }
 
 /// Every built-in function.
-pub fn builtins() -> &'static [BuiltinFunction] {
-    BUILTINS
+pub fn builtins() -> impl Iterator<Item = &'static BuiltinFunction> {
+    BUILTINS.iter().chain(ARRAY_BUILTINS.iter())
+}
+
+/// The first oid of the built-in functions as pg_proc lists them: they are
+/// numbered in registry order here, not with PostgreSQL's oids.
+pub const FIRST_BUILTIN_OID: common::Oid = 9000;
+
+/// The built-in whose pg_proc oid is `oid`.
+pub fn builtin_by_oid(oid: common::Oid) -> Option<&'static BuiltinFunction> {
+    builtins().nth(oid.checked_sub(FIRST_BUILTIN_OID)? as usize)
 }
 
 /// Whether a built-in with this name exists (any arity).
 pub fn function_exists(name: &str) -> bool {
-    BUILTINS.iter().any(|f| f.name.eq_ignore_ascii_case(name))
+    builtins().any(|f| f.name.eq_ignore_ascii_case(name))
 }
 
 fn signature_text(name: &str, arg_types: &[TypeId]) -> String {
@@ -407,8 +613,7 @@ fn arg_coercible(f: &BuiltinFunction, i: usize, input: TypeId) -> bool {
 /// 42725 if ambiguous.
 pub fn lookup_function(name: &str, arg_types: &[TypeId]) -> PgResult<&'static BuiltinFunction> {
     let n = arg_types.len();
-    let mut cands: Vec<&'static BuiltinFunction> = BUILTINS
-        .iter()
+    let mut cands: Vec<&'static BuiltinFunction> = builtins()
         .filter(|f| f.name.eq_ignore_ascii_case(name) && f.accepts_arity(n))
         .filter(|f| {
             arg_types

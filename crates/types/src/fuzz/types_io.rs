@@ -53,10 +53,13 @@ pub fn data_type(ty: u8, typmod: u8) -> DataType {
 }
 
 fn check_input_error(ty: DataType, e: &PgError, payload: &[u8]) {
-    // regclass input looks names up: an unknown relation is 42P01, as in PostgreSQL.
-    let name_lookup = ty.id == TypeId::RegClass && e.code.0.starts_with("42");
+    // reg* input looks names up: an unknown object is 42P01/42704/42883, an
+    // unknown schema 3F000, as in PostgreSQL.
+    let name_lookup = ty.id.is_reg() && (e.code.0.starts_with("42") || e.code.0 == "3F000");
+    // Binary array input names its element type: another one is 42804.
+    let element_type = ty.id.array_element().is_some() && e.code.0 == "42804";
     assert!(
-        e.code.0.starts_with("22") || name_lookup,
+        e.code.0.starts_with("22") || name_lookup || element_type,
         "input of {} gave {} ({}), not a data exception; input b\"{}\"",
         ty.display_name(),
         e.code.0,

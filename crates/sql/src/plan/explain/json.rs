@@ -203,7 +203,9 @@ impl Explainer<'_> {
             Plan::SeqScan { .. } => ("Seq Scan", None),
             Plan::Values { rows, .. } if rows.len() == 1 => ("Result", None),
             Plan::Values { .. } => ("Values Scan", None),
-            Plan::SeriesScan { .. } | Plan::SystemView { .. } => ("Function Scan", None),
+            Plan::SeriesScan { .. } | Plan::UnnestScan { .. } | Plan::SystemView { .. } => {
+                ("Function Scan", None)
+            }
             Plan::ProjectSet { .. } => ("ProjectSet", None),
             Plan::NestedLoop { .. } => ("Nested Loop", None),
             Plan::HashJoin { .. } => ("Hash Join", None),
@@ -247,6 +249,10 @@ impl Explainer<'_> {
             Plan::SeriesScan { .. } => {
                 f.push(("Function Name".into(), s("generate_series")));
                 f.push(("Alias".into(), s("generate_series")));
+            }
+            Plan::UnnestScan { .. } => {
+                f.push(("Function Name".into(), s("unnest")));
+                f.push(("Alias".into(), s("unnest")));
             }
             Plan::SystemView { name, .. } => {
                 f.push(("Function Name".into(), s(name)));

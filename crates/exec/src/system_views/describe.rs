@@ -1,0 +1,503 @@
+//! The pg_catalog relations psql's describe commands, drivers and ORMs read
+//! beyond the core ones: pg_proc, pg_roles, pg_attrdef, pg_extension,
+//! pg_tablespace, and the catalogs of objects Scalegres does not have yet
+//! (indexes, constraints, inheritance, comments, dependencies, sequences,
+//! triggers, policies, publications, extended statistics), which are empty
+//! with PostgreSQL 15's columns so the queries over them bind and run.
+//! Type stand-ins as in `catalog.rs`, except that the int2vector and
+//! oidvector columns of the empty catalogs are int2[] / oid[], which psql
+//! subscripts (`prattrs[s]`); pg_proc.proargtypes, which has rows, keeps
+//! oidvector's space-separated text that drivers split.
+
+use ::catalog::{BOOTSTRAP_SUPERUSER, PG_CATALOG_NAMESPACE};
+use sql::reg::PREDEFINED_ROLES;
+use types::functions::{builtins, BuiltinImpl, FIRST_BUILTIN_OID};
+use types::TypeId::*;
+use types::Value;
+
+use super::catalog::{user_columns, DEFAULT_TABLESPACE};
+use super::{text, Schema, Source, ViewContext, ViewDef};
+use crate::Row;
+
+const fn empty_catalog(
+    name: &'static str,
+    columns: &'static [(&'static str, types::TypeId)],
+) -> ViewDef {
+    ViewDef {
+        schema: Schema::PgCatalog,
+        name,
+        source: Source::Relation(name),
+        columns,
+        rows: no_rows,
+    }
+}
+
+fn no_rows(_: &ViewContext<'_>) -> Vec<Row> {
+    Vec::new()
+}
+
+/// pg_proc's, pg_extension's and pg_tablespace's owner, pg_catalog's language.
+const INTERNAL_LANGUAGE: u32 = 12;
+const GLOBAL_TABLESPACE: u32 = 1664;
+/// plpgsql's pg_extension oid in PostgreSQL 15.
+const PLPGSQL_EXTENSION: u32 = 13559;
+/// pg_extension's own oid, as pg_description.classoid names it.
+const PG_EXTENSION_CLASS: u32 = 3079;
+
+pub(super) static VIEWS: &[ViewDef] = &[
+    ViewDef {
+        schema: Schema::PgCatalog,
+        name: "pg_proc",
+        source: Source::Relation("pg_proc"),
+        columns: &[
+            ("oid", Oid),
+            ("proname", Name),
+            ("pronamespace", Oid),
+            ("proowner", Oid),
+            ("prolang", Oid),
+            ("procost", Float4),
+            ("prorows", Float4),
+            ("provariadic", Oid),
+            ("prosupport", RegProc),
+            ("prokind", Text),
+            ("prosecdef", Bool),
+            ("proleakproof", Bool),
+            ("proisstrict", Bool),
+            ("proretset", Bool),
+            ("provolatile", Text),
+            ("proparallel", Text),
+            ("pronargs", Int2),
+            ("pronargdefaults", Int2),
+            ("prorettype", Oid),
+            ("proargtypes", Text),
+            ("proallargtypes", OidArray),
+            ("proargmodes", TextArray),
+            ("proargnames", TextArray),
+            ("proargdefaults", Text),
+            ("protrftypes", OidArray),
+            ("prosrc", Text),
+            ("probin", Text),
+            ("prosqlbody", Text),
+            ("proconfig", TextArray),
+            ("proacl", TextArray),
+        ],
+        rows: pg_proc,
+    },
+    ViewDef {
+        schema: Schema::PgCatalog,
+        name: "pg_roles",
+        source: Source::Relation("pg_authid"),
+        columns: &[
+            ("rolname", Name),
+            ("rolsuper", Bool),
+            ("rolinherit", Bool),
+            ("rolcreaterole", Bool),
+            ("rolcreatedb", Bool),
+            ("rolcanlogin", Bool),
+            ("rolreplication", Bool),
+            ("rolconnlimit", Int4),
+            ("rolpassword", Text),
+            ("rolvaliduntil", Timestamptz),
+            ("rolbypassrls", Bool),
+            ("rolconfig", TextArray),
+            ("oid", Oid),
+        ],
+        rows: pg_roles,
+    },
+    ViewDef {
+        schema: Schema::PgCatalog,
+        name: "pg_attrdef",
+        source: Source::Relation("pg_attrdef"),
+        columns: &[
+            ("oid", Oid),
+            ("adrelid", Oid),
+            ("adnum", Int2),
+            ("adbin", Text),
+        ],
+        rows: pg_attrdef,
+    },
+    ViewDef {
+        schema: Schema::PgCatalog,
+        name: "pg_extension",
+        source: Source::Relation("pg_extension"),
+        columns: &[
+            ("oid", Oid),
+            ("extname", Name),
+            ("extowner", Oid),
+            ("extnamespace", Oid),
+            ("extrelocatable", Bool),
+            ("extversion", Text),
+            ("extconfig", OidArray),
+            ("extcondition", TextArray),
+        ],
+        rows: pg_extension,
+    },
+    ViewDef {
+        schema: Schema::PgCatalog,
+        name: "pg_tablespace",
+        source: Source::Relation("pg_tablespace"),
+        columns: &[
+            ("oid", Oid),
+            ("spcname", Name),
+            ("spcowner", Oid),
+            ("spcacl", TextArray),
+            ("spcoptions", TextArray),
+        ],
+        rows: pg_tablespace,
+    },
+    empty_catalog(
+        "pg_auth_members",
+        &[
+            ("roleid", Oid),
+            ("member", Oid),
+            ("grantor", Oid),
+            ("admin_option", Bool),
+        ],
+    ),
+    empty_catalog(
+        "pg_index",
+        &[
+            ("indexrelid", Oid),
+            ("indrelid", Oid),
+            ("indnatts", Int2),
+            ("indnkeyatts", Int2),
+            ("indisunique", Bool),
+            ("indnullsnotdistinct", Bool),
+            ("indisprimary", Bool),
+            ("indisexclusion", Bool),
+            ("indimmediate", Bool),
+            ("indisclustered", Bool),
+            ("indisvalid", Bool),
+            ("indcheckxmin", Bool),
+            ("indisready", Bool),
+            ("indislive", Bool),
+            ("indisreplident", Bool),
+            ("indkey", Int2Array),
+            ("indcollation", OidArray),
+            ("indclass", OidArray),
+            ("indoption", Int2Array),
+            ("indexprs", Text),
+            ("indpred", Text),
+        ],
+    ),
+    // NOT NULL is no pg_constraint row in PostgreSQL 15; nothing else exists yet.
+    empty_catalog(
+        "pg_constraint",
+        &[
+            ("oid", Oid),
+            ("conname", Name),
+            ("connamespace", Oid),
+            ("contype", Text),
+            ("condeferrable", Bool),
+            ("condeferred", Bool),
+            ("convalidated", Bool),
+            ("conrelid", Oid),
+            ("contypid", Oid),
+            ("conindid", Oid),
+            ("conparentid", Oid),
+            ("confrelid", Oid),
+            ("confupdtype", Text),
+            ("confdeltype", Text),
+            ("confmatchtype", Text),
+            ("conislocal", Bool),
+            ("coninhcount", Int4),
+            ("connoinherit", Bool),
+            ("conkey", Int2Array),
+            ("confkey", Int2Array),
+            ("conpfeqop", OidArray),
+            ("conppeqop", OidArray),
+            ("conffeqop", OidArray),
+            ("confdelsetcols", Int2Array),
+            ("conexclop", OidArray),
+            ("conbin", Text),
+        ],
+    ),
+    empty_catalog(
+        "pg_inherits",
+        &[
+            ("inhrelid", Oid),
+            ("inhparent", Oid),
+            ("inhseqno", Int4),
+            ("inhdetachpending", Bool),
+        ],
+    ),
+    ViewDef {
+        schema: Schema::PgCatalog,
+        name: "pg_description",
+        source: Source::Relation("pg_description"),
+        columns: &[
+            ("objoid", Oid),
+            ("classoid", Oid),
+            ("objsubid", Int4),
+            ("description", Text),
+        ],
+        rows: pg_description,
+    },
+    empty_catalog(
+        "pg_depend",
+        &[
+            ("classid", Oid),
+            ("objid", Oid),
+            ("objsubid", Int4),
+            ("refclassid", Oid),
+            ("refobjid", Oid),
+            ("refobjsubid", Int4),
+            ("deptype", Text),
+        ],
+    ),
+    empty_catalog(
+        "pg_sequence",
+        &[
+            ("seqrelid", Oid),
+            ("seqtypid", Oid),
+            ("seqstart", Int8),
+            ("seqincrement", Int8),
+            ("seqmax", Int8),
+            ("seqmin", Int8),
+            ("seqcache", Int8),
+            ("seqcycle", Bool),
+        ],
+    ),
+    empty_catalog(
+        "pg_trigger",
+        &[
+            ("oid", Oid),
+            ("tgrelid", Oid),
+            ("tgparentid", Oid),
+            ("tgname", Name),
+            ("tgfoid", Oid),
+            ("tgtype", Int2),
+            ("tgenabled", Text),
+            ("tgisinternal", Bool),
+            ("tgconstrrelid", Oid),
+            ("tgconstrindid", Oid),
+            ("tgconstraint", Oid),
+            ("tgdeferrable", Bool),
+            ("tginitdeferred", Bool),
+            ("tgnargs", Int2),
+            ("tgattr", Int2Array),
+            ("tgargs", Text),
+            ("tgqual", Text),
+            ("tgoldtable", Name),
+            ("tgnewtable", Name),
+        ],
+    ),
+    empty_catalog(
+        "pg_policy",
+        &[
+            ("oid", Oid),
+            ("polname", Name),
+            ("polrelid", Oid),
+            ("polcmd", Text),
+            ("polpermissive", Bool),
+            ("polroles", OidArray),
+            ("polqual", Text),
+            ("polwithcheck", Text),
+        ],
+    ),
+    empty_catalog(
+        "pg_publication",
+        &[
+            ("oid", Oid),
+            ("pubname", Name),
+            ("pubowner", Oid),
+            ("puballtables", Bool),
+            ("pubinsert", Bool),
+            ("pubupdate", Bool),
+            ("pubdelete", Bool),
+            ("pubtruncate", Bool),
+            ("pubviaroot", Bool),
+        ],
+    ),
+    empty_catalog(
+        "pg_publication_rel",
+        &[
+            ("oid", Oid),
+            ("prpubid", Oid),
+            ("prrelid", Oid),
+            ("prqual", Text),
+            ("prattrs", Int2Array),
+        ],
+    ),
+    empty_catalog(
+        "pg_publication_namespace",
+        &[("oid", Oid), ("pnpubid", Oid), ("pnnspid", Oid)],
+    ),
+    empty_catalog(
+        "pg_statistic_ext",
+        &[
+            ("oid", Oid),
+            ("stxrelid", Oid),
+            ("stxname", Name),
+            ("stxnamespace", Oid),
+            ("stxowner", Oid),
+            ("stxstattarget", Int4),
+            ("stxkeys", Int2Array),
+            ("stxkind", TextArray),
+            ("stxexprs", Text),
+        ],
+    ),
+];
+
+/// oidvector's text output: the oids separated by spaces.
+fn oidvector(oids: impl Iterator<Item = u32>) -> Value {
+    Value::Text(oids.map(|o| o.to_string()).collect::<Vec<_>>().join(" "))
+}
+
+fn pg_proc(_: &ViewContext<'_>) -> Vec<Row> {
+    builtins()
+        .enumerate()
+        .map(|(i, f)| {
+            let volatility = if f.volatile {
+                "v"
+            } else if matches!(f.imp, BuiltinImpl::Session(_)) {
+                "s"
+            } else {
+                "i"
+            };
+            let variadic = if f.variadic {
+                f.arg_types.last().map_or(0, |t| t.oid())
+            } else {
+                0
+            };
+            vec![
+                Value::Oid(FIRST_BUILTIN_OID + i as u32),
+                text(f.name),
+                Value::Oid(PG_CATALOG_NAMESPACE),
+                Value::Oid(BOOTSTRAP_SUPERUSER),
+                Value::Oid(INTERNAL_LANGUAGE),
+                Value::Float4(1.0),
+                Value::Float4(0.0),
+                Value::Oid(variadic),
+                Value::Oid(0),
+                text("f"),
+                Value::Bool(false),
+                Value::Bool(false),
+                Value::Bool(f.strict),
+                Value::Bool(false),
+                text(volatility),
+                // Built-ins run anywhere, as PostgreSQL labels most of its own.
+                text("s"),
+                Value::Int2(f.arg_types.len() as i16),
+                Value::Int2(0),
+                Value::Oid(f.ret.oid()),
+                oidvector(f.arg_types.iter().map(|t| t.oid())),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                text(f.name),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ]
+        })
+        .collect()
+}
+
+fn role_row(oid: u32, name: &str, superuser: bool, can_login: bool, has_password: bool) -> Row {
+    vec![
+        text(name),
+        Value::Bool(superuser),
+        Value::Bool(true),
+        Value::Bool(superuser),
+        Value::Bool(superuser),
+        Value::Bool(can_login),
+        Value::Bool(superuser),
+        Value::Int4(-1),
+        // pg_roles never shows the verifier.
+        if has_password {
+            text("********")
+        } else {
+            Value::Null
+        },
+        Value::Null,
+        Value::Bool(superuser),
+        Value::Null,
+        Value::Oid(oid),
+    ]
+}
+
+fn pg_roles(cx: &ViewContext<'_>) -> Vec<Row> {
+    // A superuser has every attribute, as the bootstrap superuser does in
+    // PostgreSQL; the catalog records no finer attributes yet, and every
+    // role can log in.
+    let mut rows: Vec<(u32, Row)> = cx
+        .catalog
+        .roles
+        .values()
+        .map(|r| {
+            (
+                r.oid,
+                role_row(r.oid, &r.name, r.superuser, true, r.password.is_some()),
+            )
+        })
+        .chain(
+            PREDEFINED_ROLES
+                .iter()
+                .map(|(oid, name)| (*oid, role_row(*oid, name, false, false, false))),
+        )
+        .collect();
+    rows.sort_by_key(|(oid, _)| *oid);
+    rows.into_iter().map(|(_, r)| r).collect()
+}
+
+fn pg_attrdef(cx: &ViewContext<'_>) -> Vec<Row> {
+    user_columns(cx)
+        .filter_map(|(t, i, c)| {
+            let expr = sql::describe::default_sql(c)?;
+            Some(vec![
+                // Defaults have no oids of their own here.
+                Value::Oid(0),
+                Value::Oid(t.oid),
+                Value::Int2(i as i16 + 1),
+                Value::Text(expr),
+            ])
+        })
+        .collect()
+}
+
+fn pg_extension(_: &ViewContext<'_>) -> Vec<Row> {
+    // plpgsql, which every PostgreSQL database has (its oid in PostgreSQL 15).
+    vec![vec![
+        Value::Oid(PLPGSQL_EXTENSION),
+        text("plpgsql"),
+        Value::Oid(BOOTSTRAP_SUPERUSER),
+        Value::Oid(PG_CATALOG_NAMESPACE),
+        Value::Bool(false),
+        text("1.0"),
+        Value::Null,
+        Value::Null,
+    ]]
+}
+
+/// Comments: only the one PostgreSQL puts on plpgsql (COMMENT ON does not
+/// exist yet).
+fn pg_description(_: &ViewContext<'_>) -> Vec<Row> {
+    vec![vec![
+        Value::Oid(PLPGSQL_EXTENSION),
+        Value::Oid(PG_EXTENSION_CLASS),
+        Value::Int4(0),
+        text("PL/pgSQL procedural language"),
+    ]]
+}
+
+fn pg_tablespace(_: &ViewContext<'_>) -> Vec<Row> {
+    [
+        (DEFAULT_TABLESPACE, "pg_default"),
+        (GLOBAL_TABLESPACE, "pg_global"),
+    ]
+    .into_iter()
+    .map(|(oid, name)| {
+        vec![
+            Value::Oid(oid),
+            text(name),
+            Value::Oid(BOOTSTRAP_SUPERUSER),
+            Value::Null,
+            Value::Null,
+        ]
+    })
+    .collect()
+}
