@@ -3,6 +3,7 @@
 
 pub mod heap;
 pub mod relation;
+pub mod sequence;
 pub mod tuple;
 
 pub use heap::{HeapScan, InsertTarget, Tid};

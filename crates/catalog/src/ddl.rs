@@ -16,10 +16,10 @@ use std::sync::Arc;
 use access::heap;
 use common::{Oid, PgError, PgResult, RelFileLocator, SqlState, Xid};
 
-use crate::model::{CatalogData, Column, Database, Namespace, Table, View};
+use crate::model::{CatalogData, Column, Database, Namespace, Sequence, Table, View};
 use crate::relations::{
     self, RowWriter, PG_ATTRIBUTE, PG_AUTHID, PG_CLASS, PG_DATABASE, PG_NAMESPACE, PG_REWRITE,
-    PG_STATISTIC,
+    PG_SEQUENCE, PG_STATISTIC,
 };
 use crate::stats::ColumnStats;
 use crate::{Catalog, BOOTSTRAP_SUPERUSER};
@@ -177,6 +177,16 @@ impl Catalog {
         }
         d.tables.remove(&oid);
         txn.pending.push(Pending::Dropped(t.locator()));
+        let owned: Vec<Oid> = txn
+            .working
+            .sequences
+            .values()
+            .filter(|q| q.owned_by.is_some_and(|(rel, _)| rel == oid))
+            .map(|q| q.oid)
+            .collect();
+        for q in owned {
+            self.drop_sequence(txn, cid, q)?;
+        }
         Ok(Some(t))
     }
 
@@ -572,6 +582,50 @@ impl Catalog {
                 w.delete(&PG_ATTRIBUTE, tid)?;
             }
         }
+        Ok(())
+    }
+
+    /// Creates a sequence and its page (access::sequence). `seq.oid` and
+    /// `seq.relfilenode` are assigned here. Errors: 42P07.
+    pub fn create_sequence(
+        &self,
+        txn: &mut CatalogTxn,
+        cid: u32,
+        mut seq: Sequence,
+    ) -> PgResult<Sequence> {
+        if txn
+            .working
+            .relation_exists(seq.db_oid, seq.namespace, &seq.name)
+        {
+            return Err(PgError::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{}\" already exists", seq.name),
+            ));
+        }
+        seq.oid = self.oids.next()?;
+        seq.relfilenode = seq.oid;
+        let w = self.writer(txn, cid);
+        let class = w.insert(&PG_CLASS, &relations::sequence_class_row(&seq))?;
+        let params = w.insert(&PG_SEQUENCE, &relations::sequence_row(&seq))?;
+        txn.pending.push(Pending::Created(seq.locator()));
+        access::sequence::create(self.pool, self.tm.wal(), seq.locator(), seq.start)?;
+        let d = Arc::make_mut(&mut txn.working);
+        d.rows.classes.insert(seq.oid, class);
+        d.rows.sequences.insert(seq.oid, params);
+        d.sequences.insert(seq.oid, seq.clone());
+        Ok(seq)
+    }
+
+    /// Drops a sequence's rows; its file goes at commit.
+    pub fn drop_sequence(&self, txn: &mut CatalogTxn, cid: u32, oid: Oid) -> PgResult<()> {
+        let w = self.writer(txn, cid);
+        let d = Arc::make_mut(&mut txn.working);
+        let q = d.sequences.remove(&oid).ok_or_else(|| vanished(oid))?;
+        let class = d.rows.classes.remove(&oid).ok_or_else(|| vanished(oid))?;
+        w.delete(&PG_CLASS, class)?;
+        let params = d.rows.sequences.remove(&oid).ok_or_else(|| vanished(oid))?;
+        w.delete(&PG_SEQUENCE, params)?;
+        txn.pending.push(Pending::Dropped(q.locator()));
         Ok(())
     }
 }

@@ -31,7 +31,7 @@ mod relations;
 pub mod stats;
 
 pub use ddl::CatalogTxn;
-pub use model::{CatalogData, Column, Database, Namespace, Role, Table, View};
+pub use model::{CatalogData, Column, Database, Namespace, Role, Sequence, Table, View};
 
 pub const PG_CATALOG_NAMESPACE: Oid = 11;
 pub const PUBLIC_NAMESPACE: Oid = 2200;

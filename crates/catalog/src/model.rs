@@ -90,6 +90,37 @@ pub struct View {
     pub columns: Vec<Column>,
 }
 
+/// A sequence: a relation of kind `S` whose one page holds its state
+/// (`access::sequence`), with CREATE SEQUENCE's parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sequence {
+    pub oid: Oid,
+    pub name: String,
+    pub namespace: Oid,
+    pub db_oid: Oid,
+    pub relfilenode: Oid,
+    /// int2, int4 or int8: bounds the default min and max.
+    pub type_oid: Oid,
+    pub start: i64,
+    pub increment: i64,
+    pub min: i64,
+    pub max: i64,
+    pub cache: i64,
+    pub cycle: bool,
+    /// The column it belongs to (serial, OWNED BY): dropped with its table.
+    pub owned_by: Option<(Oid, i16)>,
+}
+
+impl Sequence {
+    pub fn locator(&self) -> RelFileLocator {
+        RelFileLocator {
+            spc_oid: DEFAULT_TABLESPACE_OID,
+            db_oid: self.db_oid,
+            rel_number: self.relfilenode,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Database {
     pub oid: Oid,
@@ -133,6 +164,7 @@ pub struct CatalogData {
     pub roles: BTreeMap<Oid, Role>,
     pub tables: BTreeMap<Oid, Table>,
     pub views: BTreeMap<Oid, View>,
+    pub sequences: BTreeMap<Oid, Sequence>,
     /// Where each object's current row version is (to delete or replace it).
     pub(crate) rows: RowIndex,
 }
@@ -205,9 +237,33 @@ impl CatalogData {
             .values()
             .find(|v| v.db_oid == db && v.namespace == namespace && v.name == name)
     }
-    /// Whether a relation (table or view) of that name is in the schema.
+    pub fn sequence(&self, db: Oid, namespace: Oid, name: &str) -> Option<&Sequence> {
+        self.sequences
+            .values()
+            .find(|s| s.db_oid == db && s.namespace == namespace && s.name == name)
+    }
+    /// The oid of the relation (table, view or sequence) of that name in the schema.
+    pub fn relation_oid(&self, db: Oid, namespace: Oid, name: &str) -> Option<Oid> {
+        self.table(db, namespace, name)
+            .map(|t| t.oid)
+            .or_else(|| self.view(db, namespace, name).map(|v| v.oid))
+            .or_else(|| self.sequence(db, namespace, name).map(|s| s.oid))
+    }
+    /// Whether a relation of that name is in the schema.
     pub fn relation_exists(&self, db: Oid, namespace: Oid, name: &str) -> bool {
-        self.table(db, namespace, name).is_some() || self.view(db, namespace, name).is_some()
+        self.relation_oid(db, namespace, name).is_some()
+    }
+    /// A relation's name, schema and database by oid.
+    pub fn relation_by_oid(&self, oid: Oid) -> Option<(&str, Oid, Oid)> {
+        if let Some(t) = self.tables.get(&oid) {
+            return Some((&t.name, t.namespace, t.db_oid));
+        }
+        if let Some(v) = self.views.get(&oid) {
+            return Some((&v.name, v.namespace, v.db_oid));
+        }
+        self.sequences
+            .get(&oid)
+            .map(|s| (s.name.as_str(), s.namespace, s.db_oid))
     }
     pub fn table_by_oid(&self, oid: Oid) -> Option<&Table> {
         self.tables.get(&oid)

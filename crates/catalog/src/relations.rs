@@ -25,7 +25,7 @@ use storage::buffer::BufferPool;
 use txn::TransactionManager;
 use types::{DataType, TypeId, Value};
 
-use crate::model::{CatalogData, Column, Database, Namespace, Role, Table, View};
+use crate::model::{CatalogData, Column, Database, Namespace, Role, Sequence, Table, View};
 use crate::stats::ColumnStats;
 
 /// One catalog relation: its relfilenode and its columns' types.
@@ -48,7 +48,7 @@ impl SystemRelation {
     }
 }
 
-use TypeId::{Bool, Float8, Int2, Int4, Name, Oid as OidT, Text};
+use TypeId::{Bool, Float8, Int2, Int4, Int8, Name, Oid as OidT, Text};
 
 /// oid, datname, datdba, datistemplate, datallowconn.
 pub(crate) const PG_DATABASE: SystemRelation = SystemRelation {
@@ -95,7 +95,15 @@ pub(crate) const PG_REWRITE: SystemRelation = SystemRelation {
     columns: &[OidT, Text],
 };
 
-pub(crate) const ALL: [&SystemRelation; 7] = [
+/// seqrelid, seqtypid, seqstart, seqincrement, seqmax, seqmin, seqcache,
+/// seqcycle, and the owning column (PostgreSQL keeps that in pg_depend).
+pub(crate) const PG_SEQUENCE: SystemRelation = SystemRelation {
+    name: "pg_sequence",
+    rel_number: 2224,
+    columns: &[OidT, OidT, Int8, Int8, Int8, Int8, Int8, Bool, OidT, Int2],
+};
+
+pub(crate) const ALL: [&SystemRelation; 8] = [
     &PG_DATABASE,
     &PG_AUTHID,
     &PG_NAMESPACE,
@@ -103,6 +111,7 @@ pub(crate) const ALL: [&SystemRelation; 7] = [
     &PG_ATTRIBUTE,
     &PG_STATISTIC,
     &PG_REWRITE,
+    &PG_SEQUENCE,
 ];
 
 /// Where each object's current row version is, so DDL can delete or
@@ -116,6 +125,7 @@ pub(crate) struct RowIndex {
     pub attributes: HashMap<(Oid, i16), Tid>,
     pub statistics: HashMap<(Oid, i16), Tid>,
     pub rewrites: HashMap<Oid, Tid>,
+    pub sequences: HashMap<Oid, Tid>,
 }
 
 // Rows of each relation.
@@ -175,6 +185,35 @@ pub(crate) fn view_class_row(v: &View) -> Vec<Value> {
         text("v"),
         Value::Float8(-1.0),
         Value::Int4(0),
+    ]
+}
+
+pub(crate) fn sequence_class_row(q: &Sequence) -> Vec<Value> {
+    vec![
+        Value::Oid(q.oid),
+        text(&q.name),
+        Value::Oid(q.namespace),
+        Value::Oid(q.db_oid),
+        Value::Oid(q.relfilenode),
+        text("S"),
+        Value::Float8(1.0),
+        Value::Int4(1),
+    ]
+}
+
+pub(crate) fn sequence_row(q: &Sequence) -> Vec<Value> {
+    let (rel, col) = q.owned_by.unwrap_or((0, 0));
+    vec![
+        Value::Oid(q.oid),
+        Value::Oid(q.type_oid),
+        Value::Int8(q.start),
+        Value::Int8(q.increment),
+        Value::Int8(q.max),
+        Value::Int8(q.min),
+        Value::Int8(q.cache),
+        Value::Bool(q.cycle),
+        Value::Oid(rel),
+        Value::Int2(col),
     ]
 }
 
@@ -338,10 +377,18 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
         d.namespaces.insert(ns.oid, ns);
     }
     let mut view_classes = HashMap::new();
+    let mut sequence_classes = HashMap::new();
     for (tid, r) in scan(pool, tm, &PG_CLASS)? {
-        if string(&r[5]) == "v" {
-            view_classes.insert(oid(&r[0]), (tid, r));
-            continue;
+        match string(&r[5]).as_str() {
+            "v" => {
+                view_classes.insert(oid(&r[0]), (tid, r));
+                continue;
+            }
+            "S" => {
+                sequence_classes.insert(oid(&r[0]), (tid, r));
+                continue;
+            }
+            _ => {}
         }
         let t = Table {
             oid: oid(&r[0]),
@@ -382,6 +429,44 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
         d.rows.classes.insert(view, class_tid);
         d.rows.rewrites.insert(view, tid);
         d.views.insert(view, v);
+    }
+    let int8 = |v: &Value| match v {
+        Value::Int8(x) => *x,
+        _ => 0,
+    };
+    for (tid, r) in scan(pool, tm, &PG_SEQUENCE)? {
+        let seq = oid(&r[0]);
+        let Some((class_tid, c)) = sequence_classes.remove(&seq) else {
+            return Err(corrupt(
+                &PG_SEQUENCE,
+                &format!("parameters of missing sequence {seq}"),
+            ));
+        };
+        let owner = oid(&r[8]);
+        let q = Sequence {
+            oid: seq,
+            name: string(&c[1]),
+            namespace: oid(&c[2]),
+            db_oid: oid(&c[3]),
+            relfilenode: oid(&c[4]),
+            type_oid: oid(&r[1]),
+            start: int8(&r[2]),
+            increment: int8(&r[3]),
+            max: int8(&r[4]),
+            min: int8(&r[5]),
+            cache: int8(&r[6]),
+            cycle: boolean(&r[7]),
+            owned_by: (owner != 0).then(|| (owner, int2(&r[9]))),
+        };
+        d.rows.classes.insert(seq, class_tid);
+        d.rows.sequences.insert(seq, tid);
+        d.sequences.insert(seq, q);
+    }
+    if let Some(seq) = sequence_classes.keys().next() {
+        return Err(corrupt(
+            &PG_CLASS,
+            &format!("sequence {seq} has no parameters"),
+        ));
     }
     if let Some(view) = view_classes.keys().next() {
         return Err(corrupt(&PG_CLASS, &format!("view {view} has no query")));

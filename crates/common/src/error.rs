@@ -56,6 +56,7 @@ impl SqlState {
     pub const UNDEFINED_OBJECT: SqlState = SqlState("42704");
     pub const UNDEFINED_PARAMETER: SqlState = SqlState("42P02");
     pub const DUPLICATE_TABLE: SqlState = SqlState("42P07");
+    pub const SEQUENCE_GENERATOR_LIMIT_EXCEEDED: SqlState = SqlState("2200H");
     pub const DUPLICATE_SCHEMA: SqlState = SqlState("42P06");
     pub const RESERVED_NAME: SqlState = SqlState("42939");
     pub const INVALID_TABLE_DEFINITION: SqlState = SqlState("42P16");

@@ -535,6 +535,11 @@ fn eval_sys(
             Some(t) => Value::Text(relation::filepath(t.locator())),
             None => Value::Null,
         },
+        SysFunc::NextVal
+        | SysFunc::CurrVal
+        | SysFunc::SetVal
+        | SysFunc::LastVal
+        | SysFunc::GetSerialSequence => return crate::sequence_funcs::eval(func, args, env),
         SysFunc::RelationFilenode => match table_of(&args[0], env) {
             Some(t) => Value::Oid(t.relfilenode),
             None => Value::Null,

@@ -10,6 +10,7 @@ pub mod eval;
 mod hashagg;
 mod join;
 pub mod ops;
+mod sequence_funcs;
 mod sort;
 mod spill;
 pub mod system_views;
@@ -38,6 +39,12 @@ pub trait SessionHooks: system_views::ServerState {
     fn encrypt_password(&mut self, role: &str, password: &str) -> PgResult<String>;
     /// How many backends are connected to database `db_oid` (DROP DATABASE).
     fn backends_in_database(&self, db_oid: common::Oid) -> usize;
+    /// Remembers the value nextval()/setval() gave sequence `seq` in this
+    /// session (currval, lastval).
+    fn sequence_value_used(&mut self, seq: common::Oid, value: i64);
+    /// The session's last value of `seq` (currval), or of the sequence
+    /// nextval() last ran on when `seq` is None (lastval).
+    fn sequence_last_value(&self, seq: Option<common::Oid>) -> Option<i64>;
 }
 
 /// Everything a statement's execution needs.

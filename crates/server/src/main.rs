@@ -601,6 +601,7 @@ fn recover(
     let mut handlers: Vec<Option<&dyn wal::Redo>> = vec![None; wal::rmgr::COUNT];
     handlers[wal::rmgr::HEAP as usize] = Some(&heap);
     handlers[wal::rmgr::SMGR as usize] = Some(&heap);
+    handlers[wal::rmgr::SEQ as usize] = Some(&heap);
     handlers[wal::rmgr::XACT as usize] = Some(tm);
     if let Ok(Some(c)) = wal::ControlFile::read(dir) {
         if c.state != wal::DbState::ShutDown {

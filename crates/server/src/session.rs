@@ -46,9 +46,25 @@ struct Hooks<'a> {
     changed: &'a mut Vec<(String, String)>,
     pid: i32,
     superuser: bool,
+    sequences: &'a mut SequenceValues,
+}
+
+/// The values nextval()/setval() gave this session (currval, lastval).
+#[derive(Default)]
+struct SequenceValues {
+    last: std::collections::HashMap<common::Oid, i64>,
+    latest: Option<common::Oid>,
 }
 
 impl SessionHooks for Hooks<'_> {
+    fn sequence_value_used(&mut self, seq: common::Oid, value: i64) {
+        self.sequences.last.insert(seq, value);
+        self.sequences.latest = Some(seq);
+    }
+    fn sequence_last_value(&self, seq: Option<common::Oid>) -> Option<i64> {
+        let seq = seq.or(self.sequences.latest)?;
+        self.sequences.last.get(&seq).copied()
+    }
     fn current_setting(&mut self, name: &str, missing_ok: bool) -> PgResult<Option<String>> {
         match self.settings.get(name) {
             Ok(v) => Ok(Some(v.to_string())),
@@ -186,6 +202,7 @@ pub struct Session {
     txn: TxnState,
     /// The open transaction's catalog changes (it holds the DDL lock).
     catalog_changes: Option<catalog::CatalogTxn>,
+    sequences: SequenceValues,
     pid: i32,
     interrupts: Arc<Interrupts>,
     status: Arc<crate::activity::BackendStatus>,
@@ -616,6 +633,8 @@ impl Session {
                 | BoundStatement::AlterTable { .. }
                 | BoundStatement::CreateSchema { .. }
                 | BoundStatement::CreateView { .. }
+                | BoundStatement::CreateSequence { .. }
+                | BoundStatement::DropSequence { .. }
                 | BoundStatement::DropView { .. }
                 | BoundStatement::DropSchema { .. }
                 | BoundStatement::AlterRolePassword { .. }
@@ -876,6 +895,7 @@ impl Session {
             changed: &mut self.changed,
             pid: self.pid,
             superuser: self.superuser,
+            sequences: &mut self.sequences,
         };
         let mut env = ExecEnv {
             pool: ctx.pool,
@@ -1402,6 +1422,7 @@ impl SessionFactory for Factory {
             changed: Vec::new(),
             txn: TxnState::Idle,
             catalog_changes: None,
+            sequences: SequenceValues::default(),
             pid,
             interrupts,
             status,

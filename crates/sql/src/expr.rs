@@ -72,6 +72,14 @@ pub enum SysFunc {
     ToReg(TypeId),
     /// `array[i]` (args: the array, the subscript); NULL out of range.
     ArraySubscript,
+    /// nextval(regclass), currval(regclass), setval(regclass, bigint
+    /// [, bool]), lastval(): sequences (access::sequence).
+    NextVal,
+    CurrVal,
+    SetVal,
+    LastVal,
+    /// pg_get_serial_sequence(table, column)
+    GetSerialSequence,
 }
 
 #[derive(Clone)]

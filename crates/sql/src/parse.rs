@@ -136,6 +136,10 @@ pub enum Utility {
         names: Vec<Vec<String>>,
         if_exists: bool,
     },
+    DropSequence {
+        names: Vec<Vec<String>>,
+        if_exists: bool,
+    },
     DropSchema {
         names: Vec<String>,
         if_exists: bool,
@@ -584,6 +588,14 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
                 if_exists: false,
             })
         }
+        ["drop", "sequence", "if", "exists", ..] => Some(Utility::DropSequence {
+            names: qualified_names(strip_behavior(&toks[4..]))?,
+            if_exists: true,
+        }),
+        ["drop", "sequence", ..] => Some(Utility::DropSequence {
+            names: qualified_names(strip_behavior(&toks[2..]))?,
+            if_exists: false,
+        }),
         ["drop", "view", "if", "exists", ..] => Some(Utility::DropView {
             names: qualified_names(strip_behavior(&toks[4..]))?,
             if_exists: true,

@@ -164,8 +164,8 @@ impl RegCatalog<'_> {
                 }
                 continue;
             };
-            if let Some(t) = self.catalog.table(self.db_oid, ns.oid, name) {
-                return Ok(Some(t.oid));
+            if let Some(oid) = self.catalog.relation_oid(self.db_oid, ns.oid, name) {
+                return Ok(Some(oid));
             }
         }
         Ok(None)
@@ -231,8 +231,8 @@ impl RegCatalog<'_> {
     }
 
     fn relation_name(&self, oid: Oid) -> Option<String> {
-        if let Some(t) = self.catalog.table_by_oid(oid) {
-            let ns = self.catalog.namespaces.get(&t.namespace)?;
+        if let Some((name, namespace, db)) = self.catalog.relation_by_oid(oid) {
+            let ns = self.catalog.namespaces.get(&namespace)?;
             let visible = ns.name == "pg_catalog"
                 || self.search_path.contains(&ns.name.as_str())
                     && self
@@ -240,13 +240,11 @@ impl RegCatalog<'_> {
                         .iter()
                         .take_while(|s| **s != ns.name)
                         .filter_map(|s| self.catalog.namespace_by_name(self.db_oid, s))
-                        .all(|earlier| {
-                            self.catalog.table(t.db_oid, earlier.oid, &t.name).is_none()
-                        });
+                        .all(|earlier| !self.catalog.relation_exists(db, earlier.oid, name));
             return Some(if visible {
-                quote(&t.name)
+                quote(name)
             } else {
-                format!("{}.{}", quote(&ns.name), quote(&t.name))
+                format!("{}.{}", quote(&ns.name), quote(name))
             });
         }
         self.system_views.and_then(|v| v.name_by_oid(oid))

@@ -40,6 +40,8 @@ pub mod rmgr {
     pub const XACT: u8 = 1;
     pub const SMGR: u8 = 2;
     pub const HEAP: u8 = 10;
+    /// Sequence pages (access::sequence).
+    pub const SEQ: u8 = 11;
     /// Number of ids a redo table has.
     pub const COUNT: usize = 16;
 
@@ -49,6 +51,7 @@ pub mod rmgr {
             XACT => "Transaction",
             SMGR => "Storage",
             HEAP => "Heap",
+            SEQ => "Sequence",
             _ => "Unknown",
         }
     }

@@ -239,7 +239,7 @@ fn redo_page(
 
 /// Redoes one block: image, or `apply` on the page (initialised first when
 /// the record says so). Stamps the record's LSN.
-fn redo_block(
+pub(crate) fn redo_block(
     pool: &'static BufferPool,
     rec: &Record<'_>,
     b: &BlockRef<'_>,
@@ -386,6 +386,7 @@ impl Redo for HeapRedo {
         match rec.rmid {
             rmgr::HEAP => self.heap(rec),
             rmgr::SMGR => self.smgr(rec),
+            rmgr::SEQ => crate::sequence::redo(self.pool, rec),
             _ => Err(RedoError::new(rec, "not a heap or storage record")),
         }
     }
@@ -401,6 +402,7 @@ pub fn describe(rec: &Record<'_>) -> String {
         (rmgr::SMGR, SMGR_CREATE) => "CREATE",
         (rmgr::SMGR, SMGR_DROP) => "DROP",
         (rmgr::SMGR, SMGR_DROP_DATABASE) => "DROP_DATABASE",
+        (rmgr::SEQ, crate::sequence::SEQ_STATE) => "STATE",
         _ => "?",
     };
     kind.to_string()

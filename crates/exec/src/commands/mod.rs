@@ -6,6 +6,7 @@
 mod database;
 mod role;
 mod schema;
+mod sequence;
 mod table;
 mod view;
 
@@ -68,6 +69,7 @@ pub fn run(
             columns,
             if_not_exists,
             source,
+            sequences,
         } => table::create_table(
             cx,
             env,
@@ -78,8 +80,15 @@ pub fn run(
                 columns,
                 if_not_exists: *if_not_exists,
                 source: source.as_ref().map(|(plan, _)| plan),
+                sequences,
             },
         )?,
+        BoundStatement::CreateSequence { seq, if_not_exists } => {
+            sequence::create(cx, env, notices, seq, *if_not_exists)?
+        }
+        BoundStatement::DropSequence { sequences, missing } => {
+            sequence::drop(cx, env, notices, sequences, missing)?
+        }
         BoundStatement::DropTable { tables, missing } => {
             table::drop_tables(cx, env, notices, tables, missing)?
         }

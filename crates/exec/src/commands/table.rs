@@ -17,6 +17,8 @@ pub(super) struct CreateTable<'s> {
     pub if_not_exists: bool,
     /// CREATE TABLE AS's query.
     pub source: Option<&'s Plan>,
+    /// Serial columns' sequences (owned by table 0, filled in here).
+    pub sequences: &'s [catalog::Sequence],
 }
 
 pub(super) fn create_table(
@@ -42,6 +44,11 @@ pub(super) fn create_table(
         name,
         stmt.columns.to_vec(),
     )?;
+    for seq in stmt.sequences {
+        let mut seq = seq.clone();
+        seq.owned_by = seq.owned_by.map(|(_, attnum)| (table.oid, attnum));
+        catalog.create_sequence(cx.changes(env)?, env.cid, seq)?;
+    }
     if let Some(plan) = stmt.source {
         let (n, _) = crate::dml::insert(&table, plan, true, None, env)?;
         return Ok(format!("SELECT {n}"));

@@ -245,9 +245,11 @@ pub(super) static VIEWS: &[ViewDef] = &[
             ("deptype", Text),
         ],
     ),
-    empty_catalog(
-        "pg_sequence",
-        &[
+    ViewDef {
+        schema: Schema::PgCatalog,
+        name: "pg_sequence",
+        source: Source::Relation("pg_sequence"),
+        columns: &[
             ("seqrelid", Oid),
             ("seqtypid", Oid),
             ("seqstart", Int8),
@@ -257,7 +259,27 @@ pub(super) static VIEWS: &[ViewDef] = &[
             ("seqcache", Int8),
             ("seqcycle", Bool),
         ],
-    ),
+        rows: pg_sequence,
+    },
+    ViewDef {
+        schema: Schema::PgCatalog,
+        name: "pg_sequences",
+        source: Source::Relation("pg_sequence"),
+        columns: &[
+            ("schemaname", Name),
+            ("sequencename", Name),
+            ("sequenceowner", Name),
+            ("data_type", RegType),
+            ("start_value", Int8),
+            ("min_value", Int8),
+            ("max_value", Int8),
+            ("increment_by", Int8),
+            ("cycle", Bool),
+            ("cache_size", Int8),
+            ("last_value", Int8),
+        ],
+        rows: pg_sequences,
+    },
     empty_catalog(
         "pg_trigger",
         &[
@@ -500,4 +522,55 @@ fn pg_tablespace(_: &ViewContext<'_>) -> Vec<Row> {
         ]
     })
     .collect()
+}
+
+/// This database's sequences.
+fn sequences<'a>(cx: &'a ViewContext<'_>) -> impl Iterator<Item = &'a ::catalog::Sequence> {
+    let db = cx.db_oid;
+    cx.catalog
+        .sequences
+        .values()
+        .filter(move |q| q.db_oid == db)
+}
+
+fn pg_sequence(cx: &ViewContext<'_>) -> Vec<Row> {
+    sequences(cx)
+        .map(|q| {
+            vec![
+                Value::Oid(q.oid),
+                Value::Oid(q.type_oid),
+                Value::Int8(q.start),
+                Value::Int8(q.increment),
+                Value::Int8(q.max),
+                Value::Int8(q.min),
+                Value::Int8(q.cache),
+                Value::Bool(q.cycle),
+            ]
+        })
+        .collect()
+}
+
+fn pg_sequences(cx: &ViewContext<'_>) -> Vec<Row> {
+    sequences(cx)
+        .map(|q| {
+            // NULL until nextval() has handed out a value, as in PostgreSQL.
+            let last = access::sequence::read(cx.pool, q.locator())
+                .ok()
+                .filter(|s| s.is_called)
+                .map_or(Value::Null, |s| Value::Int8(s.last_value));
+            vec![
+                text(super::catalog::namespace_name(cx.catalog, q.namespace)),
+                text(&q.name),
+                text("postgres"),
+                Value::Oid(q.type_oid),
+                Value::Int8(q.start),
+                Value::Int8(q.min),
+                Value::Int8(q.max),
+                Value::Int8(q.increment),
+                Value::Bool(q.cycle),
+                Value::Int8(q.cache),
+                last,
+            ]
+        })
+        .collect()
 }

@@ -979,6 +979,19 @@ impl Binder<'_, '_> {
                 &[TypeId::Text, TypeId::Text, TypeId::Bool],
                 TypeId::Text,
             )),
+            "nextval" => Some(sys(SysFunc::NextVal, &[TypeId::RegClass], TypeId::Int8)),
+            "currval" => Some(sys(SysFunc::CurrVal, &[TypeId::RegClass], TypeId::Int8)),
+            "setval" => Some(sys(
+                SysFunc::SetVal,
+                &[TypeId::RegClass, TypeId::Int8, TypeId::Bool],
+                TypeId::Int8,
+            )),
+            "lastval" => Some(sys(SysFunc::LastVal, &[], TypeId::Int8)),
+            "pg_get_serial_sequence" => Some(sys(
+                SysFunc::GetSerialSequence,
+                &[TypeId::Text, TypeId::Text],
+                TypeId::Text,
+            )),
             "pg_relation_size" => Some(sys(
                 SysFunc::RelationSize,
                 &[TypeId::RegClass, TypeId::Text],
@@ -1057,6 +1070,7 @@ impl Binder<'_, '_> {
         if let Some((func, want, ret)) = spec {
             let min = match func {
                 SysFunc::CurrentSetting | SysFunc::RelationSize | SysFunc::Prewarm => 1,
+                SysFunc::SetVal => 2,
                 _ => want.len(),
             };
             if args.len() < min || args.len() > want.len() {

@@ -8,6 +8,7 @@ mod expr;
 mod portal;
 mod pos;
 mod query;
+mod sequence;
 mod types;
 mod views;
 
@@ -331,6 +332,9 @@ impl Binder<'_, '_> {
                 verbose: *verbose,
                 vacuum: *vacuum,
             },
+            Utility::DropSequence { names, if_exists } => {
+                self.bind_drop_sequence(names, *if_exists)?
+            }
             Utility::DropView { names, if_exists } => {
                 let mut views = Vec::new();
                 let mut missing = Vec::new();
@@ -466,6 +470,20 @@ impl Binder<'_, '_> {
             }),
             S::AlterRole { name, operation } => bind_alter_role(name, operation),
             S::CreateView(cv) => self.bind_create_view(cv),
+            S::CreateSequence {
+                temporary: false,
+                if_not_exists,
+                name,
+                data_type,
+                sequence_options,
+                owned_by,
+            } => self.bind_create_sequence(
+                name,
+                *if_not_exists,
+                data_type.as_ref(),
+                sequence_options,
+                owned_by.as_ref(),
+            ),
             S::CreateSchema {
                 schema_name: ast::SchemaName::Simple(name),
                 if_not_exists,
@@ -572,8 +590,40 @@ impl Binder<'_, '_> {
         }
         query::check_table_columns(ct.columns.len())?;
         let mut columns = Vec::new();
+        let mut sequences: Vec<catalog::Sequence> = Vec::new();
+        let schema = self
+            .ctx
+            .catalog
+            .namespaces
+            .get(&namespace)
+            .map_or_else(String::new, |n| n.name.clone());
         for cd in &ct.columns {
-            let c = self.bind_column_def(cd)?;
+            let serial = sequence::serial_type(&cd.data_type.to_string().to_lowercase());
+            let c = match serial {
+                None => self.bind_column_def(cd)?,
+                Some(ty) => {
+                    let mut real = cd.clone();
+                    real.data_type = match ty {
+                        TypeId::Int2 => ast::DataType::SmallInt(None),
+                        TypeId::Int4 => ast::DataType::Integer(None),
+                        _ => ast::DataType::BigInt(None),
+                    };
+                    let mut c = self.bind_column_def(&real)?;
+                    if c.default.is_some() {
+                        return Err(PgError::syntax(format!(
+                            "multiple default values specified for column \"{}\" of table \"{name}\"",
+                            c.name
+                        )));
+                    }
+                    let taken: Vec<String> = sequences.iter().map(|q| q.name.clone()).collect();
+                    let mut seq = self.serial_sequence(&name, namespace, &c.name, ty, &taken)?;
+                    seq.owned_by = Some((0, columns.len() as i16 + 1));
+                    c.not_null = true;
+                    c.default = Some(sequence::nextval_default(&schema, &seq.name));
+                    sequences.push(seq);
+                    c
+                }
+            };
             if columns.iter().any(|x: &Column| x.name == c.name) {
                 return Err(PgError::new(
                     SqlState::DUPLICATE_COLUMN,
@@ -614,6 +664,7 @@ impl Binder<'_, '_> {
             columns,
             if_not_exists: ct.if_not_exists,
             source,
+            sequences,
         })
     }
 

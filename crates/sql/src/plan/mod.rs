@@ -342,6 +342,8 @@ pub enum BoundStatement {
         columns: Vec<catalog::Column>,
         if_not_exists: bool,
         source: Option<(Plan, Vec<OutputColumn>)>,
+        /// Serial columns' sequences, owned by (0: the new table, attnum).
+        sequences: Vec<catalog::Sequence>,
     },
     DropTable {
         tables: Vec<Arc<Table>>,
@@ -374,6 +376,14 @@ pub enum BoundStatement {
     },
     DropView {
         views: Vec<Arc<catalog::View>>,
+        missing: Vec<String>,
+    },
+    CreateSequence {
+        seq: catalog::Sequence,
+        if_not_exists: bool,
+    },
+    DropSequence {
+        sequences: Vec<Arc<catalog::Sequence>>,
         missing: Vec<String>,
     },
     DropSchema {

@@ -75,12 +75,14 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             columns,
             if_not_exists,
             source,
+            sequences,
         } => B::CreateTable {
             name,
             namespace,
             columns,
             if_not_exists,
             source: source.map(|(p, c)| (plan_tree(p, cx), c)),
+            sequences,
         },
         B::CopyTo(mut c) => {
             let plan = std::mem::replace(
