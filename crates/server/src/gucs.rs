@@ -184,6 +184,27 @@ pub static GUCS: &[GucDef] = &[
         "Enables the planner's use of sequential-scan plans.",
     ),
     g(
+        "quote_all_identifiers",
+        "off",
+        User,
+        false,
+        "When generating SQL fragments, quote all identifiers.",
+    ),
+    g(
+        "row_security",
+        "on",
+        User,
+        false,
+        "Enable row security.",
+    ),
+    g(
+        "synchronize_seqscans",
+        "on",
+        User,
+        false,
+        "Enable synchronized sequential scans.",
+    ),
+    g(
         "enable_sort",
         "on",
         User,
