@@ -133,6 +133,8 @@ pub struct CatalogData {
     pub roles: BTreeMap<Oid, Role>,
     pub tables: BTreeMap<Oid, Table>,
     pub views: BTreeMap<Oid, View>,
+    /// COMMENT ON's comments by object (`comments.rs`).
+    pub comments: BTreeMap<crate::comments::ObjectAddress, String>,
     /// Where each object's current row version is (to delete or replace it).
     pub(crate) rows: RowIndex,
 }

@@ -95,7 +95,7 @@ pub(crate) const PG_REWRITE: SystemRelation = SystemRelation {
     columns: &[OidT, Text],
 };
 
-pub(crate) const ALL: [&SystemRelation; 7] = [
+pub(crate) const ALL: [&SystemRelation; 8] = [
     &PG_DATABASE,
     &PG_AUTHID,
     &PG_NAMESPACE,
@@ -103,6 +103,7 @@ pub(crate) const ALL: [&SystemRelation; 7] = [
     &PG_ATTRIBUTE,
     &PG_STATISTIC,
     &PG_REWRITE,
+    &crate::comments::PG_DESCRIPTION,
 ];
 
 /// Where each object's current row version is, so DDL can delete or
@@ -116,6 +117,7 @@ pub(crate) struct RowIndex {
     pub attributes: HashMap<(Oid, i16), Tid>,
     pub statistics: HashMap<(Oid, i16), Tid>,
     pub rewrites: HashMap<Oid, Tid>,
+    pub comments: HashMap<crate::comments::ObjectAddress, Tid>,
 }
 
 // Rows of each relation.
@@ -251,7 +253,7 @@ impl RowWriter<'_> {
 }
 
 /// The rows of `rel` visible to a fresh snapshot, with their tids.
-fn scan(
+pub(crate) fn scan(
     pool: &'static BufferPool,
     tm: &TransactionManager,
     rel: &SystemRelation,
@@ -269,7 +271,7 @@ fn scan(
     Ok(rows)
 }
 
-fn corrupt(rel: &SystemRelation, what: &str) -> PgError {
+pub(crate) fn corrupt(rel: &SystemRelation, what: &str) -> PgError {
     PgError::new(
         common::SqlState::DATA_CORRUPTED,
         format!("catalog relation {} holds a bad row: {what}", rel.name),
@@ -445,5 +447,6 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
             t.statistics = Arc::new(s);
         }
     }
+    crate::comments::load(pool, tm, &mut d)?;
     Ok(d)
 }

@@ -618,6 +618,7 @@ impl Session {
                 | BoundStatement::CreateView { .. }
                 | BoundStatement::DropView { .. }
                 | BoundStatement::DropSchema { .. }
+                | BoundStatement::Comment { .. }
                 | BoundStatement::AlterRolePassword { .. }
                 | BoundStatement::CreateDatabase { .. }
                 | BoundStatement::DropDatabase { .. }

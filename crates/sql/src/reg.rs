@@ -167,6 +167,9 @@ impl RegCatalog<'_> {
             if let Some(t) = self.catalog.table(self.db_oid, ns.oid, name) {
                 return Ok(Some(t.oid));
             }
+            if let Some(v) = self.catalog.view(self.db_oid, ns.oid, name) {
+                return Ok(Some(v.oid));
+            }
         }
         Ok(None)
     }
@@ -231,8 +234,20 @@ impl RegCatalog<'_> {
     }
 
     fn relation_name(&self, oid: Oid) -> Option<String> {
-        if let Some(t) = self.catalog.table_by_oid(oid) {
-            let ns = self.catalog.namespaces.get(&t.namespace)?;
+        // Tables and views: the name, qualified when the search path would
+        // find another relation (or none) by it.
+        let rel = self
+            .catalog
+            .table_by_oid(oid)
+            .map(|t| (t.db_oid, t.namespace, &t.name))
+            .or_else(|| {
+                self.catalog
+                    .views
+                    .get(&oid)
+                    .map(|v| (v.db_oid, v.namespace, &v.name))
+            });
+        if let Some((db_oid, namespace, name)) = rel {
+            let ns = self.catalog.namespaces.get(&namespace)?;
             let visible = ns.name == "pg_catalog"
                 || self.search_path.contains(&ns.name.as_str())
                     && self
@@ -240,13 +255,11 @@ impl RegCatalog<'_> {
                         .iter()
                         .take_while(|s| **s != ns.name)
                         .filter_map(|s| self.catalog.namespace_by_name(self.db_oid, s))
-                        .all(|earlier| {
-                            self.catalog.table(t.db_oid, earlier.oid, &t.name).is_none()
-                        });
+                        .all(|earlier| !self.catalog.relation_exists(db_oid, earlier.oid, name));
             return Some(if visible {
-                quote(&t.name)
+                quote(name)
             } else {
-                format!("{}.{}", quote(&ns.name), quote(&t.name))
+                format!("{}.{}", quote(&ns.name), quote(name))
             });
         }
         self.system_views.and_then(|v| v.name_by_oid(oid))
