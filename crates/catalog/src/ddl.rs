@@ -37,8 +37,8 @@ enum Pending {
 
 /// A transaction's catalog changes: it holds the DDL lock until it ends.
 pub struct CatalogTxn {
-    xid: Xid,
-    working: Arc<CatalogData>,
+    pub(crate) xid: Xid,
+    pub(crate) working: Arc<CatalogData>,
     pending: Vec<Pending>,
 }
 
@@ -187,6 +187,7 @@ impl Catalog {
         for q in owned {
             self.drop_sequence(txn, cid, q)?;
         }
+        self.drop_comments(txn, cid, crate::comments::PG_CLASS_OID, oid)?;
         Ok(Some(t))
     }
 
@@ -333,6 +334,7 @@ impl Catalog {
     /// Removes a database and its tables; their files and its directory go
     /// at commit.
     pub fn drop_database(&self, txn: &mut CatalogTxn, cid: u32, oid: Oid) -> PgResult<()> {
+        self.drop_database_comments(txn, cid, oid)?;
         let tables: Vec<Oid> = txn
             .working
             .tables
@@ -503,7 +505,7 @@ impl Catalog {
             .ok_or_else(|| vanished(oid))?;
         w.delete(&PG_NAMESPACE, tid)?;
         d.namespaces.remove(&oid);
-        Ok(())
+        self.drop_comments(txn, cid, crate::comments::PG_NAMESPACE_OID, oid)
     }
 
     /// Creates a view, or with `replace` replaces the query of an existing
@@ -526,7 +528,8 @@ impl Catalog {
         let oid = match &existing {
             Some(old) if replace => {
                 check_view_replacement(old, &columns)?;
-                self.drop_view(txn, cid, old.oid)?;
+                // The view stays the same object: its comments stay too.
+                self.remove_view(txn, cid, old.oid)?;
                 old.oid
             }
             _ => {
@@ -568,8 +571,14 @@ impl Catalog {
         Ok(v)
     }
 
-    /// Drops a view's rows.
+    /// Drops a view's rows and its comments.
     pub fn drop_view(&self, txn: &mut CatalogTxn, cid: u32, oid: Oid) -> PgResult<()> {
+        self.remove_view(txn, cid, oid)?;
+        self.drop_comments(txn, cid, crate::comments::PG_CLASS_OID, oid)
+    }
+
+    /// Deletes a view's rows (class, rule, columns).
+    fn remove_view(&self, txn: &mut CatalogTxn, cid: u32, oid: Oid) -> PgResult<()> {
         let w = self.writer(txn, cid);
         let d = Arc::make_mut(&mut txn.working);
         let v = d.views.remove(&oid).ok_or_else(|| vanished(oid))?;

@@ -23,6 +23,7 @@ use parking_lot::RwLock;
 use storage::buffer::BufferPool;
 use txn::TransactionManager;
 
+pub mod comments;
 mod ddl;
 mod lock;
 mod model;
@@ -30,6 +31,7 @@ mod oids;
 mod relations;
 pub mod stats;
 
+pub use comments::ObjectAddress;
 pub use ddl::CatalogTxn;
 pub use model::{CatalogData, Column, Database, Namespace, Role, Sequence, Table, View};
 
@@ -111,6 +113,7 @@ fn bootstrap(pool: &'static BufferPool, tm: &TransactionManager) -> PgResult<()>
     for n in d.namespaces.values() {
         w.insert(&relations::PG_NAMESPACE, &relations::namespace_row(n))?;
     }
+    comments::bootstrap(&w)?;
     tm.commit(xid, txn::SyncCommit::On).map_err(PgError::from)
 }
 

@@ -165,6 +165,8 @@ pub struct CatalogData {
     pub tables: BTreeMap<Oid, Table>,
     pub views: BTreeMap<Oid, View>,
     pub sequences: BTreeMap<Oid, Sequence>,
+    /// COMMENT ON's comments by object (`comments.rs`).
+    pub comments: BTreeMap<crate::comments::ObjectAddress, String>,
     /// Where each object's current row version is (to delete or replace it).
     pub(crate) rows: RowIndex,
 }

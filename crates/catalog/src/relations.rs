@@ -103,7 +103,7 @@ pub(crate) const PG_SEQUENCE: SystemRelation = SystemRelation {
     columns: &[OidT, OidT, Int8, Int8, Int8, Int8, Int8, Bool, OidT, Int2],
 };
 
-pub(crate) const ALL: [&SystemRelation; 8] = [
+pub(crate) const ALL: [&SystemRelation; 9] = [
     &PG_DATABASE,
     &PG_AUTHID,
     &PG_NAMESPACE,
@@ -112,6 +112,7 @@ pub(crate) const ALL: [&SystemRelation; 8] = [
     &PG_STATISTIC,
     &PG_REWRITE,
     &PG_SEQUENCE,
+    &crate::comments::PG_DESCRIPTION,
 ];
 
 /// Where each object's current row version is, so DDL can delete or
@@ -126,6 +127,7 @@ pub(crate) struct RowIndex {
     pub statistics: HashMap<(Oid, i16), Tid>,
     pub rewrites: HashMap<Oid, Tid>,
     pub sequences: HashMap<Oid, Tid>,
+    pub comments: HashMap<crate::comments::ObjectAddress, Tid>,
 }
 
 // Rows of each relation.
@@ -290,7 +292,7 @@ impl RowWriter<'_> {
 }
 
 /// The rows of `rel` visible to a fresh snapshot, with their tids.
-fn scan(
+pub(crate) fn scan(
     pool: &'static BufferPool,
     tm: &TransactionManager,
     rel: &SystemRelation,
@@ -308,7 +310,7 @@ fn scan(
     Ok(rows)
 }
 
-fn corrupt(rel: &SystemRelation, what: &str) -> PgError {
+pub(crate) fn corrupt(rel: &SystemRelation, what: &str) -> PgError {
     PgError::new(
         common::SqlState::DATA_CORRUPTED,
         format!("catalog relation {} holds a bad row: {what}", rel.name),
@@ -530,5 +532,6 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
             t.statistics = Arc::new(s);
         }
     }
+    crate::comments::load(pool, tm, &mut d)?;
     Ok(d)
 }

@@ -480,6 +480,33 @@ fn table_of(v: &Value, env: &ExecEnv) -> Option<catalog::Table> {
     }
 }
 
+/// The comment on an object (`classoid` None: of any class), as
+/// pg_description holds it.
+fn description(
+    env: &ExecEnv,
+    objoid: common::Oid,
+    classoid: Option<common::Oid>,
+    objsubid: i32,
+) -> Option<String> {
+    use crate::system_views::{PG_EXTENSION_CLASS, PLPGSQL_COMMENT, PLPGSQL_EXTENSION};
+    if objoid == PLPGSQL_EXTENSION
+        && objsubid == 0
+        && classoid.is_none_or(|c| c == PG_EXTENSION_CLASS)
+    {
+        return Some(PLPGSQL_COMMENT.into());
+    }
+    let comments = &env.catalog.comments;
+    match classoid {
+        Some(c) => comments
+            .get(&catalog::ObjectAddress::new(c, objoid, objsubid))
+            .cloned(),
+        None => comments
+            .iter()
+            .find(|(a, _)| a.objoid == objoid && a.objsubid == objsubid)
+            .map(|(_, d)| d.clone()),
+    }
+}
+
 fn eval_sys(
     func: SysFunc,
     args: &[Value],
@@ -515,7 +542,11 @@ fn eval_sys(
         }
         SysFunc::RelationSize | SysFunc::TotalRelationSize => {
             let Some(t) = table_of(&args[0], env) else {
-                return Ok(Value::Null);
+                // A view has no storage: 0 bytes, as in PostgreSQL (\dv+).
+                return Ok(match &args[0] {
+                    Value::Oid(o) if env.catalog.views.contains_key(o) => Value::Int8(0),
+                    _ => Value::Null,
+                });
             };
             let fork = match text_arg(1) {
                 None => relation::ForkNumber::Main,
@@ -642,6 +673,50 @@ fn eval_sys(
             }
             _ => Value::Null,
         },
+        SysFunc::ObjDescription | SysFunc::ShobjDescription | SysFunc::ColDescription => {
+            let Some(Value::Oid(objoid)) = args.first() else {
+                return Ok(Value::Null);
+            };
+            let (classoid, objsubid) = match (func, args.get(1)) {
+                (SysFunc::ColDescription, Some(Value::Int4(n))) => {
+                    (Some(catalog::comments::PG_CLASS_OID), *n)
+                }
+                // obj_description(oid): any class (deprecated in PostgreSQL).
+                (SysFunc::ObjDescription, None) => (None, 0),
+                (_, Some(Value::Text(class))) => {
+                    use catalog::comments::{PG_AUTHID_OID, PG_DATABASE_OID};
+                    // The catalogs comments are on, whether or not a view
+                    // by that name exists (pg_authid has none).
+                    let oid = match class.as_str() {
+                        "pg_class" | "pg_catalog.pg_class" => catalog::comments::PG_CLASS_OID,
+                        "pg_namespace" | "pg_catalog.pg_namespace" => {
+                            catalog::comments::PG_NAMESPACE_OID
+                        }
+                        "pg_database" | "pg_catalog.pg_database" => PG_DATABASE_OID,
+                        "pg_authid" | "pg_catalog.pg_authid" => PG_AUTHID_OID,
+                        _ => reg_catalog(env).input(TypeId::RegClass, class)?,
+                    };
+                    (Some(oid), 0)
+                }
+                _ => return Ok(Value::Null),
+            };
+            description(env, *objoid, classoid, objsubid).map_or(Value::Null, Value::Text)
+        }
+        SysFunc::GetRuledef => Value::Null,
+        SysFunc::GetViewdef | SysFunc::GetViewdefByName => {
+            let oid = match &args[0] {
+                Value::Oid(o) => *o,
+                Value::Text(name) => reg_catalog(env).input(TypeId::RegClass, name)?,
+                _ => return Ok(Value::Null),
+            };
+            let pretty = matches!(args.get(1), Some(Value::Bool(true)));
+            // A relation that is not a view (or no relation) is NULL.
+            env.catalog
+                .views
+                .get(&oid)
+                .and_then(|v| sql::viewdef::view_definition(env.catalog, v, pretty))
+                .map_or(Value::Null, Value::Text)
+        }
         SysFunc::StatLwlockReset => {
             storage::lwlock::reset_stats();
             Value::Null

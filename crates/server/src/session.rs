@@ -637,6 +637,7 @@ impl Session {
                 | BoundStatement::DropSequence { .. }
                 | BoundStatement::DropView { .. }
                 | BoundStatement::DropSchema { .. }
+                | BoundStatement::Comment { .. }
                 | BoundStatement::AlterRolePassword { .. }
                 | BoundStatement::CreateDatabase { .. }
                 | BoundStatement::DropDatabase { .. }

@@ -80,6 +80,19 @@ pub enum SysFunc {
     LastVal,
     /// pg_get_serial_sequence(table, column)
     GetSerialSequence,
+    /// obj_description(oid [, catalog name]): a comment (COMMENT ON).
+    ObjDescription,
+    /// col_description(table oid, attnum).
+    ColDescription,
+    /// shobj_description(oid, catalog name): a database's or role's comment.
+    ShobjDescription,
+    /// pg_get_viewdef(oid [, pretty]).
+    GetViewdef,
+    /// pg_get_viewdef(view name [, pretty]).
+    GetViewdefByName,
+    /// pg_get_ruledef(oid [, pretty]): NULL (the only rules are views'
+    /// `_RETURN` rules, which psql leaves out).
+    GetRuledef,
 }
 
 #[derive(Clone)]

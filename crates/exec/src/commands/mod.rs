@@ -3,6 +3,7 @@
 //! changes (and the relation files they create or drop) go through
 //! `catalog::Catalog` as part of the session's transaction (`CatalogTxn`).
 
+mod comment;
 mod database;
 mod role;
 mod schema;
@@ -118,6 +119,11 @@ pub fn run(
             missing,
             cascade,
         } => schema::drop(cx, env, notices, schemas, missing, *cascade)?,
+        BoundStatement::Comment {
+            object,
+            name,
+            comment: text,
+        } => comment::comment(cx, env, notices, *object, name, text.as_deref())?,
         BoundStatement::AlterRolePassword { name, password } => {
             role::alter_password(cx, env, notices, name, password.as_deref())?
         }

@@ -40,9 +40,11 @@ fn no_rows(_: &ViewContext<'_>) -> Vec<Row> {
 const INTERNAL_LANGUAGE: u32 = 12;
 const GLOBAL_TABLESPACE: u32 = 1664;
 /// plpgsql's pg_extension oid in PostgreSQL 15.
-const PLPGSQL_EXTENSION: u32 = 13559;
+pub(crate) const PLPGSQL_EXTENSION: u32 = 13559;
 /// pg_extension's own oid, as pg_description.classoid names it.
-const PG_EXTENSION_CLASS: u32 = 3079;
+pub(crate) const PG_EXTENSION_CLASS: u32 = 3079;
+/// The comment PostgreSQL puts on plpgsql.
+pub(crate) const PLPGSQL_COMMENT: &str = "PL/pgSQL procedural language";
 
 pub(super) static VIEWS: &[ViewDef] = &[
     ViewDef {
@@ -232,6 +234,29 @@ pub(super) static VIEWS: &[ViewDef] = &[
             ("description", Text),
         ],
         rows: pg_description,
+    },
+    ViewDef {
+        schema: Schema::PgCatalog,
+        name: "pg_rewrite",
+        source: Source::Relation("pg_rewrite"),
+        columns: &[
+            ("oid", Oid),
+            ("rulename", Name),
+            ("ev_class", Oid),
+            ("ev_type", Text),
+            ("ev_enabled", Text),
+            ("is_instead", Bool),
+            ("ev_qual", Text),
+            ("ev_action", Text),
+        ],
+        rows: pg_rewrite,
+    },
+    ViewDef {
+        schema: Schema::PgCatalog,
+        name: "pg_shdescription",
+        source: Source::Relation("pg_shdescription"),
+        columns: &[("objoid", Oid), ("classoid", Oid), ("description", Text)],
+        rows: pg_shdescription,
     },
     empty_catalog(
         "pg_depend",
@@ -495,15 +520,86 @@ fn pg_extension(_: &ViewContext<'_>) -> Vec<Row> {
     ]]
 }
 
-/// Comments: only the one PostgreSQL puts on plpgsql (COMMENT ON does not
-/// exist yet).
-fn pg_description(_: &ViewContext<'_>) -> Vec<Row> {
-    vec![vec![
+/// Whether the object a comment is on belongs to database `db` (the
+/// built-in schemas belong to every database).
+fn in_database(cx: &ViewContext<'_>, a: &::catalog::ObjectAddress) -> bool {
+    use ::catalog::comments::{PG_CLASS_OID, PG_NAMESPACE_OID};
+    let c = cx.catalog;
+    match a.classoid {
+        PG_CLASS_OID => {
+            c.tables
+                .get(&a.objoid)
+                .map(|t| t.db_oid)
+                .or_else(|| c.views.get(&a.objoid).map(|v| v.db_oid))
+                == Some(cx.db_oid)
+        }
+        PG_NAMESPACE_OID => c
+            .namespaces
+            .get(&a.objoid)
+            .is_some_and(|n| n.in_database(cx.db_oid)),
+        _ => false,
+    }
+}
+
+/// Comments (COMMENT ON) on this database's objects, and the one
+/// PostgreSQL puts on plpgsql.
+fn pg_description(cx: &ViewContext<'_>) -> Vec<Row> {
+    let mut rows = vec![vec![
         Value::Oid(PLPGSQL_EXTENSION),
         Value::Oid(PG_EXTENSION_CLASS),
         Value::Int4(0),
-        text("PL/pgSQL procedural language"),
-    ]]
+        text(PLPGSQL_COMMENT),
+    ]];
+    rows.extend(
+        cx.catalog
+            .comments
+            .iter()
+            .filter(|(a, _)| !a.is_shared() && in_database(cx, a))
+            .map(|(a, d)| {
+                vec![
+                    Value::Oid(a.objoid),
+                    Value::Oid(a.classoid),
+                    Value::Int4(a.objsubid),
+                    text(d),
+                ]
+            }),
+    );
+    rows
+}
+
+/// Each view's `_RETURN` rule (psql's `\d+` of a view lists the other
+/// rules, of which there are none). The rule's oid is the view's: oids
+/// need only be unique within one catalog. ev_action holds the query's SQL
+/// text where PostgreSQL has its parse tree.
+fn pg_rewrite(cx: &ViewContext<'_>) -> Vec<Row> {
+    cx.catalog
+        .views
+        .values()
+        .filter(|v| v.db_oid == cx.db_oid)
+        .map(|v| {
+            vec![
+                Value::Oid(v.oid),
+                text("_RETURN"),
+                Value::Oid(v.oid),
+                text("1"),
+                text("O"),
+                Value::Bool(true),
+                text("<>"),
+                text(&v.query),
+            ]
+        })
+        .collect()
+}
+
+/// Comments on databases and roles (kept with the others, see
+/// `catalog::comments`).
+fn pg_shdescription(cx: &ViewContext<'_>) -> Vec<Row> {
+    cx.catalog
+        .comments
+        .iter()
+        .filter(|(a, _)| a.is_shared())
+        .map(|(a, d)| vec![Value::Oid(a.objoid), Value::Oid(a.classoid), text(d)])
+        .collect()
 }
 
 fn pg_tablespace(_: &ViewContext<'_>) -> Vec<Row> {

@@ -25,6 +25,7 @@ use types::{TypeId, Value};
 
 use crate::Row;
 
+pub(crate) use describe::{PG_EXTENSION_CLASS, PLPGSQL_COMMENT, PLPGSQL_EXTENSION};
 pub use server::{BackendInfo, CheckpointStats, DatabaseStats, ServerState, SettingInfo, SslInfo};
 pub use session_objects::{CursorInfo, PreparedStatementInfo};
 pub use stats::array_literal;
@@ -181,6 +182,8 @@ const RELATION_OIDS: &[(&str, Oid)] = &[
     ("pg_operator", 2617),
     ("pg_depend", 2608),
     ("pg_description", 2609),
+    ("pg_shdescription", 2396),
+    ("pg_rewrite", 2618),
     ("pg_namespace", 2615),
     ("pg_trigger", 2620),
     ("pg_statistic_ext", 3381),

@@ -6,3 +6,12 @@ create table t(
     created timestamptz default now(),
     note text
 );
+comment on table t is 'priced things';
+comment on column t.id is 'the key';
+comment on column t.note is 'free text';
+create view tv as select id, name from t where id > 0;
+comment on view tv is 'positive ids';
+comment on column tv.name is 'the name';
+-- No varlena columns: no TOAST table, whose index PostgreSQL counts in \dt+'s Size.
+create table nums(n int);
+comment on table nums is 'just numbers';

@@ -1054,6 +1054,40 @@ impl Binder<'_, '_> {
             "pg_sleep" => Some(sys(SysFunc::PgSleep, &[TypeId::Float8], TypeId::Void)),
             "pg_stat_lwlock_reset" => Some(sys(SysFunc::StatLwlockReset, &[], TypeId::Void)),
             "pg_get_userbyid" => Some(sys(SysFunc::GetUserById, &[TypeId::Oid], TypeId::Name)),
+            "obj_description" => Some(sys(
+                SysFunc::ObjDescription,
+                &[TypeId::Oid, TypeId::Name],
+                TypeId::Text,
+            )),
+            "col_description" => Some(sys(
+                SysFunc::ColDescription,
+                &[TypeId::Oid, TypeId::Int4],
+                TypeId::Text,
+            )),
+            "shobj_description" => Some(sys(
+                SysFunc::ShobjDescription,
+                &[TypeId::Oid, TypeId::Name],
+                TypeId::Text,
+            )),
+            "pg_get_ruledef" => Some(sys(
+                SysFunc::GetRuledef,
+                &[TypeId::Oid, TypeId::Bool],
+                TypeId::Text,
+            )),
+            // An untyped literal resolves to the text variant, as in
+            // PostgreSQL (string category preferred).
+            "pg_get_viewdef" => Some(match args.first().map(Expr::type_id) {
+                Some(TypeId::Text | TypeId::Unknown | TypeId::Varchar | TypeId::Name) => sys(
+                    SysFunc::GetViewdefByName,
+                    &[TypeId::Text, TypeId::Bool],
+                    TypeId::Text,
+                ),
+                _ => sys(
+                    SysFunc::GetViewdef,
+                    &[TypeId::Oid, TypeId::Bool],
+                    TypeId::Text,
+                ),
+            }),
             "pg_prewarm" => Some(sys(
                 SysFunc::Prewarm,
                 &[
@@ -1069,7 +1103,13 @@ impl Binder<'_, '_> {
         };
         if let Some((func, want, ret)) = spec {
             let min = match func {
-                SysFunc::CurrentSetting | SysFunc::RelationSize | SysFunc::Prewarm => 1,
+                SysFunc::CurrentSetting
+                | SysFunc::RelationSize
+                | SysFunc::Prewarm
+                | SysFunc::ObjDescription
+                | SysFunc::GetViewdef
+                | SysFunc::GetViewdefByName
+                | SysFunc::GetRuledef => 1,
                 SysFunc::SetVal => 2,
                 _ => want.len(),
             };

@@ -2,6 +2,7 @@
 //! expression, and plans queries (see `query.rs`) and DML/DDL statements.
 
 mod arrays;
+mod comment;
 mod copy;
 mod explain;
 mod expr;
@@ -505,6 +506,12 @@ impl Binder<'_, '_> {
                     if_not_exists: *if_not_exists,
                 })
             }
+            S::Comment {
+                object_type,
+                object_name,
+                comment,
+                if_exists,
+            } => self.bind_comment(object_type, object_name, comment, *if_exists),
             S::Declare { stmts } => self.bind_declare(stmts),
             S::Close { cursor } => Ok(portal::bind_close(cursor)),
             S::Prepare {

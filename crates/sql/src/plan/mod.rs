@@ -386,6 +386,13 @@ pub enum BoundStatement {
         sequences: Vec<Arc<catalog::Sequence>>,
         missing: Vec<String>,
     },
+    /// COMMENT ON: `object` None is a database that does not exist (only
+    /// a warning in PostgreSQL), `name` the object's name as written.
+    Comment {
+        object: Option<catalog::ObjectAddress>,
+        name: String,
+        comment: Option<String>,
+    },
     DropSchema {
         schemas: Vec<catalog::Namespace>,
         /// Names given with IF EXISTS that do not exist (a notice each).
