@@ -38,7 +38,8 @@ enum Pending {
 /// A transaction's catalog changes: it holds the DDL lock until it ends.
 pub struct CatalogTxn {
     xid: Xid,
-    working: Arc<CatalogData>,
+    /// pub(crate) for the DDL of other files (`roles.rs`).
+    pub(crate) working: Arc<CatalogData>,
     pending: Vec<Pending>,
 }
 
@@ -98,7 +99,7 @@ impl Catalog {
         result
     }
 
-    fn writer(&self, txn: &CatalogTxn, cid: u32) -> RowWriter<'_> {
+    pub(crate) fn writer(&self, txn: &CatalogTxn, cid: u32) -> RowWriter<'_> {
         RowWriter {
             pool: self.pool,
             tm: self.tm,

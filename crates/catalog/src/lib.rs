@@ -28,10 +28,11 @@ mod lock;
 mod model;
 mod oids;
 mod relations;
+mod roles;
 pub mod stats;
 
 pub use ddl::CatalogTxn;
-pub use model::{CatalogData, Column, Database, Namespace, Role, Table, View};
+pub use model::{CatalogData, Column, Database, Namespace, Role, RoleAttributes, Table, View};
 
 pub const PG_CATALOG_NAMESPACE: Oid = 11;
 pub const PUBLIC_NAMESPACE: Oid = 2200;

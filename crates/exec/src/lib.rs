@@ -38,6 +38,11 @@ pub trait SessionHooks: system_views::ServerState {
     fn encrypt_password(&mut self, role: &str, password: &str) -> PgResult<String>;
     /// How many backends are connected to database `db_oid` (DROP DATABASE).
     fn backends_in_database(&self, db_oid: common::Oid) -> usize;
+    /// The current role's name (current_user: SET ROLE changes it), whose
+    /// privileges role DDL checks.
+    fn current_user(&self) -> String;
+    /// The session's role (session_user), which cannot be dropped or renamed.
+    fn session_user(&self) -> String;
 }
 
 /// Everything a statement's execution needs.
