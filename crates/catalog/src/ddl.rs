@@ -98,7 +98,7 @@ impl Catalog {
         result
     }
 
-    fn writer(&self, txn: &CatalogTxn, cid: u32) -> RowWriter<'_> {
+    pub(crate) fn writer(&self, txn: &CatalogTxn, cid: u32) -> RowWriter<'_> {
         RowWriter {
             pool: self.pool,
             tm: self.tm,

@@ -29,11 +29,14 @@ mod lock;
 mod model;
 mod oids;
 mod relations;
+mod roles;
 pub mod stats;
 
 pub use comments::ObjectAddress;
 pub use ddl::CatalogTxn;
-pub use model::{CatalogData, Column, Database, Namespace, Role, Sequence, Table, View};
+pub use model::{
+    CatalogData, Column, Database, Namespace, Role, RoleAttributes, Sequence, Table, View,
+};
 
 pub const PG_CATALOG_NAMESPACE: Oid = 11;
 pub const PUBLIC_NAMESPACE: Oid = 2200;

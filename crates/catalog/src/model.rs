@@ -153,6 +153,63 @@ pub struct Role {
     pub superuser: bool,
     /// rolpassword: a `SCRAM-SHA-256$...` or `md5...` verifier, never plaintext.
     pub password: Option<String>,
+    /// The other pg_authid attributes (CREATE/ALTER ROLE options).
+    pub attrs: RoleAttributes,
+}
+
+/// pg_authid's attributes besides rolsuper and rolpassword, PostgreSQL's
+/// names in the comments. Kept apart from `Role` so a role is built with
+/// `RoleAttributes::default()` (PostgreSQL's CREATE ROLE defaults).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoleAttributes {
+    /// rolinherit
+    pub inherit: bool,
+    /// rolcreaterole
+    pub create_role: bool,
+    /// rolcreatedb
+    pub create_db: bool,
+    /// rolcanlogin
+    pub can_login: bool,
+    /// rolreplication
+    pub replication: bool,
+    /// rolbypassrls
+    pub bypass_rls: bool,
+    /// rolconnlimit: -1 for no limit.
+    pub conn_limit: i32,
+    /// rolvaliduntil: microseconds since 2000-01-01 UTC (timestamptz).
+    pub valid_until: Option<i64>,
+}
+
+impl Default for RoleAttributes {
+    /// CREATE ROLE's defaults: INHERIT, nothing else, no limit.
+    fn default() -> Self {
+        RoleAttributes {
+            inherit: true,
+            create_role: false,
+            create_db: false,
+            can_login: false,
+            replication: false,
+            bypass_rls: false,
+            conn_limit: -1,
+            valid_until: None,
+        }
+    }
+}
+
+impl RoleAttributes {
+    /// What initdb gives the bootstrap superuser: every attribute.
+    pub fn all() -> Self {
+        RoleAttributes {
+            inherit: true,
+            create_role: true,
+            create_db: true,
+            can_login: true,
+            replication: true,
+            bypass_rls: true,
+            conn_limit: -1,
+            valid_until: None,
+        }
+    }
 }
 
 /// One consistent version of the whole catalog: what the relcache holds
@@ -212,6 +269,7 @@ impl CatalogData {
                 name: "postgres".into(),
                 superuser: true,
                 password: None,
+                attrs: RoleAttributes::all(),
             },
         );
         d
@@ -228,6 +286,10 @@ impl CatalogData {
     }
     pub fn role_by_name(&self, name: &str) -> Option<&Role> {
         self.roles.values().find(|r| r.name == name)
+    }
+    /// The databases role `oid` owns (what DROP ROLE refuses to orphan).
+    pub fn databases_owned_by(&self, oid: Oid) -> impl Iterator<Item = &Database> {
+        self.databases.values().filter(move |d| d.owner == oid)
     }
     pub fn table(&self, db: Oid, namespace: Oid, name: &str) -> Option<&Table> {
         self.tables

@@ -25,7 +25,9 @@ use storage::buffer::BufferPool;
 use txn::TransactionManager;
 use types::{DataType, TypeId, Value};
 
-use crate::model::{CatalogData, Column, Database, Namespace, Role, Sequence, Table, View};
+use crate::model::{
+    CatalogData, Column, Database, Namespace, Role, RoleAttributes, Sequence, Table, View,
+};
 use crate::stats::ColumnStats;
 
 /// One catalog relation: its relfilenode and its columns' types.
@@ -48,7 +50,7 @@ impl SystemRelation {
     }
 }
 
-use TypeId::{Bool, Float8, Int2, Int4, Int8, Name, Oid as OidT, Text};
+use TypeId::{Bool, Float8, Int2, Int4, Int8, Name, Oid as OidT, Text, Timestamptz};
 
 /// oid, datname, datdba, datistemplate, datallowconn.
 pub(crate) const PG_DATABASE: SystemRelation = SystemRelation {
@@ -56,11 +58,26 @@ pub(crate) const PG_DATABASE: SystemRelation = SystemRelation {
     rel_number: 1262,
     columns: &[OidT, Name, OidT, Bool, Bool],
 };
-/// oid, rolname, rolsuper, rolpassword.
+/// oid, rolname, rolsuper, rolpassword, rolinherit, rolcreaterole,
+/// rolcreatedb, rolcanlogin, rolreplication, rolbypassrls, rolconnlimit,
+/// rolvaliduntil (the first four were the first version's row).
 pub(crate) const PG_AUTHID: SystemRelation = SystemRelation {
     name: "pg_authid",
     rel_number: 1260,
-    columns: &[OidT, Name, Bool, Text],
+    columns: &[
+        OidT,
+        Name,
+        Bool,
+        Text,
+        Bool,
+        Bool,
+        Bool,
+        Bool,
+        Bool,
+        Bool,
+        Int4,
+        Timestamptz,
+    ],
 };
 /// oid, nspname, nspowner, nspdatabase.
 pub(crate) const PG_NAMESPACE: SystemRelation = SystemRelation {
@@ -152,7 +169,48 @@ pub(crate) fn role_row(r: &Role) -> Vec<Value> {
         text(&r.name),
         Value::Bool(r.superuser),
         r.password.as_deref().map_or(Value::Null, text),
+        Value::Bool(r.attrs.inherit),
+        Value::Bool(r.attrs.create_role),
+        Value::Bool(r.attrs.create_db),
+        Value::Bool(r.attrs.can_login),
+        Value::Bool(r.attrs.replication),
+        Value::Bool(r.attrs.bypass_rls),
+        Value::Int4(r.attrs.conn_limit),
+        r.attrs.valid_until.map_or(Value::Null, Value::Timestamptz),
     ]
+}
+
+/// A role's attributes from its pg_authid row. A row of the first version
+/// (four columns, the rest read as NULL) was written when every role could
+/// log in and a superuser had every attribute.
+fn role_attributes(r: &[Value]) -> RoleAttributes {
+    if r.get(4).is_none_or(|v| matches!(v, Value::Null)) {
+        let superuser = boolean(&r[2]);
+        return RoleAttributes {
+            can_login: true,
+            ..if superuser {
+                RoleAttributes::all()
+            } else {
+                RoleAttributes::default()
+            }
+        };
+    }
+    RoleAttributes {
+        inherit: boolean(&r[4]),
+        create_role: boolean(&r[5]),
+        create_db: boolean(&r[6]),
+        can_login: boolean(&r[7]),
+        replication: boolean(&r[8]),
+        bypass_rls: boolean(&r[9]),
+        conn_limit: match r[10] {
+            Value::Int4(x) => x,
+            _ => -1,
+        },
+        valid_until: match r[11] {
+            Value::Timestamptz(x) => Some(x),
+            _ => None,
+        },
+    }
 }
 
 pub(crate) fn namespace_row(n: &Namespace) -> Vec<Value> {
@@ -365,6 +423,7 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
             name: string(&r[1]),
             superuser: boolean(&r[2]),
             password: opt_string(&r[3]),
+            attrs: role_attributes(&r),
         };
         d.rows.roles.insert(role.oid, tid);
         d.roles.insert(role.oid, role);

@@ -45,6 +45,11 @@ pub trait SessionHooks: system_views::ServerState {
     /// The session's last value of `seq` (currval), or of the sequence
     /// nextval() last ran on when `seq` is None (lastval).
     fn sequence_last_value(&self, seq: Option<common::Oid>) -> Option<i64>;
+    /// The current role's name (current_user: SET ROLE changes it), whose
+    /// privileges role DDL checks.
+    fn current_user(&self) -> String;
+    /// The session's role (session_user), which cannot be dropped or renamed.
+    fn session_user(&self) -> String;
 }
 
 /// Everything a statement's execution needs.

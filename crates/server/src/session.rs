@@ -2,6 +2,7 @@
 //! cursors and PREPARE/EXECUTE are in `sql_cursors.rs` and `sql_prepared.rs`.
 
 mod fetch;
+mod roles;
 mod sql_cursors;
 mod sql_prepared;
 
@@ -46,6 +47,8 @@ struct Hooks<'a> {
     changed: &'a mut Vec<(String, String)>,
     pid: i32,
     superuser: bool,
+    user: &'a str,
+    session_user: &'a str,
     sequences: &'a mut SequenceValues,
 }
 
@@ -109,6 +112,12 @@ impl SessionHooks for Hooks<'_> {
             .filter(|b| b.db_oid == db_oid)
             .count()
     }
+    fn current_user(&self) -> String {
+        self.user.to_string()
+    }
+    fn session_user(&self) -> String {
+        self.session_user.to_string()
+    }
 }
 
 impl Hooks<'_> {
@@ -122,6 +131,9 @@ impl Hooks<'_> {
 }
 
 impl exec::system_views::ServerState for Hooks<'_> {
+    fn current_user_is_superuser(&self) -> bool {
+        self.superuser
+    }
     fn backends(&self) -> Vec<exec::system_views::BackendInfo> {
         self.server_view().backends()
     }
@@ -194,8 +206,16 @@ pub struct Session {
     ctx: SharedContext,
     db_oid: u32,
     db_name: String,
+    /// The current role (current_user), which SET ROLE changes.
     user: String,
-    /// Whether the session's role is a superuser (SET of superuser settings).
+    /// session_user, which SET SESSION AUTHORIZATION changes.
+    session_user: String,
+    /// The role the connection logged in as: whether it is a superuser
+    /// decides who SET SESSION AUTHORIZATION may become.
+    authenticated_user: String,
+    /// SET ROLE's role, None for NONE (current_user is then session_user).
+    set_role: Option<String>,
+    /// Whether the current role is a superuser (SET of superuser settings).
     superuser: bool,
     settings: Settings,
     changed: Vec<(String, String)>,
@@ -337,6 +357,7 @@ impl Session {
             db_oid: self.db_oid,
             db_name: &self.db_name,
             user: &self.user,
+            session_user: &self.session_user,
             search_path: path,
             param_types: std::mem::take(param_types),
             server_version: gucs::SERVER_VERSION,
@@ -556,6 +577,12 @@ impl Session {
                 }
                 return sink.complete(if value.is_some() { "SET" } else { "RESET" });
             }
+            BoundStatement::Role(sql::role::RoleStatement::SetRole(role)) => {
+                return self.set_role(role.as_deref(), sink);
+            }
+            BoundStatement::Role(sql::role::RoleStatement::SetSessionAuthorization(role)) => {
+                return self.set_session_authorization(role.as_deref(), sink);
+            }
             BoundStatement::Show { name } => {
                 let canonical = gucs::lookup(name).map(|d| d.name).unwrap_or(name.as_str());
                 let v = match name.as_str() {
@@ -638,11 +665,10 @@ impl Session {
                 | BoundStatement::DropView { .. }
                 | BoundStatement::DropSchema { .. }
                 | BoundStatement::Comment { .. }
-                | BoundStatement::AlterRolePassword { .. }
                 | BoundStatement::CreateDatabase { .. }
                 | BoundStatement::DropDatabase { .. }
                 | BoundStatement::Analyze { .. }
-        );
+        ) || matches!(stmt, BoundStatement::Role(r) if r.writes_catalog());
         let (xid, cid) =
             match &mut self.txn {
                 TxnState::Block { xid, cid, .. } => {
@@ -897,6 +923,8 @@ impl Session {
             pid: self.pid,
             superuser: self.superuser,
             sequences: &mut self.sequences,
+            user: &self.user,
+            session_user: &self.session_user,
         };
         let mut env = ExecEnv {
             pool: ctx.pool,
@@ -1344,12 +1372,7 @@ impl SessionFactory for Factory {
             ));
         }
         let catalog = self.ctx.catalog.snapshot();
-        let Some(role) = catalog.role_by_name(&params.user) else {
-            return Err(PgError::fatal(
-                SqlState::INVALID_AUTHORIZATION_SPECIFICATION,
-                format!("role \"{}\" does not exist", params.user),
-            ));
-        };
+        let role = roles::check_login(&catalog, &params.user)?;
         let superuser = role.superuser;
         let db = catalog.database_by_name(&params.database).ok_or_else(|| {
             PgError::fatal(
@@ -1357,6 +1380,15 @@ impl SessionFactory for Factory {
                 format!("database \"{}\" does not exist", params.database),
             )
         })?;
+        if !db.allow_connections {
+            return Err(PgError::fatal(
+                SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!(
+                    "database \"{}\" is not currently accepting connections",
+                    db.name
+                ),
+            ));
+        }
         // The count first: a reload between the two reads is then seen again.
         let seen_reloads = self
             .ctx
@@ -1404,6 +1436,26 @@ impl SessionFactory for Factory {
             &app,
             params.ssl.clone(),
         );
+        // Counted once registered, this backend included, as PostgreSQL's
+        // CountUserBackends: two racing connections may then both fail, but
+        // never both pass the limit.
+        let limit = role.attrs.conn_limit;
+        if limit >= 0 && !superuser {
+            let mine = self
+                .ctx
+                .activity
+                .backends()
+                .iter()
+                .filter(|b| b.usename == params.user)
+                .count();
+            if mine > limit as usize {
+                self.ctx.activity.unregister(pid);
+                return Err(PgError::fatal(
+                    SqlState::TOO_MANY_CONNECTIONS,
+                    format!("too many connections for role \"{}\"", params.user),
+                ));
+            }
+        }
         // This connection's thread publishes its lock waits into its status.
         storage::lwlock::set_wait_event_slot(Some(status.wait_event));
         let db_counters = self.ctx.activity.database(db.oid);
@@ -1418,6 +1470,9 @@ impl SessionFactory for Factory {
             db_oid: db.oid,
             db_name: db.name.clone(),
             user: params.user.clone(),
+            session_user: params.user.clone(),
+            authenticated_user: params.user.clone(),
+            set_role: None,
             superuser,
             settings,
             changed: Vec::new(),

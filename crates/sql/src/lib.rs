@@ -13,6 +13,7 @@ pub mod parse;
 pub mod parse_cache;
 pub mod plan;
 pub mod reg;
+pub mod role;
 pub mod viewdef;
 
 pub use bind::{bind_statement, BindContext, SystemViewDesc, SystemViews};

@@ -171,6 +171,9 @@ pub enum Utility {
     },
     /// FETCH or MOVE on a cursor, or the word a malformed one fails at.
     Fetch(Result<crate::cursor::FetchStmt, String>),
+    /// CREATE/ALTER/DROP ROLE, SET ROLE and the like (`role.rs`), or the
+    /// error a malformed one fails with.
+    Role(Result<crate::role::RoleStatement, PgError>),
 }
 
 #[derive(Debug, Clone)]
@@ -472,6 +475,9 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             | "move"
     ) {
         return None;
+    }
+    if let Some(r) = crate::role::parse(text) {
+        return Some(Utility::Role(r));
     }
     let toks = tokens(text)?;
     let words: Vec<&str> = toks

@@ -7,8 +7,20 @@ use crate::ExecEnv;
 
 pub(super) fn create(cx: &mut CommandContext, env: &ExecEnv, name: &str) -> PgResult<String> {
     cx.prevent_in_block("CREATE DATABASE")?;
+    let creator = env.catalog.role_by_name(&env.hooks.current_user());
+    if !creator.is_some_and(|r| r.superuser || r.attrs.create_db) {
+        return Err(PgError::new(
+            SqlState::INSUFFICIENT_PRIVILEGE,
+            "permission denied to create database",
+        ));
+    }
     let catalog = cx.catalog;
-    catalog.create_database(cx.changes(env)?, env.cid, name)?;
+    let db = catalog.create_database(cx.changes(env)?, env.cid, name)?;
+    // The creating role owns it (what DROP ROLE then refuses to orphan).
+    let owner = creator.map(|r| r.oid);
+    if let Some(owner) = owner.filter(|o| *o != db.owner) {
+        catalog.set_database_owner(cx.changes(env)?, env.cid, db.oid, owner)?;
+    }
     Ok("CREATE DATABASE".into())
 }
 

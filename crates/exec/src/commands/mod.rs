@@ -124,9 +124,7 @@ pub fn run(
             name,
             comment: text,
         } => comment::comment(cx, env, notices, *object, name, text.as_deref())?,
-        BoundStatement::AlterRolePassword { name, password } => {
-            role::alter_password(cx, env, notices, name, password.as_deref())?
-        }
+        BoundStatement::Role(r) if r.writes_catalog() => role::run(cx, env, notices, r)?,
         BoundStatement::CreateDatabase { name } => database::create(cx, env, name)?,
         BoundStatement::DropDatabase { name, if_exists } => {
             database::drop(cx, env, notices, name, *if_exists)?

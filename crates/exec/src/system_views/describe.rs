@@ -10,7 +10,6 @@
 //! oidvector's space-separated text that drivers split.
 
 use ::catalog::{BOOTSTRAP_SUPERUSER, PG_CATALOG_NAMESPACE};
-use sql::reg::PREDEFINED_ROLES;
 use types::functions::{builtins, BuiltinImpl, FIRST_BUILTIN_OID};
 use types::TypeId::*;
 use types::Value;
@@ -444,51 +443,27 @@ fn pg_proc(_: &ViewContext<'_>) -> Vec<Row> {
         .collect()
 }
 
-fn role_row(oid: u32, name: &str, superuser: bool, can_login: bool, has_password: bool) -> Row {
-    vec![
-        text(name),
-        Value::Bool(superuser),
-        Value::Bool(true),
-        Value::Bool(superuser),
-        Value::Bool(superuser),
-        Value::Bool(can_login),
-        Value::Bool(superuser),
-        Value::Int4(-1),
-        // pg_roles never shows the verifier.
-        if has_password {
-            text("********")
-        } else {
-            Value::Null
-        },
-        Value::Null,
-        Value::Bool(superuser),
-        Value::Null,
-        Value::Oid(oid),
-    ]
-}
-
 fn pg_roles(cx: &ViewContext<'_>) -> Vec<Row> {
-    // A superuser has every attribute, as the bootstrap superuser does in
-    // PostgreSQL; the catalog records no finer attributes yet, and every
-    // role can log in.
-    let mut rows: Vec<(u32, Row)> = cx
-        .catalog
-        .roles
-        .values()
+    super::roles::authid(cx)
         .map(|r| {
-            (
-                r.oid,
-                role_row(r.oid, &r.name, r.superuser, true, r.password.is_some()),
-            )
+            vec![
+                text(&r.name),
+                Value::Bool(r.superuser),
+                Value::Bool(r.attrs.inherit),
+                Value::Bool(r.attrs.create_role),
+                Value::Bool(r.attrs.create_db),
+                Value::Bool(r.attrs.can_login),
+                Value::Bool(r.attrs.replication),
+                Value::Int4(r.attrs.conn_limit),
+                // pg_roles never shows the verifier, nor whether there is one.
+                text("********"),
+                r.attrs.valid_until.map_or(Value::Null, Value::Timestamptz),
+                Value::Bool(r.attrs.bypass_rls),
+                Value::Null,
+                Value::Oid(r.oid),
+            ]
         })
-        .chain(
-            PREDEFINED_ROLES
-                .iter()
-                .map(|(oid, name)| (*oid, role_row(*oid, name, false, false, false))),
-        )
-        .collect();
-    rows.sort_by_key(|(oid, _)| *oid);
-    rows.into_iter().map(|(_, r)| r).collect()
+        .collect()
 }
 
 fn pg_attrdef(cx: &ViewContext<'_>) -> Vec<Row> {

@@ -13,6 +13,7 @@
 mod catalog;
 mod describe;
 mod information_schema;
+mod roles;
 mod server;
 mod session_objects;
 mod stats;
@@ -109,7 +110,7 @@ impl ViewDef {
 }
 
 /// Every system view, by family.
-fn families() -> [&'static [ViewDef]; 6] {
+fn families() -> [&'static [ViewDef]; 7] {
     [
         catalog::VIEWS,
         describe::VIEWS,
@@ -117,6 +118,7 @@ fn families() -> [&'static [ViewDef]; 6] {
         information_schema::VIEWS,
         server::VIEWS,
         session_objects::VIEWS,
+        roles::VIEWS,
     ]
 }
 

@@ -34,6 +34,11 @@ pub trait ServerState {
     fn prepared_statements(&self) -> Vec<super::PreparedStatementInfo> {
         Vec::new()
     }
+    /// Whether the current role is a superuser: only superusers see
+    /// pg_authid's and pg_shadow's password verifiers.
+    fn current_user_is_superuser(&self) -> bool {
+        false
+    }
 }
 
 /// One backend's status (PostgreSQL's PgBackendStatus).

@@ -323,9 +323,14 @@ impl Binder<'_, '_> {
             E::Identifier(i) => {
                 let name = ident_name(i);
                 match (i.quote_style, name.as_str()) {
-                    (None, "current_user" | "session_user" | "user" | "current_role") => Ok(
-                        Expr::Const(Value::Text(self.ctx.user.to_string()), TypeId::Name.into()),
-                    ),
+                    (None, "current_user" | "user" | "current_role") => Ok(Expr::Const(
+                        Value::Text(self.ctx.user.to_string()),
+                        TypeId::Name.into(),
+                    )),
+                    (None, "session_user") => Ok(Expr::Const(
+                        Value::Text(self.ctx.session_user.to_string()),
+                        TypeId::Name.into(),
+                    )),
                     (None, "current_catalog") => Ok(Expr::Const(
                         Value::Text(self.ctx.db_name.to_string()),
                         TypeId::Name.into(),
@@ -959,7 +964,8 @@ impl Binder<'_, '_> {
                 )))
             }
             ("current_database", 0) => return Ok(Expr::Const(Value::Text(self.ctx.db_name.into()), TypeId::Name.into())),
-            ("current_user" | "session_user", 0) => return Ok(Expr::Const(Value::Text(self.ctx.user.into()), TypeId::Name.into())),
+            ("current_user", 0) => return Ok(Expr::Const(Value::Text(self.ctx.user.into()), TypeId::Name.into())),
+            ("session_user", 0) => return Ok(Expr::Const(Value::Text(self.ctx.session_user.into()), TypeId::Name.into())),
             ("current_schema", 0) => return self.current_schema(),
             ("current_schemas", 1) => return self.current_schemas(args.into_iter().next().unwrap()),
             ("generate_series", _) => {

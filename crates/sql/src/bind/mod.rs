@@ -33,7 +33,10 @@ pub struct BindContext<'a> {
     pub catalog: &'a Arc<CatalogData>,
     pub db_oid: Oid,
     pub db_name: &'a str,
+    /// current_user (SET ROLE changes it).
     pub user: &'a str,
+    /// session_user.
+    pub session_user: &'a str,
     /// Schemas searched for unqualified names, in order (pg_catalog is implicit).
     pub search_path: Vec<String>,
     /// Declared or inferred parameter types ($1 is index 0); None = not yet known.
@@ -285,6 +288,8 @@ impl Binder<'_, '_> {
                 value: value.clone(),
             },
             Utility::NoOp(tag) => BoundStatement::NoOp(tag.clone()),
+            Utility::Role(Ok(r)) => BoundStatement::Role(r.clone()),
+            Utility::Role(Err(e)) => return Err(e.clone()),
             Utility::DropDatabase { name, if_exists } => BoundStatement::DropDatabase {
                 name: name.clone(),
                 if_exists: *if_exists,
@@ -469,7 +474,6 @@ impl Binder<'_, '_> {
             S::CreateDatabase { db_name, .. } => Ok(BoundStatement::CreateDatabase {
                 name: object_name_parts(db_name)?.join("."),
             }),
-            S::AlterRole { name, operation } => bind_alter_role(name, operation),
             S::CreateView(cv) => self.bind_create_view(cv),
             S::CreateSequence {
                 temporary: false,
@@ -1171,43 +1175,4 @@ pub(crate) fn split_conjuncts(e: Expr) -> Vec<Expr> {
         Expr::And(v) => v.into_iter().flat_map(split_conjuncts).collect(),
         other => vec![other],
     }
-}
-
-/// Only `ALTER ROLE ... [WITH] PASSWORD` is supported: roles have no other
-/// attributes to change yet.
-fn bind_alter_role(
-    name: &sqlparser::ast::Ident,
-    operation: &sqlparser::ast::AlterRoleOperation,
-) -> PgResult<BoundStatement> {
-    use sqlparser::ast::{AlterRoleOperation, Expr, Password, RoleOption, Value as AstValue};
-    let AlterRoleOperation::WithOptions { options } = operation else {
-        return Err(PgError::unsupported("ALTER ROLE other than PASSWORD"));
-    };
-    let mut password = None;
-    for option in options {
-        match option {
-            RoleOption::Password(Password::NullPassword) => password = Some(None),
-            RoleOption::Password(Password::Password(Expr::Value(v))) => match &v.value {
-                AstValue::SingleQuotedString(s) => password = Some(Some(s.clone())),
-                AstValue::Null => password = Some(None),
-                _ => {
-                    return Err(PgError::unsupported(
-                        "ALTER ROLE PASSWORD with a non-string",
-                    ))
-                }
-            },
-            _ => {
-                return Err(PgError::unsupported(
-                    "ALTER ROLE options other than PASSWORD",
-                ))
-            }
-        }
-    }
-    let Some(password) = password else {
-        return Err(PgError::unsupported("ALTER ROLE without PASSWORD"));
-    };
-    Ok(BoundStatement::AlterRolePassword {
-        name: name.value.clone(),
-        password,
-    })
 }

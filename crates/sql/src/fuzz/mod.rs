@@ -162,6 +162,7 @@ pub fn fuzz_one(data: &[u8]) {
                 db_oid: POSTGRES_DB_OID,
                 db_name: "postgres",
                 user: "postgres",
+                session_user: "postgres",
                 search_path: vec!["public".into()],
                 param_types: Vec::new(),
                 server_version: "17.0",
@@ -277,6 +278,7 @@ pub fn fixture_catalog() -> Arc<CatalogData> {
             name: "postgres".into(),
             superuser: true,
             password: None,
+            attrs: catalog::RoleAttributes::all(),
         },
     );
     let int = DataType::new(TypeId::Int4);

@@ -434,12 +434,9 @@ pub enum BoundStatement {
     },
     CopyFrom(Box<CopyFromTarget>),
     CopyTo(Box<CopyToSource>),
-    /// `ALTER ROLE name [WITH] PASSWORD '...' | PASSWORD NULL`; the text is
-    /// hashed (or kept, if already a verifier) by the executor.
-    AlterRolePassword {
-        name: String,
-        password: Option<String>,
-    },
+    /// CREATE/ALTER/DROP ROLE (run by `exec::commands::role`), SET ROLE
+    /// and SET SESSION AUTHORIZATION (run by the session).
+    Role(crate::role::RoleStatement),
     /// DECLARE name CURSOR FOR query: `query` is a `Query`.
     DeclareCursor {
         name: String,
