@@ -331,20 +331,53 @@ impl Catalog {
         Ok(db)
     }
 
-    /// Removes a database and its tables; their files and its directory go
-    /// at commit.
-    pub fn drop_database(&self, txn: &mut CatalogTxn, cid: u32, oid: Oid) -> PgResult<()> {
-        self.drop_database_comments(txn, cid, oid)?;
-        let tables: Vec<Oid> = txn
-            .working
+    /// Drops every table, view and sequence whose (database, schema)
+    /// `belongs` selects: what DROP SCHEMA CASCADE and DROP DATABASE take.
+    fn drop_relations(
+        &self,
+        txn: &mut CatalogTxn,
+        cid: u32,
+        belongs: impl Fn(Oid, Oid) -> bool,
+    ) -> PgResult<()> {
+        let w = &txn.working;
+        let tables: Vec<Oid> = w
             .tables
             .values()
-            .filter(|t| t.db_oid == oid)
+            .filter(|t| belongs(t.db_oid, t.namespace))
             .map(|t| t.oid)
+            .collect();
+        let views: Vec<Oid> = w
+            .views
+            .values()
+            .filter(|v| belongs(v.db_oid, v.namespace))
+            .map(|v| v.oid)
+            .collect();
+        let sequences: Vec<Oid> = w
+            .sequences
+            .values()
+            .filter(|q| belongs(q.db_oid, q.namespace))
+            .map(|q| q.oid)
             .collect();
         for t in tables {
             self.remove_table(txn, cid, t)?;
         }
+        for v in views {
+            self.drop_view(txn, cid, v)?;
+        }
+        for q in sequences {
+            // A serial column's sequence went with its table.
+            if txn.working.sequences.contains_key(&q) {
+                self.drop_sequence(txn, cid, q)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes a database and its relations; their files and its directory
+    /// go at commit.
+    pub fn drop_database(&self, txn: &mut CatalogTxn, cid: u32, oid: Oid) -> PgResult<()> {
+        self.drop_database_comments(txn, cid, oid)?;
+        self.drop_relations(txn, cid, |db, _| db == oid)?;
         let w = self.writer(txn, cid);
         let d = Arc::make_mut(&mut txn.working);
         if let Some(tid) = d.rows.databases.remove(&oid) {
@@ -486,16 +519,7 @@ impl Catalog {
     /// Drops a schema and the tables in it (the caller has decided whether
     /// CASCADE allows that); their files go at commit.
     pub fn drop_namespace(&self, txn: &mut CatalogTxn, cid: u32, oid: Oid) -> PgResult<()> {
-        let tables: Vec<Oid> = txn
-            .working
-            .tables
-            .values()
-            .filter(|t| t.namespace == oid)
-            .map(|t| t.oid)
-            .collect();
-        for t in tables {
-            self.remove_table(txn, cid, t)?;
-        }
+        self.drop_relations(txn, cid, |_, ns| ns == oid)?;
         let w = self.writer(txn, cid);
         let d = Arc::make_mut(&mut txn.working);
         let tid = d

@@ -1,6 +1,6 @@
 //! CREATE SCHEMA and DROP SCHEMA [CASCADE | RESTRICT].
 
-use catalog::{Namespace, Table};
+use catalog::Namespace;
 use common::{PgError, PgResult, SqlState};
 
 use super::{CommandContext, Notices};
@@ -25,18 +25,29 @@ pub(super) fn create(
     Ok("CREATE SCHEMA".into())
 }
 
+/// The relations in `ns` that DROP SCHEMA would take with it, as
+/// PostgreSQL's dependency messages name them, in creation order.
 fn dependents(env: &ExecEnv, ns: &Namespace) -> Vec<String> {
-    let mut tables: Vec<&Table> = env
-        .catalog
-        .tables
+    let cat = env.catalog;
+    let mut found: Vec<(u32, String)> = Vec::new();
+    let mut add = |oid, kind, name: &str| found.push((oid, format!("{kind} {}.{name}", ns.name)));
+    for t in cat.tables.values().filter(|t| t.namespace == ns.oid) {
+        add(t.oid, "table", &t.name);
+    }
+    for v in cat.views.values().filter(|v| v.namespace == ns.oid) {
+        add(v.oid, "view", &v.name);
+    }
+    // A serial column's sequence goes with its table, unnamed (an automatic
+    // dependency in PostgreSQL).
+    for q in cat
+        .sequences
         .values()
-        .filter(|t| t.namespace == ns.oid)
-        .collect();
-    tables.sort_by_key(|t| t.oid);
-    tables
-        .iter()
-        .map(|t| format!("table {}.{}", ns.name, t.name))
-        .collect()
+        .filter(|q| q.namespace == ns.oid && q.owned_by.is_none())
+    {
+        add(q.oid, "sequence", &q.name);
+    }
+    found.sort();
+    found.into_iter().map(|(_, d)| d).collect()
 }
 
 pub(super) fn drop(
