@@ -1,7 +1,9 @@
 //! A SQL session: settings, transaction state, statement execution. SQL
-//! cursors and PREPARE/EXECUTE are in `sql_cursors.rs` and `sql_prepared.rs`.
+//! cursors and PREPARE/EXECUTE are in `sql_cursors.rs` and `sql_prepared.rs`,
+//! what statements reach of the session (`SessionHooks`) in `hooks.rs`.
 
 mod fetch;
+mod hooks;
 mod roles;
 mod sql_cursors;
 mod sql_prepared;
@@ -10,14 +12,14 @@ use common::interrupt::Interrupts;
 use std::sync::Arc;
 
 use common::{PgError, PgResult, SqlState, Xid};
-use exec::{ExecEnv, SessionHooks};
+use exec::ExecEnv;
+use hooks::{Hooks, SequenceValues};
 use sql::parse::{is_blank, split_statements, ParsedStatement, StatementText};
 use sql::plan::{BoundStatement, OutputColumn, TransactionOp};
 use sql::BindContext;
 use types::datetime::TimeZone;
 use types::{IoSettings, TypeId, Value};
 
-use crate::auth::password::{encrypt_password, PasswordEncryption};
 use crate::context::SharedContext;
 use crate::gucs::{self, Settings};
 use crate::plan_cache::{PlanCache, Planning};
@@ -36,125 +38,6 @@ enum TxnState {
         /// the next Sync, as PostgreSQL's implicit transaction block does.
         implicit: bool,
     },
-}
-
-struct Hooks<'a> {
-    ctx: &'a SharedContext,
-    cursors: &'a sql_cursors::SqlCursors,
-    statements: &'a crate::session_api::StatementRegistry,
-    settings: &'a mut Settings,
-    defaults: &'a Settings,
-    changed: &'a mut Vec<(String, String)>,
-    pid: i32,
-    superuser: bool,
-    user: &'a str,
-    session_user: &'a str,
-    sequences: &'a mut SequenceValues,
-}
-
-/// The values nextval()/setval() gave this session (currval, lastval).
-#[derive(Default)]
-struct SequenceValues {
-    last: std::collections::HashMap<common::Oid, i64>,
-    latest: Option<common::Oid>,
-}
-
-impl SessionHooks for Hooks<'_> {
-    fn sequence_value_used(&mut self, seq: common::Oid, value: i64) {
-        self.sequences.last.insert(seq, value);
-        self.sequences.latest = Some(seq);
-    }
-    fn sequence_last_value(&self, seq: Option<common::Oid>) -> Option<i64> {
-        let seq = seq.or(self.sequences.latest)?;
-        self.sequences.last.get(&seq).copied()
-    }
-    fn current_setting(&mut self, name: &str, missing_ok: bool) -> PgResult<Option<String>> {
-        match self.settings.get(name) {
-            Ok(v) => Ok(Some(v.to_string())),
-            Err(_) if missing_ok => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-    fn set_config(&mut self, name: &str, value: &str, _is_local: bool) -> PgResult<String> {
-        let canonical = self
-            .settings
-            .set_user(name, Some(value), self.defaults, self.superuser)?;
-        if gucs::lookup(canonical).is_some_and(|d| d.reported) {
-            self.changed
-                .push((canonical.to_string(), value.to_string()));
-        }
-        Ok(value.to_string())
-    }
-    fn backend_pid(&self) -> i32 {
-        self.pid
-    }
-    fn is_backend_blocked(&self, _pid: i32) -> bool {
-        false
-    }
-    fn reload_conf(&mut self) -> bool {
-        // The postmaster's SIGHUP handler reloads, as PostgreSQL's does.
-        // SAFETY: kill(2) on our own pid with a handled signal.
-        unsafe { libc::kill(libc::getpid(), libc::SIGHUP) == 0 }
-    }
-    fn encrypt_password(&mut self, role: &str, password: &str) -> PgResult<String> {
-        let setting = self
-            .current_setting("password_encryption", false)?
-            .unwrap_or_default();
-        let method =
-            PasswordEncryption::parse(&setting).expect("password_encryption is validated when set");
-        Ok(encrypt_password(method, role, password))
-    }
-    fn backends_in_database(&self, db_oid: u32) -> usize {
-        self.ctx
-            .activity
-            .backends()
-            .iter()
-            .filter(|b| b.db_oid == db_oid)
-            .count()
-    }
-    fn current_user(&self) -> String {
-        self.user.to_string()
-    }
-    fn session_user(&self) -> String {
-        self.session_user.to_string()
-    }
-}
-
-impl Hooks<'_> {
-    fn server_view(&self) -> crate::server_state::ServerView<'_> {
-        crate::server_state::ServerView {
-            ctx: self.ctx,
-            settings: self.settings,
-            base: self.defaults,
-        }
-    }
-}
-
-impl exec::system_views::ServerState for Hooks<'_> {
-    fn current_user_is_superuser(&self) -> bool {
-        self.superuser
-    }
-    fn backends(&self) -> Vec<exec::system_views::BackendInfo> {
-        self.server_view().backends()
-    }
-    fn database_stats(&self, db: u32) -> exec::system_views::DatabaseStats {
-        self.server_view().database_stats(db)
-    }
-    fn checkpoints(&self) -> exec::system_views::CheckpointStats {
-        self.server_view().checkpoints()
-    }
-    fn start_time(&self) -> i64 {
-        self.ctx.start_time
-    }
-    fn settings(&self) -> Vec<exec::system_views::SettingInfo> {
-        self.server_view().settings()
-    }
-    fn cursors(&self) -> Vec<exec::system_views::CursorInfo> {
-        self.cursors.infos()
-    }
-    fn prepared_statements(&self) -> Vec<exec::system_views::PreparedStatementInfo> {
-        sql_prepared::prepared_infos(self.statements)
-    }
 }
 
 struct Prepared {

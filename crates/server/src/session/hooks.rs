@@ -1,0 +1,129 @@
+//! What statements reach of their session through `exec::SessionHooks`:
+//! settings, the backend's identity, sequence values, the server's state.
+
+use common::PgResult;
+use exec::SessionHooks;
+
+use super::{sql_cursors, sql_prepared};
+use crate::auth::password::{encrypt_password, PasswordEncryption};
+use crate::context::SharedContext;
+use crate::gucs::{self, Settings};
+
+pub(super) struct Hooks<'a> {
+    pub(super) ctx: &'a SharedContext,
+    pub(super) cursors: &'a sql_cursors::SqlCursors,
+    pub(super) statements: &'a crate::session_api::StatementRegistry,
+    pub(super) settings: &'a mut Settings,
+    pub(super) defaults: &'a Settings,
+    pub(super) changed: &'a mut Vec<(String, String)>,
+    pub(super) pid: i32,
+    pub(super) superuser: bool,
+    pub(super) user: &'a str,
+    pub(super) session_user: &'a str,
+    pub(super) sequences: &'a mut SequenceValues,
+}
+
+/// The values nextval()/setval() gave this session (currval, lastval).
+#[derive(Default)]
+pub(super) struct SequenceValues {
+    last: std::collections::HashMap<common::Oid, i64>,
+    latest: Option<common::Oid>,
+}
+
+impl SessionHooks for Hooks<'_> {
+    fn sequence_value_used(&mut self, seq: common::Oid, value: i64) {
+        self.sequences.last.insert(seq, value);
+        self.sequences.latest = Some(seq);
+    }
+    fn sequence_last_value(&self, seq: Option<common::Oid>) -> Option<i64> {
+        let seq = seq.or(self.sequences.latest)?;
+        self.sequences.last.get(&seq).copied()
+    }
+    fn current_setting(&mut self, name: &str, missing_ok: bool) -> PgResult<Option<String>> {
+        match self.settings.get(name) {
+            Ok(v) => Ok(Some(v.to_string())),
+            Err(_) if missing_ok => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+    fn set_config(&mut self, name: &str, value: &str, _is_local: bool) -> PgResult<String> {
+        let canonical = self
+            .settings
+            .set_user(name, Some(value), self.defaults, self.superuser)?;
+        if gucs::lookup(canonical).is_some_and(|d| d.reported) {
+            self.changed
+                .push((canonical.to_string(), value.to_string()));
+        }
+        Ok(value.to_string())
+    }
+    fn backend_pid(&self) -> i32 {
+        self.pid
+    }
+    fn is_backend_blocked(&self, _pid: i32) -> bool {
+        false
+    }
+    fn reload_conf(&mut self) -> bool {
+        // The postmaster's SIGHUP handler reloads, as PostgreSQL's does.
+        // SAFETY: kill(2) on our own pid with a handled signal.
+        unsafe { libc::kill(libc::getpid(), libc::SIGHUP) == 0 }
+    }
+    fn encrypt_password(&mut self, role: &str, password: &str) -> PgResult<String> {
+        let setting = self
+            .current_setting("password_encryption", false)?
+            .unwrap_or_default();
+        let method =
+            PasswordEncryption::parse(&setting).expect("password_encryption is validated when set");
+        Ok(encrypt_password(method, role, password))
+    }
+    fn backends_in_database(&self, db_oid: u32) -> usize {
+        self.ctx
+            .activity
+            .backends()
+            .iter()
+            .filter(|b| b.db_oid == db_oid)
+            .count()
+    }
+    fn current_user(&self) -> String {
+        self.user.to_string()
+    }
+    fn session_user(&self) -> String {
+        self.session_user.to_string()
+    }
+}
+
+impl Hooks<'_> {
+    fn server_view(&self) -> crate::server_state::ServerView<'_> {
+        crate::server_state::ServerView {
+            ctx: self.ctx,
+            settings: self.settings,
+            base: self.defaults,
+        }
+    }
+}
+
+impl exec::system_views::ServerState for Hooks<'_> {
+    fn current_user_is_superuser(&self) -> bool {
+        self.superuser
+    }
+    fn backends(&self) -> Vec<exec::system_views::BackendInfo> {
+        self.server_view().backends()
+    }
+    fn database_stats(&self, db: u32) -> exec::system_views::DatabaseStats {
+        self.server_view().database_stats(db)
+    }
+    fn checkpoints(&self) -> exec::system_views::CheckpointStats {
+        self.server_view().checkpoints()
+    }
+    fn start_time(&self) -> i64 {
+        self.ctx.start_time
+    }
+    fn settings(&self) -> Vec<exec::system_views::SettingInfo> {
+        self.server_view().settings()
+    }
+    fn cursors(&self) -> Vec<exec::system_views::CursorInfo> {
+        self.cursors.infos()
+    }
+    fn prepared_statements(&self) -> Vec<exec::system_views::PreparedStatementInfo> {
+        sql_prepared::prepared_infos(self.statements)
+    }
+}
