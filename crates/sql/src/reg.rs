@@ -167,9 +167,6 @@ impl RegCatalog<'_> {
             if let Some(oid) = self.catalog.relation_oid(self.db_oid, ns.oid, name) {
                 return Ok(Some(oid));
             }
-            if let Some(v) = self.catalog.view(self.db_oid, ns.oid, name) {
-                return Ok(Some(v.oid));
-            }
         }
         Ok(None)
     }

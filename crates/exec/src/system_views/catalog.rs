@@ -426,27 +426,32 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
             hasrules: true,
         })
     });
+    let sequences = sequences(cx).map(|q| {
+        class_row(ClassRow {
+            oid: q.oid,
+            name: &q.name,
+            namespace: q.namespace,
+            relam: 0,
+            relfilenode: q.relfilenode,
+            relpages: 1,
+            reltuples: 1.0,
+            relkind: "S",
+            natts: 3,
+            hasrules: false,
+        })
+    });
+    tables.chain(views).chain(sequences).collect()
+}
+
+/// This database's sequences.
+pub(super) fn sequences<'a>(
+    cx: &'a ViewContext<'_>,
+) -> impl Iterator<Item = &'a ::catalog::Sequence> {
     let db = cx.db_oid;
-    let sequences = cx
-        .catalog
+    cx.catalog
         .sequences
         .values()
         .filter(move |q| q.db_oid == db)
-        .map(|q| {
-            class_row(ClassRow {
-                oid: q.oid,
-                name: &q.name,
-                namespace: q.namespace,
-                relam: 0,
-                relfilenode: q.relfilenode,
-                relpages: 1,
-                reltuples: 1.0,
-                relkind: "S",
-                natts: 3,
-                hasrules: false,
-            })
-        });
-    tables.chain(views).chain(sequences).collect()
 }
 
 /// This database's views.

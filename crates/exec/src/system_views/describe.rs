@@ -14,7 +14,7 @@ use types::functions::{builtins, BuiltinImpl, FIRST_BUILTIN_OID};
 use types::TypeId::*;
 use types::Value;
 
-use super::catalog::{user_columns, DEFAULT_TABLESPACE};
+use super::catalog::{sequences, user_columns, DEFAULT_TABLESPACE};
 use super::{text, Schema, Source, ViewContext, ViewDef};
 use crate::Row;
 
@@ -593,15 +593,6 @@ fn pg_tablespace(_: &ViewContext<'_>) -> Vec<Row> {
         ]
     })
     .collect()
-}
-
-/// This database's sequences.
-fn sequences<'a>(cx: &'a ViewContext<'_>) -> impl Iterator<Item = &'a ::catalog::Sequence> {
-    let db = cx.db_oid;
-    cx.catalog
-        .sequences
-        .values()
-        .filter(move |q| q.db_oid == db)
 }
 
 fn pg_sequence(cx: &ViewContext<'_>) -> Vec<Row> {
