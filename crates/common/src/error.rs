@@ -79,6 +79,7 @@ impl SqlState {
     pub const NAME_TOO_LONG: SqlState = SqlState("42622");
     pub const OBJECT_IN_USE: SqlState = SqlState("55006");
     pub const CANT_CHANGE_RUNTIME_PARAM: SqlState = SqlState("55P02");
+    pub const LOCK_NOT_AVAILABLE: SqlState = SqlState("55P03");
     pub const PROGRAM_LIMIT_EXCEEDED: SqlState = SqlState("54000");
     pub const STATEMENT_TOO_COMPLEX: SqlState = SqlState("54001");
     pub const TOO_MANY_CONNECTIONS: SqlState = SqlState("53300");

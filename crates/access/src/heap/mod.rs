@@ -22,8 +22,10 @@ use crate::tuple;
 
 pub mod log;
 mod modify;
+pub mod rowlock;
 pub mod sample;
 pub use modify::{delete, update, ModifyResult};
+pub use rowlock::{lock_tuple, LockResult, RowLockMode, WaitPolicy};
 
 /// A tuple's address: block and 1-based offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -285,7 +287,7 @@ impl HeapScan {
             if snapshot.tuple_visible(
                 tuple::xmin(t),
                 tuple::cmin(t),
-                tuple::xmax(t),
+                tuple::deleting_xmax(t),
                 tuple::cmax(t),
                 tm,
             ) {

@@ -8,11 +8,12 @@
 //! FSM pages are touched only while no heap page is locked.
 
 use common::{PgError, PgResult, RelFileLocator, SqlState, Xid};
-use storage::buffer::{Buffer, BufferPool, ReadMode};
+use storage::buffer::{BufferPool, ReadMode};
 use storage::page;
 use storage::{fsm, ForkNumber};
-use txn::{TransactionManager, XidStatus};
+use txn::TransactionManager;
 
+use super::rowlock::{self, Intent, Verdict};
 use super::{aligned_len, check_tuple_size, log, next_target_page, InsertTarget, Tid};
 use crate::tuple;
 
@@ -28,63 +29,44 @@ pub enum ModifyResult {
     Updated(Option<Tid>),
 }
 
-/// What the xmax of the version to modify says, read under its page lock.
-enum Claim {
-    Free,
-    Mine,
-    WaitFor(Xid),
-}
-
-fn claim(t: &[u8], xid: Xid, tm: &TransactionManager) -> Claim {
-    let xmax = tuple::xmax(t);
-    if xmax == 0 || (xmax != xid && tm.status(xmax) == XidStatus::Aborted) {
-        Claim::Free
-    } else if xmax == xid {
-        Claim::Mine
-    } else {
-        Claim::WaitFor(xmax)
-    }
-}
-
-fn vanished(tid: Tid) -> PgError {
+pub(crate) fn vanished(tid: Tid) -> PgError {
     PgError::internal(format!("tuple {tid:?} vanished"))
 }
 
-/// Waits for `xmax` to end (rule 3). Ok(None): it aborted, try again;
-/// Ok(Some(r)): it committed, and `r` says what it did to the version at `tid`.
-fn wait_for_writer(
-    buf: &Buffer,
-    tid: Tid,
-    xmax: Xid,
+/// Waits for `holder` (a row's writer or conflicting locker) to end (rule 3);
+/// the caller then looks at the version again.
+pub(crate) fn wait_for(
+    holder: Xid,
     tm: &TransactionManager,
     cancelled: &dyn Fn() -> bool,
-) -> PgResult<Option<ModifyResult>> {
-    match tm.wait_for(xmax, cancelled) {
+) -> PgResult<()> {
+    match tm.wait_for(holder, cancelled) {
         None => Err(PgError::new(
             SqlState::QUERY_CANCELED,
             "canceling statement due to user request",
         )),
-        Some(XidStatus::Committed) => {
-            let pg = buf.read();
-            let Some(t) = page::item(&pg, tid.offset) else {
-                return Ok(Some(ModifyResult::Updated(None)));
-            };
-            let (block, offset) = tuple::ctid(t);
-            let next = Tid { block, offset };
-            let updated = tuple::infomask(t) & tuple::UPDATED != 0 && next != tid;
-            Ok(Some(ModifyResult::Updated(updated.then_some(next))))
-        }
-        Some(_) => Ok(None),
+        Some(_) => Ok(()),
     }
 }
 
 /// Sets xmax/cmax on the old version and points its ctid at `next` (itself
-/// for a delete, which also clears a stale UPDATED left by an aborted updater).
-pub(crate) fn stamp_old(t: &mut [u8], xid: Xid, cid: u32, next: Tid, updated: bool) {
+/// for a delete). Clears what a lock or an aborted updater left in the
+/// xmax bits; a delete marks the key changed; `lockers` says the locker
+/// table holds lockers of this version.
+pub(crate) fn stamp_old(t: &mut [u8], xid: Xid, cid: u32, next: Tid, flags: u8) {
     tuple::set_xmax(t, xid, cid);
     tuple::set_ctid(t, next.block, next.offset);
-    let m = tuple::infomask(t) & !tuple::UPDATED;
-    tuple::set_infomask(t, if updated { m | tuple::UPDATED } else { m });
+    let mut m = tuple::infomask(t) & !tuple::XMAX_BITS;
+    if flags & log::STAMP_UPDATED != 0 {
+        m |= tuple::UPDATED;
+    }
+    if flags & log::STAMP_KEYS_UPDATED != 0 {
+        m |= tuple::KEYS_UPDATED;
+    }
+    if flags & log::STAMP_HAS_LOCKERS != 0 {
+        m |= tuple::XMAX_HAS_LOCKERS;
+    }
+    tuple::set_infomask(t, m);
 }
 
 /// Deletes the version at `tid`: sets our xmax, waiting for a concurrent
@@ -101,29 +83,57 @@ pub fn delete(
     let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
     loop {
         let mut pg = buf.write();
-        let t = page::item_mut(&mut pg, tid.offset).ok_or_else(|| vanished(tid))?;
-        match claim(t, xid, tm) {
-            Claim::Free => {
-                stamp_old(t, xid, cid, tid, false);
+        let t = page::item(&pg, tid.offset).ok_or_else(|| vanished(tid))?;
+        match rowlock::inspect(&pg, pool, rel, tid, t, xid, Intent::Delete, tm) {
+            Verdict::Proceed(holders) => {
+                // Every other lock conflicts with a delete: none stays.
+                rowlock::lockers_after_change(pool, rel, tid, holders, tm)?;
+                let flags = log::STAMP_KEYS_UPDATED;
+                let t = page::item_mut(&mut pg, tid.offset).expect("inspected");
+                stamp_old(t, xid, cid, tid, flags);
                 pg.mark_dirty();
                 let stamp = log::Stamp {
                     offset: tid.offset,
                     cid,
                     next: tid,
-                    updated: false,
+                    flags,
                 };
                 log::log_delete(tm.wal(), rel, tid.block, &mut pg, xid, stamp);
                 return Ok(ModifyResult::Done(tid));
             }
-            Claim::Mine => return Ok(ModifyResult::SelfModified),
-            Claim::WaitFor(xmax) => {
+            Verdict::SelfModified => return Ok(ModifyResult::SelfModified),
+            Verdict::Updated(next) => return Ok(ModifyResult::Updated(next)),
+            Verdict::Wait(holder) => {
                 drop(pg);
-                if let Some(r) = wait_for_writer(&buf, tid, xmax, tm, cancelled)? {
-                    return Ok(r);
-                }
+                wait_for(holder, tm, cancelled)?;
             }
         }
     }
+}
+
+/// For an update `inspect` let through (both pages locked): the lockers
+/// that stay on the old version (FOR KEY SHARE ones) lock the new one as
+/// well (rule 10). Returns the old version's stamp flags; marks
+/// `new_tuple` when it has lockers.
+fn hand_over_lockers(
+    pool: &BufferPool,
+    rel: RelFileLocator,
+    old: Tid,
+    new: Tid,
+    holders: rowlock::Holders,
+    new_tuple: &mut [u8],
+    tm: &TransactionManager,
+) -> PgResult<u8> {
+    let stay = rowlock::lockers_after_change(pool, rel, old, holders, tm)?;
+    if stay.is_empty() {
+        return Ok(log::STAMP_UPDATED);
+    }
+    rowlock::carry_lockers(pool, rel, new, stay, tm)?;
+    tuple::set_infomask(
+        new_tuple,
+        tuple::infomask(new_tuple) | tuple::XMAX_HAS_LOCKERS,
+    );
+    Ok(log::STAMP_UPDATED | log::STAMP_HAS_LOCKERS)
 }
 
 /// Replaces the version at `tid` with `new_tuple` (header stamped with our
@@ -152,24 +162,25 @@ pub fn update(
         {
             let mut pg = buf.write();
             let fits = page::free_space(&pg) >= needed;
-            let t = page::item_mut(&mut pg, tid.offset).ok_or_else(|| vanished(tid))?;
-            match claim(t, xid, tm) {
-                Claim::Free if fits => {
+            let t = page::item(&pg, tid.offset).ok_or_else(|| vanished(tid))?;
+            match rowlock::inspect(&pg, pool, rel, tid, t, xid, Intent::Update, tm) {
+                Verdict::Proceed(holders) if fits => {
                     let new = Tid {
                         block: tid.block,
                         offset: page::item_count(&pg) + 1,
                     };
+                    let flags = hand_over_lockers(pool, rel, tid, new, holders, new_tuple, tm)?;
                     tuple::set_ctid(new_tuple, new.block, new.offset);
                     let off = page::add_item(&mut pg, new_tuple).expect("space checked");
                     debug_assert_eq!(off, new.offset);
                     let t = page::item_mut(&mut pg, tid.offset).expect("locked");
-                    stamp_old(t, xid, cid, new, true);
+                    stamp_old(t, xid, cid, new, flags);
                     pg.mark_dirty();
                     let stamp = log::Stamp {
                         offset: tid.offset,
                         cid,
                         next: new,
-                        updated: true,
+                        flags,
                     };
                     log::log_update(
                         tm.wal(),
@@ -184,13 +195,12 @@ pub fn update(
                     );
                     return Ok(ModifyResult::Done(new));
                 }
-                Claim::Free => {}
-                Claim::Mine => return Ok(ModifyResult::SelfModified),
-                Claim::WaitFor(xmax) => {
+                Verdict::Proceed(_) => {}
+                Verdict::SelfModified => return Ok(ModifyResult::SelfModified),
+                Verdict::Updated(next) => return Ok(ModifyResult::Updated(next)),
+                Verdict::Wait(holder) => {
                     drop(pg);
-                    if let Some(r) = wait_for_writer(&buf, tid, xmax, tm, cancelled)? {
-                        return Ok(r);
-                    }
+                    wait_for(holder, tm, cancelled)?;
                     continue;
                 }
             }
@@ -228,29 +238,33 @@ pub fn update(
             fsm::record_free_space(pool, rel, other.block(), free)?;
             continue;
         }
-        let t = page::item_mut(&mut old_pg, tid.offset).ok_or_else(|| vanished(tid))?;
-        if !matches!(claim(t, xid, tm), Claim::Free) {
+        let t = page::item(&old_pg, tid.offset).ok_or_else(|| vanished(tid))?;
+        let Verdict::Proceed(holders) =
+            rowlock::inspect(&old_pg, pool, rel, tid, t, xid, Intent::Update, tm)
+        else {
             // Changed while unlocked: go round and let the old page decide.
             drop((old_pg, new_pg));
             target.current = Some(other);
             continue;
-        }
+        };
         let new = Tid {
             block: other.block(),
             offset: page::item_count(&new_pg) + 1,
         };
+        let flags = hand_over_lockers(pool, rel, tid, new, holders, new_tuple, tm)?;
         let new_was_empty = new.offset == 1;
         tuple::set_ctid(new_tuple, new.block, new.offset);
         let off = page::add_item(&mut new_pg, new_tuple).expect("space checked");
         debug_assert_eq!(off, new.offset);
-        stamp_old(t, xid, cid, new, true);
+        let t = page::item_mut(&mut old_pg, tid.offset).expect("locked");
+        stamp_old(t, xid, cid, new, flags);
         old_pg.mark_dirty();
         new_pg.mark_dirty();
         let stamp = log::Stamp {
             offset: tid.offset,
             cid,
             next: new,
-            updated: true,
+            flags,
         };
         log::log_update(
             tm.wal(),
