@@ -129,13 +129,13 @@ fn for_each_match(
 }
 
 /// What cancels a wait for a concurrent writer: an interrupt or statement_timeout.
-fn wait_cancelled<'a>(env: &ExecEnv<'a>) -> impl Fn() -> bool + 'a {
+pub(crate) fn wait_cancelled<'a>(env: &ExecEnv<'a>) -> impl Fn() -> bool + 'a {
     let (interrupts, deadline) = (env.interrupts, env.deadline);
     move || interrupts.any_pending() || deadline.is_some_and(|d| std::time::Instant::now() >= d)
 }
 
 /// A wait given up because the session is ending reports that, not a cancel.
-fn wait_error(env: &ExecEnv, e: PgError) -> PgError {
+pub(crate) fn wait_error(env: &ExecEnv, e: PgError) -> PgError {
     env.interrupts.session_ending_error().unwrap_or(e)
 }
 

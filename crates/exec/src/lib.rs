@@ -9,6 +9,7 @@ pub mod dml;
 pub mod eval;
 mod hashagg;
 mod join;
+mod lockrows;
 pub mod ops;
 mod sequence_funcs;
 mod sort;
@@ -82,6 +83,11 @@ pub struct ExecEnv<'a> {
     pub io: types::IoSettings,
     /// Where spilling operators put their temporary files.
     pub temp: &'a std::sync::Arc<storage::temp_file::TempSpace>,
+    /// The transaction sees one snapshot (REPEATABLE READ, SERIALIZABLE):
+    /// a row a concurrent transaction changed is a serialization failure
+    /// (40001), not re-checked on its newest version (PostgreSQL's
+    /// IsolationUsesXactSnapshot). False in READ COMMITTED.
+    pub uses_xact_snapshot: bool,
 }
 
 /// The executor's settings, typed once from the session's GUCs.

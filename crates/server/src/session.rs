@@ -551,7 +551,8 @@ impl Session {
                 | BoundStatement::CreateDatabase { .. }
                 | BoundStatement::DropDatabase { .. }
                 | BoundStatement::Analyze { .. }
-        ) || matches!(stmt, BoundStatement::Role(r) if r.writes_catalog());
+        ) || matches!(stmt, BoundStatement::Role(r) if r.writes_catalog())
+            || stmt.locks_rows();
         let (xid, cid) =
             match &mut self.txn {
                 TxnState::Block { xid, cid, .. } => {
@@ -682,9 +683,15 @@ impl Session {
             unreachable!("only queries run as cursors");
         };
         sink.columns(&columns.iter().map(column_desc).collect::<Vec<_>>())?;
-        // Queries never assign an xid; they run in the open block's command.
+        // Queries assign no xid unless they lock rows; they run in the
+        // open block's command.
         let (xid, cid) = match &mut self.txn {
             TxnState::Block { xid, cid, .. } => {
+                if xid.is_none() && bound.locks_rows() {
+                    *xid = Some(self.ctx.tm.begin().map_err(|e| {
+                        PgError::io("could not assign a transaction id", e)
+                    })?);
+                }
                 let at = (xid.unwrap_or(0), *cid);
                 *cid += 1;
                 at
@@ -828,6 +835,8 @@ impl Session {
             settings: exec_settings,
             io,
             temp: &self.temp,
+            // Isolation levels are not tracked yet: READ COMMITTED.
+            uses_xact_snapshot: false,
         };
         f(&mut env)
     }

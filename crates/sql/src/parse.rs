@@ -733,10 +733,13 @@ pub(crate) fn parse_sql(full: &str, stmt: &StatementText<'_>) -> PgResult<Parsed
     // sqlparser grows its stack on the heap while it recurses; its own limit
     // is set to ours so deep nesting ends as 54001, not a syntax error.
     let parse = || {
+        let tokens = sqlparser::tokenizer::Tokenizer::new(&dialect, stmt.text)
+            .with_unescape(true)
+            .tokenize_with_location()?;
         Parser::new(&dialect)
             .with_recursion_limit(common::stack_depth::max_levels())
-            .try_with_sql(stmt.text)
-            .and_then(|mut p| p.parse_statements())
+            .with_tokens_with_locations(crate::locking::rewrite_tokens(tokens))
+            .parse_statements()
     };
     // A failed parse drops its partial tree inside sqlparser, recursively: a
     // long statement is parsed on a stack sized for its length (as it is

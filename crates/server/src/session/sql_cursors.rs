@@ -270,6 +270,12 @@ impl Session {
         // statements of the transaction do not change what it sees.
         let (xid, cid) = match &mut self.txn {
             TxnState::Block { xid, cid, .. } => {
+                // FOR UPDATE: rows are locked as they are fetched.
+                if xid.is_none() && query.locks_rows() {
+                    *xid = Some(self.ctx.tm.begin().map_err(|e| {
+                        PgError::io("could not assign a transaction id", e)
+                    })?);
+                }
                 let at = (xid.unwrap_or(0), *cid);
                 *cid += 1;
                 at

@@ -6,6 +6,7 @@ mod comment;
 mod copy;
 mod explain;
 mod expr;
+mod locking;
 mod portal;
 mod pos;
 mod query;
@@ -94,6 +95,8 @@ pub(crate) struct Binder<'c, 'a> {
     pub outer: Vec<Scope>,
     /// Where the statement lies in the query string (error positions).
     pub src: Option<crate::parse::SourceMap>,
+    /// The locking clause of the query whose FROM list is being bound.
+    pub(crate) locking: Option<locking::LockScope>,
 }
 
 /// Binds a parsed statement.
@@ -105,6 +108,7 @@ pub fn bind_statement(
         ctx,
         outer: Vec::new(),
         src: None,
+        locking: None,
     };
     match stmt {
         ParsedStatement::Utility(u) => b.bind_utility(u),
@@ -745,6 +749,7 @@ impl Binder<'_, '_> {
             ctx: &mut *self.ctx,
             outer: Vec::new(),
             src: None,
+            locking: None,
         };
         inner.bind_query(q)
     }
