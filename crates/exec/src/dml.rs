@@ -135,8 +135,21 @@ pub(crate) fn wait_cancelled<'a>(env: &ExecEnv<'a>) -> impl Fn() -> bool + 'a {
 }
 
 /// A wait given up because the session is ending reports that, not a cancel.
+/// A cancelled wait reports why: statement_timeout or the interrupt.
 pub(crate) fn wait_error(env: &ExecEnv, e: PgError) -> PgError {
-    env.interrupts.session_ending_error().unwrap_or(e)
+    if let Some(ending) = env.interrupts.session_ending_error() {
+        return ending;
+    }
+    if e.code != SqlState::QUERY_CANCELED {
+        return e;
+    }
+    if env.timed_out() {
+        return PgError::new(
+            SqlState::QUERY_CANCELED,
+            "canceling statement due to statement timeout",
+        );
+    }
+    env.interrupts.check().err().unwrap_or(e)
 }
 
 /// READ COMMITTED's re-check after a concurrent update committed first:

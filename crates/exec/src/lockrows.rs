@@ -166,11 +166,7 @@ impl<'p> LockRowsOp<'p> {
 
 /// `plan` with every tid-emitting scan replaced by the versions of its
 /// table in `versions`, as constant rows under the scan's quals.
-fn pin_scans(
-    plan: Plan,
-    versions: &[(Tid, Value, &RowMark)],
-    env: &mut ExecEnv,
-) -> PgResult<Plan> {
+fn pin_scans(plan: Plan, versions: &[(Tid, Value, &RowMark)], env: &mut ExecEnv) -> PgResult<Plan> {
     let mut err = None;
     let plan = map_scans(plan, &mut |table, qual, width| {
         let mut rows = Vec::new();
@@ -222,10 +218,7 @@ fn pin_scans(
 
 /// Rebuilds `plan` with `f` applied to each tid-emitting scan (its table,
 /// quals and width).
-fn map_scans(
-    plan: Plan,
-    f: &mut dyn FnMut(&catalog::Table, Vec<Expr>, usize) -> Plan,
-) -> Plan {
+fn map_scans(plan: Plan, f: &mut dyn FnMut(&catalog::Table, Vec<Expr>, usize) -> Plan) -> Plan {
     let go = |p: Box<Plan>, f: &mut dyn FnMut(&catalog::Table, Vec<Expr>, usize) -> Plan| {
         Box::new(map_scans(*p, f))
     };

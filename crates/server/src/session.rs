@@ -685,19 +685,21 @@ impl Session {
         sink.columns(&columns.iter().map(column_desc).collect::<Vec<_>>())?;
         // Queries assign no xid unless they lock rows; they run in the
         // open block's command.
-        let (xid, cid) = match &mut self.txn {
-            TxnState::Block { xid, cid, .. } => {
-                if xid.is_none() && bound.locks_rows() {
-                    *xid = Some(self.ctx.tm.begin().map_err(|e| {
-                        PgError::io("could not assign a transaction id", e)
-                    })?);
+        let (xid, cid) =
+            match &mut self.txn {
+                TxnState::Block { xid, cid, .. } => {
+                    if xid.is_none() && bound.locks_rows() {
+                        *xid =
+                            Some(self.ctx.tm.begin().map_err(|e| {
+                                PgError::io("could not assign a transaction id", e)
+                            })?);
+                    }
+                    let at = (xid.unwrap_or(0), *cid);
+                    *cid += 1;
+                    at
                 }
-                let at = (xid.unwrap_or(0), *cid);
-                *cid += 1;
-                at
-            }
-            TxnState::Idle => (0, 0),
-        };
+                TxnState::Idle => (0, 0),
+            };
         let snapshot = self.ctx.tm.snapshot(xid, cid);
         let catalog = self.catalog_version();
         let params = params.to_vec();

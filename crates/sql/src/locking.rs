@@ -67,19 +67,19 @@ pub(crate) fn rewrite_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
             }
         };
         // OF name [, name ...], each name words joined by periods.
-        let mut names: Vec<Vec<Token>> = Vec::new();
+        let mut names: Vec<Vec<TokenWithSpan>> = Vec::new();
         if kw(next) == Some(Keyword::OF) {
             next += 1;
             loop {
-                let mut name = Vec::new();
+                let mut name: Vec<TokenWithSpan> = Vec::new();
                 while let Some(&i) = solid.get(next) {
+                    let after_period = name.last().map(|t| &t.token) == Some(&Token::Period);
                     match &tokens[i].token {
-                        Token::Word(_) if name.is_empty() || name.last() == Some(&Token::Period) => {
-                            name.push(tokens[i].token.clone());
-                        }
-                        Token::Period if !name.is_empty() => name.push(Token::Period),
+                        Token::Word(_) if name.is_empty() || after_period => {}
+                        Token::Period if !name.is_empty() && !after_period => {}
                         _ => break,
                     }
+                    name.push(tokens[i].clone());
                     next += 1;
                 }
                 if name.is_empty() {
@@ -113,7 +113,7 @@ pub(crate) fn rewrite_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
             out.push(TokenWithSpan::new(t, span));
             out.push(TokenWithSpan::new(Token::Whitespace(ws()), span));
         };
-        let targets: Vec<Option<&Vec<Token>>> = if names.is_empty() {
+        let targets: Vec<Option<&Vec<TokenWithSpan>>> = if names.is_empty() {
             vec![None]
         } else {
             names.iter().map(Some).collect()
@@ -130,9 +130,8 @@ pub(crate) fn rewrite_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
                     out.push(TokenWithSpan::new(Token::Period, span));
                 }
             }
-            for t in name.into_iter().flatten() {
-                out.push(TokenWithSpan::new(t.clone(), span));
-            }
+            // The names keep their places in the text (error positions).
+            out.extend(name.into_iter().flatten().cloned());
             out.push(TokenWithSpan::new(Token::Whitespace(ws()), span));
             for t in &wait {
                 emit(&mut out, t.clone());

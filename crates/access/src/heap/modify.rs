@@ -8,7 +8,7 @@
 //! FSM pages are touched only while no heap page is locked.
 
 use common::{PgError, PgResult, RelFileLocator, SqlState, Xid};
-use storage::buffer::{BufferPool, ReadMode};
+use storage::buffer::{BufferPool, PageWrite, ReadMode};
 use storage::page;
 use storage::{fsm, ForkNumber};
 use txn::TransactionManager;
@@ -83,11 +83,10 @@ pub fn delete(
     let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
     loop {
         let mut pg = buf.write();
-        let t = page::item(&pg, tid.offset).ok_or_else(|| vanished(tid))?;
-        match rowlock::inspect(&pg, pool, rel, tid, t, xid, Intent::Delete, tm) {
+        match rowlock::inspect(&pg, pool, rel, tid, xid, Intent::Delete, tm)? {
             Verdict::Proceed(holders) => {
                 // Every other lock conflicts with a delete: none stays.
-                rowlock::lockers_after_change(pool, rel, tid, holders, tm)?;
+                rowlock::lockers_after_change(&pg, pool, rel, tid, holders, tm)?;
                 let flags = log::STAMP_KEYS_UPDATED;
                 let t = page::item_mut(&mut pg, tid.offset).expect("inspected");
                 stamp_old(t, xid, cid, tid, flags);
@@ -118,17 +117,17 @@ pub fn delete(
 fn hand_over_lockers(
     pool: &BufferPool,
     rel: RelFileLocator,
-    old: Tid,
-    new: Tid,
+    (old_page, old): (&PageWrite<'_>, Tid),
+    (new_page, new): (&PageWrite<'_>, Tid),
     holders: rowlock::Holders,
     new_tuple: &mut [u8],
     tm: &TransactionManager,
 ) -> PgResult<u8> {
-    let stay = rowlock::lockers_after_change(pool, rel, old, holders, tm)?;
+    let stay = rowlock::lockers_after_change(old_page, pool, rel, old, holders, tm)?;
     if stay.is_empty() {
         return Ok(log::STAMP_UPDATED);
     }
-    rowlock::carry_lockers(pool, rel, new, stay, tm)?;
+    rowlock::carry_lockers(new_page, pool, rel, new, stay, tm)?;
     tuple::set_infomask(
         new_tuple,
         tuple::infomask(new_tuple) | tuple::XMAX_HAS_LOCKERS,
@@ -162,14 +161,21 @@ pub fn update(
         {
             let mut pg = buf.write();
             let fits = page::free_space(&pg) >= needed;
-            let t = page::item(&pg, tid.offset).ok_or_else(|| vanished(tid))?;
-            match rowlock::inspect(&pg, pool, rel, tid, t, xid, Intent::Update, tm) {
+            match rowlock::inspect(&pg, pool, rel, tid, xid, Intent::Update, tm)? {
                 Verdict::Proceed(holders) if fits => {
                     let new = Tid {
                         block: tid.block,
                         offset: page::item_count(&pg) + 1,
                     };
-                    let flags = hand_over_lockers(pool, rel, tid, new, holders, new_tuple, tm)?;
+                    let flags = hand_over_lockers(
+                        pool,
+                        rel,
+                        (&pg, tid),
+                        (&pg, new),
+                        holders,
+                        new_tuple,
+                        tm,
+                    )?;
                     tuple::set_ctid(new_tuple, new.block, new.offset);
                     let off = page::add_item(&mut pg, new_tuple).expect("space checked");
                     debug_assert_eq!(off, new.offset);
@@ -238,9 +244,8 @@ pub fn update(
             fsm::record_free_space(pool, rel, other.block(), free)?;
             continue;
         }
-        let t = page::item(&old_pg, tid.offset).ok_or_else(|| vanished(tid))?;
         let Verdict::Proceed(holders) =
-            rowlock::inspect(&old_pg, pool, rel, tid, t, xid, Intent::Update, tm)
+            rowlock::inspect(&old_pg, pool, rel, tid, xid, Intent::Update, tm)?
         else {
             // Changed while unlocked: go round and let the old page decide.
             drop((old_pg, new_pg));
@@ -251,7 +256,15 @@ pub fn update(
             block: other.block(),
             offset: page::item_count(&new_pg) + 1,
         };
-        let flags = hand_over_lockers(pool, rel, tid, new, holders, new_tuple, tm)?;
+        let flags = hand_over_lockers(
+            pool,
+            rel,
+            (&old_pg, tid),
+            (&new_pg, new),
+            holders,
+            new_tuple,
+            tm,
+        )?;
         let new_was_empty = new.offset == 1;
         tuple::set_ctid(new_tuple, new.block, new.offset);
         let off = page::add_item(&mut new_pg, new_tuple).expect("space checked");

@@ -192,8 +192,10 @@ impl LockerTable {
         {
             self.sweep(key.pool, tm);
             if self.count.load(Ordering::Relaxed) + lockers.len() - old > MAX_EXTRA_LOCKERS {
-                return Err(PgError::new(SqlState::OUT_OF_MEMORY, "out of shared memory")
-                    .with_hint("Fewer rows can be locked by several transactions at once."));
+                return Err(
+                    PgError::new(SqlState::OUT_OF_MEMORY, "out of shared memory")
+                        .with_hint("Fewer rows can be locked by several transactions at once."),
+                );
             }
         }
         let mut shard = self.shard(&key).lock();
@@ -268,18 +270,18 @@ impl Holders {
     }
 }
 
-/// Decides what `intent` by `xid` may do with the version `t` at `tid`.
+/// Decides what `intent` by `xid` may do with the version at `tid`.
 /// Requires its page's exclusive content lock (the guard the caller holds).
 pub(crate) fn inspect(
-    _page: &PageWrite<'_>,
+    pg: &PageWrite<'_>,
     pool: &BufferPool,
     rel: RelFileLocator,
     tid: Tid,
-    t: &[u8],
     xid: Xid,
     intent: Intent,
     tm: &TransactionManager,
-) -> Verdict {
+) -> PgResult<Verdict> {
+    let t = page::item(pg, tid.offset).ok_or_else(|| super::modify::vanished(tid))?;
     let xmax = tuple::xmax(t);
     let mask = tuple::infomask(t);
     let mode = intent.mode();
@@ -293,26 +295,26 @@ pub(crate) fn inspect(
         let held = RowLockMode::of_xmax(mask);
         if mask & tuple::XMAX_LOCK_ONLY == 0 {
             if xmax == xid {
-                return Verdict::SelfModified;
+                return Ok(Verdict::SelfModified);
             }
             match tm.status(xmax) {
                 XidStatus::Committed => {
                     let (block, offset) = tuple::ctid(t);
                     let next = Tid { block, offset };
                     let updated = mask & tuple::UPDATED != 0 && next != tid;
-                    return Verdict::Updated(updated.then_some(next));
+                    return Ok(Verdict::Updated(updated.then_some(next)));
                 }
                 // A running updater blocks every request, FOR KEY SHARE
                 // too (PostgreSQL lets that one through and locks the
                 // newer versions as well; waiting is the simpler safe way).
-                XidStatus::InProgress => return Verdict::Wait(xmax),
+                XidStatus::InProgress => return Ok(Verdict::Wait(xmax)),
                 XidStatus::Aborted => {}
             }
         } else if xmax == xid {
             holders.own_slot = Some(held);
         } else if tm.status(xmax) == XidStatus::InProgress {
             if held.conflicts_with(mode) {
-                return Verdict::Wait(xmax);
+                return Ok(Verdict::Wait(xmax));
             }
             holders.slot_locker = Some((xmax, held));
         }
@@ -322,13 +324,13 @@ pub(crate) fn inspect(
             if x == xid {
                 holders.own_extra = Some(m);
             } else if m.conflicts_with(mode) {
-                return Verdict::Wait(x);
+                return Ok(Verdict::Wait(x));
             } else {
                 holders.others.push((x, m));
             }
         }
     }
-    Verdict::Proceed(holders)
+    Ok(Verdict::Proceed(holders))
 }
 
 /// Takes lock `mode` for `xid` on version `tid` (which `inspect` let
@@ -404,8 +406,10 @@ pub(crate) fn stamp_lock(t: &mut [u8], tid: Tid, xmax: Xid, bits: u16) {
 /// For an update or delete `inspect` let through: the lockers that stay on
 /// the old version (a locker in the xmax slot moves to the table, as the
 /// updater takes the slot), written to the table. Returns them, so an
-/// update can carry them to the new version.
+/// update can carry them to the new version. Requires the version's page
+/// lock (`_page`).
 pub(crate) fn lockers_after_change(
+    _page: &PageWrite<'_>,
     pool: &BufferPool,
     rel: RelFileLocator,
     tid: Tid,
@@ -421,8 +425,10 @@ pub(crate) fn lockers_after_change(
 }
 
 /// The lockers of an updated row's old version also lock its new version
-/// (only FOR KEY SHARE lockers can be left beside an update).
+/// (only FOR KEY SHARE lockers can be left beside an update). Requires the
+/// new version's page lock (`_new_page`).
 pub(crate) fn carry_lockers(
+    _new_page: &PageWrite<'_>,
     pool: &BufferPool,
     rel: RelFileLocator,
     new: Tid,
@@ -451,8 +457,7 @@ pub fn lock_tuple(
     let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
     loop {
         let mut pg = buf.write();
-        let t = page::item(&pg, tid.offset).ok_or_else(|| super::modify::vanished(tid))?;
-        match inspect(&pg, pool, rel, tid, t, xid, Intent::Lock(mode), tm) {
+        match inspect(&pg, pool, rel, tid, xid, Intent::Lock(mode), tm)? {
             Verdict::Proceed(holders) => {
                 apply_lock(&mut pg, pool, rel, tid, xid, mode, holders, tm)?;
                 return Ok(LockResult::Locked);
@@ -560,8 +565,17 @@ mod tests {
         }
 
         fn lock(&self, tid: Tid, xid: Xid, mode: RowLockMode) -> LockResult {
-            lock_tuple(self.pool, REL, tid, xid, mode, WaitPolicy::Skip, &self.tm, &|| true)
-                .unwrap()
+            lock_tuple(
+                self.pool,
+                REL,
+                tid,
+                xid,
+                mode,
+                WaitPolicy::Skip,
+                &self.tm,
+                &|| true,
+            )
+            .unwrap()
         }
 
         /// An update that would have to wait fails at once (a wait that is
@@ -612,7 +626,11 @@ mod tests {
     fn share_lockers_coexist_and_block_an_update_until_both_end() {
         let f = fixture();
         let tid = f.insert_committed(1);
-        let (a, b, c) = (f.tm.begin().unwrap(), f.tm.begin().unwrap(), f.tm.begin().unwrap());
+        let (a, b, c) = (
+            f.tm.begin().unwrap(),
+            f.tm.begin().unwrap(),
+            f.tm.begin().unwrap(),
+        );
         assert_eq!(f.lock(tid, a, Share), LockResult::Locked);
         assert_eq!(f.header(tid), (a, Share.lock_bits()));
         assert_eq!(f.lock(tid, b, Share), LockResult::Locked);
@@ -644,7 +662,11 @@ mod tests {
     fn key_share_lets_a_non_key_update_through_and_locks_the_new_version() {
         let f = fixture();
         let tid = f.insert_committed(1);
-        let (a, b, c) = (f.tm.begin().unwrap(), f.tm.begin().unwrap(), f.tm.begin().unwrap());
+        let (a, b, c) = (
+            f.tm.begin().unwrap(),
+            f.tm.begin().unwrap(),
+            f.tm.begin().unwrap(),
+        );
         assert_eq!(f.lock(tid, a, KeyShare), LockResult::Locked);
         // FOR NO KEY UPDATE and a (non-key) UPDATE coexist with KEY SHARE.
         assert_eq!(f.lock(tid, b, NoKeyExclusive), LockResult::Locked);
@@ -654,10 +676,7 @@ mod tests {
             panic!("update did not go through");
         };
         // c took the slot; a moved to the table and locks both versions.
-        assert_eq!(
-            f.header(tid),
-            (c, tuple::UPDATED | tuple::XMAX_HAS_LOCKERS)
-        );
+        assert_eq!(f.header(tid), (c, tuple::UPDATED | tuple::XMAX_HAS_LOCKERS));
         assert_eq!(f.header(new), (0, tuple::XMAX_HAS_LOCKERS));
         f.tm.commit(c, txn::SyncCommit::Off).unwrap();
         // Deleting the new version waits for the key-share locker...
@@ -686,7 +705,10 @@ mod tests {
         // b's entry was dropped with b; a holds the slot with FOR UPDATE.
         assert_eq!(f.header(tid), (a, Exclusive.lock_bits()));
         // Our own lock never stops our own update.
-        assert!(matches!(f.update(tid, a, 2).unwrap(), ModifyResult::Done(_)));
+        assert!(matches!(
+            f.update(tid, a, 2).unwrap(),
+            ModifyResult::Done(_)
+        ));
         // A version we updated is not ours to lock again.
         assert_eq!(f.lock(tid, a, Share), LockResult::SelfModified);
         f.tm.abort(a);
@@ -736,9 +758,27 @@ mod tests {
         // After the crash a and b are gone: the rows are free.
         let c = tm2.begin().unwrap();
         assert!(c > b);
-        let r = lock_tuple(pool2, REL, tid, c, Exclusive, WaitPolicy::Error, &tm2, &|| true);
+        let r = lock_tuple(
+            pool2,
+            REL,
+            tid,
+            c,
+            Exclusive,
+            WaitPolicy::Error,
+            &tm2,
+            &|| true,
+        );
         assert_eq!(r.unwrap(), LockResult::Locked);
-        let r = lock_tuple(pool2, REL, other, c, Exclusive, WaitPolicy::Error, &tm2, &|| true);
+        let r = lock_tuple(
+            pool2,
+            REL,
+            other,
+            c,
+            Exclusive,
+            WaitPolicy::Error,
+            &tm2,
+            &|| true,
+        );
         assert_eq!(r.unwrap(), LockResult::Locked);
     }
 }

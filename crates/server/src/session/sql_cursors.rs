@@ -268,20 +268,22 @@ impl Session {
             .unwrap_or_else(|| supports_backward_scan(plan));
         // The cursor runs in the command it was declared in: later
         // statements of the transaction do not change what it sees.
-        let (xid, cid) = match &mut self.txn {
-            TxnState::Block { xid, cid, .. } => {
-                // FOR UPDATE: rows are locked as they are fetched.
-                if xid.is_none() && query.locks_rows() {
-                    *xid = Some(self.ctx.tm.begin().map_err(|e| {
-                        PgError::io("could not assign a transaction id", e)
-                    })?);
+        let (xid, cid) =
+            match &mut self.txn {
+                TxnState::Block { xid, cid, .. } => {
+                    // FOR UPDATE: rows are locked as they are fetched.
+                    if xid.is_none() && query.locks_rows() {
+                        *xid =
+                            Some(self.ctx.tm.begin().map_err(|e| {
+                                PgError::io("could not assign a transaction id", e)
+                            })?);
+                    }
+                    let at = (xid.unwrap_or(0), *cid);
+                    *cid += 1;
+                    at
                 }
-                let at = (xid.unwrap_or(0), *cid);
-                *cid += 1;
-                at
-            }
-            TxnState::Idle => (0, 0),
-        };
+                TxnState::Idle => (0, 0),
+            };
         let query = CursorQuery {
             bound: Arc::new(query.clone()),
             catalog: self.catalog_version(),

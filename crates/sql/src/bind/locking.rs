@@ -67,6 +67,13 @@ fn of_name(of: &ast::ObjectName) -> Option<String> {
     }
 }
 
+/// Where an OF name is in the text.
+fn of_span(of: &ast::ObjectName) -> sqlparser::tokenizer::Span {
+    of.0.first()
+        .and_then(|p| p.as_ident())
+        .map_or(sqlparser::tokenizer::Span::empty(), |i| i.span)
+}
+
 fn not_allowed(lock: &LockScope, with: &str) -> PgError {
     PgError::new(
         SqlState::FEATURE_NOT_SUPPORTED,
@@ -116,15 +123,17 @@ impl Binder<'_, '_> {
         let Some(lock) = &self.locking else {
             return Ok(());
         };
-        let named = lock
-            .clauses
-            .iter()
-            .any(|c| c.of.as_ref().and_then(of_name).as_deref() == Some(name));
-        if function && named {
-            return Err(PgError::new(
+        let named = lock.clauses.iter().find_map(|c| {
+            c.of.as_ref()
+                .filter(|of| of_name(of).as_deref() == Some(name))
+                .map(|of| (c.strength, of_span(of)))
+        });
+        if let Some((strength, span)) = named.filter(|_| function) {
+            let err = PgError::new(
                 SqlState::FEATURE_NOT_SUPPORTED,
-                format!("{} cannot be applied to a function", lock.first()),
-            ));
+                format!("{} cannot be applied to a function", strength.as_sql()),
+            );
+            return Err(self.at(err, span));
         }
         if !function && lock.names(name) {
             return Err(PgError::unsupported(format!(
@@ -168,7 +177,10 @@ impl Binder<'_, '_> {
             return Err(not_allowed(lock, "aggregate functions"));
         }
         if srf {
-            return Err(not_allowed(lock, "set-returning functions in the target list"));
+            return Err(not_allowed(
+                lock,
+                "set-returning functions in the target list",
+            ));
         }
         Ok(())
     }
@@ -185,19 +197,24 @@ impl Binder<'_, '_> {
         for c in &lock.clauses {
             let Some(of) = &c.of else { continue };
             let Some(name) = of_name(of) else {
-                return Err(PgError::new(
+                let err = PgError::new(
                     SqlState::SYNTAX_ERROR,
-                    format!("{} must specify unqualified relation names", c.strength.as_sql()),
-                ));
+                    format!(
+                        "{} must specify unqualified relation names",
+                        c.strength.as_sql()
+                    ),
+                );
+                return Err(self.at(err, of_span(of)));
             };
             if !lock.rels.iter().any(|r| r.name == name) {
-                return Err(PgError::new(
+                let err = PgError::new(
                     SqlState::UNDEFINED_TABLE,
                     format!(
                         "relation \"{name}\" in {} clause not found in FROM clause",
                         c.strength.as_sql()
                     ),
-                ));
+                );
+                return Err(self.at(err, of_span(of)));
             }
         }
         let mut marks = Vec::new();

@@ -545,13 +545,7 @@ impl Explainer<'_> {
                     .iter()
                     .map(|c| quote_ident(&c.name))
                     .chain(tid.map(String::from))
-                    .map(|c| {
-                        if self.prefix {
-                            format!("{q}.{c}")
-                        } else {
-                            c
-                        }
-                    })
+                    .map(|c| if self.prefix { format!("{q}.{c}") } else { c })
                     .collect()
             }
             Plan::Values { width, .. } => (1..=*width)
