@@ -191,6 +191,13 @@ pub static GUCS: &[GucDef] = &[
         "When generating SQL fragments, quote all identifiers.",
     ),
     g(
+        "procarray_group_clear",
+        "on",
+        Sighup,
+        false,
+        "Scalegres: ending transactions leave the ProcArray in groups when its lock is busy (off only to measure the gain).",
+    ),
+    g(
         "default_transaction_read_only",
         "off",
         User,
@@ -904,7 +911,8 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         "default_transaction_read_only"
         | "default_transaction_deferrable"
         | "transaction_read_only"
-        | "transaction_deferrable" => {
+        | "transaction_deferrable"
+        | "procarray_group_clear" => {
             parse_bool(value).ok_or_else(bad)?;
         }
         "port"
@@ -1158,6 +1166,14 @@ pub fn parse_duration_ms(value: &str, default_unit_ms: u64) -> Option<u64> {
         _ => return None,
     };
     Some(n * mult)
+}
+
+/// `procarray_group_clear` (txn's grouped ProcArray exits).
+pub fn procarray_group_clear(s: &Settings) -> bool {
+    s.get("procarray_group_clear")
+        .ok()
+        .and_then(parse_bool)
+        .unwrap_or(true)
 }
 
 pub fn parse_bool(value: &str) -> Option<bool> {

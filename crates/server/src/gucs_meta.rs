@@ -355,6 +355,15 @@ pub static GUC_META: &[GucMeta] = &[
         &[],
     ),
     m(
+        "procarray_group_clear",
+        None,
+        "Lock Management",
+        Bool,
+        None,
+        None,
+        &[],
+    ),
+    m(
         "default_transaction_read_only",
         None,
         "Client Connection Defaults / Statement Behavior",
