@@ -329,7 +329,7 @@ impl RowWriter<'_> {
             self.pool,
             rel.locator(),
             tid,
-            self.xid,
+            heap::Requester::plain(self.xid),
             self.cid,
             self.tm,
             &|| false,

@@ -62,8 +62,12 @@ pub struct ExecEnv<'a> {
     pub db_oid: common::Oid,
     pub db_name: &'a str,
     pub snapshot: &'a Snapshot,
+    /// The (sub-)transaction this statement writes under (0: read only).
     pub xid: Xid,
     pub cid: u32,
+    /// The transaction's isolation level: REPEATABLE READ and above fail
+    /// with 40001 where READ COMMITTED re-checks a concurrently changed row.
+    pub isolation: txn::IsolationLevel,
     pub params: &'a [Value],
     pub interrupts: &'a Interrupts,
     pub hooks: &'a mut dyn SessionHooks,
@@ -83,11 +87,6 @@ pub struct ExecEnv<'a> {
     pub io: types::IoSettings,
     /// Where spilling operators put their temporary files.
     pub temp: &'a std::sync::Arc<storage::temp_file::TempSpace>,
-    /// The transaction sees one snapshot (REPEATABLE READ, SERIALIZABLE):
-    /// a row a concurrent transaction changed is a serialization failure
-    /// (40001), not re-checked on its newest version (PostgreSQL's
-    /// IsolationUsesXactSnapshot). False in READ COMMITTED.
-    pub uses_xact_snapshot: bool,
 }
 
 /// The executor's settings, typed once from the session's GUCs.
@@ -154,6 +153,15 @@ impl ExecEnv<'_> {
 }
 
 impl ExecEnv<'_> {
+    /// Who locks or changes rows: the statement's (sub)transaction, whose
+    /// enclosing transaction's own locks never stand in its way.
+    pub fn requester(&self) -> access::heap::Requester<'_> {
+        access::heap::Requester {
+            xid: self.xid,
+            snapshot: Some(self.snapshot),
+        }
+    }
+
     /// Whether statement_timeout has expired (reads the clock).
     pub fn timed_out(&self) -> bool {
         self.deadline

@@ -98,7 +98,7 @@ impl<'p> LockRowsOp<'p> {
                     env.pool,
                     mark.table.locator(),
                     tid,
-                    env.xid,
+                    env.requester(),
                     lock_mode(strength),
                     wait_policy(wait),
                     env.tm,
@@ -120,7 +120,7 @@ impl<'p> LockRowsOp<'p> {
                     // Changed by this transaction since the snapshot: not
                     // ours to return (PostgreSQL skips it too).
                     LockResult::SelfModified => return Ok(None),
-                    LockResult::Updated(_) if env.uses_xact_snapshot => {
+                    LockResult::Updated(_) if env.isolation.uses_transaction_snapshot() => {
                         return Err(serialization_failure())
                     }
                     LockResult::Updated(None) => return Ok(None),

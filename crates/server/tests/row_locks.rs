@@ -401,3 +401,109 @@ fn locks_are_gone_after_a_crash() {
     assert_eq!(c.execute("update acct set v = 9", &[]).unwrap(), 3);
     assert_eq!(ints(&mut c, "select v from acct order by id"), [9, 9, 9]);
 }
+
+#[test]
+fn savepoints_share_their_transactions_locks() {
+    let s = TestServer::start();
+    setup(&s);
+    let (mut a, mut b) = (s.connect(), s.connect());
+    a.batch_execute("begin").unwrap();
+    assert_eq!(
+        ints(&mut a, "select id from acct where id = 1 for share"),
+        [1]
+    );
+    // A savepoint's update of a row its transaction locked does not wait
+    // for itself.
+    a.batch_execute("savepoint s; set statement_timeout = '5s'")
+        .unwrap();
+    assert_eq!(
+        a.execute("update acct set v = 1 where id = 1", &[])
+            .unwrap(),
+        1
+    );
+    // Rolled back, the update's lock goes; the transaction's share lock stays.
+    a.batch_execute("rollback to s; reset statement_timeout")
+        .unwrap();
+    assert_eq!(
+        ints(&mut b, "select id from acct where id = 1 for share nowait"),
+        [1]
+    );
+    assert_eq!(
+        nowait_error(&mut b, "select id from acct where id = 1 for update nowait").0,
+        "55P03"
+    );
+    // The same for a stronger lock taken in a savepoint.
+    assert_eq!(
+        ints(&mut a, "select id from acct where id = 2 for share"),
+        [2]
+    );
+    a.batch_execute("savepoint t").unwrap();
+    assert_eq!(
+        ints(&mut a, "select id from acct where id = 2 for update"),
+        [2]
+    );
+    assert_eq!(
+        nowait_error(&mut b, "select id from acct where id = 2 for share nowait").0,
+        "55P03"
+    );
+    a.batch_execute("rollback to t").unwrap();
+    assert_eq!(
+        ints(&mut b, "select id from acct where id = 2 for share nowait"),
+        [2]
+    );
+    assert_eq!(
+        nowait_error(&mut b, "select id from acct where id = 2 for update nowait").0,
+        "55P03"
+    );
+    a.batch_execute("commit").unwrap();
+    assert_eq!(
+        ints(&mut b, "select v from acct order by id for update nowait"),
+        [0, 0, 0]
+    );
+}
+
+#[test]
+fn repeatable_read_and_read_only_transactions() {
+    let s = TestServer::start();
+    setup(&s);
+    let (mut a, mut b) = (s.connect(), s.connect());
+    // A row changed after the transaction's snapshot cannot be locked.
+    a.batch_execute("begin isolation level repeatable read")
+        .unwrap();
+    assert_eq!(ints(&mut a, "select count(*)::int from acct"), [3]);
+    b.batch_execute("update acct set v = 5 where id = 3")
+        .unwrap();
+    let err = a
+        .batch_execute("select * from acct where id = 3 for update")
+        .unwrap_err();
+    assert_eq!(
+        code_and_message(err),
+        (
+            "40001".into(),
+            "could not serialize access due to concurrent update".into()
+        )
+    );
+    a.batch_execute("rollback").unwrap();
+    // Unchanged rows lock fine, and the lock holds.
+    a.batch_execute("begin isolation level repeatable read")
+        .unwrap();
+    assert_eq!(
+        ints(&mut a, "select id from acct where id = 1 for update"),
+        [1]
+    );
+    assert!(waits(&mut b, "update acct set v = 1 where id = 1"));
+    a.batch_execute("commit").unwrap();
+
+    a.batch_execute("begin transaction read only").unwrap();
+    let err = a
+        .batch_execute("select * from acct for no key update")
+        .unwrap_err();
+    assert_eq!(
+        code_and_message(err),
+        (
+            "25006".into(),
+            "cannot execute SELECT FOR NO KEY UPDATE in a read-only transaction".into()
+        )
+    );
+    a.batch_execute("rollback").unwrap();
+}

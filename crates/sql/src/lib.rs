@@ -15,6 +15,7 @@ pub mod parse_cache;
 pub mod plan;
 pub mod reg;
 pub mod role;
+pub mod transaction;
 pub mod viewdef;
 
 pub use bind::{bind_statement, BindContext, SystemViewDesc, SystemViews};

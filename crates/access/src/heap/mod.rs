@@ -25,7 +25,7 @@ mod modify;
 pub mod rowlock;
 pub mod sample;
 pub use modify::{delete, update, ModifyResult};
-pub use rowlock::{lock_tuple, LockResult, RowLockMode, WaitPolicy};
+pub use rowlock::{lock_tuple, LockResult, Requester, RowLockMode, WaitPolicy};
 
 /// A tuple's address: block and 1-based offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -13,7 +13,7 @@ use storage::page;
 use storage::{fsm, ForkNumber};
 use txn::TransactionManager;
 
-use super::rowlock::{self, Intent, Verdict};
+use super::rowlock::{self, Intent, Requester, Verdict};
 use super::{aligned_len, check_tuple_size, log, next_target_page, InsertTarget, Tid};
 use crate::tuple;
 
@@ -75,15 +75,16 @@ pub fn delete(
     pool: &'static BufferPool,
     rel: RelFileLocator,
     tid: Tid,
-    xid: Xid,
+    who: Requester<'_>,
     cid: u32,
     tm: &TransactionManager,
     cancelled: &dyn Fn() -> bool,
 ) -> PgResult<ModifyResult> {
+    let xid = who.xid;
     let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
     loop {
         let mut pg = buf.write();
-        match rowlock::inspect(&pg, pool, rel, tid, xid, Intent::Delete, tm)? {
+        match rowlock::inspect(&pg, pool, rel, tid, who, Intent::Delete, tm)? {
             Verdict::Proceed(holders) => {
                 // Every other lock conflicts with a delete: none stays.
                 rowlock::lockers_after_change(&pg, pool, rel, tid, holders, tm)?;
@@ -127,7 +128,9 @@ fn hand_over_lockers(
     if stay.is_empty() {
         return Ok(log::STAMP_UPDATED);
     }
-    rowlock::carry_lockers(new_page, pool, rel, new, stay, tm)?;
+    if !rowlock::carry_lockers(new_page, pool, rel, new, stay, tm)? {
+        return Ok(log::STAMP_UPDATED | log::STAMP_HAS_LOCKERS);
+    }
     tuple::set_infomask(
         new_tuple,
         tuple::infomask(new_tuple) | tuple::XMAX_HAS_LOCKERS,
@@ -148,20 +151,21 @@ pub fn update(
     rel: RelFileLocator,
     tid: Tid,
     new_tuple: &mut [u8],
-    xid: Xid,
+    who: Requester<'_>,
     cid: u32,
     tm: &TransactionManager,
     target: &mut InsertTarget,
     cancelled: &dyn Fn() -> bool,
 ) -> PgResult<ModifyResult> {
     check_tuple_size(new_tuple)?;
+    let xid = who.xid;
     let needed = aligned_len(new_tuple);
     let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
     loop {
         {
             let mut pg = buf.write();
             let fits = page::free_space(&pg) >= needed;
-            match rowlock::inspect(&pg, pool, rel, tid, xid, Intent::Update, tm)? {
+            match rowlock::inspect(&pg, pool, rel, tid, who, Intent::Update, tm)? {
                 Verdict::Proceed(holders) if fits => {
                     let new = Tid {
                         block: tid.block,
@@ -245,7 +249,7 @@ pub fn update(
             continue;
         }
         let Verdict::Proceed(holders) =
-            rowlock::inspect(&old_pg, pool, rel, tid, xid, Intent::Update, tm)?
+            rowlock::inspect(&old_pg, pool, rel, tid, who, Intent::Update, tm)?
         else {
             // Changed while unlocked: go round and let the old page decide.
             drop((old_pg, new_pg));
@@ -365,7 +369,7 @@ mod tests {
             REL,
             small1,
             &mut form(10, 10, xid, 1),
-            xid,
+            Requester::plain(xid),
             1,
             &tm,
             &mut target,
@@ -381,7 +385,7 @@ mod tests {
             REL,
             small2,
             &mut form(20, 1000, xid, 1),
-            xid,
+            Requester::plain(xid),
             1,
             &tm,
             &mut target,
@@ -397,7 +401,7 @@ mod tests {
             REL,
             small2,
             &mut form(30, 10, xid, 1),
-            xid,
+            Requester::plain(xid),
             1,
             &tm,
             &mut target,
@@ -420,10 +424,10 @@ mod tests {
         assert_eq!(after, vec![3, 10, 20]);
 
         // Delete: one call, the version becomes invisible to later commands.
-        let r = delete(pool, REL, new1, xid, 2, &tm, &never).unwrap();
+        let r = delete(pool, REL, new1, Requester::plain(xid), 2, &tm, &never).unwrap();
         assert_eq!(r, ModifyResult::Done(new1));
         assert_eq!(
-            delete(pool, REL, new1, xid, 2, &tm, &never).unwrap(),
+            delete(pool, REL, new1, Requester::plain(xid), 2, &tm, &never).unwrap(),
             ModifyResult::SelfModified
         );
         let mut after = visible(pool, &tm, xid, 3);

@@ -99,6 +99,30 @@ pub enum WaitPolicy {
     Error,
 }
 
+/// Who asks for a version: the (sub)transaction whose xid a lock or change
+/// stamps, and its snapshot, whose own xids (the enclosing transaction and
+/// savepoints) never conflict with it.
+#[derive(Clone, Copy)]
+pub struct Requester<'a> {
+    pub xid: Xid,
+    pub snapshot: Option<&'a txn::Snapshot>,
+}
+
+impl Requester<'_> {
+    /// A transaction without savepoints.
+    pub fn plain(xid: Xid) -> Requester<'static> {
+        Requester {
+            xid,
+            snapshot: None,
+        }
+    }
+
+    /// An enclosing transaction or savepoint of the requester.
+    fn is_ancestor(&self, x: Xid) -> bool {
+        x != self.xid && self.snapshot.is_some_and(|s| s.is_own(x))
+    }
+}
+
 /// What a caller wants of a version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Intent {
@@ -277,10 +301,11 @@ pub(crate) fn inspect(
     pool: &BufferPool,
     rel: RelFileLocator,
     tid: Tid,
-    xid: Xid,
+    who: Requester<'_>,
     intent: Intent,
     tm: &TransactionManager,
 ) -> PgResult<Verdict> {
+    let xid = who.xid;
     let t = page::item(pg, tid.offset).ok_or_else(|| super::modify::vanished(tid))?;
     let xmax = tuple::xmax(t);
     let mask = tuple::infomask(t);
@@ -294,7 +319,7 @@ pub(crate) fn inspect(
     if xmax != 0 {
         let held = RowLockMode::of_xmax(mask);
         if mask & tuple::XMAX_LOCK_ONLY == 0 {
-            if xmax == xid {
+            if xmax == xid || who.is_ancestor(xmax) {
                 return Ok(Verdict::SelfModified);
             }
             match tm.status(xmax) {
@@ -312,6 +337,10 @@ pub(crate) fn inspect(
             }
         } else if xmax == xid {
             holders.own_slot = Some(held);
+        } else if who.is_ancestor(xmax) {
+            // Our enclosing transaction's lock: kept beside ours, so it
+            // survives a rollback of this savepoint.
+            holders.slot_locker = Some((xmax, held));
         } else if tm.status(xmax) == XidStatus::InProgress {
             if held.conflicts_with(mode) {
                 return Ok(Verdict::Wait(xmax));
@@ -323,7 +352,7 @@ pub(crate) fn inspect(
         for (x, m) in LOCKERS.live(&key(pool, rel, tid), tm) {
             if x == xid {
                 holders.own_extra = Some(m);
-            } else if m.conflicts_with(mode) {
+            } else if m.conflicts_with(mode) && !who.is_ancestor(x) {
                 return Ok(Verdict::Wait(x));
             } else {
                 holders.others.push((x, m));
@@ -424,19 +453,24 @@ pub(crate) fn lockers_after_change(
     Ok(stay)
 }
 
-/// The lockers of an updated row's old version also lock its new version
-/// (only FOR KEY SHARE lockers can be left beside an update). Requires the
-/// new version's page lock (`_new_page`).
+/// The FOR KEY SHARE lockers of an updated row's old version also lock its
+/// new version (other lockers left beside an update are the updater's own
+/// enclosing transaction: the new version is ours anyway). Requires the new
+/// version's page lock (`_new_page`). Returns whether any were carried.
 pub(crate) fn carry_lockers(
     _new_page: &PageWrite<'_>,
     pool: &BufferPool,
     rel: RelFileLocator,
     new: Tid,
-    lockers: Lockers,
+    mut lockers: Lockers,
     tm: &TransactionManager,
-) -> PgResult<()> {
-    debug_assert!(lockers.iter().all(|(_, m)| *m == RowLockMode::KeyShare));
-    LOCKERS.set(key(pool, rel, new), lockers, tm)
+) -> PgResult<bool> {
+    lockers.retain(|(_, m)| *m == RowLockMode::KeyShare);
+    if lockers.is_empty() {
+        return Ok(false);
+    }
+    LOCKERS.set(key(pool, rel, new), lockers, tm)?;
+    Ok(true)
 }
 
 /// Locks the version at `tid` in `mode` for `xid` (SELECT ... FOR ...).
@@ -448,7 +482,7 @@ pub fn lock_tuple(
     pool: &'static BufferPool,
     rel: RelFileLocator,
     tid: Tid,
-    xid: Xid,
+    who: Requester<'_>,
     mode: RowLockMode,
     policy: WaitPolicy,
     tm: &TransactionManager,
@@ -457,9 +491,9 @@ pub fn lock_tuple(
     let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
     loop {
         let mut pg = buf.write();
-        match inspect(&pg, pool, rel, tid, xid, Intent::Lock(mode), tm)? {
+        match inspect(&pg, pool, rel, tid, who, Intent::Lock(mode), tm)? {
             Verdict::Proceed(holders) => {
-                apply_lock(&mut pg, pool, rel, tid, xid, mode, holders, tm)?;
+                apply_lock(&mut pg, pool, rel, tid, who.xid, mode, holders, tm)?;
                 return Ok(LockResult::Locked);
             }
             Verdict::SelfModified => return Ok(LockResult::SelfModified),
@@ -569,7 +603,7 @@ mod tests {
                 self.pool,
                 REL,
                 tid,
-                xid,
+                Requester::plain(xid),
                 mode,
                 WaitPolicy::Skip,
                 &self.tm,
@@ -586,7 +620,7 @@ mod tests {
                 REL,
                 tid,
                 &mut row(a, xid),
-                xid,
+                Requester::plain(xid),
                 0,
                 &self.tm,
                 &mut InsertTarget::new(),
@@ -595,7 +629,15 @@ mod tests {
         }
 
         fn delete(&self, tid: Tid, xid: Xid) -> PgResult<ModifyResult> {
-            heap::delete(self.pool, REL, tid, xid, 0, &self.tm, &|| true)
+            heap::delete(
+                self.pool,
+                REL,
+                tid,
+                Requester::plain(xid),
+                0,
+                &self.tm,
+                &|| true,
+            )
         }
 
         fn header(&self, tid: Tid) -> (Xid, u16) {
@@ -762,7 +804,7 @@ mod tests {
             pool2,
             REL,
             tid,
-            c,
+            Requester::plain(c),
             Exclusive,
             WaitPolicy::Error,
             &tm2,
@@ -773,7 +815,7 @@ mod tests {
             pool2,
             REL,
             other,
-            c,
+            Requester::plain(c),
             Exclusive,
             WaitPolicy::Error,
             &tm2,

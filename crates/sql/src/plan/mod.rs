@@ -5,6 +5,7 @@
 //! turns it into the physical plan `exec` runs: quals pushed into scans, join
 //! order and method chosen by cost (`cost.rs`). `explain.rs` prints it.
 
+pub use crate::transaction::{TransactionModes, TransactionOp};
 pub mod cost;
 pub mod explain;
 mod joins;
@@ -333,13 +334,6 @@ impl ViewScan {
     }
 }
 
-#[derive(Debug, Clone)]
-pub enum TransactionOp {
-    Begin,
-    Commit,
-    Rollback,
-}
-
 /// EXPLAIN's options.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExplainOptions {
@@ -592,6 +586,35 @@ impl BoundStatement {
             } => options.analyze && statement.locks_rows(),
             BoundStatement::DeclareCursor { query, .. } => query.locks_rows(),
             _ => false,
+        }
+    }
+
+    /// The command a read-only transaction refuses it as (CreateCommandTag:
+    /// `SELECT FOR UPDATE`, ... after the first locked relation's strength).
+    pub fn row_lock_command(&self) -> &'static str {
+        fn strength(p: &Plan) -> Option<LockStrength> {
+            match p {
+                Plan::LockRows { marks, .. } => marks.iter().find_map(|m| m.lock).map(|l| l.0),
+                Plan::Limit { input, .. } | Plan::Project { input, .. } => strength(input),
+                _ => None,
+            }
+        }
+        let plan = match self {
+            BoundStatement::Query { plan, .. } => Some(plan),
+            BoundStatement::Explain { statement, .. }
+            | BoundStatement::DeclareCursor {
+                query: statement, ..
+            } => match &**statement {
+                BoundStatement::Query { plan, .. } => Some(plan),
+                _ => None,
+            },
+            _ => None,
+        };
+        match plan.and_then(strength) {
+            Some(LockStrength::KeyShare) => "SELECT FOR KEY SHARE",
+            Some(LockStrength::Share) => "SELECT FOR SHARE",
+            Some(LockStrength::NoKeyUpdate) => "SELECT FOR NO KEY UPDATE",
+            _ => "SELECT FOR UPDATE",
         }
     }
 
