@@ -2,6 +2,7 @@
 //! transactions (ProcArray) and MVCC snapshots. See README.md.
 
 pub mod clog;
+pub mod lock;
 pub mod manager;
 pub mod snapshot;
 
