@@ -4,6 +4,7 @@
 
 mod fetch;
 mod hooks;
+mod locks;
 mod roles;
 mod sql_cursors;
 mod sql_prepared;
@@ -77,6 +78,7 @@ struct ThreadSettings {
     /// The executor's settings and the generation they were parsed from.
     exec: Option<(u64, exec::ExecSettings)>,
     sync_commit: Option<(u64, txn::SyncCommit)>,
+    locks: Option<(u64, txn::lock::LockSettings)>,
     /// The socket settings and the generation they were parsed from.
     socket: Option<(u64, crate::connections::SocketSettings)>,
 }
@@ -103,8 +105,13 @@ pub struct Session {
     settings: Settings,
     changed: Vec<(String, String)>,
     txn: TxnState,
-    /// The open transaction's catalog changes (it holds the DDL lock).
+    /// The open transaction's catalog changes (it holds the catalog-change
+    /// lock).
     catalog_changes: Option<catalog::CatalogTxn>,
+    /// The session's heavyweight locks (`session/locks.rs`).
+    locks: txn::lock::LockOwner,
+    /// Notices raised by functions during the statement (`Hooks::notice`).
+    pending_notices: Vec<PgError>,
     sequences: SequenceValues,
     pid: i32,
     interrupts: Arc<Interrupts>,
@@ -354,6 +361,7 @@ impl Session {
             self.count_xact(committed);
         }
         self.txn = TxnState::Idle;
+        self.release_transaction_locks();
     }
 
     /// Commits (logging the commit, durable unless synchronous_commit is
@@ -519,7 +527,16 @@ impl Session {
             BoundStatement::DeclareCursor { .. }
             | BoundStatement::Fetch(_)
             | BoundStatement::CloseCursor(_) => {
+                self.lock_statement(stmt)?;
                 return self.run_cursor_command(stmt, params, sink);
+            }
+            BoundStatement::Lock {
+                relations,
+                mode,
+                nowait,
+            } => {
+                self.run_lock_table(relations, *mode, *nowait)?;
+                return sink.complete("LOCK TABLE");
             }
             BoundStatement::Prepare { .. }
             | BoundStatement::ExecutePrepared { .. }
@@ -529,6 +546,10 @@ impl Session {
             _ => {}
         }
         let implicit = matches!(self.txn, TxnState::Idle);
+        if let Err(e) = self.lock_statement(stmt) {
+            self.release_locks_if_idle();
+            return Err(e);
+        }
         // Catalog changes are writes too: their rows carry the xid.
         let writes = matches!(
             stmt,
@@ -576,6 +597,11 @@ impl Session {
                 }
             };
         let mut result = self.execute_dml_or_query(stmt, params, sink, xid, cid);
+        for n in std::mem::take(&mut self.pending_notices) {
+            if let Err(e) = sink.notice(&n) {
+                result = result.and(Err(e));
+            }
+        }
         if let TxnState::Block { cid, .. } = &mut self.txn {
             *cid += 1;
         }
@@ -586,6 +612,7 @@ impl Session {
                 }
             }
             self.count_xact(result.is_ok());
+            self.release_transaction_locks();
         }
         result
     }
@@ -787,14 +814,8 @@ impl Session {
         let ctx = self.ctx.clone();
         let exec_settings = self.exec_settings();
         let io = self.io();
-        let timeout_ms = self
-            .settings
-            .get("statement_timeout")
-            .ok()
-            .and_then(|v| gucs::parse_duration_ms(v, 1))
-            .unwrap_or(0);
-        let deadline = (timeout_ms > 0)
-            .then(|| std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms));
+        let deadline = self.statement_deadline();
+        let lock_settings = self.lock_settings();
         let base = self.base.clone();
         let mut hooks = Hooks {
             ctx: &ctx,
@@ -808,6 +829,12 @@ impl Session {
             sequences: &mut self.sequences,
             user: &self.user,
             session_user: &self.session_user,
+            db_oid: self.db_oid,
+            locks: &mut self.locks,
+            lock_settings,
+            interrupts: &self.interrupts,
+            deadline,
+            notices: &mut self.pending_notices,
         };
         let mut env = ExecEnv {
             pool: ctx.pool,
@@ -966,7 +993,7 @@ impl Session {
     ) -> PgResult<()> {
         let parsed = self.parse_cache.parse(full, st)?;
         let mut params = Vec::new();
-        let bound = self.bind(&parsed, &mut params);
+        let bound = self.bind_locked(&parsed, &mut params);
         sql::parse::drop_parsed(parsed);
         let bound = bound?;
         if !params.is_empty() {
@@ -1043,6 +1070,7 @@ impl SessionHandler for Session {
         if let TxnState::Block { implicit: true, .. } = self.txn {
             self.end_block(result.is_ok());
         }
+        self.release_locks_if_idle();
         self.flush_io_counts();
         self.set_activity(self.idle_state(), None);
         result
@@ -1130,7 +1158,19 @@ impl SessionHandler for Session {
                 implicit: true,
             };
         }
-        let bound = self.current_plan(p, parsed, params)?;
+        let bound = loop {
+            let version = self.catalog_version();
+            let bound = self.current_plan(p, parsed, params)?;
+            if self.in_failed_block() {
+                break bound;
+            }
+            self.lock_statement(&bound)?;
+            // Bound before a catalog change that committed while we waited
+            // for the locks: bind again.
+            if Arc::ptr_eq(&version, &self.catalog_version()) {
+                break bound;
+            }
+        };
         self.set_activity("active", Some(&stmt.sql));
         let r = if max_rows > 0 && matches!(*bound, BoundStatement::Query { .. }) {
             self.open_cursor(bound, params, &stmt.sql, sink)
@@ -1191,6 +1231,7 @@ impl SessionHandler for Session {
         if let TxnState::Block { implicit: true, .. } = self.txn {
             self.end_block(true);
         }
+        self.release_locks_if_idle();
     }
 
     fn io_settings(&self) -> IoSettings {
@@ -1361,6 +1402,8 @@ impl SessionFactory for Factory {
             changed: Vec::new(),
             txn: TxnState::Idle,
             catalog_changes: None,
+            locks: txn::lock::LockOwner::new(self.ctx.tm.locks().clone(), pid, db.oid),
+            pending_notices: Vec::new(),
             sequences: SequenceValues::default(),
             pid,
             interrupts,

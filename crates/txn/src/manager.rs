@@ -60,6 +60,8 @@ pub struct TransactionManager {
     /// Signalled whenever a transaction ends (waiters for a row's writer).
     ended: Condvar,
     completed: AtomicU64,
+    /// The heavyweight lock manager (`crate::lock`).
+    locks: std::sync::Arc<crate::lock::LockManager>,
 }
 
 impl TransactionManager {
@@ -84,8 +86,14 @@ impl TransactionManager {
             }),
             ended: Condvar::new(),
             completed: AtomicU64::new(0),
+            locks: Default::default(),
         };
         Ok(tm)
+    }
+
+    /// The heavyweight lock manager.
+    pub fn locks(&self) -> &std::sync::Arc<crate::lock::LockManager> {
+        &self.locks
     }
 
     pub fn clog(&self) -> &Clog {

@@ -6,6 +6,7 @@ mod comment;
 mod copy;
 mod explain;
 mod expr;
+mod lock;
 mod portal;
 mod pos;
 mod query;
@@ -387,6 +388,11 @@ impl Binder<'_, '_> {
                     cascade: *cascade,
                 }
             }
+            Utility::Lock {
+                names,
+                mode,
+                nowait,
+            } => self.bind_lock(names, mode, *nowait)?,
             Utility::Truncate { names } => BoundStatement::Truncate {
                 tables: names
                     .iter()

@@ -1,6 +1,5 @@
 //! What the lock manager shows: pg_locks' rows, pg_blocking_pids.
 
-use super::fastpath;
 use super::mode::LockMode;
 use super::tag::LockTag;
 use super::{LockManager, Proc};
@@ -131,5 +130,5 @@ impl LockManager {
 
 #[cfg(test)]
 pub(crate) fn slots_per_owner() -> usize {
-    fastpath::SLOTS
+    super::fastpath::SLOTS
 }
