@@ -332,7 +332,12 @@ impl RowWriter<'_> {
             self.xid,
             self.cid,
             self.tm,
-            &|| false,
+            // Nobody else changes catalog rows (the catalog-change lock).
+            &mut |x| {
+                self.tm
+                    .wait_for(x, &|| false)
+                    .ok_or_else(|| PgError::internal("catalog row wait ended"))
+            },
         )? {
             ModifyResult::Done(_) => Ok(()),
             other => panic!(

@@ -128,12 +128,6 @@ fn for_each_match(
     }
 }
 
-/// What cancels a wait for a concurrent writer: an interrupt or statement_timeout.
-fn wait_cancelled<'a>(env: &ExecEnv<'a>) -> impl Fn() -> bool + 'a {
-    let (interrupts, deadline) = (env.interrupts, env.deadline);
-    move || interrupts.any_pending() || deadline.is_some_and(|d| std::time::Instant::now() >= d)
-}
-
 /// A wait given up because the session is ending reports that, not a cancel.
 fn wait_error(env: &ExecEnv, e: PgError) -> PgError {
     env.interrupts.session_ending_error().unwrap_or(e)
@@ -171,15 +165,11 @@ pub fn delete(
     let mut out = Vec::new();
     let rel = table.locator();
     for_each_match(table, qual, env, |mut tid, mut row, env| loop {
-        let r = heap::delete(
-            env.pool,
-            rel,
-            tid,
-            env.xid,
-            env.cid,
-            env.tm,
-            &wait_cancelled(env),
-        )
+        let (pool, xid, cid, tm) = (env.pool, env.xid, env.cid, env.tm);
+        let hooks = &mut *env.hooks;
+        let r = heap::delete(pool, rel, tid, xid, cid, tm, &mut |x| {
+            hooks.wait_for_transaction(x)
+        })
         .map_err(|e| wait_error(env, e))?;
         match r {
             ModifyResult::Done(_) => {
@@ -218,16 +208,18 @@ pub fn update(
         }
         check_not_null(table, &new, &env.io)?;
         tuple::form_tuple(&types, &new, env.xid, env.cid, &mut buf);
+        let (pool, xid, cid, tm) = (env.pool, env.xid, env.cid, env.tm);
+        let hooks = &mut *env.hooks;
         let r = heap::update(
-            env.pool,
+            pool,
             rel,
             tid,
             &mut buf,
-            env.xid,
-            env.cid,
-            env.tm,
+            xid,
+            cid,
+            tm,
             &mut target,
-            &wait_cancelled(env),
+            &mut |x| hooks.wait_for_transaction(x),
         )
         .map_err(|e| wait_error(env, e))?;
         match r {

@@ -43,6 +43,11 @@ pub trait SessionHooks: system_views::ServerState {
         call: sql::expr::AdvisoryCall,
         key: txn::lock::AdvisoryKey,
     ) -> PgResult<bool>;
+    /// Blocks until transaction `xid` (a row's other writer) has ended and
+    /// returns its status; waits through the lock manager, within the
+    /// statement's cancel, statement_timeout, lock_timeout and deadlock
+    /// check.
+    fn wait_for_transaction(&mut self, xid: common::Xid) -> PgResult<txn::XidStatus>;
     /// pg_advisory_unlock_all(): the session-level advisory locks.
     fn advisory_unlock_all(&mut self);
     /// A WARNING or NOTICE for the client, sent once the statement ends.

@@ -342,12 +342,21 @@ impl Session {
         matches!(self.txn, TxnState::Block { failed: true, .. })
     }
 
-    /// Marks the open block failed and aborts its writes (after an error).
+    /// Marks the open block failed and, as PostgreSQL's AbortTransaction
+    /// at the error, rolls its transaction back now: its writes and catalog
+    /// changes are undone and its locks released, so whoever waits for them
+    /// goes on (a deadlock's survivor among them). The block then only
+    /// waits for its ROLLBACK.
     fn fail(&mut self) {
-        match &mut self.txn {
-            TxnState::Block { failed, .. } => *failed = true,
-            TxnState::Idle => {}
+        let TxnState::Block { failed, xid, .. } = &mut self.txn else {
+            return;
+        };
+        *failed = true;
+        if let Some(x) = xid.take() {
+            // A rollback cannot fail: only a commit's log flush can.
+            let _ = self.end_transaction(x, false);
         }
+        self.release_transaction_locks();
     }
 
     fn end_block(&mut self, commit: bool) {
@@ -578,7 +587,7 @@ impl Session {
                 TxnState::Block { xid, cid, .. } => {
                     if writes && xid.is_none() {
                         *xid =
-                            Some(self.ctx.tm.begin().map_err(|e| {
+                            Some(self.ctx.tm.begin_locked(&mut self.locks).map_err(|e| {
                                 PgError::io("could not assign a transaction id", e)
                             })?);
                     }
@@ -588,7 +597,7 @@ impl Session {
                     let x = if writes {
                         self.ctx
                             .tm
-                            .begin()
+                            .begin_locked(&mut self.locks)
                             .map_err(|e| PgError::io("could not assign a transaction id", e))?
                     } else {
                         0

@@ -125,6 +125,24 @@ impl TransactionManager {
         Ok(xid)
     }
 
+    /// Starts a transaction for a session: its xid, with the session
+    /// holding ExclusiveLock on it until the transaction ends, so others
+    /// wait for it through the lock manager (`wait_for_locked`). The lock
+    /// goes with the session's other transaction locks, after `commit` or
+    /// `abort` took the xid out of the running set.
+    pub fn begin_locked(&self, owner: &mut crate::lock::LockOwner) -> std::io::Result<Xid> {
+        let xid = self.begin()?;
+        owner
+            .acquire(
+                crate::lock::LockTag::Transaction(xid),
+                crate::lock::LockMode::Exclusive,
+                crate::lock::LockScope::Transaction,
+                None,
+            )
+            .expect("nobody else can hold a lock on a new xid");
+        Ok(xid)
+    }
+
     fn publish_running(&self, pa: &ProcArray) {
         // Relaxed: commit_siblings is a heuristic.
         self.wal
@@ -234,6 +252,39 @@ impl TransactionManager {
         }
         drop(pa);
         Some(self.status(xid))
+    }
+
+    /// Blocks until `xid` has ended, waiting through the lock manager as
+    /// PostgreSQL's XactLockTableWait: ShareLock on the xid (granted when
+    /// its transaction's ExclusiveLock goes), released at once. The wait
+    /// is then visible to the deadlock check, pg_locks and
+    /// pg_blocking_pids. An xid nobody holds a lock on (a transaction
+    /// begun without a lock owner) is waited for on the running set.
+    pub fn wait_for_locked(
+        &self,
+        xid: Xid,
+        owner: &mut crate::lock::LockOwner,
+        ctx: &mut crate::lock::WaitContext<'_>,
+    ) -> Result<XidStatus, crate::lock::LockError> {
+        use crate::lock::{LockMode, LockScope, LockTag};
+        let tag = LockTag::Transaction(xid);
+        loop {
+            let held = owner.holds(&tag, LockMode::Share);
+            owner.acquire(tag, LockMode::Share, LockScope::Transaction, Some(ctx))?;
+            if !held {
+                owner.release(tag, LockMode::Share, LockScope::Transaction);
+            }
+            if !self.is_running(xid) {
+                return Ok(self.status(xid));
+            }
+            let mut pa = self.procarray.lock();
+            if pa.running.contains(&xid) {
+                self.ended
+                    .wait_for(&mut pa, std::time::Duration::from_millis(10));
+            }
+            drop(pa);
+            (ctx.check)().map_err(crate::lock::LockError::Interrupted)?;
+        }
     }
 
     /// Persists the commit log (checkpoint, shutdown).

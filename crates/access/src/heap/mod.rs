@@ -23,7 +23,7 @@ use crate::tuple;
 pub mod log;
 mod modify;
 pub mod sample;
-pub use modify::{delete, update, ModifyResult};
+pub use modify::{delete, update, ModifyResult, WaitForXid};
 
 /// A tuple's address: block and 1-based offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -7,7 +7,7 @@
 //! no buffer is read (and no victim written) while a content lock is held;
 //! FSM pages are touched only while no heap page is locked.
 
-use common::{PgError, PgResult, RelFileLocator, SqlState, Xid};
+use common::{PgError, PgResult, RelFileLocator, Xid};
 use storage::buffer::{Buffer, BufferPool, ReadMode};
 use storage::page;
 use storage::{fsm, ForkNumber};
@@ -50,21 +50,20 @@ fn vanished(tid: Tid) -> PgError {
     PgError::internal(format!("tuple {tid:?} vanished"))
 }
 
+/// Blocks until a transaction has ended and returns its status, or fails
+/// (cancel, timeouts, a deadlock): how a writer waits for another one.
+pub type WaitForXid<'a> = dyn FnMut(Xid) -> PgResult<XidStatus> + 'a;
+
 /// Waits for `xmax` to end (rule 3). Ok(None): it aborted, try again;
 /// Ok(Some(r)): it committed, and `r` says what it did to the version at `tid`.
 fn wait_for_writer(
     buf: &Buffer,
     tid: Tid,
     xmax: Xid,
-    tm: &TransactionManager,
-    cancelled: &dyn Fn() -> bool,
+    wait: &mut WaitForXid<'_>,
 ) -> PgResult<Option<ModifyResult>> {
-    match tm.wait_for(xmax, cancelled) {
-        None => Err(PgError::new(
-            SqlState::QUERY_CANCELED,
-            "canceling statement due to user request",
-        )),
-        Some(XidStatus::Committed) => {
+    match wait(xmax)? {
+        XidStatus::Committed => {
             let pg = buf.read();
             let Some(t) = page::item(&pg, tid.offset) else {
                 return Ok(Some(ModifyResult::Updated(None)));
@@ -74,7 +73,7 @@ fn wait_for_writer(
             let updated = tuple::infomask(t) & tuple::UPDATED != 0 && next != tid;
             Ok(Some(ModifyResult::Updated(updated.then_some(next))))
         }
-        Some(_) => Ok(None),
+        _ => Ok(None),
     }
 }
 
@@ -96,7 +95,7 @@ pub fn delete(
     xid: Xid,
     cid: u32,
     tm: &TransactionManager,
-    cancelled: &dyn Fn() -> bool,
+    wait: &mut WaitForXid<'_>,
 ) -> PgResult<ModifyResult> {
     let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
     loop {
@@ -118,7 +117,7 @@ pub fn delete(
             Claim::Mine => return Ok(ModifyResult::SelfModified),
             Claim::WaitFor(xmax) => {
                 drop(pg);
-                if let Some(r) = wait_for_writer(&buf, tid, xmax, tm, cancelled)? {
+                if let Some(r) = wait_for_writer(&buf, tid, xmax, wait)? {
                     return Ok(r);
                 }
             }
@@ -143,7 +142,7 @@ pub fn update(
     cid: u32,
     tm: &TransactionManager,
     target: &mut InsertTarget,
-    cancelled: &dyn Fn() -> bool,
+    wait: &mut WaitForXid<'_>,
 ) -> PgResult<ModifyResult> {
     check_tuple_size(new_tuple)?;
     let needed = aligned_len(new_tuple);
@@ -188,7 +187,7 @@ pub fn update(
                 Claim::Mine => return Ok(ModifyResult::SelfModified),
                 Claim::WaitFor(xmax) => {
                     drop(pg);
-                    if let Some(r) = wait_for_writer(&buf, tid, xmax, tm, cancelled)? {
+                    if let Some(r) = wait_for_writer(&buf, tid, xmax, wait)? {
                         return Ok(r);
                     }
                     continue;

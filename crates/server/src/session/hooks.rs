@@ -116,16 +116,7 @@ impl SessionHooks for Hooks<'_> {
             },
             AdvisoryOp::Lock => {
                 let (interrupts, deadline) = (self.interrupts, self.deadline);
-                let mut check = || {
-                    interrupts.check()?;
-                    if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
-                        return Err(common::PgError::new(
-                            common::SqlState::QUERY_CANCELED,
-                            "canceling statement due to statement timeout",
-                        ));
-                    }
-                    Ok(())
-                };
+                let mut check = || super::locks::wait_check(interrupts, deadline);
                 let mut ctx = WaitContext {
                     settings: self.lock_settings,
                     check: &mut check,
@@ -136,6 +127,18 @@ impl SessionHooks for Hooks<'_> {
                 Ok(true)
             }
         }
+    }
+    fn wait_for_transaction(&mut self, xid: common::Xid) -> PgResult<txn::XidStatus> {
+        let (interrupts, deadline) = (self.interrupts, self.deadline);
+        let mut check = || super::locks::wait_check(interrupts, deadline);
+        let mut ctx = txn::lock::WaitContext {
+            settings: self.lock_settings,
+            check: &mut check,
+        };
+        self.ctx
+            .tm
+            .wait_for_locked(xid, self.locks, &mut ctx)
+            .map_err(|e| e.into_pg(|| unreachable!("the wait was allowed")))
     }
     fn advisory_unlock_all(&mut self) {
         self.locks.release_session_locks();

@@ -17,6 +17,21 @@ use types::TypeId;
 use super::{Session, TxnState};
 use crate::gucs;
 
+/// What ends a lock wait early: cancel, termination, statement_timeout.
+pub(super) fn wait_check(
+    interrupts: &common::interrupt::Interrupts,
+    deadline: Option<Instant>,
+) -> PgResult<()> {
+    interrupts.check()?;
+    if deadline.is_some_and(|d| Instant::now() >= d) {
+        return Err(PgError::new(
+            SqlState::QUERY_CANCELED,
+            "canceling statement due to statement timeout",
+        ));
+    }
+    Ok(())
+}
+
 impl Session {
     /// deadlock_timeout and lock_timeout, parsed again only after a change.
     pub(super) fn lock_settings(&self) -> LockSettings {
@@ -55,16 +70,7 @@ impl Session {
         let settings = self.lock_settings();
         let interrupts = self.interrupts.clone();
         let deadline = self.statement_deadline();
-        let mut check = move || {
-            interrupts.check()?;
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(PgError::new(
-                    SqlState::QUERY_CANCELED,
-                    "canceling statement due to statement timeout",
-                ));
-            }
-            Ok(())
-        };
+        let mut check = move || wait_check(&interrupts, deadline);
         let mut ctx = WaitContext {
             settings,
             check: &mut check,
