@@ -692,8 +692,21 @@ fn parse_lock(toks: &[(String, bool)]) -> Option<Utility> {
         let start = i + 1;
         let end = (start..toks.len()).find(|&k| word(k) == Some("mode"))?;
         let words: Vec<&str> = toks[start..end].iter().map(|t| t.0.as_str()).collect();
-        mode = txn::lock::LockMode::from_sql(&words.join(" "))
-            .ok_or_else(|| toks.get(start).map_or("mode", |t| t.0.as_str()).to_string());
+        mode = txn::lock::LockMode::from_sql(&words.join(" ")).ok_or_else(|| {
+            // The grammar fails at the first word no mode goes on with.
+            let names = txn::lock::LockMode::ALL.map(|m| m.sql_name());
+            let fits = |k: usize| {
+                names.iter().any(|n| {
+                    let n: Vec<&str> = n.split(' ').collect();
+                    n.len() >= k && n[..k] == words[..k]
+                })
+            };
+            let bad = (1..=words.len()).find(|&k| !fits(k));
+            match bad {
+                Some(k) => words[k - 1].to_string(),
+                None => "mode".to_string(),
+            }
+        });
         i = end + 1;
     }
     let nowait = word(i) == Some("nowait");

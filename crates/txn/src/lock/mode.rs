@@ -116,20 +116,24 @@ impl LockMode {
         }
     }
 
+    /// The mode as LOCK TABLE's `IN ... MODE` names it (lowercase).
+    pub fn sql_name(self) -> &'static str {
+        match self {
+            AccessShare => "access share",
+            RowShare => "row share",
+            RowExclusive => "row exclusive",
+            ShareUpdateExclusive => "share update exclusive",
+            Share => "share",
+            ShareRowExclusive => "share row exclusive",
+            Exclusive => "exclusive",
+            AccessExclusive => "access exclusive",
+        }
+    }
+
     /// A mode as LOCK TABLE's `IN ... MODE` names it (words lowercased,
     /// separated by single spaces).
     pub fn from_sql(words: &str) -> Option<LockMode> {
-        Some(match words {
-            "access share" => AccessShare,
-            "row share" => RowShare,
-            "row exclusive" => RowExclusive,
-            "share update exclusive" => ShareUpdateExclusive,
-            "share" => Share,
-            "share row exclusive" => ShareRowExclusive,
-            "exclusive" => Exclusive,
-            "access exclusive" => AccessExclusive,
-            _ => return None,
-        })
+        LockMode::ALL.into_iter().find(|m| m.sql_name() == words)
     }
 
     /// Weak relation modes may be taken through the fast path: they
