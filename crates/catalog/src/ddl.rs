@@ -39,9 +39,22 @@ enum Pending {
 /// A transaction's catalog changes: it holds the catalog-change lock until
 /// it ends.
 pub struct CatalogTxn {
+    /// The top-level transaction (it holds the catalog-change lock).
     pub(crate) xid: Xid,
+    /// The (sub-)transaction catalog rows are written under now.
+    pub(crate) write_xid: Xid,
     pub(crate) working: Arc<CatalogData>,
+    /// The committed catalog the transaction started from.
+    base: Arc<CatalogData>,
     pending: Vec<Pending>,
+}
+
+/// Where a savepoint found a transaction's catalog changes, to go back to
+/// at ROLLBACK TO SAVEPOINT.
+#[derive(Clone)]
+pub struct CatalogMark {
+    working: Arc<CatalogData>,
+    pending: usize,
 }
 
 impl CatalogTxn {
@@ -51,6 +64,26 @@ impl CatalogTxn {
     }
     pub fn xid(&self) -> Xid {
         self.xid
+    }
+    /// Rows from now on are written under `xid` (the current
+    /// sub-transaction, or the top-level transaction itself).
+    pub fn set_write_xid(&mut self, xid: Xid) {
+        debug_assert!(xid >= self.xid);
+        self.write_xid = xid;
+    }
+    /// The state before the transaction's first catalog change.
+    pub fn initial_mark(&self) -> CatalogMark {
+        CatalogMark {
+            working: self.base.clone(),
+            pending: 0,
+        }
+    }
+    /// The state a savepoint returns to.
+    pub fn mark(&self) -> CatalogMark {
+        CatalogMark {
+            working: self.working.clone(),
+            pending: self.pending.len(),
+        }
     }
 }
 
@@ -63,13 +96,35 @@ impl Catalog {
     /// catalog-change lock (`txn::lock::CATALOG_CHANGE`, AccessExclusive)
     /// for `xid`'s transaction, so catalog changes are serial and the
     /// version builds on the latest committed one.
-    pub fn begin(&self, xid: Xid) -> CatalogTxn {
+    /// `write_xid` is the (sub-)transaction the first rows are written under.
+    pub fn begin(&self, xid: Xid, write_xid: Xid) -> CatalogTxn {
         debug_assert_ne!(xid, 0, "catalog changes need an xid");
+        let base = self.snapshot();
         CatalogTxn {
             xid,
-            working: self.snapshot(),
+            write_xid,
+            working: base.clone(),
+            base,
             pending: Vec::new(),
         }
+    }
+
+    /// ROLLBACK TO SAVEPOINT: the catalog as the savepoint found it. The
+    /// rolled-back sub-transactions' rows are invisible already (their xids
+    /// aborted); files they created are removed now, files they dropped stay.
+    pub fn rollback_to(&self, txn: &mut CatalogTxn, mark: CatalogMark) -> PgResult<()> {
+        txn.working = mark.working;
+        let wal = self.tm.wal();
+        let mut result = Ok(());
+        for p in txn.pending.drain(mark.pending..) {
+            if let Pending::Created(rel) = p {
+                let r = heap::drop_storage(self.pool, wal, rel);
+                if result.is_ok() {
+                    result = r;
+                }
+            }
+        }
+        result
     }
 
     /// Ends the transaction's catalog changes once `tm` has committed or
@@ -104,7 +159,7 @@ impl Catalog {
         RowWriter {
             pool: self.pool,
             tm: self.tm,
-            xid: txn.xid,
+            xid: txn.write_xid,
             cid,
         }
     }

@@ -34,7 +34,7 @@ mod roles;
 pub mod stats;
 
 pub use comments::ObjectAddress;
-pub use ddl::CatalogTxn;
+pub use ddl::{CatalogMark, CatalogTxn};
 pub use model::{
     CatalogData, Column, Database, Namespace, Role, RoleAttributes, Sequence, Table, View,
 };
@@ -155,7 +155,7 @@ mod tests {
             f: impl FnOnce(&mut CatalogTxn) -> PgResult<R>,
         ) -> PgResult<R> {
             let xid = self.tm.begin().unwrap();
-            let mut txn = c.begin(xid);
+            let mut txn = c.begin(xid, xid);
             let r = f(&mut txn);
             if commit && r.is_ok() {
                 self.tm.commit(xid, txn::SyncCommit::On).unwrap();
@@ -266,7 +266,7 @@ mod tests {
             })
             .unwrap();
         let xid = f.tm.begin().unwrap();
-        let mut x = c.begin(xid);
+        let mut x = c.begin(xid, xid);
         let new = c.new_relfilenode(&mut x, 0, t.oid).unwrap();
         assert!(f.pool.smgr().exists(t.locator(), storage::ForkNumber::Main));
         f.tm.commit(xid, txn::SyncCommit::On).unwrap();
@@ -289,7 +289,7 @@ mod tests {
         let f = fixture();
         let c = f.open();
         let xid = f.tm.begin().unwrap();
-        let mut x = c.begin(xid);
+        let mut x = c.begin(xid, xid);
         c.create_table(
             &mut x,
             0,

@@ -133,6 +133,20 @@ fn wait_error(env: &ExecEnv, e: PgError) -> PgError {
     env.interrupts.session_ending_error().unwrap_or(e)
 }
 
+/// A row this statement wants to change was updated or deleted by a
+/// transaction that committed after the statement's snapshot: READ
+/// COMMITTED goes on with the newest version (or skips a deleted row);
+/// REPEATABLE READ cannot, its snapshot would not see what it overwrites.
+fn serialization_check(env: &ExecEnv, change: &str) -> PgResult<()> {
+    if env.isolation.uses_transaction_snapshot() {
+        return Err(PgError::new(
+            common::SqlState::SERIALIZATION_FAILURE,
+            format!("could not serialize access due to concurrent {change}"),
+        ));
+    }
+    Ok(())
+}
+
 /// READ COMMITTED's re-check after a concurrent update committed first:
 /// the newest version at `next`, if it still passes `qual` (else None: skip).
 fn recheck(
@@ -176,8 +190,10 @@ pub fn delete(
                 n += 1;
                 return project_returning(returning, &row, env, &mut out);
             }
-            ModifyResult::SelfModified | ModifyResult::Updated(None) => return Ok(()),
+            ModifyResult::SelfModified => return Ok(()),
+            ModifyResult::Updated(None) => return serialization_check(env, "delete"),
             ModifyResult::Updated(Some(next)) => {
+                serialization_check(env, "update")?;
                 if !recheck(table, qual, next, &mut row, env)? {
                     return Ok(());
                 }
@@ -227,8 +243,10 @@ pub fn update(
                 n += 1;
                 return project_returning(returning, &new, env, &mut out);
             }
-            ModifyResult::SelfModified | ModifyResult::Updated(None) => return Ok(()),
+            ModifyResult::SelfModified => return Ok(()),
+            ModifyResult::Updated(None) => return serialization_check(env, "delete"),
             ModifyResult::Updated(Some(next)) => {
+                serialization_check(env, "update")?;
                 if !recheck(table, qual, next, &mut old, env)? {
                     return Ok(());
                 }

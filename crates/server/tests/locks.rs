@@ -17,7 +17,9 @@ fn code(e: &postgres::Error) -> String {
 }
 
 fn message(e: &postgres::Error) -> String {
-    e.as_db_error().map(|d| d.message().to_string()).unwrap_or_default()
+    e.as_db_error()
+        .map(|d| d.message().to_string())
+        .unwrap_or_default()
 }
 
 /// Waits, without a time limit of its own, until `sql` (one boolean) is true.
@@ -53,19 +55,25 @@ fn lock_table_modes_conflicts_and_nowait() {
     let mut b = s.connect();
     let e = a.batch_execute("lock t").unwrap_err();
     assert_eq!(code(&e), "25P01");
-    assert_eq!(message(&e), "LOCK TABLE can only be used in transaction blocks");
+    assert_eq!(
+        message(&e),
+        "LOCK TABLE can only be used in transaction blocks"
+    );
     // In a multi-statement query's implicit block it is allowed.
     a.batch_execute("lock t; select 1").unwrap();
 
-    a.batch_execute("begin; lock table only t in share mode").unwrap();
+    a.batch_execute("begin; lock table only t in share mode")
+        .unwrap();
     b.batch_execute("begin").unwrap();
     let e = b
         .batch_execute("lock t in row exclusive mode nowait")
         .unwrap_err();
     assert_eq!(code(&e), "55P03");
     assert_eq!(message(&e), "could not obtain lock on relation \"t\"");
-    b.batch_execute("rollback; begin; lock t in access share mode nowait; lock t in share mode nowait")
-        .unwrap();
+    b.batch_execute(
+        "rollback; begin; lock t in access share mode nowait; lock t in share mode nowait",
+    )
+    .unwrap();
     b.batch_execute("commit").unwrap();
     // lock_timeout ends a wait with 55P03 too; statement_timeout with 57014.
     b.batch_execute("set lock_timeout = 50").unwrap();
@@ -102,7 +110,9 @@ fn lock_table_modes_conflicts_and_nowait() {
     assert_eq!(code(&e), "42809");
     assert_eq!(message(&e), "cannot lock relation \"q\"");
     a.batch_execute("rollback").unwrap();
-    let e = a.batch_execute("begin; lock t in exclusive share mode").unwrap_err();
+    let e = a
+        .batch_execute("begin; lock t in exclusive share mode")
+        .unwrap_err();
     assert_eq!(e.code(), Some(&SqlState::SYNTAX_ERROR));
     a.batch_execute("rollback").unwrap();
     let e = a.batch_execute("begin; lock nosuch").unwrap_err();
@@ -242,8 +252,7 @@ fn advisory_locks_by_session_and_transaction() {
     assert_eq!(keys.len(), 3);
     assert!(keys
         .iter()
-        .any(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1), r.get::<_, i32>(2))
-            == (0, 42, 2)));
+        .any(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1), r.get::<_, i32>(2)) == (0, 42, 2)));
     a.batch_execute("select pg_advisory_unlock_all()").unwrap();
     // A waiting pg_advisory_lock shows as an advisory wait and is granted
     // when the holder's transaction ends (transaction-level lock).

@@ -38,8 +38,12 @@ impl CommandContext<'_> {
     /// took the catalog-change lock before running the statement
     /// (`sql::plan::locks::changes_catalog`).
     pub fn changes(&mut self, env: &ExecEnv) -> PgResult<&mut CatalogTxn> {
-        if self.changes.is_none() {
-            *self.changes = Some(self.catalog.begin(env.xid));
+        match self.changes {
+            Some(c) => c.set_write_xid(env.xid),
+            None => {
+                let top = env.snapshot.own.top;
+                *self.changes = Some(self.catalog.begin(top, env.xid));
+            }
         }
         Ok(self.changes.as_mut().expect("started above"))
     }

@@ -118,8 +118,8 @@ impl Session {
         mode: LockMode,
         nowait: bool,
     ) -> PgResult<()> {
-        let in_block = match self.txn {
-            TxnState::Block { implicit, .. } => !implicit || self.cursors.in_multi_statement_query,
+        let in_block = match &self.txn {
+            TxnState::Block(t) => !t.implicit || self.cursors.in_multi_statement_query,
             TxnState::Idle => false,
         };
         if !in_block {
