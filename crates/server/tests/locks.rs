@@ -385,3 +385,43 @@ fn postgresql_isolation_tester() {
         String::from_utf8_lossy(&result.stderr)
     );
 }
+
+#[test]
+fn rollback_to_savepoint_releases_the_sub_transactions_locks() {
+    let s = TestServer::start();
+    s.psql("create table t(x int); create table u(x int)");
+    let mut a = s.connect();
+    let mut b = s.connect();
+    a.batch_execute("begin; lock u in share mode; savepoint s1; lock t")
+        .unwrap();
+    let e = b
+        .batch_execute("begin; lock t in access share mode nowait")
+        .unwrap_err();
+    assert_eq!(code(&e), "55P03");
+    b.batch_execute("rollback").unwrap();
+    a.batch_execute("rollback to savepoint s1").unwrap();
+    // t's lock went with the savepoint; u's, taken before it, stays.
+    b.batch_execute("begin; lock t in access share mode nowait; rollback")
+        .unwrap();
+    let e = b
+        .batch_execute("begin; lock u in row exclusive mode nowait")
+        .unwrap_err();
+    assert_eq!(code(&e), "55P03");
+    b.batch_execute("rollback").unwrap();
+    // Catalog changes begun inside the savepoint go with its catalog-change
+    // lock; another session's DDL then commits, and ours builds on it.
+    a.batch_execute("savepoint s2; create table x(y int); rollback to savepoint s2")
+        .unwrap();
+    b.batch_execute("create table y(z int)").unwrap();
+    a.batch_execute("create table z(w int); commit").unwrap();
+    let names: Vec<String> = b
+        .query(
+            "select relname::text from pg_class where relname in ('x', 'y', 'z') order by 1",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(names, vec!["y", "z"]);
+}

@@ -59,6 +59,9 @@ pub(super) struct Savepoint {
     pub xids: Vec<Xid>,
     /// The catalog changes as the savepoint found them (None: none yet).
     pub catalog: Option<CatalogMark>,
+    /// The heavyweight locks as the savepoint found them: ROLLBACK TO
+    /// releases those taken since.
+    pub locks: txn::lock::ReleaseMark,
 }
 
 impl Transaction {
@@ -461,6 +464,7 @@ impl Session {
                     xid: None,
                     xids: Vec::new(),
                     catalog,
+                    locks: self.locks.mark(),
                 });
                 sink.complete("SAVEPOINT")
             }
@@ -562,15 +566,34 @@ impl Session {
         level.xids.clear();
         t.failed = false;
         let mark = level.catalog.clone();
-        if let Some(changes) = &mut self.catalog_changes {
-            let mark = mark.unwrap_or_else(|| changes.initial_mark());
-            if let Err(e) = self.ctx.catalog.rollback_to(changes, mark) {
-                crate::log(&format!(
-                    "could not remove a relation file at ROLLBACK TO SAVEPOINT: {}",
-                    e.message
-                ));
+        let locks = level.locks;
+        match (&mut self.catalog_changes, mark) {
+            (Some(changes), Some(mark)) => {
+                if let Err(e) = self.ctx.catalog.rollback_to(changes, mark) {
+                    crate::log(&format!(
+                        "could not remove a relation file at ROLLBACK TO SAVEPOINT: {}",
+                        e.message
+                    ));
+                }
             }
+            // The catalog changes began inside the savepoint: they go
+            // whole, as the catalog-change lock they were made under is
+            // released below; a later change starts afresh from the
+            // committed catalog under the lock taken again.
+            (Some(_), None) => {
+                let changes = self.catalog_changes.take().expect("matched");
+                if let Err(e) = self.ctx.catalog.end(changes, false) {
+                    crate::log(&format!(
+                        "could not remove a relation file at ROLLBACK TO SAVEPOINT: {}",
+                        e.message
+                    ));
+                }
+            }
+            (None, _) => {}
         }
+        // As PostgreSQL, the rolled-back sub-transactions' locks (their xid
+        // locks among them) are released; locks held before stay.
+        self.locks.release_since(locks);
         Ok(())
     }
 }
