@@ -1001,11 +1001,10 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         | "wal_writer_delay" => {
             parse_duration_ms(value, 1).ok_or_else(bad)?;
         }
-        "deadlock_timeout" => {
-            if parse_duration_ms(value, 1).ok_or_else(bad)? == 0 {
-                return Err(out_of_range(def.name, value, "1", "2147483647"));
-            }
+        "deadlock_timeout" if parse_duration_ms(value, 1).ok_or_else(bad)? == 0 => {
+            return Err(out_of_range(def.name, value, "1", "2147483647"));
         }
+        "deadlock_timeout" => {}
         "checkpoint_timeout"
         | "authentication_timeout"
         | "tcp_keepalives_idle"

@@ -319,7 +319,8 @@ mod tests {
         let pool = BufferPool::new(32, Arc::new(Smgr::new(dir.path())));
         heap::create_storage(pool, tm.wal(), REL).unwrap();
         let xid = tm.begin().unwrap();
-        let never = || false;
+        // Nobody else writes here: a wait would be a bug.
+        let mut never = |x: Xid| -> PgResult<XidStatus> { panic!("waited for {x}") };
 
         // Block 0: two small rows and a big one that leaves ~600 bytes.
         let mut target = InsertTarget::new();
@@ -341,7 +342,7 @@ mod tests {
             1,
             &tm,
             &mut target,
-            &never,
+            &mut never,
         );
         let ModifyResult::Done(new1) = r.unwrap() else {
             panic!("not updated")
@@ -357,7 +358,7 @@ mod tests {
             1,
             &tm,
             &mut target,
-            &never,
+            &mut never,
         );
         let ModifyResult::Done(new2) = r.unwrap() else {
             panic!("not updated")
@@ -373,7 +374,7 @@ mod tests {
             1,
             &tm,
             &mut target,
-            &never,
+            &mut never,
         );
         assert_eq!(r.unwrap(), ModifyResult::SelfModified);
 
@@ -392,10 +393,10 @@ mod tests {
         assert_eq!(after, vec![3, 10, 20]);
 
         // Delete: one call, the version becomes invisible to later commands.
-        let r = delete(pool, REL, new1, xid, 2, &tm, &never).unwrap();
+        let r = delete(pool, REL, new1, xid, 2, &tm, &mut never).unwrap();
         assert_eq!(r, ModifyResult::Done(new1));
         assert_eq!(
-            delete(pool, REL, new1, xid, 2, &tm, &never).unwrap(),
+            delete(pool, REL, new1, xid, 2, &tm, &mut never).unwrap(),
             ModifyResult::SelfModified
         );
         let mut after = visible(pool, &tm, xid, 3);
