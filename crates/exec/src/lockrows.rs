@@ -93,16 +93,21 @@ impl<'p> LockRowsOp<'p> {
                 continue; // an outer join's missing side
             };
             loop {
-                let cancelled = crate::dml::wait_cancelled(env);
+                let who = heap::Requester {
+                    xid: env.xid,
+                    snapshot: Some(env.snapshot),
+                };
+                let (pool, tm) = (env.pool, env.tm);
+                let hooks = &mut *env.hooks;
                 let r = heap::lock_tuple(
-                    env.pool,
+                    pool,
                     mark.table.locator(),
                     tid,
-                    env.requester(),
+                    who,
                     lock_mode(strength),
                     wait_policy(wait),
-                    env.tm,
-                    &cancelled,
+                    tm,
+                    &mut |x| hooks.wait_for_transaction(x),
                 )
                 .map_err(|e| crate::dml::wait_error(env, e))?;
                 match r {

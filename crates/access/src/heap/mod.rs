@@ -24,7 +24,7 @@ pub mod log;
 mod modify;
 pub mod rowlock;
 pub mod sample;
-pub use modify::{delete, update, ModifyResult};
+pub use modify::{delete, update, ModifyResult, WaitForXid};
 pub use rowlock::{lock_tuple, LockResult, Requester, RowLockMode, WaitPolicy};
 
 /// A tuple's address: block and 1-based offset.

@@ -7,7 +7,7 @@
 //! no buffer is read (and no victim written) while a content lock is held;
 //! FSM pages are touched only while no heap page is locked.
 
-use common::{PgError, PgResult, RelFileLocator, SqlState, Xid};
+use common::{PgError, PgResult, RelFileLocator, Xid};
 use storage::buffer::{BufferPool, PageWrite, ReadMode};
 use storage::page;
 use storage::{fsm, ForkNumber};
@@ -33,20 +33,14 @@ pub(crate) fn vanished(tid: Tid) -> PgError {
     PgError::internal(format!("tuple {tid:?} vanished"))
 }
 
+/// Blocks until a transaction has ended and returns its status, or fails
+/// (cancel, timeouts, a deadlock): how a writer waits for another one.
+pub type WaitForXid<'a> = dyn FnMut(Xid) -> PgResult<txn::XidStatus> + 'a;
+
 /// Waits for `holder` (a row's writer or conflicting locker) to end (rule 3);
 /// the caller then looks at the version again.
-pub(crate) fn wait_for(
-    holder: Xid,
-    tm: &TransactionManager,
-    cancelled: &dyn Fn() -> bool,
-) -> PgResult<()> {
-    match tm.wait_for(holder, cancelled) {
-        None => Err(PgError::new(
-            SqlState::QUERY_CANCELED,
-            "canceling statement due to user request",
-        )),
-        Some(_) => Ok(()),
-    }
+pub(crate) fn wait_for(holder: Xid, wait: &mut WaitForXid<'_>) -> PgResult<()> {
+    wait(holder).map(|_| ())
 }
 
 /// Sets xmax/cmax on the old version and points its ctid at `next` (itself
@@ -78,7 +72,7 @@ pub fn delete(
     who: Requester<'_>,
     cid: u32,
     tm: &TransactionManager,
-    cancelled: &dyn Fn() -> bool,
+    wait: &mut WaitForXid<'_>,
 ) -> PgResult<ModifyResult> {
     let xid = who.xid;
     let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
@@ -105,7 +99,7 @@ pub fn delete(
             Verdict::Updated(next) => return Ok(ModifyResult::Updated(next)),
             Verdict::Wait(holder) => {
                 drop(pg);
-                wait_for(holder, tm, cancelled)?;
+                wait_for(holder, wait)?;
             }
         }
     }
@@ -155,7 +149,7 @@ pub fn update(
     cid: u32,
     tm: &TransactionManager,
     target: &mut InsertTarget,
-    cancelled: &dyn Fn() -> bool,
+    wait: &mut WaitForXid<'_>,
 ) -> PgResult<ModifyResult> {
     check_tuple_size(new_tuple)?;
     let xid = who.xid;
@@ -210,7 +204,7 @@ pub fn update(
                 Verdict::Updated(next) => return Ok(ModifyResult::Updated(next)),
                 Verdict::Wait(holder) => {
                     drop(pg);
-                    wait_for(holder, tm, cancelled)?;
+                    wait_for(holder, wait)?;
                     continue;
                 }
             }
@@ -351,7 +345,8 @@ mod tests {
         let pool = BufferPool::new(32, Arc::new(Smgr::new(dir.path())));
         heap::create_storage(pool, tm.wal(), REL).unwrap();
         let xid = tm.begin().unwrap();
-        let never = || false;
+        // Nobody else writes here: a wait would be a bug.
+        let mut never = |x: Xid| -> PgResult<XidStatus> { panic!("waited for {x}") };
 
         // Block 0: two small rows and a big one that leaves ~600 bytes.
         let mut target = InsertTarget::new();
@@ -373,7 +368,7 @@ mod tests {
             1,
             &tm,
             &mut target,
-            &never,
+            &mut never,
         );
         let ModifyResult::Done(new1) = r.unwrap() else {
             panic!("not updated")
@@ -389,7 +384,7 @@ mod tests {
             1,
             &tm,
             &mut target,
-            &never,
+            &mut never,
         );
         let ModifyResult::Done(new2) = r.unwrap() else {
             panic!("not updated")
@@ -405,7 +400,7 @@ mod tests {
             1,
             &tm,
             &mut target,
-            &never,
+            &mut never,
         );
         assert_eq!(r.unwrap(), ModifyResult::SelfModified);
 
@@ -424,10 +419,10 @@ mod tests {
         assert_eq!(after, vec![3, 10, 20]);
 
         // Delete: one call, the version becomes invisible to later commands.
-        let r = delete(pool, REL, new1, Requester::plain(xid), 2, &tm, &never).unwrap();
+        let r = delete(pool, REL, new1, Requester::plain(xid), 2, &tm, &mut never).unwrap();
         assert_eq!(r, ModifyResult::Done(new1));
         assert_eq!(
-            delete(pool, REL, new1, Requester::plain(xid), 2, &tm, &never).unwrap(),
+            delete(pool, REL, new1, Requester::plain(xid), 2, &tm, &mut never).unwrap(),
             ModifyResult::SelfModified
         );
         let mut after = visible(pool, &tm, xid, 3);

@@ -486,7 +486,7 @@ pub fn lock_tuple(
     mode: RowLockMode,
     policy: WaitPolicy,
     tm: &TransactionManager,
-    cancelled: &dyn Fn() -> bool,
+    wait: &mut super::WaitForXid<'_>,
 ) -> PgResult<LockResult> {
     let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
     loop {
@@ -503,7 +503,7 @@ pub fn lock_tuple(
                 if policy != WaitPolicy::Block {
                     return Ok(LockResult::WouldBlock);
                 }
-                super::modify::wait_for(holder, tm, cancelled)?;
+                super::modify::wait_for(holder, wait)?;
             }
         }
     }
@@ -607,7 +607,7 @@ mod tests {
                 mode,
                 WaitPolicy::Skip,
                 &self.tm,
-                &|| true,
+                &mut cancel_wait,
             )
             .unwrap()
         }
@@ -624,7 +624,7 @@ mod tests {
                 0,
                 &self.tm,
                 &mut InsertTarget::new(),
-                &|| true,
+                &mut cancel_wait,
             )
         }
 
@@ -636,7 +636,7 @@ mod tests {
                 Requester::plain(xid),
                 0,
                 &self.tm,
-                &|| true,
+                &mut cancel_wait,
             )
         }
 
@@ -658,6 +658,14 @@ mod tests {
             {}
             n
         }
+    }
+
+    /// A wait that is cancelled as soon as it starts.
+    fn cancel_wait(_: Xid) -> PgResult<txn::XidStatus> {
+        Err(common::PgError::new(
+            SqlState::QUERY_CANCELED,
+            "canceling statement due to user request",
+        ))
     }
 
     fn cancelled(r: PgResult<ModifyResult>) -> bool {

@@ -6,6 +6,7 @@ mod comment;
 mod copy;
 mod explain;
 mod expr;
+mod lock;
 mod locking;
 mod portal;
 mod pos;
@@ -389,6 +390,11 @@ impl Binder<'_, '_> {
                     cascade: *cascade,
                 }
             }
+            Utility::Lock {
+                names,
+                mode,
+                nowait,
+            } => self.bind_lock(names, mode, *nowait)?,
             Utility::Truncate { names } => BoundStatement::Truncate {
                 tables: names
                     .iter()

@@ -389,7 +389,7 @@ impl Binder<'_, '_> {
 
     /// A view named in FROM: its stored query, bound here as a subquery
     /// whose columns carry the view's names.
-    fn expand_view(
+    pub(crate) fn expand_view(
         &mut self,
         v: &catalog::View,
         alias: &Option<ast::TableAlias>,

@@ -9,6 +9,7 @@ pub use crate::transaction::{TransactionModes, TransactionOp};
 pub mod cost;
 pub mod explain;
 mod joins;
+pub mod locks;
 mod params;
 mod planner;
 pub mod selfuncs;
@@ -532,6 +533,13 @@ pub enum BoundStatement {
     },
     /// DEALLOCATE [PREPARE] name, or ALL (None).
     Deallocate(Option<String>),
+    /// LOCK TABLE: each relation's oid and name (a view's base tables
+    /// follow it), in the order to lock them.
+    Lock {
+        relations: Vec<(u32, String)>,
+        mode: txn::lock::LockMode,
+        nowait: bool,
+    },
 }
 
 /// COPY ... FROM: where the rows go.
