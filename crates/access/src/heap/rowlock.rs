@@ -816,7 +816,7 @@ mod tests {
             Exclusive,
             WaitPolicy::Error,
             &tm2,
-            &|| true,
+            &mut cancel_wait,
         );
         assert_eq!(r.unwrap(), LockResult::Locked);
         let r = lock_tuple(
@@ -827,7 +827,7 @@ mod tests {
             Exclusive,
             WaitPolicy::Error,
             &tm2,
-            &|| true,
+            &mut cancel_wait,
         );
         assert_eq!(r.unwrap(), LockResult::Locked);
     }
