@@ -434,7 +434,8 @@ fn for_update_opens_its_tables_in_row_share_and_its_waits_are_lock_waits() {
     let mut b = s.connect();
     let mut watcher = s.connect();
     let b_pid = pid(&mut b);
-    a.batch_execute("begin; select * from t for update").unwrap();
+    a.batch_execute("begin; select * from t for update")
+        .unwrap();
     let modes: Vec<String> = watcher
         .query(
             "select mode from pg_locks where relation = 't'::regclass order by 1",
