@@ -577,6 +577,13 @@ fn eval_sys(
         },
         SysFunc::BackendPid => Value::Int4(env.hooks.backend_pid()),
         SysFunc::ReloadConf => Value::Bool(env.hooks.reload_conf()),
+        SysFunc::CancelBackend | SysFunc::TerminateBackend => match &args[0] {
+            Value::Int4(pid) => {
+                let terminate = matches!(func, SysFunc::TerminateBackend);
+                Value::Bool(env.hooks.signal_backend(*pid, terminate)?)
+            }
+            _ => Value::Null,
+        },
         SysFunc::CurrentWalLsn => Value::Text(wal::format_lsn(env.tm.wal().write_lsn())),
         SysFunc::CurrentWalInsertLsn => Value::Text(wal::format_lsn(env.tm.wal().insert_lsn())),
         SysFunc::CurrentWalFlushLsn => Value::Text(wal::format_lsn(env.tm.wal().flush_lsn())),

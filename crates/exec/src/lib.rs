@@ -55,6 +55,9 @@ pub trait SessionHooks: system_views::ServerState {
     fn notice(&mut self, notice: PgError);
     /// Asks the server to reload its configuration files (SIGHUP).
     fn reload_conf(&mut self) -> bool;
+    /// pg_cancel_backend / pg_terminate_backend (`terminate`): whether the
+    /// backend `pid` was signalled; 42501 when the current role may not.
+    fn signal_backend(&mut self, pid: i32, terminate: bool) -> PgResult<bool>;
     /// A password verifier for `role` under the session's
     /// password_encryption (ALTER ROLE ... PASSWORD).
     fn encrypt_password(&mut self, role: &str, password: &str) -> PgResult<String>;

@@ -432,3 +432,42 @@ fn pg_stat_activity_shows_transaction_ids_and_snapshot_horizons() {
     writer.batch_execute("commit").unwrap();
     assert_eq!(state(&mut watcher), (None, None, "idle".to_string()));
 }
+
+#[test]
+fn backends_can_be_cancelled_and_terminated_by_pid() {
+    let s = TestServer::start();
+    let mut sleeper = s.connect();
+    let pid: i32 = sleeper
+        .query_one("select pg_backend_pid()", &[])
+        .unwrap()
+        .get(0);
+    let h = std::thread::spawn(move || {
+        let r = sleeper.batch_execute("select pg_sleep(60)");
+        (sleeper, r)
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let mut admin = s.connect();
+    let ok: bool = admin
+        .query_one("select pg_cancel_backend($1)", &[&pid])
+        .unwrap()
+        .get(0);
+    assert!(ok);
+    let (mut sleeper, r) = h.join().unwrap();
+    assert_eq!(sqlstate(&r.unwrap_err()), "57014");
+    // The session goes on after a cancel...
+    sleeper.batch_execute("select 1").unwrap();
+    // ...and not after a termination.
+    let ok: bool = admin
+        .query_one("select pg_terminate_backend($1)", &[&pid])
+        .unwrap()
+        .get(0);
+    assert!(ok);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(sleeper.batch_execute("select 1").is_err());
+    // A pid that is no backend: false (with a WARNING).
+    let ok: bool = admin
+        .query_one("select pg_cancel_backend(1)", &[])
+        .unwrap()
+        .get(0);
+    assert!(!ok);
+}

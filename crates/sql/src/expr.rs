@@ -55,6 +55,9 @@ pub enum SysFunc {
     GetUserById,
     /// pg_reload_conf(): signals the server to reload its configuration.
     ReloadConf,
+    /// pg_cancel_backend(pid), pg_terminate_backend(pid).
+    CancelBackend,
+    TerminateBackend,
     /// pg_current_wal_lsn(), _insert_lsn(), _flush_lsn()
     CurrentWalLsn,
     CurrentWalInsertLsn,

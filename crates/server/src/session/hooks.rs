@@ -146,6 +146,48 @@ impl SessionHooks for Hooks<'_> {
     fn notice(&mut self, notice: common::PgError) {
         self.notices.push(notice);
     }
+    fn signal_backend(&mut self, pid: i32, terminate: bool) -> common::PgResult<bool> {
+        let target = self
+            .ctx
+            .activity
+            .backends()
+            .into_iter()
+            .find(|b| b.pid == pid);
+        let Some(target) = target else {
+            self.notices.push(common::PgError {
+                severity: common::error::Severity::Warning,
+                ..common::PgError::new(
+                    common::SqlState::WARNING,
+                    format!("PID {pid} is not a PostgreSQL backend process"),
+                )
+            });
+            return Ok(false);
+        };
+        if !self.superuser && target.usename != self.user {
+            let target_is_superuser = self
+                .ctx
+                .catalog
+                .snapshot()
+                .roles
+                .values()
+                .any(|r| r.name == target.usename && r.superuser);
+            let message = match (target_is_superuser, terminate) {
+                (true, true) => "must be a superuser to terminate superuser process",
+                (true, false) => "must be a superuser to cancel superuser query",
+                (false, true) => "must be a member of the role whose process is being terminated or member of pg_signal_backend",
+                (false, false) => "must be a member of the role whose query is being canceled or member of pg_signal_backend",
+            };
+            return Err(common::PgError::new(
+                common::SqlState::INSUFFICIENT_PRIVILEGE,
+                message,
+            ));
+        }
+        Ok(if terminate {
+            self.ctx.registry.terminate_backend(pid)
+        } else {
+            self.ctx.registry.cancel_backend(pid)
+        })
+    }
     fn reload_conf(&mut self) -> bool {
         // The postmaster's SIGHUP handler reloads, as PostgreSQL's does.
         // SAFETY: kill(2) on our own pid with a handled signal.

@@ -1021,6 +1021,12 @@ impl Binder<'_, '_> {
             )),
             "pg_backend_pid" => Some(sys(SysFunc::BackendPid, &[], TypeId::Int4)),
             "pg_reload_conf" => Some(sys(SysFunc::ReloadConf, &[], TypeId::Bool)),
+            "pg_cancel_backend" => Some(sys(SysFunc::CancelBackend, &[TypeId::Int4], TypeId::Bool)),
+            "pg_terminate_backend" => Some(sys(
+                SysFunc::TerminateBackend,
+                &[TypeId::Int4],
+                TypeId::Bool,
+            )),
             // pg_lsn values are text until the type exists.
             "pg_current_wal_lsn" => Some(sys(SysFunc::CurrentWalLsn, &[], TypeId::Text)),
             "pg_current_wal_insert_lsn" => {
