@@ -193,10 +193,7 @@ pub fn delete(
     let rel = table.locator();
     for_each_match(table, qual, env, |mut tid, mut row, env| loop {
         let (pool, cid, tm) = (env.pool, env.cid, env.tm);
-        let who = access::heap::Requester {
-            xid: env.xid,
-            snapshot: Some(env.snapshot),
-        };
+        let who = env.requester();
         let hooks = &mut *env.hooks;
         let r = heap::delete(pool, rel, tid, who, cid, tm, &mut |x| {
             hooks.wait_for_transaction(x)
@@ -242,10 +239,7 @@ pub fn update(
         check_not_null(table, &new, &env.io)?;
         tuple::form_tuple(&types, &new, env.xid, env.cid, &mut buf);
         let (pool, cid, tm) = (env.pool, env.cid, env.tm);
-        let who = access::heap::Requester {
-            xid: env.xid,
-            snapshot: Some(env.snapshot),
-        };
+        let who = env.requester();
         let hooks = &mut *env.hooks;
         let r = heap::update(
             pool,

@@ -175,10 +175,11 @@ impl ExecEnv<'_> {
     }
 }
 
-impl ExecEnv<'_> {
+impl<'a> ExecEnv<'a> {
     /// Who locks or changes rows: the statement's (sub)transaction, whose
-    /// enclosing transaction's own locks never stand in its way.
-    pub fn requester(&self) -> access::heap::Requester<'_> {
+    /// enclosing transaction's own locks never stand in its way. Borrows
+    /// the snapshot, not the environment, so hooks stay usable beside it.
+    pub fn requester(&self) -> access::heap::Requester<'a> {
         access::heap::Requester {
             xid: self.xid,
             snapshot: Some(self.snapshot),

@@ -93,10 +93,7 @@ impl<'p> LockRowsOp<'p> {
                 continue; // an outer join's missing side
             };
             loop {
-                let who = heap::Requester {
-                    xid: env.xid,
-                    snapshot: Some(env.snapshot),
-                };
+                let who = env.requester();
                 let (pool, tm) = (env.pool, env.tm);
                 let hooks = &mut *env.hooks;
                 let r = heap::lock_tuple(
