@@ -23,6 +23,9 @@ use types::{DataType, TypeId, Value};
 pub const HEADER_SIZE: usize = 34;
 pub const HAS_NULLS: u16 = 0x0001;
 pub const UPDATED: u16 = 0x0002;
+/// xmax only locks the row (SELECT ... FOR UPDATE/SHARE): it deletes
+/// nothing, and VACUUM treats the version as live.
+pub const XMAX_LOCK_ONLY: u16 = 0x0004;
 
 pub fn xmin(t: &[u8]) -> Xid {
     u64::from_le_bytes(t[0..8].try_into().unwrap())

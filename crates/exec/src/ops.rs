@@ -198,6 +198,8 @@ fn build_node<'p>(
                 })
                 .collect();
             Box::new(SeqScanOp {
+                counters: env.hooks.table_counters(table.oid),
+                tuples: 0,
                 scan: HeapScan::new(env.pool, table.locator())?,
                 types: table.column_types(),
                 quals,
@@ -401,6 +403,11 @@ fn build_node<'p>(
 }
 
 struct SeqScanOp<'p> {
+    /// The table's statistics, told the scan and its tuples when the
+    /// operator is dropped (None: track_counts is off).
+    counters: Option<std::sync::Arc<crate::table_stats::TableCounters>>,
+    /// Visible tuples the heap scan returned (seq_tup_read).
+    tuples: u64,
     scan: HeapScan,
     types: Vec<DataType>,
     quals: Vec<(&'p Expr, usize)>,
@@ -430,7 +437,9 @@ impl Operator for SeqScanOp<'_> {
             // One row buffer for the page: only rows that pass are moved out.
             let mut row = Vec::new();
             let mut removed = 0u64;
+            let tuples = &mut self.tuples;
             let more = self.scan.next_page(snapshot, tm, |_tid, t| {
+                *tuples += 1;
                 row.clear();
                 let mut d = Deformer::new(t);
                 for (q, need) in quals {
@@ -454,6 +463,14 @@ impl Operator for SeqScanOp<'_> {
             if !more {
                 return Ok(None);
             }
+        }
+    }
+}
+
+impl Drop for SeqScanOp<'_> {
+    fn drop(&mut self) {
+        if let Some(c) = &self.counters {
+            c.count_seq_scan(self.tuples);
         }
     }
 }

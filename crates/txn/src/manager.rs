@@ -26,6 +26,10 @@ struct ProcArray {
     next_xid: Xid,
     xid_limit: Xid,
     running: BTreeSet<Xid>,
+    /// PLACEHOLDER until the ProcArray advertises per-session xmins: for
+    /// each running xid, the oldest xid running (or the next xid) when it
+    /// began, a lower bound of every snapshot it takes (`global_xmin`).
+    begin_xmin: std::collections::BTreeMap<Xid, Xid>,
 }
 
 /// `synchronous_commit` as a commit sees it (`remote_*` act as `on`: there
@@ -81,6 +85,7 @@ impl TransactionManager {
                 next_xid: next,
                 xid_limit: next,
                 running: BTreeSet::new(),
+                begin_xmin: Default::default(),
             }),
             ended: Condvar::new(),
             completed: AtomicU64::new(0),
@@ -111,6 +116,8 @@ impl TransactionManager {
             pa.xid_limit = limit;
         }
         let xid = pa.next_xid;
+        let oldest = pa.running.first().copied().unwrap_or(xid);
+        pa.begin_xmin.insert(xid, oldest);
         pa.next_xid += 1;
         pa.running.insert(xid);
         self.publish_running(&pa);
@@ -165,6 +172,7 @@ impl TransactionManager {
         self.clog.set_status_logged(xid, status, lsn);
         let mut pa = self.procarray.lock();
         pa.running.remove(&xid);
+        pa.begin_xmin.remove(&xid);
         self.publish_running(&pa);
         self.completed.fetch_add(1, Ordering::Relaxed);
         drop(pa);
@@ -174,6 +182,19 @@ impl TransactionManager {
     /// The next xid to be handed out (checkpoint records).
     pub fn next_xid(&self) -> Xid {
         self.procarray.lock().next_xid
+    }
+
+    /// The oldest xid whose effects some running transaction may still
+    /// not see: a version deleted by a transaction that committed before it
+    /// is dead to everyone (VACUUM's horizon).
+    ///
+    /// PLACEHOLDER until the ProcArray advertises per-session xmins: the
+    /// oldest snapshot xmin any running *transaction with an xid* can hold.
+    /// Snapshots of sessions without an xid (read-only statements) are not
+    /// protected yet.
+    pub fn global_xmin(&self) -> Xid {
+        let pa = self.procarray.lock();
+        pa.begin_xmin.values().copied().min().unwrap_or(pa.next_xid)
     }
 
     pub fn snapshot(&self, own_xid: Xid, command_id: u32) -> Snapshot {

@@ -13,7 +13,10 @@ use storage::page;
 use storage::{fsm, ForkNumber};
 use txn::{TransactionManager, XidStatus};
 
-use super::{aligned_len, check_tuple_size, log, next_target_page, InsertTarget, Tid};
+use super::{
+    aligned_len, block_exists, check_tuple_size, log, next_target_page, prune_for_space,
+    InsertTarget, Tid,
+};
 use crate::tuple;
 
 /// Outcome of trying to delete/update one tuple version.
@@ -24,8 +27,9 @@ pub enum ModifyResult {
     /// Already deleted or updated by this command (not an error: skip it).
     SelfModified,
     /// A concurrent transaction committed an update (Some: the newer
-    /// version's tid) or a delete (None) of this version first.
-    Updated(Option<Tid>),
+    /// version's tid and that transaction, the newer version's xmin, for
+    /// `heap::fetch_version`) or a delete (None) of this version first.
+    Updated(Option<(Tid, Xid)>),
 }
 
 /// What the xmax of the version to modify says, read under its page lock.
@@ -72,7 +76,7 @@ fn wait_for_writer(
             let (block, offset) = tuple::ctid(t);
             let next = Tid { block, offset };
             let updated = tuple::infomask(t) & tuple::UPDATED != 0 && next != tid;
-            Ok(Some(ModifyResult::Updated(updated.then_some(next))))
+            Ok(Some(ModifyResult::Updated(updated.then_some((next, xmax)))))
         }
         Some(_) => Ok(None),
     }
@@ -151,17 +155,23 @@ pub fn update(
     loop {
         {
             let mut pg = buf.write();
-            let fits = page::free_space(&pg) >= needed;
             let t = page::item_mut(&mut pg, tid.offset).ok_or_else(|| vanished(tid))?;
-            match claim(t, xid, tm) {
+            let claimed = claim(t, xid, tm);
+            // Short of space: prune first (our version is live, it stays),
+            // so an update-heavy page keeps its rows on it.
+            let fits = matches!(claimed, Claim::Free)
+                && prune_for_space(&mut pg, rel, tid.block, needed, tm) >= needed;
+            match claimed {
                 Claim::Free if fits => {
                     let new = Tid {
                         block: tid.block,
-                        offset: page::item_count(&pg) + 1,
+                        offset: page::next_offset(&mut pg),
                     };
                     tuple::set_ctid(new_tuple, new.block, new.offset);
-                    let off = page::add_item(&mut pg, new_tuple).expect("space checked");
-                    debug_assert_eq!(off, new.offset);
+                    assert!(
+                        page::add_item_at(&mut pg, new.offset, new_tuple),
+                        "space checked"
+                    );
                     let t = page::item_mut(&mut pg, tid.offset).expect("locked");
                     stamp_old(t, xid, cid, new, true);
                     pg.mark_dirty();
@@ -222,7 +232,12 @@ pub fn update(
             let o = buf.write();
             (o, other.write())
         };
-        if page::free_space(&new_pg) < needed {
+        if !block_exists(pool, rel, other.block())? {
+            // Cut off by VACUUM since it was chosen: choose again.
+            drop((old_pg, new_pg));
+            continue;
+        }
+        if prune_for_space(&mut new_pg, rel, other.block(), needed, tm) < needed {
             let free = page::free_space(&new_pg);
             drop((old_pg, new_pg));
             fsm::record_free_space(pool, rel, other.block(), free)?;
@@ -235,14 +250,16 @@ pub fn update(
             target.current = Some(other);
             continue;
         }
+        let new_was_empty = page::item_count(&new_pg) == 0;
         let new = Tid {
             block: other.block(),
-            offset: page::item_count(&new_pg) + 1,
+            offset: page::next_offset(&mut new_pg),
         };
-        let new_was_empty = new.offset == 1;
         tuple::set_ctid(new_tuple, new.block, new.offset);
-        let off = page::add_item(&mut new_pg, new_tuple).expect("space checked");
-        debug_assert_eq!(off, new.offset);
+        assert!(
+            page::add_item_at(&mut new_pg, new.offset, new_tuple),
+            "space checked"
+        );
         stamp_old(t, xid, cid, new, true);
         old_pg.mark_dirty();
         new_pg.mark_dirty();
@@ -324,11 +341,9 @@ mod tests {
 
         // Block 0: two small rows and a big one that leaves ~600 bytes.
         let mut target = InsertTarget::new();
-        let small1 =
-            heap::insert(pool, tm.wal(), REL, &mut form(1, 10, xid, 0), &mut target).unwrap();
-        let small2 =
-            heap::insert(pool, tm.wal(), REL, &mut form(2, 10, xid, 0), &mut target).unwrap();
-        heap::insert(pool, tm.wal(), REL, &mut form(3, 7400, xid, 0), &mut target).unwrap();
+        let small1 = heap::insert(pool, &tm, REL, &mut form(1, 10, xid, 0), &mut target).unwrap();
+        let small2 = heap::insert(pool, &tm, REL, &mut form(2, 10, xid, 0), &mut target).unwrap();
+        heap::insert(pool, &tm, REL, &mut form(3, 7400, xid, 0), &mut target).unwrap();
         assert_eq!((small1.block, small2.block), (0, 0));
 
         // Fits: same page.
@@ -380,7 +395,9 @@ mod tests {
 
         // The old versions point at the new ones.
         for (old, new) in [(small1, new1), (small2, new2)] {
-            let bytes = heap::fetch_any(pool, REL, old).unwrap().unwrap();
+            let bytes = heap::fetch_version(pool, REL, new, xid).unwrap().unwrap();
+            assert_eq!(tuple::xmin(&bytes), xid);
+            let bytes = heap::fetch_version(pool, REL, old, xid).unwrap().unwrap();
             assert_eq!(tuple::ctid(&bytes), (new.block, new.offset));
             assert_ne!(tuple::infomask(&bytes) & tuple::UPDATED, 0);
             assert_eq!(tuple::xmax(&bytes), xid);
@@ -408,14 +425,7 @@ mod tests {
         tm.commit(xid, txn::SyncCommit::On).unwrap();
         let xid2 = tm.begin().unwrap();
         let mut batch: Vec<Vec<u8>> = (100..400).map(|a| form(a, 50, xid2, 0)).collect();
-        heap::insert_batch(
-            pool,
-            tm.wal(),
-            REL,
-            &mut batch,
-            &mut InsertTarget::bulk(pool),
-        )
-        .unwrap();
+        heap::insert_batch(pool, &tm, REL, &mut batch, &mut InsertTarget::bulk(pool)).unwrap();
         tm.commit(xid2, txn::SyncCommit::On).unwrap();
         let mut before = visible(pool, &tm, 0, 0);
         before.sort();
