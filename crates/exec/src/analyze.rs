@@ -130,7 +130,7 @@ fn analyze_table(
         sample.total_blocks,
         stats,
     )?;
-    if let Some(c) = env.hooks.table_counters(table.oid) {
+    if let Some(c) = env.hooks.counters_to_update(table.oid) {
         let autovacuum = env.hooks.is_autovacuum();
         c.report_analyze(
             sample.total_rows,

@@ -119,7 +119,7 @@ fn for_each_match(
     let mut scan = HeapScan::new(env.pool, table.locator())?;
     let mut page = Vec::new();
     let (snapshot, tm) = (env.snapshot, env.tm);
-    let counters = env.hooks.table_counters(table.oid);
+    let counters = env.hooks.counters_to_update(table.oid);
     let mut tuples = 0u64;
     let r = loop {
         if let Err(e) = env.check_cancel() {

@@ -52,9 +52,9 @@ pub trait SessionHooks: system_views::ServerState {
     fn current_user(&self) -> String;
     /// The session's role (session_user), which cannot be dropped or renamed.
     fn session_user(&self) -> String;
-    /// Table `table`'s cumulative statistics in the session's database, or
-    /// None when track_counts is off.
-    fn table_counters(
+    /// Table `table`'s cumulative statistics in the session's database, to
+    /// count into, or None when track_counts is off.
+    fn counters_to_update(
         &self,
         _table: common::Oid,
     ) -> Option<std::sync::Arc<table_stats::TableCounters>> {

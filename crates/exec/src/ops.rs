@@ -198,7 +198,7 @@ fn build_node<'p>(
                 })
                 .collect();
             Box::new(SeqScanOp {
-                counters: env.hooks.table_counters(table.oid),
+                counters: env.hooks.counters_to_update(table.oid),
                 tuples: 0,
                 scan: HeapScan::new(env.pool, table.locator())?,
                 types: table.column_types(),

@@ -85,7 +85,7 @@ fn vacuum_table(
         stats.pages_after,
         Vec::new(),
     )?;
-    if let Some(c) = env.hooks.table_counters(table.oid) {
+    if let Some(c) = env.hooks.counters_to_update(table.oid) {
         let autovacuum = env.hooks.is_autovacuum();
         c.report_vacuum(
             stats.live,

@@ -265,6 +265,7 @@ fn main() {
         checkpointer: server::checkpointer::Checkpointer::new(&settings),
         start_time: types::datetime::now_timestamp(),
         shutting_down: Default::default(),
+        table_stats: Default::default(),
     });
     if recovery.crashed {
         if let Err(e) = ctx.checkpoint(CheckpointKind::EndOfRecovery) {

@@ -125,6 +125,11 @@ pub struct Session {
     statements: crate::session_api::StatementRegistry,
     /// Cursors opened by DECLARE.
     cursors: sql_cursors::SqlCursors,
+    /// The open transaction's row changes by table, for the tables'
+    /// statistics at its end.
+    table_counts: exec::table_stats::PendingTableCounts,
+    /// An autovacuum worker's session (`crate::autovacuum`).
+    autovacuum: bool,
 }
 
 fn column_desc(c: &OutputColumn) -> ColumnDesc {
@@ -388,13 +393,17 @@ impl Session {
         }
     }
 
-    fn count_xact(&self, committed: bool) {
+    /// Counts a transaction's end, and applies its row changes to the
+    /// tables' statistics.
+    fn count_xact(&mut self, committed: bool) {
         let c = if committed {
             &self.db_counters.xact_commit
         } else {
             &self.db_counters.xact_rollback
         };
         c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.table_counts
+            .apply(&self.ctx.table_stats, self.db_oid, committed);
     }
 
     /// Publishes what the session does now (pg_stat_activity).
@@ -505,7 +514,7 @@ impl Session {
                 gucs::alter_system(&self.ctx.data_dir, name.as_deref(), value.as_deref())?;
                 return sink.complete("ALTER SYSTEM");
             }
-            BoundStatement::Analyze { vacuum: true, .. } if !matches!(self.txn, TxnState::Idle) => {
+            BoundStatement::Vacuum { .. } if !matches!(self.txn, TxnState::Idle) => {
                 return Err(PgError::new(
                     SqlState::ACTIVE_SQL_TRANSACTION,
                     "VACUUM cannot run inside a transaction block",
@@ -551,6 +560,7 @@ impl Session {
                 | BoundStatement::CreateDatabase { .. }
                 | BoundStatement::DropDatabase { .. }
                 | BoundStatement::Analyze { .. }
+                | BoundStatement::Vacuum { .. }
         ) || matches!(stmt, BoundStatement::Role(r) if r.writes_catalog());
         let (xid, cid) =
             match &mut self.txn {
@@ -808,6 +818,9 @@ impl Session {
             sequences: &mut self.sequences,
             user: &self.user,
             session_user: &self.session_user,
+            db_oid: self.db_oid,
+            table_counts: &mut self.table_counts,
+            autovacuum: self.autovacuum,
         };
         let mut env = ExecEnv {
             pool: ctx.pool,
@@ -950,6 +963,20 @@ impl Session {
             } => {
                 exec::analyze::analyze(targets, *verbose, &mut cx, env, &mut |n| sink.notice(&n))?;
                 sink.complete(if *vacuum { "VACUUM" } else { "ANALYZE" })
+            }
+            BoundStatement::Vacuum {
+                targets,
+                verbose,
+                analyze,
+                truncate,
+            } => {
+                let opts = exec::vacuum::VacuumOptions {
+                    verbose: *verbose,
+                    analyze: *analyze,
+                    truncate: *truncate,
+                };
+                exec::vacuum::vacuum(targets, opts, &mut cx, env, &mut |n| sink.notice(&n))?;
+                sink.complete("VACUUM")
             }
             _ => match exec::commands::run(stmt, &mut cx, env, &mut |n| sink.notice(n))? {
                 Some(tag) => sink.complete(&tag),
@@ -1372,6 +1399,8 @@ impl SessionFactory for Factory {
             seen_reloads,
             statements: Default::default(),
             cursors: Default::default(),
+            table_counts: Default::default(),
+            autovacuum: false,
         }))
     }
 }

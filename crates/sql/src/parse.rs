@@ -162,13 +162,14 @@ pub enum Utility {
         name: Option<String>,
         value: Option<String>,
     },
-    /// ANALYZE [VERBOSE] [table [(columns)], ...], and VACUUM with its
-    /// ANALYZE option (`vacuum`: the command tag is VACUUM).
+    /// ANALYZE [VERBOSE] [table [(columns)], ...].
     Analyze {
         verbose: bool,
         vacuum: bool,
         targets: Vec<(Vec<String>, Vec<String>)>,
     },
+    /// VACUUM (`vacuum.rs`), or the error a malformed one fails with.
+    Vacuum(Result<crate::vacuum::VacuumStmt, PgError>),
     /// FETCH or MOVE on a cursor, or the word a malformed one fails at.
     Fetch(Result<crate::cursor::FetchStmt, String>),
     /// CREATE/ALTER/DROP ROLE, SET ROLE and the like (`role.rs`), or the
@@ -308,13 +309,12 @@ pub(crate) fn tokens(s: &str) -> Option<Vec<(String, bool)>> {
     Some(out)
 }
 
-/// ANALYZE / VACUUM ... ANALYZE: options (parenthesised or the old bare
-/// keywords), then tables with optional column lists. VACUUM without
-/// ANALYZE is not handled here.
+/// ANALYZE: options (parenthesised or the bare VERBOSE), then tables with
+/// optional column lists. VACUUM is `vacuum.rs`.
 fn parse_analyze(toks: &[(String, bool)]) -> Option<Utility> {
-    let vacuum = toks[0].0 == "vacuum";
+    let vacuum = false;
     let word = |i: usize| toks.get(i).filter(|t| !t.1).map(|t| t.0.as_str());
-    let (mut verbose, mut analyze) = (false, !vacuum);
+    let (mut verbose, mut analyze) = (false, true);
     let mut i = 1;
     if word(i) == Some("(") {
         i += 1;
@@ -342,8 +342,6 @@ fn parse_analyze(toks: &[(String, bool)]) -> Option<Utility> {
         while let Some(w) = word(i) {
             match w {
                 "verbose" => verbose = true,
-                "analyze" | "analyse" if vacuum => analyze = true,
-                "full" | "freeze" if vacuum && !analyze && !verbose => {}
                 _ => break,
             }
             i += 1;
@@ -352,6 +350,21 @@ fn parse_analyze(toks: &[(String, bool)]) -> Option<Utility> {
     if !analyze {
         return None;
     }
+    let targets = analyze_targets(toks, i)?;
+    Some(Utility::Analyze {
+        verbose,
+        vacuum,
+        targets,
+    })
+}
+
+/// Tables with optional column lists from token `i` to the end (ANALYZE's
+/// and VACUUM's relation lists).
+pub(crate) fn analyze_targets(
+    toks: &[(String, bool)],
+    mut i: usize,
+) -> Option<Vec<(Vec<String>, Vec<String>)>> {
+    let word = |i: usize| toks.get(i).filter(|t| !t.1).map(|t| t.0.as_str());
     let mut targets = Vec::new();
     while i < toks.len() {
         let (name, quoted) = &toks[i];
@@ -400,11 +413,7 @@ fn parse_analyze(toks: &[(String, bool)]) -> Option<Utility> {
             _ => return None,
         }
     }
-    Some(Utility::Analyze {
-        verbose,
-        vacuum,
-        targets,
-    })
+    Some(targets)
 }
 
 fn qualified_names(toks: &[(String, bool)]) -> Option<Vec<Vec<String>>> {
@@ -492,7 +501,8 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
         }
         ["checkpoint"] => Some(Utility::Checkpoint),
         ["fetch" | "move", ..] => Some(Utility::Fetch(crate::cursor::parse_fetch(&toks))),
-        ["analyze" | "analyse" | "vacuum", ..] => parse_analyze(&toks),
+        ["analyze" | "analyse", ..] => parse_analyze(&toks),
+        ["vacuum", ..] => crate::vacuum::parse(&toks).map(Utility::Vacuum),
         ["alter", "system", "reset", "all"] => Some(Utility::AlterSystem {
             name: None,
             value: None,

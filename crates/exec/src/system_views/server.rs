@@ -39,6 +39,15 @@ pub trait ServerState {
     fn current_user_is_superuser(&self) -> bool {
         false
     }
+    /// Table `table` of database `db`'s cumulative statistics, if counted
+    /// (pg_stat_all_tables).
+    fn table_counters(
+        &self,
+        _db: common::Oid,
+        _table: common::Oid,
+    ) -> Option<std::sync::Arc<crate::table_stats::TableCounters>> {
+        None
+    }
 }
 
 /// One backend's status (PostgreSQL's PgBackendStatus).
