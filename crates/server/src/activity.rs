@@ -30,6 +30,9 @@ pub struct BackendStatus {
     pub ssl: Option<crate::tls::SslInfo>,
     pub fields: Mutex<StatusFields>,
     pub wait_event: &'static AtomicU32,
+    /// An autovacuum worker, not a client backend (backend_type; not
+    /// counted against max_connections).
+    pub autovacuum: bool,
 }
 
 #[derive(Default)]
@@ -59,6 +62,7 @@ impl Activity {
         usename: &str,
         application_name: &str,
         ssl: Option<crate::tls::SslInfo>,
+        autovacuum: bool,
     ) -> Arc<BackendStatus> {
         let slot = self
             .spare_slots
@@ -79,6 +83,7 @@ impl Activity {
                 ..Default::default()
             }),
             wait_event: slot,
+            autovacuum,
         });
         self.backends.lock().insert(pid, st.clone());
         st

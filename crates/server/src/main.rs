@@ -277,6 +277,7 @@ fn main() {
     let wal_stop = Arc::new(AtomicBool::new(false));
     let wal_threads = server::checkpointer::start(ctx.clone(), wal_stop.clone());
     let factory = Arc::new(Factory { ctx: ctx.clone() });
+    let autovacuum = server::autovacuum::start(factory.clone());
 
     shutdown::install_signal_handlers();
     let conn_settings = ctx.connection_settings.clone();
@@ -313,6 +314,7 @@ fn main() {
         std::process::exit(0);
     }
     log("shutting down");
+    autovacuum.stop();
     drop(listeners);
     bg_shutdown.store(true, Ordering::Relaxed);
     pool.wake_bgwriter();

@@ -40,6 +40,11 @@ impl ServerView<'_> {
                     wait_event: wait_event_name(b.wait_event.load(Ordering::Relaxed)),
                     state: f.state,
                     query: f.query,
+                    backend_type: if b.autovacuum {
+                        "autovacuum worker"
+                    } else {
+                        "client backend"
+                    },
                     ssl: b.ssl.as_ref().map(|s| SslInfo {
                         version: s.version,
                         cipher: s.cipher.clone(),

@@ -1275,6 +1275,44 @@ impl SessionFactory for Factory {
         pid: i32,
         interrupts: Arc<Interrupts>,
     ) -> PgResult<Box<dyn SessionHandler>> {
+        let s = self.open_session(params, pid, interrupts, false)?;
+        Ok(Box::new(s))
+    }
+}
+
+impl Factory {
+    /// An autovacuum worker's session on database `db_name`, as the
+    /// bootstrap superuser, outside the client connection limits.
+    pub fn open_autovacuum(
+        &self,
+        db_name: &str,
+        pid: i32,
+        interrupts: Arc<Interrupts>,
+    ) -> PgResult<Box<dyn SessionHandler>> {
+        let user = self
+            .ctx
+            .catalog
+            .snapshot()
+            .roles
+            .get(&catalog::BOOTSTRAP_SUPERUSER)
+            .map(|r| r.name.clone())
+            .unwrap_or_else(|| "postgres".into());
+        let params = StartupParams {
+            user,
+            database: db_name.to_string(),
+            ..Default::default()
+        };
+        let s = self.open_session(&params, pid, interrupts, true)?;
+        Ok(Box::new(s))
+    }
+
+    fn open_session(
+        &self,
+        params: &StartupParams,
+        pid: i32,
+        interrupts: Arc<Interrupts>,
+        autovacuum: bool,
+    ) -> PgResult<Session> {
         if self.ctx.is_shutting_down() {
             return Err(PgError::fatal(
                 SqlState::CANNOT_CONNECT_NOW,
@@ -1322,16 +1360,21 @@ impl SessionFactory for Factory {
             .set_startup("session_authorization", &params.user)
             .ok();
         let limits = &self.ctx.connection_settings;
-        let free = limits
-            .max_connections
-            .saturating_sub(self.ctx.activity.backends().len());
-        if free == 0 {
+        let free = limits.max_connections.saturating_sub(
+            self.ctx
+                .activity
+                .backends()
+                .iter()
+                .filter(|b| !b.autovacuum)
+                .count(),
+        );
+        if free == 0 && !autovacuum {
             return Err(PgError::fatal(
                 SqlState::TOO_MANY_CONNECTIONS,
                 "sorry, too many clients already",
             ));
         }
-        if !superuser && free <= limits.superuser_reserved_connections {
+        if !superuser && free <= limits.superuser_reserved_connections && !autovacuum {
             return Err(PgError::fatal(
                 SqlState::TOO_MANY_CONNECTIONS,
                 "remaining connection slots are reserved for non-replication superuser connections",
@@ -1345,6 +1388,7 @@ impl SessionFactory for Factory {
             &params.user,
             &app,
             params.ssl.clone(),
+            autovacuum,
         );
         // Counted once registered, this backend included, as PostgreSQL's
         // CountUserBackends: two racing connections may then both fail, but
@@ -1374,7 +1418,7 @@ impl SessionFactory for Factory {
             pid,
             db_counters.temp.clone(),
         );
-        Ok(Box::new(Session {
+        Ok(Session {
             temp,
             ctx: self.ctx.clone(),
             db_oid: db.oid,
@@ -1400,8 +1444,8 @@ impl SessionFactory for Factory {
             statements: Default::default(),
             cursors: Default::default(),
             table_counts: Default::default(),
-            autovacuum: false,
-        }))
+            autovacuum,
+        })
     }
 }
 

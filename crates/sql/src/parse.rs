@@ -377,16 +377,24 @@ pub(crate) fn analyze_targets(
             name.split('.').map(str::to_string).collect()
         };
         i += 1;
-        // "schema"."table": a quoted part after a trailing dot.
-        while parts.last().is_some_and(|p| p.is_empty()) && i < toks.len() {
-            parts.pop();
-            let (n, q) = &toks[i];
-            if *q {
-                parts.push(n.clone());
+        loop {
+            // "schema"."table": a quoted part after a trailing dot.
+            if parts.last().is_some_and(|p| p.is_empty()) && i < toks.len() {
+                parts.pop();
+                let (n, q) = &toks[i];
+                if *q {
+                    parts.push(n.clone());
+                } else {
+                    parts.extend(n.split('.').map(str::to_string));
+                }
+                i += 1;
+            } else if let Some(rest) = word(i).and_then(|w| w.strip_prefix('.')) {
+                // A dot (and maybe the next part) right after a quoted part.
+                parts.extend(rest.split('.').map(str::to_string));
+                i += 1;
             } else {
-                parts.extend(n.split('.').map(str::to_string));
+                break;
             }
-            i += 1;
         }
         if parts.iter().any(String::is_empty) || parts.len() > 3 {
             return None;

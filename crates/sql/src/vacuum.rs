@@ -157,6 +157,9 @@ mod tests {
         assert!(v.verbose && v.analyze && !v.truncate);
         assert_eq!(v.targets.len(), 2);
         assert_eq!(v.targets[0].0, vec!["s".to_string(), "t".to_string()]);
+        let v = p(r#"vacuum "My s"."T", "s".t, s."t""#).unwrap().unwrap();
+        let names: Vec<_> = v.targets.iter().map(|t| t.0.join("|")).collect();
+        assert_eq!(names, ["My s|T", "s|t", "s|t"]);
         let v = p("VACUUM FULL VERBOSE ANALYZE t").unwrap().unwrap();
         assert!(v.verbose && v.analyze && v.truncate);
         let v = p("vacuum").unwrap().unwrap();

@@ -64,6 +64,8 @@ pub struct BackendInfo {
     pub wait_event: Option<&'static str>,
     pub state: &'static str,
     pub query: String,
+    /// "client backend" or "autovacuum worker".
+    pub backend_type: &'static str,
     pub ssl: Option<SslInfo>,
 }
 
@@ -296,7 +298,7 @@ fn pg_stat_activity(cx: &ViewContext<'_>) -> Vec<Row> {
                 opt_text(b.wait_event),
                 text(b.state),
                 text(&b.query),
-                text("client backend"),
+                text(b.backend_type),
             ]
         })
         .collect()
