@@ -94,20 +94,22 @@ fn block_exists(pool: &BufferPool, rel: RelFileLocator, block: BlockNumber) -> P
     Ok(block < pool.smgr().nblocks(rel, ForkNumber::Main)?)
 }
 
-/// Prunes a page that is short of `needed` bytes when a version on it may
-/// be dead; returns the free space after.
+/// Prunes a page that is short of `needed` bytes; returns the free space
+/// after, and whether versions were removed (the caller then records the
+/// free space in the FSM once the page is unlocked, so others find it).
 fn prune_for_space(
     pg: &mut storage::buffer::PageWrite<'_>,
     rel: RelFileLocator,
     block: BlockNumber,
     needed: usize,
     tm: &TransactionManager,
-) -> usize {
+) -> (usize, bool) {
     let free = page::free_space(pg);
     if free >= needed || page::item_count(pg) == 0 {
-        return free;
+        return (free, false);
     }
-    prune::prune_page(pg, rel, block, tm.global_xmin(), tm).free
+    let r = prune::prune_page(pg, rel, block, tm.global_xmin(), tm);
+    (r.free, r.removed > 0)
 }
 
 /// Adds `tuple_bytes` to the locked page at the offset `page::next_offset`
@@ -150,7 +152,7 @@ pub fn insert(
                 target.current = None;
                 continue;
             }
-            if prune_for_space(&mut pg, rel, block, needed, tm) >= needed {
+            if prune_for_space(&mut pg, rel, block, needed, tm).0 >= needed {
                 return Ok(place_tuple(tm.wal(), rel, block, &mut pg, tuple_bytes));
             }
             let free = page::free_space(&pg);
@@ -229,6 +231,7 @@ fn next_target_page(
     extend_by: u32,
     target: &mut InsertTarget,
 ) -> PgResult<()> {
+    let mut tried_last = false;
     loop {
         match fsm::search(pool, rel, needed)? {
             Some(block) if block < pool.smgr().nblocks(rel, ForkNumber::Main)? => {
@@ -246,6 +249,27 @@ fn next_target_page(
                 }
                 target.current = Some(b);
                 return Ok(());
+            }
+            _ if !tried_last => {
+                // The FSM knows of no page: try the last one before
+                // extending (as PostgreSQL does), whose space is recorded
+                // only once someone gives up on it.
+                tried_last = true;
+                let n = pool.smgr().nblocks(rel, ForkNumber::Main)?;
+                if n == 0 {
+                    continue;
+                }
+                let b = pool.read_buffer(
+                    rel,
+                    ForkNumber::Main,
+                    n - 1,
+                    ReadMode::Normal,
+                    target.strategy.as_mut(),
+                )?;
+                if page::free_space(&b.read()) >= needed {
+                    target.current = Some(b);
+                    return Ok(());
+                }
             }
             _ => {
                 let count = extend_by.max(1);
@@ -300,6 +324,7 @@ pub fn fetch_version(
 /// A page short of space with versions that look dead is pruned after the
 /// scan has read it, if its exclusive lock is free at once.
 pub struct HeapScan {
+    pool: &'static BufferPool,
     stream: ReadStream,
     nblocks: BlockNumber,
     rel: RelFileLocator,
@@ -316,6 +341,7 @@ impl HeapScan {
         let large = nblocks as usize > pool.nbuffers() / 4;
         let strategy = large.then(|| BufferStrategy::new(StrategyKind::BulkRead, pool.nbuffers()));
         Ok(HeapScan {
+            pool,
             stream: ReadStream::new(pool, rel, ForkNumber::Main, 0, nblocks, strategy, large),
             nblocks,
             rel,
@@ -358,8 +384,13 @@ impl HeapScan {
         let short = page::free_space(&pg) < prune::PRUNE_FREE_THRESHOLD;
         drop(pg);
         if maybe_dead > 0 && short {
-            if let Some(mut pg) = buf.try_write() {
-                prune::prune_page(&mut pg, self.rel, block, horizon, tm);
+            let pruned = buf.try_write().and_then(|mut pg| {
+                let r = prune::prune_page(&mut pg, self.rel, block, horizon, tm);
+                (r.removed > 0).then_some(r.free)
+            });
+            drop(buf);
+            if let Some(free) = pruned {
+                fsm::record_free_space(self.pool, self.rel, block, free)?;
             }
         }
         Ok(true)

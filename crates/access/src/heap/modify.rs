@@ -153,14 +153,23 @@ pub fn update(
     let needed = aligned_len(new_tuple);
     let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
     loop {
+        // Free space a prune of the old page left that is too little for
+        // the new version, recorded once the page is unlocked.
+        let mut pruned_free = None;
         {
             let mut pg = buf.write();
             let t = page::item_mut(&mut pg, tid.offset).ok_or_else(|| vanished(tid))?;
             let claimed = claim(t, xid, tm);
             // Short of space: prune first (our version is live, it stays),
             // so an update-heavy page keeps its rows on it.
-            let fits = matches!(claimed, Claim::Free)
-                && prune_for_space(&mut pg, rel, tid.block, needed, tm) >= needed;
+            let (free, pruned) = match claimed {
+                Claim::Free => prune_for_space(&mut pg, rel, tid.block, needed, tm),
+                _ => (0, false),
+            };
+            let fits = free >= needed;
+            if pruned {
+                pruned_free = Some(free);
+            }
             match claimed {
                 Claim::Free if fits => {
                     let new = Tid {
@@ -205,6 +214,9 @@ pub fn update(
                 }
             }
         }
+        if let Some(free) = pruned_free {
+            fsm::record_free_space(pool, rel, tid.block, free)?;
+        }
         // The new version needs another page: pin one with room while no
         // heap page is locked (the FSM may be consulted), then lock both in
         // block order and check the old version again.
@@ -237,7 +249,7 @@ pub fn update(
             drop((old_pg, new_pg));
             continue;
         }
-        if prune_for_space(&mut new_pg, rel, other.block(), needed, tm) < needed {
+        if prune_for_space(&mut new_pg, rel, other.block(), needed, tm).0 < needed {
             let free = page::free_space(&new_pg);
             drop((old_pg, new_pg));
             fsm::record_free_space(pool, rel, other.block(), free)?;
