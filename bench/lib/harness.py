@@ -70,10 +70,15 @@ def tail(path, n=40):
         return f"(could not read {path}: {e})"
 
 
+# Settings the running suite asks both servers for (its SETTINGS list).
+SUITE_SETTINGS = []
+
+
 def extra_settings(side):
-    """Per-side server settings from BENCH_PG_SETTINGS / BENCH_SCALEGRES_SETTINGS
-    (space-separated name=value, e.g. "bgwriter_lru_maxpages=0"), for ablations."""
-    return os.environ.get(f"BENCH_{side}_SETTINGS", "").split()
+    """The suite's SETTINGS, then per-side server settings from
+    BENCH_PG_SETTINGS / BENCH_SCALEGRES_SETTINGS (space-separated name=value,
+    e.g. "bgwriter_lru_maxpages=0"), for ablations."""
+    return SUITE_SETTINGS + os.environ.get(f"BENCH_{side}_SETTINGS", "").split()
 
 
 def as_system_user(argv):
@@ -384,6 +389,7 @@ def run_suite(suite, repo, quick, pg_only, no_build):
             if not os.access(binary, os.X_OK):
                 raise BenchError(f"{binary} not found")
 
+        SUITE_SETTINGS[:] = list(getattr(suite, "SETTINGS", []))
         base = tempfile.mkdtemp(prefix=f"scalegres-bench-{suite.NAME}-", dir=tmp_parent)
         os.chmod(base, 0o755)  # the postgres system user must reach its own subdirectory
         pg_dir = os.path.join(base, "postgresql")

@@ -137,7 +137,7 @@ impl Catalog {
         RowWriter {
             pool: self.pool,
             tm: self.tm,
-            xid: txn.xid,
+            xid: txn.write_xid,
             cid,
         }
     }

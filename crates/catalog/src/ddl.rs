@@ -37,9 +37,22 @@ enum Pending {
 
 /// A transaction's catalog changes: it holds the DDL lock until it ends.
 pub struct CatalogTxn {
+    /// The top-level transaction (the DDL lock's owner).
     pub(crate) xid: Xid,
+    /// The (sub-)transaction catalog rows are written under now.
+    pub(crate) write_xid: Xid,
     pub(crate) working: Arc<CatalogData>,
+    /// The committed catalog the transaction started from.
+    base: Arc<CatalogData>,
     pending: Vec<Pending>,
+}
+
+/// Where a savepoint found a transaction's catalog changes, to go back to
+/// at ROLLBACK TO SAVEPOINT.
+#[derive(Clone)]
+pub struct CatalogMark {
+    working: Arc<CatalogData>,
+    pending: usize,
 }
 
 impl CatalogTxn {
@@ -49,6 +62,26 @@ impl CatalogTxn {
     }
     pub fn xid(&self) -> Xid {
         self.xid
+    }
+    /// Rows from now on are written under `xid` (the current
+    /// sub-transaction, or the top-level transaction itself).
+    pub fn set_write_xid(&mut self, xid: Xid) {
+        debug_assert!(xid >= self.xid);
+        self.write_xid = xid;
+    }
+    /// The state before the transaction's first catalog change.
+    pub fn initial_mark(&self) -> CatalogMark {
+        CatalogMark {
+            working: self.base.clone(),
+            pending: 0,
+        }
+    }
+    /// The state a savepoint returns to.
+    pub fn mark(&self) -> CatalogMark {
+        CatalogMark {
+            working: self.working.clone(),
+            pending: self.pending.len(),
+        }
     }
 }
 
@@ -60,14 +93,41 @@ impl Catalog {
     /// Takes the DDL lock for `xid` (waiting for another DDL transaction to
     /// end; `check` may stop the wait with its error) and starts its
     /// private catalog version.
-    pub fn begin(&self, xid: Xid, check: &mut dyn FnMut() -> PgResult<()>) -> PgResult<CatalogTxn> {
+    /// `write_xid` is the (sub-)transaction the first rows are written under.
+    pub fn begin(
+        &self,
+        xid: Xid,
+        write_xid: Xid,
+        check: &mut dyn FnMut() -> PgResult<()>,
+    ) -> PgResult<CatalogTxn> {
         debug_assert_ne!(xid, 0, "catalog changes need an xid");
         self.ddl_lock.acquire(xid, check)?;
+        let base = self.snapshot();
         Ok(CatalogTxn {
             xid,
-            working: self.snapshot(),
+            write_xid,
+            working: base.clone(),
+            base,
             pending: Vec::new(),
         })
+    }
+
+    /// ROLLBACK TO SAVEPOINT: the catalog as the savepoint found it. The
+    /// rolled-back sub-transactions' rows are invisible already (their xids
+    /// aborted); files they created are removed now, files they dropped stay.
+    pub fn rollback_to(&self, txn: &mut CatalogTxn, mark: CatalogMark) -> PgResult<()> {
+        txn.working = mark.working;
+        let wal = self.tm.wal();
+        let mut result = Ok(());
+        for p in txn.pending.drain(mark.pending..) {
+            if let Pending::Created(rel) = p {
+                let r = heap::drop_storage(self.pool, wal, rel);
+                if result.is_ok() {
+                    result = r;
+                }
+            }
+        }
+        result
     }
 
     /// Ends the transaction's catalog changes once `tm` has committed or
@@ -102,7 +162,7 @@ impl Catalog {
         RowWriter {
             pool: self.pool,
             tm: self.tm,
-            xid: txn.xid,
+            xid: txn.write_xid,
             cid,
         }
     }

@@ -33,7 +33,7 @@ mod roles;
 pub mod stats;
 
 pub use comments::ObjectAddress;
-pub use ddl::CatalogTxn;
+pub use ddl::{CatalogMark, CatalogTxn};
 pub use model::{
     CatalogData, Column, Database, Namespace, Role, RoleAttributes, Sequence, Table, View,
 };
@@ -156,7 +156,7 @@ mod tests {
             f: impl FnOnce(&mut CatalogTxn) -> PgResult<R>,
         ) -> PgResult<R> {
             let xid = self.tm.begin().unwrap();
-            let mut txn = c.begin(xid, &mut || Ok(())).unwrap();
+            let mut txn = c.begin(xid, xid, &mut || Ok(())).unwrap();
             let r = f(&mut txn);
             if commit && r.is_ok() {
                 self.tm.commit(xid, txn::SyncCommit::On).unwrap();
@@ -267,7 +267,7 @@ mod tests {
             })
             .unwrap();
         let xid = f.tm.begin().unwrap();
-        let mut x = c.begin(xid, &mut || Ok(())).unwrap();
+        let mut x = c.begin(xid, xid, &mut || Ok(())).unwrap();
         let new = c.new_relfilenode(&mut x, 0, t.oid).unwrap();
         assert!(f.pool.smgr().exists(t.locator(), storage::ForkNumber::Main));
         f.tm.commit(xid, txn::SyncCommit::On).unwrap();
@@ -290,7 +290,7 @@ mod tests {
         let f = fixture();
         let c = f.open();
         let xid = f.tm.begin().unwrap();
-        let mut x = c.begin(xid, &mut || Ok(())).unwrap();
+        let mut x = c.begin(xid, xid, &mut || Ok(())).unwrap();
         c.create_table(
             &mut x,
             0,
@@ -307,7 +307,7 @@ mod tests {
         let other = f.tm.begin().unwrap();
         let mut checks = 0;
         let err = c
-            .begin(other, &mut || {
+            .begin(other, other, &mut || {
                 checks += 1;
                 Err(PgError::new(SqlState::QUERY_CANCELED, "canceled"))
             })
@@ -316,7 +316,7 @@ mod tests {
         assert_eq!((err.code, checks), (SqlState::QUERY_CANCELED, 1));
         f.tm.abort(xid);
         c.end(x, false).unwrap();
-        c.begin(other, &mut || Ok(())).unwrap();
+        c.begin(other, other, &mut || Ok(())).unwrap();
     }
 
     #[test]

@@ -40,6 +40,8 @@ impl SqlState {
     pub const ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25001");
     pub const NO_ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25P01");
     pub const IN_FAILED_SQL_TRANSACTION: SqlState = SqlState("25P02");
+    pub const READ_ONLY_SQL_TRANSACTION: SqlState = SqlState("25006");
+    pub const INVALID_SAVEPOINT_SPECIFICATION: SqlState = SqlState("3B001");
     pub const INVALID_SQL_STATEMENT_NAME: SqlState = SqlState("26000");
     pub const INVALID_CURSOR_NAME: SqlState = SqlState("34000");
     pub const OBJECT_NOT_IN_PREREQUISITE_STATE: SqlState = SqlState("55000");

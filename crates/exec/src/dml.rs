@@ -168,6 +168,20 @@ fn wait_error(env: &ExecEnv, e: PgError) -> PgError {
     env.interrupts.session_ending_error().unwrap_or(e)
 }
 
+/// A row this statement wants to change was updated or deleted by a
+/// transaction that committed after the statement's snapshot: READ
+/// COMMITTED goes on with the newest version (or skips a deleted row);
+/// REPEATABLE READ cannot, its snapshot would not see what it overwrites.
+fn serialization_check(env: &ExecEnv, change: &str) -> PgResult<()> {
+    if env.isolation.uses_transaction_snapshot() {
+        return Err(PgError::new(
+            common::SqlState::SERIALIZATION_FAILURE,
+            format!("could not serialize access due to concurrent {change}"),
+        ));
+    }
+    Ok(())
+}
+
 /// READ COMMITTED's re-check after a concurrent update committed first:
 /// the newer version at `next`, written by `updater`, if it still passes
 /// `qual` (else false: skip). A slot that no longer holds `updater`'s
@@ -217,8 +231,10 @@ pub fn delete(
                 n += 1;
                 return project_returning(returning, &row, env, &mut out);
             }
-            ModifyResult::SelfModified | ModifyResult::Updated(None) => return Ok(()),
+            ModifyResult::SelfModified => return Ok(()),
+            ModifyResult::Updated(None) => return serialization_check(env, "delete"),
             ModifyResult::Updated(Some(next)) => {
+                serialization_check(env, "update")?;
                 if !recheck(table, qual, next, &mut row, env)? {
                     return Ok(());
                 }
@@ -267,8 +283,10 @@ pub fn update(
                 n += 1;
                 return project_returning(returning, &new, env, &mut out);
             }
-            ModifyResult::SelfModified | ModifyResult::Updated(None) => return Ok(()),
+            ModifyResult::SelfModified => return Ok(()),
+            ModifyResult::Updated(None) => return serialization_check(env, "delete"),
             ModifyResult::Updated(Some(next)) => {
+                serialization_check(env, "update")?;
                 if !recheck(table, qual, next, &mut old, env)? {
                     return Ok(());
                 }

@@ -79,8 +79,12 @@ pub struct ExecEnv<'a> {
     pub db_oid: common::Oid,
     pub db_name: &'a str,
     pub snapshot: &'a Snapshot,
+    /// The (sub-)transaction this statement writes under (0: read only).
     pub xid: Xid,
     pub cid: u32,
+    /// The transaction's isolation level: REPEATABLE READ and above fail
+    /// with 40001 where READ COMMITTED re-checks a concurrently changed row.
+    pub isolation: txn::IsolationLevel,
     pub params: &'a [Value],
     pub interrupts: &'a Interrupts,
     pub hooks: &'a mut dyn SessionHooks,

@@ -191,6 +191,41 @@ pub static GUCS: &[GucDef] = &[
         "When generating SQL fragments, quote all identifiers.",
     ),
     g(
+        "procarray_group_clear",
+        "on",
+        Sighup,
+        false,
+        "Scalegres: ending transactions leave the ProcArray in groups when its lock is busy (off only to measure the gain).",
+    ),
+    g(
+        "default_transaction_read_only",
+        "off",
+        User,
+        true,
+        "Sets the default read-only status of new transactions.",
+    ),
+    g(
+        "default_transaction_deferrable",
+        "off",
+        User,
+        false,
+        "Sets the default deferrable status of new transactions.",
+    ),
+    g(
+        "transaction_read_only",
+        "off",
+        User,
+        false,
+        "Sets the current transaction's read-only status.",
+    ),
+    g(
+        "transaction_deferrable",
+        "off",
+        User,
+        false,
+        "Whether to defer a read-only serializable transaction until it can be executed with no possible serialization failures.",
+    ),
+    g(
         "row_security",
         "on",
         User,
@@ -919,6 +954,19 @@ impl Settings {
 /// canonicalise some settings).
 fn canonical_value(def: &GucDef, value: &str) -> String {
     match def.name {
+        "default_transaction_isolation" | "transaction_isolation" => {
+            txn::IsolationLevel::parse(value)
+                .map(|l| l.name().to_string())
+                .unwrap_or_else(|| value.to_string())
+        }
+        "default_transaction_read_only"
+        | "default_transaction_deferrable"
+        | "transaction_read_only"
+        | "transaction_deferrable" => match parse_bool(value) {
+            Some(true) => "on".into(),
+            Some(false) => "off".into(),
+            None => value.to_string(),
+        },
         "TimeZone" => types::datetime::TimeZone::parse(value)
             .map(|tz| tz.canonical_name(value))
             .unwrap_or_else(|| value.to_string()),
@@ -934,6 +982,16 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         )
     };
     match def.name {
+        "default_transaction_isolation" | "transaction_isolation" => {
+            txn::IsolationLevel::parse(value).ok_or_else(bad)?;
+        }
+        "default_transaction_read_only"
+        | "default_transaction_deferrable"
+        | "transaction_read_only"
+        | "transaction_deferrable"
+        | "procarray_group_clear" => {
+            parse_bool(value).ok_or_else(bad)?;
+        }
         "port"
         | "max_connections"
         | "bgwriter_lru_maxpages"
@@ -1225,6 +1283,14 @@ pub fn parse_duration_ms(value: &str, default_unit_ms: u64) -> Option<u64> {
         _ => return None,
     };
     Some(n * mult)
+}
+
+/// `procarray_group_clear` (txn's grouped ProcArray exits).
+pub fn procarray_group_clear(s: &Settings) -> bool {
+    s.get("procarray_group_clear")
+        .ok()
+        .and_then(parse_bool)
+        .unwrap_or(true)
 }
 
 pub fn parse_bool(value: &str) -> Option<bool> {

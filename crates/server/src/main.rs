@@ -233,6 +233,7 @@ fn main() {
         txn::TransactionManager::open(&dir, wal)
             .unwrap_or_else(|e| fatal(&format!("could not open pg_xact: {e}"))),
     ));
+    tm.set_group_clear(server::gucs::procarray_group_clear(&settings));
     let recovery = recover(&dir, pool, wal, tm);
     pool.set_wal_flush(Box::new(move |lsn| {
         wal.flush(lsn).map_err(|e| e.to_string())
@@ -694,6 +695,9 @@ fn reload_server_settings(env: &ServeEnv, conn: &mut ConnectionSettings) {
         .wal()
         .settings
         .apply(server::checkpointer::wal_reloadable(&settings));
+    env.ctx
+        .tm
+        .set_group_clear(server::gucs::procarray_group_clear(&settings));
     env.ctx.checkpointer.apply(&settings);
     if let Err(e) = env
         .ctx

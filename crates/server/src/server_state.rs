@@ -23,6 +23,14 @@ pub(crate) struct ServerView<'a> {
 
 impl ServerView<'_> {
     pub fn backends(&self) -> Vec<BackendInfo> {
+        let xids: std::collections::HashMap<i32, (u64, u64)> = self
+            .ctx
+            .tm
+            .proc_states()
+            .into_iter()
+            .map(|(pid, xid, xmin)| (pid, (xid, xmin)))
+            .collect();
+        let nonzero = |x: u64| (x != 0).then_some(x);
         self.ctx
             .activity
             .backends()
@@ -39,6 +47,8 @@ impl ServerView<'_> {
                     query_start: f.query_start,
                     wait_event: wait_event_name(b.wait_event.load(Ordering::Relaxed)),
                     state: f.state,
+                    backend_xid: xids.get(&b.pid).and_then(|p| nonzero(p.0)),
+                    backend_xmin: xids.get(&b.pid).and_then(|p| nonzero(p.1)),
                     query: f.query,
                     backend_type: if b.autovacuum {
                         "autovacuum worker"

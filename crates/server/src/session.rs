@@ -7,6 +7,7 @@ mod hooks;
 mod roles;
 mod sql_cursors;
 mod sql_prepared;
+mod transaction;
 
 use common::interrupt::Interrupts;
 use std::sync::Arc;
@@ -30,14 +31,7 @@ use crate::session_api::{
 
 enum TxnState {
     Idle,
-    Block {
-        xid: Option<Xid>,
-        cid: u32,
-        failed: bool,
-        /// Opened by an extended-protocol Execute outside BEGIN: it lasts until
-        /// the next Sync, as PostgreSQL's implicit transaction block does.
-        implicit: bool,
-    },
+    Block(transaction::Transaction),
 }
 
 struct Prepared {
@@ -103,6 +97,8 @@ pub struct Session {
     settings: Settings,
     changed: Vec<(String, String)>,
     txn: TxnState,
+    /// This session in the ProcArray (its xid and advertised snapshot xmin).
+    proc: txn::Proc,
     /// The open transaction's catalog changes (it holds the DDL lock).
     catalog_changes: Option<catalog::CatalogTxn>,
     sequences: SequenceValues,
@@ -322,56 +318,70 @@ impl Session {
     }
 
     fn check_failed(&self, stmt: &BoundStatement) -> PgResult<()> {
-        if let TxnState::Block { failed: true, .. } = self.txn {
-            if !matches!(
-                stmt,
-                BoundStatement::Transaction(TransactionOp::Commit | TransactionOp::Rollback)
-            ) {
-                return Err(PgError::new(
-                    SqlState::IN_FAILED_SQL_TRANSACTION,
-                    "current transaction is aborted, commands ignored until end of transaction block",
-                ));
-            }
+        let ends_failure = matches!(
+            stmt,
+            BoundStatement::Transaction(
+                TransactionOp::Commit { .. }
+                    | TransactionOp::Rollback { .. }
+                    | TransactionOp::RollbackTo(_)
+            )
+        );
+        if self.in_failed_block() && !ends_failure {
+            return Err(PgError::new(
+                SqlState::IN_FAILED_SQL_TRANSACTION,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ));
         }
         Ok(())
     }
 
     fn in_failed_block(&self) -> bool {
-        matches!(self.txn, TxnState::Block { failed: true, .. })
+        matches!(&self.txn, TxnState::Block(t) if t.failed)
     }
 
-    /// Marks the open block failed and aborts its writes (after an error).
+    fn in_implicit_block(&self) -> bool {
+        matches!(&self.txn, TxnState::Block(t) if t.implicit)
+    }
+
+    /// Marks the open block failed (after an error); its writes are rolled
+    /// back at its end or at ROLLBACK TO SAVEPOINT.
     fn fail(&mut self) {
-        match &mut self.txn {
-            TxnState::Block { failed, .. } => *failed = true,
-            TxnState::Idle => {}
+        if let TxnState::Block(t) = &mut self.txn {
+            t.failed = true;
         }
     }
 
     fn end_block(&mut self, commit: bool) {
-        if let TxnState::Block { xid, failed, .. } = self.txn {
-            let committed = commit && !failed;
-            let mut committed = committed;
-            if let Some(x) = xid {
-                committed = self.end_transaction(x, committed).is_ok() && committed;
+        if let TxnState::Block(t) = std::mem::replace(&mut self.txn, TxnState::Idle) {
+            let mut committed = commit && !t.failed;
+            if let Some(x) = t.top {
+                let subxids = t.all_subxids();
+                committed = self.end_transaction(x, &subxids, committed).is_ok() && committed;
             }
             self.close_cursors_at_transaction_end(committed);
             self.count_xact(committed);
+            if !t.implicit {
+                self.sync_transaction_settings();
+            }
         }
-        self.txn = TxnState::Idle;
+        self.proc.clear_xmin();
     }
 
     /// Commits (logging the commit, durable unless synchronous_commit is
-    /// off) or rolls back `xid`.
+    /// off) or rolls back `xid` with its sub-transactions `subxids`.
     /// The transaction's catalog changes are published or discarded after.
-    fn end_transaction(&mut self, xid: common::Xid, commit: bool) -> PgResult<()> {
+    fn end_transaction(&mut self, xid: Xid, subxids: &[Xid], commit: bool) -> PgResult<()> {
         let result = if commit {
             let sync = self.sync_commit();
-            self.ctx.tm.commit(xid, sync).map_err(PgError::from)
+            self.ctx
+                .tm
+                .commit_tree(xid, subxids, sync)
+                .map_err(PgError::from)
         } else {
-            self.ctx.tm.abort(xid);
+            self.ctx.tm.abort_tree(xid, subxids);
             Ok(())
         };
+        self.proc.set_xid(0);
         if let Some(changes) = self.catalog_changes.take() {
             debug_assert_eq!(changes.xid(), xid);
             if let Err(e) = self.ctx.catalog.end(changes, commit && result.is_ok()) {
@@ -432,10 +442,10 @@ impl Session {
     }
 
     fn idle_state(&self) -> &'static str {
-        match self.txn {
+        match &self.txn {
             TxnState::Idle => "idle",
-            TxnState::Block { failed: false, .. } => "idle in transaction",
-            TxnState::Block { failed: true, .. } => "idle in transaction (aborted)",
+            TxnState::Block(t) if t.failed => "idle in transaction (aborted)",
+            TxnState::Block(_) => "idle in transaction",
         }
     }
 
@@ -458,7 +468,16 @@ impl Session {
             } => {
                 if name == "all" {
                     self.settings = (*self.base).clone();
+                    self.sync_transaction_settings();
                     return sink.complete("RESET");
+                }
+                if let Some(
+                    canonical @ ("transaction_isolation"
+                    | "transaction_read_only"
+                    | "transaction_deferrable"),
+                ) = gucs::lookup(name).map(|d| d.name)
+                {
+                    return self.set_transaction_setting(canonical, value.as_deref(), sink);
                 }
                 let canonical =
                     self.settings
@@ -466,6 +485,9 @@ impl Session {
                 if gucs::lookup(canonical).is_some_and(|d| d.reported) {
                     let v = self.settings.get(canonical)?.to_string();
                     self.changed.push((canonical.to_string(), v));
+                }
+                if canonical.starts_with("default_transaction_") {
+                    self.sync_transaction_settings();
                 }
                 return sink.complete(if value.is_some() { "SET" } else { "RESET" });
             }
@@ -476,13 +498,12 @@ impl Session {
                 return self.set_session_authorization(role.as_deref(), sink);
             }
             BoundStatement::Show { name } => {
-                let canonical = gucs::lookup(name).map(|d| d.name).unwrap_or(name.as_str());
-                let v = match name.as_str() {
-                    "transaction_isolation" | "transaction isolation level" => {
-                        "read committed".to_string()
-                    }
-                    _ => self.settings.get(name)?.to_string(),
+                let name = match name.as_str() {
+                    "transactionisolationlevel" => "transaction_isolation",
+                    n => n,
                 };
+                let canonical = gucs::lookup(name).map(|d| d.name).unwrap_or(name);
+                let v = self.settings.get(name)?.to_string();
                 sink.columns(&[text_column(&canonical.to_lowercase())])?;
                 sink.row(&[Value::Text(v)])?;
                 return sink.complete("SHOW");
@@ -505,7 +526,7 @@ impl Session {
             }
             BoundStatement::NoOp(tag) => return sink.complete(tag),
             BoundStatement::AlterSystem { name, value } => {
-                if matches!(self.txn, TxnState::Block { .. }) {
+                if matches!(self.txn, TxnState::Block(_)) {
                     return Err(PgError::new(
                         SqlState::ACTIVE_SQL_TRANSACTION,
                         "ALTER SYSTEM cannot run inside a transaction block",
@@ -539,119 +560,22 @@ impl Session {
         }
         let implicit = matches!(self.txn, TxnState::Idle);
         // Catalog changes are writes too: their rows carry the xid.
-        let writes = matches!(
-            stmt,
-            BoundStatement::Insert { .. }
-                | BoundStatement::Update { .. }
-                | BoundStatement::Delete { .. }
-                | BoundStatement::CopyFrom(_)
-                | BoundStatement::CreateTable { .. }
-                | BoundStatement::DropTable { .. }
-                | BoundStatement::Truncate { .. }
-                | BoundStatement::AddColumn { .. }
-                | BoundStatement::AlterTable { .. }
-                | BoundStatement::CreateSchema { .. }
-                | BoundStatement::CreateView { .. }
-                | BoundStatement::CreateSequence { .. }
-                | BoundStatement::DropSequence { .. }
-                | BoundStatement::DropView { .. }
-                | BoundStatement::DropSchema { .. }
-                | BoundStatement::Comment { .. }
-                | BoundStatement::CreateDatabase { .. }
-                | BoundStatement::DropDatabase { .. }
-                | BoundStatement::Analyze { .. }
-                | BoundStatement::Vacuum { .. }
-        ) || matches!(stmt, BoundStatement::Role(r) if r.writes_catalog());
-        let (xid, cid) =
-            match &mut self.txn {
-                TxnState::Block { xid, cid, .. } => {
-                    if writes && xid.is_none() {
-                        *xid =
-                            Some(self.ctx.tm.begin().map_err(|e| {
-                                PgError::io("could not assign a transaction id", e)
-                            })?);
-                    }
-                    (xid.unwrap_or(0), *cid)
-                }
-                TxnState::Idle => {
-                    let x = if writes {
-                        self.ctx
-                            .tm
-                            .begin()
-                            .map_err(|e| PgError::io("could not assign a transaction id", e))?
-                    } else {
-                        0
-                    };
-                    (x, 0)
-                }
-            };
-        let mut result = self.execute_dml_or_query(stmt, params, sink, xid, cid);
-        if let TxnState::Block { cid, .. } = &mut self.txn {
-            *cid += 1;
+        let st = self.statement_txn(transaction::write_command(stmt))?;
+        let top = st.snapshot.own.top;
+        let mut result = self.execute_dml_or_query(stmt, params, sink, &st);
+        if let TxnState::Block(t) = &mut self.txn {
+            t.cid += 1;
         }
         if implicit {
-            if xid != 0 {
-                if let Err(e) = self.end_transaction(xid, result.is_ok()) {
+            if top != 0 {
+                if let Err(e) = self.end_transaction(top, &[], result.is_ok()) {
                     result = Err(e);
                 }
             }
+            self.proc.clear_xmin();
             self.count_xact(result.is_ok());
         }
         result
-    }
-
-    fn run_transaction(&mut self, op: &TransactionOp, sink: &mut dyn ResultSink) -> PgResult<()> {
-        match op {
-            TransactionOp::Begin => {
-                match &mut self.txn {
-                    // BEGIN inside an implicit block makes it an explicit one.
-                    TxnState::Block { implicit, .. } if *implicit => *implicit = false,
-                    TxnState::Block { .. } => sink.notice(&PgError::new(
-                        SqlState::ACTIVE_SQL_TRANSACTION,
-                        "there is already a transaction in progress",
-                    ))?,
-                    TxnState::Idle => {
-                        self.txn = TxnState::Block {
-                            xid: None,
-                            cid: 0,
-                            failed: false,
-                            implicit: false,
-                        }
-                    }
-                }
-                sink.complete("BEGIN")
-            }
-            TransactionOp::Commit => {
-                let tag = if self.in_failed_block() {
-                    "ROLLBACK"
-                } else {
-                    "COMMIT"
-                };
-                // An implicit block (several statements in one Query) is no
-                // transaction the user began: PostgreSQL warns, then commits it.
-                if matches!(
-                    self.txn,
-                    TxnState::Idle | TxnState::Block { implicit: true, .. }
-                ) {
-                    sink.notice(&no_transaction_warning())?;
-                }
-                if tag == "COMMIT" {
-                    if let Err(e) = self.persist_holdable_cursors() {
-                        self.end_block(false);
-                        return Err(e);
-                    }
-                }
-                self.end_block(true);
-                sink.complete(tag)
-            }
-            TransactionOp::Rollback => {
-                if matches!(self.txn, TxnState::Idle) {
-                    sink.notice(&no_transaction_warning())?;
-                }
-                self.end_block(false);
-                sink.complete("ROLLBACK")
-            }
-        }
     }
 
     /// The plan for one execution of a prepared statement: its cached
@@ -675,6 +599,17 @@ impl Session {
         Ok(cache.plan_for(params, &settings, &SessionPlanning(self)))
     }
 
+    /// A query's xid, command id and snapshot in the open block (queries
+    /// never assign an xid); takes the block's next command id, so later
+    /// statements' changes stay invisible to it.
+    fn query_txn(&mut self) -> PgResult<(Xid, u32, txn::Snapshot)> {
+        let st = self.statement_txn(None)?;
+        if let TxnState::Block(t) = &mut self.txn {
+            t.cid += 1;
+        }
+        Ok((st.xid, st.cid, st.snapshot))
+    }
+
     /// Starts a query whose rows will be fetched in batches: sends its row
     /// description, takes its snapshot and builds its operators.
     fn open_cursor(
@@ -693,15 +628,7 @@ impl Session {
         };
         sink.columns(&columns.iter().map(column_desc).collect::<Vec<_>>())?;
         // Queries never assign an xid; they run in the open block's command.
-        let (xid, cid) = match &mut self.txn {
-            TxnState::Block { xid, cid, .. } => {
-                let at = (xid.unwrap_or(0), *cid);
-                *cid += 1;
-                at
-            }
-            TxnState::Idle => (0, 0),
-        };
-        let snapshot = self.ctx.tm.snapshot(xid, cid);
+        let (xid, cid, snapshot) = self.query_txn()?;
         let catalog = self.catalog_version();
         let params = params.to_vec();
         let plan = self.with_env(&catalog, &snapshot, xid, cid, &params, |env| {
@@ -767,16 +694,16 @@ impl Session {
         stmt: &BoundStatement,
         params: &[Value],
         sink: &mut dyn ResultSink,
-        xid: Xid,
-        cid: u32,
+        st: &transaction::StatementTxn,
     ) -> PgResult<()> {
         let ctx = self.ctx.clone();
-        let snapshot = ctx.tm.snapshot(xid, cid);
+        let (snapshot, xid, cid) = (&st.snapshot, st.xid, st.cid);
         let catalog = self.catalog_version();
         let db_oid = self.db_oid;
         let in_block = !matches!(self.txn, TxnState::Idle);
         let mut changes = self.catalog_changes.take();
-        let r = self.with_env(&catalog, &snapshot, xid, cid, params, |env| {
+        let r = self.with_env(&catalog, snapshot, xid, cid, params, |env| {
+            env.isolation = st.isolation;
             Self::execute_in(stmt, sink, &ctx, db_oid, &mut changes, in_block, env)
         });
         self.catalog_changes = changes;
@@ -806,6 +733,7 @@ impl Session {
         let deadline = (timeout_ms > 0)
             .then(|| std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms));
         let base = self.base.clone();
+        let snapshot_isolation = self.current_isolation();
         let mut hooks = Hooks {
             ctx: &ctx,
             cursors: &self.cursors,
@@ -831,6 +759,7 @@ impl Session {
             snapshot,
             xid,
             cid,
+            isolation: snapshot_isolation,
             params,
             interrupts: &self.interrupts,
             hooks: &mut hooks,
@@ -1025,18 +954,18 @@ impl SessionHandler for Session {
     }
 
     fn transaction_status(&self) -> u8 {
-        match self.txn {
+        match &self.txn {
             TxnState::Idle => b'I',
-            TxnState::Block { implicit: true, .. } => b'I',
-            TxnState::Block { failed: false, .. } => b'T',
-            TxnState::Block { failed: true, .. } => b'E',
+            TxnState::Block(t) if t.implicit => b'I',
+            TxnState::Block(t) if t.failed => b'E',
+            TxnState::Block(_) => b'T',
         }
     }
 
     fn simple_query(&mut self, sql: &str, sink: &mut dyn ResultSink) -> PgResult<bool> {
         self.absorb_reload();
         // A Query message ends an implicit block left open without a Sync.
-        if let TxnState::Block { implicit: true, .. } = self.txn {
+        if self.in_implicit_block() {
             self.end_block(true);
         }
         let stmts = split_statements(sql);
@@ -1050,12 +979,7 @@ impl SessionHandler for Session {
         // PostgreSQL's: an error rolls back the whole string (unless a COMMIT
         // in it ended the block first), and BEGIN in it makes the block explicit.
         if stmts.len() > 1 && matches!(self.txn, TxnState::Idle) {
-            self.txn = TxnState::Block {
-                xid: None,
-                cid: 0,
-                failed: false,
-                implicit: true,
-            };
+            self.txn = TxnState::Block(transaction::Transaction::new(&self.settings, true));
         }
         let mut result = Ok(true);
         self.cursors.in_multi_statement_query = stmts.len() > 1;
@@ -1067,7 +991,7 @@ impl SessionHandler for Session {
             }
         }
         self.cursors.in_multi_statement_query = false;
-        if let TxnState::Block { implicit: true, .. } = self.txn {
+        if self.in_implicit_block() {
             self.end_block(result.is_ok());
         }
         self.flush_io_counts();
@@ -1150,12 +1074,7 @@ impl SessionHandler for Session {
         };
         self.absorb_reload();
         if let TxnState::Idle = self.txn {
-            self.txn = TxnState::Block {
-                xid: None,
-                cid: 0,
-                failed: false,
-                implicit: true,
-            };
+            self.txn = TxnState::Block(transaction::Transaction::new(&self.settings, true));
         }
         let bound = self.current_plan(p, parsed, params)?;
         self.set_activity("active", Some(&stmt.sql));
@@ -1215,8 +1134,9 @@ impl SessionHandler for Session {
 
     fn sync(&mut self) {
         // Sync ends an implicit block: commit unless a statement in it failed.
-        if let TxnState::Block { implicit: true, .. } = self.txn {
+        if self.in_implicit_block() {
             self.end_block(true);
+            self.set_activity(self.idle_state(), None);
         }
     }
 
@@ -1241,6 +1161,7 @@ impl SessionHandler for Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.end_block(false);
+        self.proc.unregister();
         storage::lwlock::set_wait_event_slot(None);
         self.ctx.activity.unregister(self.pid);
     }
@@ -1431,6 +1352,7 @@ impl Factory {
             settings,
             changed: Vec::new(),
             txn: TxnState::Idle,
+            proc: self.ctx.tm.register_proc(pid),
             catalog_changes: None,
             sequences: SequenceValues::default(),
             pid,

@@ -14,6 +14,7 @@ pub mod parse_cache;
 pub mod plan;
 pub mod reg;
 pub mod role;
+pub mod transaction;
 pub mod vacuum;
 pub mod viewdef;
 

@@ -122,9 +122,7 @@ pub enum Utility {
     Show {
         name: String,
     },
-    Begin,
-    Commit,
-    Rollback,
+    Transaction(PgResult<crate::transaction::TransactionOp>),
     DropTable {
         names: Vec<Vec<String>>,
         if_exists: bool,
@@ -490,6 +488,8 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             | "vacuum"
             | "fetch"
             | "move"
+            | "savepoint"
+            | "release"
     ) {
         return None;
     }
@@ -501,12 +501,10 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
         .iter()
         .map(|(t, q)| if *q { "" } else { t.as_str() })
         .collect();
+    if crate::transaction::is_transaction_statement(&words) {
+        return Some(Utility::Transaction(crate::transaction::parse(&toks)));
+    }
     match words.as_slice() {
-        ["begin", ..] | ["start", "transaction", ..] => Some(Utility::Begin),
-        ["commit", ..] | ["end", ..] => Some(Utility::Commit),
-        ["rollback"] | ["rollback", "work" | "transaction"] | ["abort", ..] => {
-            Some(Utility::Rollback)
-        }
         ["checkpoint"] => Some(Utility::Checkpoint),
         ["fetch" | "move", ..] => Some(Utility::Fetch(crate::cursor::parse_fetch(&toks))),
         ["analyze" | "analyse", ..] => parse_analyze(&toks),
@@ -556,7 +554,7 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
                 ["session", r @ ..] => (false, r, 2),
                 r => (false, r, 1),
             };
-            if rest.first() == Some(&"transaction") || rest.first() == Some(&"session") {
+            if rest.first() == Some(&"transaction") {
                 return None;
             }
             if rest.len() >= 2 && rest[0] == "time" && rest[1] == "zone" {

@@ -2,12 +2,16 @@
 //! transactions (ProcArray) and MVCC snapshots. See README.md.
 
 pub mod clog;
+pub mod isolation;
 pub mod manager;
+pub mod procarray;
 pub mod snapshot;
 
 pub use clog::{Clog, XidStatus};
+pub use isolation::IsolationLevel;
 pub use manager::{SyncCommit, TransactionManager, XACT_ABORT, XACT_COMMIT};
-pub use snapshot::Snapshot;
+pub use procarray::Proc;
+pub use snapshot::{OwnXids, Snapshot, SnapshotData};
 
 /// A started log in `dir` for unit tests (fsync off), here and in the
 /// crates above.

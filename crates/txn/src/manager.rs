@@ -7,9 +7,9 @@
 //! Lock order: `procarray` before the clog's page lock; nothing else is held
 //! while taking `procarray`.
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use common::ids::FIRST_NORMAL_XID;
 use common::Xid;
@@ -18,19 +18,10 @@ use parking_lot::{Condvar, Mutex};
 use wal::{rmgr, RecordBuilder, Wal};
 
 use crate::clog::{Clog, XidStatus};
-use crate::snapshot::Snapshot;
+use crate::procarray::{Proc, ProcArray, ProcShared};
+use crate::snapshot::{OwnXids, Snapshot, SnapshotData};
 
 const XID_BATCH: u64 = 1 << 16;
-
-struct ProcArray {
-    next_xid: Xid,
-    xid_limit: Xid,
-    running: BTreeSet<Xid>,
-    /// PLACEHOLDER until the ProcArray advertises per-session xmins: for
-    /// each running xid, the oldest xid running (or the next xid) when it
-    /// began, a lower bound of every snapshot it takes (`global_xmin`).
-    begin_xmin: std::collections::BTreeMap<Xid, Xid>,
-}
 
 /// `synchronous_commit` as a commit sees it (`remote_*` act as `on`: there
 /// are no standbys).
@@ -61,9 +52,30 @@ pub struct TransactionManager {
     clog: Clog,
     limit_path: PathBuf,
     procarray: Mutex<ProcArray>,
+    /// Ending transactions waiting to leave the ProcArray together.
+    clear_group: ClearGroup,
+    /// Whether ends are grouped when the ProcArray mutex is busy
+    /// (`procarray_group_clear`; off only to measure what grouping gains).
+    group_clear: AtomicBool,
     /// Signalled whenever a transaction ends (waiters for a row's writer).
     ended: Condvar,
-    completed: AtomicU64,
+}
+
+/// One ending transaction's xids, queued for a group leader to clear.
+struct ClearRequest {
+    xids: Vec<Xid>,
+    /// Set by the leader once the xids are gone from the ProcArray.
+    done: AtomicBool,
+    waiter: std::thread::Thread,
+}
+
+/// PostgreSQL's ProcArrayGroupClearXid: when the ProcArray mutex is busy, an
+/// ending transaction queues its xids; the one that finds the queue empty
+/// leads: it takes the mutex once, removes every queued request's xids and
+/// wakes their owners, so N commits cost one acquisition instead of N.
+#[derive(Default)]
+struct ClearGroup {
+    queue: Mutex<Vec<Arc<ClearRequest>>>,
 }
 
 impl TransactionManager {
@@ -81,14 +93,10 @@ impl TransactionManager {
             wal,
             clog,
             limit_path,
-            procarray: Mutex::new(ProcArray {
-                next_xid: next,
-                xid_limit: next,
-                running: BTreeSet::new(),
-                begin_xmin: Default::default(),
-            }),
+            procarray: Mutex::new(ProcArray::new(next)),
+            clear_group: ClearGroup::default(),
+            group_clear: AtomicBool::new(true),
             ended: Condvar::new(),
-            completed: AtomicU64::new(0),
         };
         Ok(tm)
     }
@@ -107,7 +115,13 @@ impl TransactionManager {
             .map_err(|(_, _, e)| e)
     }
 
-    /// Starts a transaction: a new xid, registered as running.
+    /// Registers a session (its advertised snapshot xmin and xid).
+    pub fn register_proc(&self, pid: i32) -> Proc {
+        self.procarray.lock().register(pid)
+    }
+
+    /// Starts a transaction or sub-transaction: a new xid, registered as
+    /// running. A sub-transaction's xid is always newer than its parent's.
     pub fn begin(&self) -> std::io::Result<Xid> {
         let mut pa = self.procarray.lock();
         if pa.next_xid >= pa.xid_limit {
@@ -116,10 +130,8 @@ impl TransactionManager {
             pa.xid_limit = limit;
         }
         let xid = pa.next_xid;
-        let oldest = pa.running.first().copied().unwrap_or(xid);
-        pa.begin_xmin.insert(xid, oldest);
         pa.next_xid += 1;
-        pa.running.insert(xid);
+        pa.add_running(xid);
         self.publish_running(&pa);
         Ok(xid)
     }
@@ -134,16 +146,28 @@ impl TransactionManager {
     /// Commits `xid`: its commit record goes to the log and, unless `sync`
     /// is off, is durable before the status changes and this returns.
     pub fn commit(&self, xid: Xid, sync: SyncCommit) -> Result<(), wal::WalError> {
+        self.commit_tree(xid, &[], sync)
+    }
+
+    /// Commits `xid` with its committed sub-transactions `subxids`, all
+    /// atomically: one commit record lists them.
+    pub fn commit_tree(
+        &self,
+        xid: Xid,
+        subxids: &[Xid],
+        sync: SyncCommit,
+    ) -> Result<(), wal::WalError> {
         let mut rec = RecordBuilder::new(rmgr::XACT, XACT_COMMIT, xid);
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_micros() as i64)
             .unwrap_or(0);
         rec.main_data().extend_from_slice(&now.to_le_bytes());
+        put_subxids(rec.main_data(), subxids);
         let end = match self.wal.insert(&rec) {
             Ok(end) => end,
             Err(e) => {
-                self.finish(xid, XidStatus::Aborted, 0);
+                self.finish(xid, subxids, XidStatus::Aborted, 0);
                 return Err(e);
             }
         };
@@ -154,29 +178,90 @@ impl TransactionManager {
                 panic!("PANIC: could not flush the write-ahead log: {e}");
             }
         }
-        self.finish(xid, XidStatus::Committed, end);
+        self.finish(xid, subxids, XidStatus::Committed, end);
         Ok(())
     }
 
     /// Rolls `xid` back. The abort record needs no flush: a transaction
     /// without a commit record is aborted after a crash anyway.
     pub fn abort(&self, xid: Xid) {
-        let rec = RecordBuilder::new(rmgr::XACT, XACT_ABORT, xid);
-        let end = self.wal.insert(&rec).unwrap_or(0);
-        self.finish(xid, XidStatus::Aborted, end);
+        self.abort_tree(xid, &[]);
     }
 
-    fn finish(&self, xid: Xid, status: XidStatus, lsn: u64) {
+    /// Rolls back `xid` and `subxids` (a transaction with its
+    /// sub-transactions, or a sub-transaction with its children at
+    /// ROLLBACK TO SAVEPOINT).
+    pub fn abort_tree(&self, xid: Xid, subxids: &[Xid]) {
+        let mut rec = RecordBuilder::new(rmgr::XACT, XACT_ABORT, xid);
+        put_subxids(rec.main_data(), subxids);
+        let end = self.wal.insert(&rec).unwrap_or(0);
+        self.finish(xid, subxids, XidStatus::Aborted, end);
+    }
+
+    fn finish(&self, xid: Xid, subxids: &[Xid], status: XidStatus, lsn: u64) {
         // Status first, then leave the running set, so a snapshot never sees
-        // the transaction as neither running nor finished.
+        // the transaction as neither running nor finished. Sub-transactions
+        // first: a reader that sees the top-level xid committed finds its
+        // sub-transactions committed too.
+        for &s in subxids {
+            self.clog.set_status_logged(s, status, lsn);
+        }
         self.clog.set_status_logged(xid, status, lsn);
-        let mut pa = self.procarray.lock();
-        pa.running.remove(&xid);
-        pa.begin_xmin.remove(&xid);
-        self.publish_running(&pa);
-        self.completed.fetch_add(1, Ordering::Relaxed);
-        drop(pa);
+        let mut xids = Vec::with_capacity(1 + subxids.len());
+        xids.push(xid);
+        xids.extend_from_slice(subxids);
+        if let Some(mut pa) = self.procarray.try_lock() {
+            pa.remove_running(&xids);
+            self.publish_running(&pa);
+        } else if self.group_clear.load(Ordering::Relaxed) {
+            self.clear_in_group(xids);
+        } else {
+            let mut pa = self.procarray.lock();
+            pa.remove_running(&xids);
+            self.publish_running(&pa);
+        }
         self.ended.notify_all();
+    }
+
+    /// Leaves the ProcArray as part of a group (see `ClearGroup`).
+    fn clear_in_group(&self, xids: Vec<Xid>) {
+        let me = Arc::new(ClearRequest {
+            xids,
+            done: AtomicBool::new(false),
+            waiter: std::thread::current(),
+        });
+        let leader = {
+            let mut q = self.clear_group.queue.lock();
+            q.push(me.clone());
+            q.len() == 1
+        };
+        if !leader {
+            // Acquire pairs with the leader's Release store: once done, our
+            // xids are out of the ProcArray.
+            while !me.done.load(Ordering::Acquire) {
+                std::thread::park();
+            }
+            return;
+        }
+        let mut pa = self.procarray.lock();
+        // Taken only now: requests queued while we waited for the mutex
+        // join this group; later ones find the queue empty and lead the next.
+        let group = std::mem::take(&mut *self.clear_group.queue.lock());
+        for r in &group {
+            pa.remove_running(&r.xids);
+        }
+        self.publish_running(&pa);
+        drop(pa);
+        for r in group {
+            // Release pairs with the Acquire in the follower's wait loop.
+            r.done.store(true, Ordering::Release);
+            r.waiter.unpark();
+        }
+    }
+
+    /// `procarray_group_clear`: whether transaction ends are grouped.
+    pub fn set_group_clear(&self, on: bool) {
+        self.group_clear.store(on, Ordering::Relaxed);
     }
 
     /// The next xid to be handed out (checkpoint records).
@@ -184,39 +269,36 @@ impl TransactionManager {
         self.procarray.lock().next_xid
     }
 
-    /// The oldest xid whose effects some running transaction may still
-    /// not see: a version deleted by a transaction that committed before it
-    /// is dead to everyone (VACUUM's horizon).
-    ///
-    /// PLACEHOLDER until the ProcArray advertises per-session xmins: the
-    /// oldest snapshot xmin any running *transaction with an xid* can hold.
-    /// Snapshots of sessions without an xid (read-only statements) are not
-    /// protected yet.
-    pub fn global_xmin(&self) -> Xid {
-        let pa = self.procarray.lock();
-        pa.begin_xmin.values().copied().min().unwrap_or(pa.next_xid)
+    /// A snapshot for a statement of the transaction `own_xid` (0: none)
+    /// that advertises no xmin (catalog loads, tests).
+    pub fn snapshot(&self, own_xid: Xid, command_id: u32) -> Snapshot {
+        Snapshot::new(self.snapshot_data(None), OwnXids::top(own_xid), command_id)
     }
 
-    pub fn snapshot(&self, own_xid: Xid, command_id: u32) -> Snapshot {
-        let pa = self.procarray.lock();
-        let running: Vec<Xid> = pa
-            .running
-            .iter()
-            .copied()
-            .filter(|&x| x != own_xid)
-            .collect();
-        Snapshot {
-            xmin: running.first().copied().unwrap_or(pa.next_xid),
-            xmax: pa.next_xid,
-            running,
-            own_xid,
-            command_id,
-            last_lookup: std::cell::Cell::new((0, false)),
-        }
+    /// Which transactions have finished now; `proc` advertises the
+    /// snapshot's xmin until it clears it (`Proc::clear_xmin`).
+    pub fn snapshot_data(&self, proc: Option<&Proc>) -> Arc<SnapshotData> {
+        self.procarray.lock().snapshot(proc)
+    }
+
+    /// The oldest xid some running transaction or live snapshot may still
+    /// see as running: a version deleted by a transaction that committed
+    /// below it is invisible to everyone (VACUUM's horizon).
+    pub fn global_xmin(&self) -> Xid {
+        self.procarray.lock().global_xmin()
+    }
+
+    /// The registered sessions' pid, xid and advertised xmin.
+    pub fn proc_states(&self) -> Vec<(i32, Xid, Xid)> {
+        self.procarray
+            .lock()
+            .procs()
+            .map(|p: &Arc<ProcShared>| (p.pid, p.xid(), p.xmin()))
+            .collect()
     }
 
     pub fn is_running(&self, xid: Xid) -> bool {
-        self.procarray.lock().running.contains(&xid)
+        self.procarray.lock().is_running(xid)
     }
 
     /// Status of a finished or crashed transaction; running ones report InProgress.
@@ -238,7 +320,7 @@ impl TransactionManager {
     /// `cancelled` check says to stop. Returns its final status.
     pub fn wait_for(&self, xid: Xid, cancelled: &dyn Fn() -> bool) -> Option<XidStatus> {
         let mut pa = self.procarray.lock();
-        while pa.running.contains(&xid) {
+        while pa.is_running(xid) {
             if cancelled() {
                 return None;
             }
@@ -256,6 +338,31 @@ impl TransactionManager {
     }
 }
 
+/// Appends a sub-transaction list (count, then xids) to a record body.
+fn put_subxids(body: &mut Vec<u8>, subxids: &[Xid]) {
+    if subxids.is_empty() {
+        return;
+    }
+    body.extend_from_slice(&(subxids.len() as u32).to_le_bytes());
+    for s in subxids {
+        body.extend_from_slice(&s.to_le_bytes());
+    }
+}
+
+/// The sub-transaction list `put_subxids` wrote (empty body: none).
+fn get_subxids(body: &[u8]) -> Option<Vec<Xid>> {
+    if body.is_empty() {
+        return Some(Vec::new());
+    }
+    let n = u32::from_le_bytes(body.get(..4)?.try_into().ok()?) as usize;
+    let list = body.get(4..4 + n * 8)?;
+    Some(
+        list.chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect(),
+    )
+}
+
 /// Redo of commit and abort records: the commit log.
 impl wal::Redo for TransactionManager {
     fn redo(&self, rec: &wal::Record<'_>) -> Result<(), wal::RedoError> {
@@ -269,6 +376,12 @@ impl wal::Redo for TransactionManager {
                 ))
             }
         };
+        let skip = if rec.info == XACT_COMMIT { 8 } else { 0 };
+        let subxids = get_subxids(rec.main.get(skip..).unwrap_or(&[]))
+            .ok_or_else(|| wal::RedoError::new(rec, "truncated sub-transaction list"))?;
+        for s in subxids {
+            self.clog.set_status_logged(s, status, rec.end);
+        }
         self.clog.set_status_logged(rec.xid, status, rec.end);
         Ok(())
     }
@@ -306,5 +419,118 @@ mod tests {
         let other_wal = crate::test_wal(&dir.path().join("second"));
         let tm2 = TransactionManager::open(dir.path(), other_wal).unwrap();
         assert!(tm2.begin().unwrap() > d);
+    }
+
+    #[test]
+    fn subtransactions_commit_and_abort_with_their_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        let tm = TransactionManager::open(dir.path(), crate::test_wal(dir.path())).unwrap();
+        let top = tm.begin().unwrap();
+        let kept = tm.begin().unwrap();
+        let rolled_back = tm.begin().unwrap();
+        assert!(top < kept && kept < rolled_back);
+        tm.abort_tree(rolled_back, &[]);
+        assert_eq!(tm.status(rolled_back), XidStatus::Aborted);
+        // Running sub-transactions are running to others.
+        let other = tm.snapshot(0, 0);
+        assert!(!other.tuple_visible(kept, 0, 0, 0, &tm));
+        // And own to their transaction's snapshots.
+        let own = Snapshot::new(
+            tm.snapshot_data(None),
+            OwnXids {
+                top,
+                subs: vec![kept],
+            },
+            1,
+        );
+        assert!(own.tuple_visible(kept, 0, 0, 0, &tm));
+        assert!(!own.tuple_visible(rolled_back, 0, 0, 0, &tm));
+        assert!(own.tuple_visible(top, 0, rolled_back, 0, &tm));
+        tm.commit_tree(top, &[kept], SyncCommit::On).unwrap();
+        assert_eq!(tm.status(kept), XidStatus::Committed);
+        assert!(tm.snapshot(0, 0).tuple_visible(kept, 0, 0, 0, &tm));
+
+        // (Redo of the lists: server test isolation_levels, crash case.)
+    }
+
+    #[test]
+    fn snapshots_are_reused_until_a_transaction_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let tm = TransactionManager::open(dir.path(), crate::test_wal(dir.path())).unwrap();
+        let a = tm.begin().unwrap();
+        let s1 = tm.snapshot_data(None);
+        let b = tm.begin().unwrap();
+        let s2 = tm.snapshot_data(None);
+        // Starting a transaction does not invalidate it: b is above xmax.
+        assert!(Arc::ptr_eq(&s1, &s2));
+        assert!(b >= s2.xmax);
+        tm.commit(a, SyncCommit::Off).unwrap();
+        let s3 = tm.snapshot_data(None);
+        assert!(!Arc::ptr_eq(&s2, &s3));
+        assert!(s3.xmax > a && s3.running.is_empty() || s3.running == vec![b]);
+        tm.abort(b);
+    }
+
+    #[test]
+    fn the_horizon_waits_for_running_transactions_and_advertised_snapshots() {
+        let dir = tempfile::tempdir().unwrap();
+        let tm = TransactionManager::open(dir.path(), crate::test_wal(dir.path())).unwrap();
+        let reader = tm.register_proc(1);
+        let a = tm.begin().unwrap();
+        assert_eq!(tm.global_xmin(), a);
+        tm.commit(a, SyncCommit::Off).unwrap();
+        assert_eq!(tm.global_xmin(), a + 1);
+        let b = tm.begin().unwrap();
+        // The reader's snapshot still sees b running.
+        let snap = tm.snapshot_data(Some(&reader));
+        assert_eq!(snap.xmin, b);
+        tm.commit(b, SyncCommit::Off).unwrap();
+        assert_eq!(tm.global_xmin(), b);
+        reader.clear_xmin();
+        assert_eq!(tm.global_xmin(), b + 1);
+        // A snapshot taken now advertises the new horizon.
+        let _ = tm.snapshot_data(Some(&reader));
+        assert_eq!(reader.xmin(), b + 1);
+        reader.unregister();
+        assert_eq!(tm.proc_states().len(), 0);
+    }
+
+    #[test]
+    fn grouped_exits_leave_nothing_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let tm = TransactionManager::open(dir.path(), crate::test_wal(dir.path())).unwrap();
+        for group in [true, false] {
+            tm.set_group_clear(group);
+            let ended: Vec<Xid> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..8)
+                    .map(|i| {
+                        let tm = &tm;
+                        s.spawn(move || {
+                            let mut mine = Vec::new();
+                            for n in 0..500 {
+                                let x = tm.begin().unwrap();
+                                if (n + i) % 3 == 0 {
+                                    tm.abort(x);
+                                } else {
+                                    tm.commit(x, SyncCommit::Off).unwrap();
+                                }
+                                mine.push(x);
+                            }
+                            mine
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap())
+                    .collect()
+            });
+            assert_eq!(ended.len(), 4000);
+            assert!(ended.iter().all(|&x| !tm.is_running(x)));
+            let data = tm.snapshot_data(None);
+            assert!(data.running.is_empty());
+            assert_eq!(data.xmax, ended.iter().max().unwrap() + 1);
+            assert_eq!(tm.global_xmin(), data.xmax);
+        }
     }
 }

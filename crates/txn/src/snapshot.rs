@@ -1,35 +1,86 @@
 //! MVCC snapshots and tuple visibility (PostgreSQL's HeapTupleSatisfiesMVCC).
 
+use std::sync::Arc;
+
 use common::Xid;
 
 use crate::clog::XidStatus;
 use crate::manager::TransactionManager;
 
-/// What a statement may see: transactions committed before `xmax` and not in
-/// `running`, plus its own transaction's changes made by earlier commands.
-#[derive(Debug, Clone)]
-pub struct Snapshot {
+/// Which transactions had finished when a snapshot was taken: every xid
+/// below `xmax` that is not in `running`. Shared between the statements
+/// (and sessions) that reuse it.
+#[derive(Debug)]
+pub struct SnapshotData {
     pub xmin: Xid,
     pub xmax: Xid,
-    /// Transactions running when the snapshot was taken (sorted).
+    /// Transactions running when the snapshot was taken, below xmax (sorted).
     pub running: Vec<Xid>,
-    /// The current transaction (0 if none assigned).
-    pub own_xid: Xid,
+}
+
+/// The xids of the session's own transaction: the top-level one and its
+/// live sub-transactions (aborted ones excluded), whose changes follow the
+/// command-id rule instead of the commit log.
+#[derive(Debug, Clone, Default)]
+pub struct OwnXids {
+    /// The top-level xid (0 if none is assigned yet).
+    pub top: Xid,
+    /// Sub-transaction xids, sorted.
+    pub subs: Vec<Xid>,
+}
+
+impl OwnXids {
+    pub fn top(top: Xid) -> OwnXids {
+        OwnXids {
+            top,
+            subs: Vec::new(),
+        }
+    }
+    fn contains(&self, xid: Xid) -> bool {
+        xid == self.top || (!self.subs.is_empty() && self.subs.binary_search(&xid).is_ok())
+    }
+}
+
+/// What a statement may see: transactions committed before the snapshot
+/// was taken, plus its own transaction's changes made by earlier commands.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub data: Arc<SnapshotData>,
+    pub own: OwnXids,
     /// Commands of the own transaction before this one are visible.
     pub command_id: u32,
     /// Last xid looked up in the commit log and whether it committed: a scan
     /// meets the same xid on tuple after tuple (PostgreSQL's cachedFetchXid).
-    pub(crate) last_lookup: std::cell::Cell<(Xid, bool)>,
+    last_lookup: std::cell::Cell<(Xid, bool)>,
 }
 
 impl Snapshot {
+    pub fn new(data: Arc<SnapshotData>, own: OwnXids, command_id: u32) -> Snapshot {
+        Snapshot {
+            data,
+            own,
+            command_id,
+            last_lookup: std::cell::Cell::new((0, false)),
+        }
+    }
+
+    pub fn xmin(&self) -> Xid {
+        self.data.xmin
+    }
+
+    /// Whether `xid` is one of the session's own live transaction ids.
+    pub fn is_own(&self, xid: Xid) -> bool {
+        xid != 0 && self.own.contains(xid)
+    }
+
     /// Whether `xid`'s effects are visible to this snapshot, for xids other
     /// than our own.
     fn committed_before(&self, xid: Xid, tm: &TransactionManager) -> bool {
-        if xid >= self.xmax {
+        let d = &*self.data;
+        if xid >= d.xmax {
             return false;
         }
-        if xid >= self.xmin && self.running.binary_search(&xid).is_ok() {
+        if xid >= d.xmin && d.running.binary_search(&xid).is_ok() {
             return false;
         }
         let (cached, committed) = self.last_lookup.get();
@@ -43,6 +94,13 @@ impl Snapshot {
         committed
     }
 
+    /// Whether a committed change by `xid` happened after this snapshot
+    /// was taken (REPEATABLE READ's write-conflict test).
+    pub fn sees_as_running(&self, xid: Xid) -> bool {
+        let d = &*self.data;
+        xid >= d.xmax || d.running.binary_search(&xid).is_ok()
+    }
+
     /// Visibility of a tuple version with header fields xmin/cmin and xmax/cmax.
     pub fn tuple_visible(
         &self,
@@ -52,7 +110,7 @@ impl Snapshot {
         xmax_cid: u32,
         tm: &TransactionManager,
     ) -> bool {
-        if xmin == self.own_xid {
+        if self.own.contains(xmin) {
             if cid >= self.command_id {
                 return false; // inserted by this or a later command
             }
@@ -62,7 +120,7 @@ impl Snapshot {
         if xmax == 0 {
             return true;
         }
-        if xmax == self.own_xid {
+        if self.own.contains(xmax) {
             return xmax_cid >= self.command_id;
         }
         !self.committed_before(xmax, tm)

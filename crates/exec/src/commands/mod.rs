@@ -37,8 +37,15 @@ impl CommandContext<'_> {
     /// The transaction's catalog changes, started (the DDL lock taken,
     /// waiting for another DDL transaction to end) at the first.
     pub fn changes(&mut self, env: &ExecEnv) -> PgResult<&mut CatalogTxn> {
-        if self.changes.is_none() {
-            *self.changes = Some(self.catalog.begin(env.xid, &mut || env.check_cancel())?);
+        match self.changes {
+            Some(c) => c.set_write_xid(env.xid),
+            None => {
+                let top = env.snapshot.own.top;
+                *self.changes = Some(
+                    self.catalog
+                        .begin(top, env.xid, &mut || env.check_cancel())?,
+                );
+            }
         }
         Ok(self.changes.as_mut().expect("started above"))
     }

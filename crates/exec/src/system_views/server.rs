@@ -63,6 +63,9 @@ pub struct BackendInfo {
     /// The LWLock waited on, if any.
     pub wait_event: Option<&'static str>,
     pub state: &'static str,
+    /// Its top-level transaction id and advertised snapshot xmin, if any.
+    pub backend_xid: Option<u64>,
+    pub backend_xmin: Option<u64>,
     pub query: String,
     /// "client backend" or "autovacuum worker".
     pub backend_type: &'static str,
@@ -139,6 +142,9 @@ pub(super) static VIEWS: &[ViewDef] = &[
             ("wait_event_type", Text),
             ("wait_event", Text),
             ("state", Text),
+            // xid in PostgreSQL; bigint until the xid types exist.
+            ("backend_xid", Int8),
+            ("backend_xmin", Int8),
             ("query", Text),
             ("backend_type", Text),
         ],
@@ -297,6 +303,9 @@ fn pg_stat_activity(cx: &ViewContext<'_>) -> Vec<Row> {
                 opt_text(b.wait_event.map(|_| "LWLock")),
                 opt_text(b.wait_event),
                 text(b.state),
+                b.backend_xid.map_or(Value::Null, |x| Value::Int8(x as i64)),
+                b.backend_xmin
+                    .map_or(Value::Null, |x| Value::Int8(x as i64)),
                 text(&b.query),
                 text(b.backend_type),
             ]

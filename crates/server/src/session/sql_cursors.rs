@@ -197,8 +197,8 @@ impl Session {
     /// Whether DECLARE without HOLD may run now: inside BEGIN, or in the
     /// implicit block of a multi-statement simple query.
     fn in_transaction_block(&self) -> bool {
-        match self.txn {
-            TxnState::Block { implicit, .. } => !implicit || self.cursors.in_multi_statement_query,
+        match &self.txn {
+            TxnState::Block(t) => !t.implicit || self.cursors.in_multi_statement_query,
             TxnState::Idle => false,
         }
     }
@@ -241,13 +241,7 @@ impl Session {
         query: &BoundStatement,
         params: &[Value],
     ) -> PgResult<()> {
-        let explicit_block = matches!(
-            self.txn,
-            TxnState::Block {
-                implicit: false,
-                ..
-            }
-        );
+        let explicit_block = matches!(&self.txn, TxnState::Block(t) if !t.implicit);
         if !options.hold && !self.in_transaction_block() {
             return Err(PgError::new(
                 SqlState::NO_ACTIVE_SQL_TRANSACTION,
@@ -268,18 +262,11 @@ impl Session {
             .unwrap_or_else(|| supports_backward_scan(plan));
         // The cursor runs in the command it was declared in: later
         // statements of the transaction do not change what it sees.
-        let (xid, cid) = match &mut self.txn {
-            TxnState::Block { xid, cid, .. } => {
-                let at = (xid.unwrap_or(0), *cid);
-                *cid += 1;
-                at
-            }
-            TxnState::Idle => (0, 0),
-        };
+        let (xid, cid, snapshot) = self.query_txn()?;
         let query = CursorQuery {
             bound: Arc::new(query.clone()),
             catalog: self.catalog_version(),
-            snapshot: self.ctx.tm.snapshot(xid, cid),
+            snapshot,
             xid,
             cid,
             params: params.to_vec(),

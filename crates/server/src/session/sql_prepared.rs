@@ -11,7 +11,7 @@ use sql::plan::BoundStatement;
 use sql::Expr;
 use types::{TypeId, Value};
 
-use super::{column_desc, text_column, Prepared, Session, TxnState};
+use super::{column_desc, text_column, Prepared, Session};
 use crate::plan_cache::PlanCache;
 use crate::prepared_statements::no_such_statement;
 use crate::session_api::{ColumnDesc, PreparedStatement, ResultSink, StatementRegistry};
@@ -156,11 +156,8 @@ impl Session {
         if let Expr::Const(v, _) = e {
             return Ok(v.clone());
         }
-        let (xid, cid) = match &self.txn {
-            TxnState::Block { xid, cid, .. } => (xid.unwrap_or(0), *cid),
-            TxnState::Idle => (0, 0),
-        };
-        let snapshot = self.ctx.tm.snapshot(xid, cid);
+        let st = self.statement_txn(None)?;
+        let (xid, cid, snapshot) = (st.xid, st.cid, st.snapshot);
         let catalog = self.catalog_version();
         self.with_env(&catalog, &snapshot, xid, cid, params, |env| {
             exec::eval::eval(e, &[], env)

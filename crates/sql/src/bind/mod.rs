@@ -273,9 +273,7 @@ impl Binder<'_, '_> {
             Utility::Show { name } => BoundStatement::Show {
                 name: name.replace(' ', ""),
             },
-            Utility::Begin => BoundStatement::Transaction(TransactionOp::Begin),
-            Utility::Commit => BoundStatement::Transaction(TransactionOp::Commit),
-            Utility::Rollback => BoundStatement::Transaction(TransactionOp::Rollback),
+            Utility::Transaction(op) => BoundStatement::Transaction(op.clone()?),
             Utility::Checkpoint => BoundStatement::Checkpoint,
             Utility::Fetch(Ok(f)) => BoundStatement::Fetch(f.clone()),
             Utility::Fetch(Err(near)) => {
@@ -539,11 +537,17 @@ impl Binder<'_, '_> {
                 ..
             } => self.bind_execute(name.as_ref(), parameters, *immediate, using, into),
             S::Deallocate { name, .. } => Ok(portal::bind_deallocate(name)),
-            S::StartTransaction { .. } => Ok(BoundStatement::Transaction(TransactionOp::Begin)),
-            S::Commit { .. } => Ok(BoundStatement::Transaction(TransactionOp::Commit)),
+            S::StartTransaction { .. } => Ok(BoundStatement::Transaction(TransactionOp::Begin(
+                Default::default(),
+            ))),
+            S::Commit { .. } => Ok(BoundStatement::Transaction(TransactionOp::Commit {
+                chain: false,
+            })),
             S::Rollback {
                 savepoint: None, ..
-            } => Ok(BoundStatement::Transaction(TransactionOp::Rollback)),
+            } => Ok(BoundStatement::Transaction(TransactionOp::Rollback {
+                chain: false,
+            })),
             other => Err(PgError::unsupported(format!(
                 "statement not supported yet: {}",
                 other

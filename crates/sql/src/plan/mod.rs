@@ -5,6 +5,7 @@
 //! turns it into the physical plan `exec` runs: quals pushed into scans, join
 //! order and method chosen by cost (`cost.rs`). `explain.rs` prints it.
 
+pub use crate::transaction::{TransactionModes, TransactionOp};
 pub mod cost;
 pub mod explain;
 mod joins;
@@ -257,13 +258,6 @@ impl ViewScan {
             ViewScan::Relation(s) | ViewScan::Function(s) => s,
         }
     }
-}
-
-#[derive(Debug, Clone)]
-pub enum TransactionOp {
-    Begin,
-    Commit,
-    Rollback,
 }
 
 /// EXPLAIN's options.
