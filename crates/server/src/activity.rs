@@ -54,6 +54,7 @@ pub struct Activity {
 }
 
 impl Activity {
+    #[allow(clippy::too_many_arguments)]
     pub fn register(
         &self,
         pid: i32,

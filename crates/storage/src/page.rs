@@ -227,7 +227,7 @@ pub fn repair_fragmentation(page: &mut [u8]) {
             (st != ItemState::Unused && len > 0).then_some((o, at, len, st))
         })
         .collect();
-    items.sort_by(|a, b| b.1.cmp(&a.1));
+    items.sort_by_key(|i| std::cmp::Reverse(i.1));
     let mut upper = special;
     for (o, at, len, st) in items {
         upper -= (len + 7) & !7;
