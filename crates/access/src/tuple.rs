@@ -22,16 +22,41 @@ use types::{DataType, TypeId, Value};
 
 pub const HEADER_SIZE: usize = 34;
 pub const HAS_NULLS: u16 = 0x0001;
+/// xmax updated this version: ctid points at the newer one.
 pub const UPDATED: u16 = 0x0002;
-/// xmax only locks the row (SELECT ... FOR UPDATE/SHARE): it deletes
-/// nothing, and VACUUM treats the version as live.
+/// xmax only locks the row (SELECT ... FOR UPDATE/SHARE): no deletion.
 pub const XMAX_LOCK_ONLY: u16 = 0x0004;
+/// With XMAX_LOCK_ONLY, the strength of xmax's lock (PostgreSQL's bits):
+/// KEYSHR alone FOR KEY SHARE, KEYSHR|EXCL FOR SHARE, EXCL FOR NO KEY
+/// UPDATE, EXCL with KEYS_UPDATED FOR UPDATE.
+pub const XMAX_KEYSHR_LOCK: u16 = 0x0008;
+pub const XMAX_EXCL_LOCK: u16 = 0x0010;
+pub const XMAX_SHR_LOCK: u16 = XMAX_KEYSHR_LOCK | XMAX_EXCL_LOCK;
+/// xmax deleted the row or changed its key (a DELETE; every UPDATE is a
+/// non-key update until unique indexes exist), or locks it FOR UPDATE.
+pub const KEYS_UPDATED: u16 = 0x0020;
+/// Transactions besides xmax may hold locks on this version: they are in
+/// the in-memory locker table (`heap::rowlock`). A hint: set when a locker
+/// is added there, so a tuple without it is never looked up.
+pub const XMAX_HAS_LOCKERS: u16 = 0x0040;
+/// Every bit that describes xmax.
+pub const XMAX_BITS: u16 =
+    UPDATED | XMAX_LOCK_ONLY | XMAX_SHR_LOCK | KEYS_UPDATED | XMAX_HAS_LOCKERS;
 
 pub fn xmin(t: &[u8]) -> Xid {
     u64::from_le_bytes(t[0..8].try_into().unwrap())
 }
 pub fn xmax(t: &[u8]) -> Xid {
     u64::from_le_bytes(t[8..16].try_into().unwrap())
+}
+/// The xmax a snapshot judges the version by: 0 when xmax only locks it
+/// (a locker deletes nothing).
+pub fn deleting_xmax(t: &[u8]) -> Xid {
+    if infomask(t) & XMAX_LOCK_ONLY != 0 {
+        0
+    } else {
+        xmax(t)
+    }
 }
 pub fn cmin(t: &[u8]) -> u32 {
     u32::from_le_bytes(t[16..20].try_into().unwrap())

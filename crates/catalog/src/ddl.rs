@@ -1,7 +1,8 @@
 //! Catalog changes inside a transaction.
 //!
-//! A transaction's first catalog change takes the DDL lock and a private
-//! copy of the committed relcache (`CatalogTxn`); each change writes its
+//! A transaction's first catalog change (made under the catalog-change
+//! lock, see `Catalog::begin`) takes a private copy of the committed
+//! relcache (`CatalogTxn`); each change writes its
 //! catalog rows under the transaction's xid and edits the private copy, which
 //! the transaction's own statements bind against. At commit the copy becomes
 //! the committed relcache (the lock guarantees nobody else changed it
@@ -35,9 +36,10 @@ enum Pending {
     DatabaseDropped(Oid),
 }
 
-/// A transaction's catalog changes: it holds the DDL lock until it ends.
+/// A transaction's catalog changes: it holds the catalog-change lock until
+/// it ends.
 pub struct CatalogTxn {
-    /// The top-level transaction (the DDL lock's owner).
+    /// The top-level transaction (it holds the catalog-change lock).
     pub(crate) xid: Xid,
     /// The (sub-)transaction catalog rows are written under now.
     pub(crate) write_xid: Xid,
@@ -90,26 +92,21 @@ fn vanished(oid: Oid) -> PgError {
 }
 
 impl Catalog {
-    /// Takes the DDL lock for `xid` (waiting for another DDL transaction to
-    /// end; `check` may stop the wait with its error) and starts its
-    /// private catalog version.
+    /// Starts `xid`'s private catalog version. The caller holds the
+    /// catalog-change lock (`txn::lock::CATALOG_CHANGE`, AccessExclusive)
+    /// for `xid`'s transaction, so catalog changes are serial and the
+    /// version builds on the latest committed one.
     /// `write_xid` is the (sub-)transaction the first rows are written under.
-    pub fn begin(
-        &self,
-        xid: Xid,
-        write_xid: Xid,
-        check: &mut dyn FnMut() -> PgResult<()>,
-    ) -> PgResult<CatalogTxn> {
+    pub fn begin(&self, xid: Xid, write_xid: Xid) -> CatalogTxn {
         debug_assert_ne!(xid, 0, "catalog changes need an xid");
-        self.ddl_lock.acquire(xid, check)?;
         let base = self.snapshot();
-        Ok(CatalogTxn {
+        CatalogTxn {
             xid,
             write_xid,
             working: base.clone(),
             base,
             pending: Vec::new(),
-        })
+        }
     }
 
     /// ROLLBACK TO SAVEPOINT: the catalog as the savepoint found it. The
@@ -131,14 +128,14 @@ impl Catalog {
     }
 
     /// Ends the transaction's catalog changes once `tm` has committed or
-    /// aborted it: publishes or discards its catalog version, releases the
-    /// DDL lock and removes the files the outcome leaves unused. An error
-    /// here comes after the outcome is settled (a file left behind).
+    /// aborted it: publishes or discards its catalog version and removes the
+    /// files the outcome leaves unused. The caller releases the
+    /// catalog-change lock after this. An error here comes after the
+    /// outcome is settled (a file left behind).
     pub fn end(&self, txn: CatalogTxn, committed: bool) -> PgResult<()> {
         if committed {
             *self.committed.write() = txn.working;
         }
-        self.ddl_lock.release(txn.xid);
         let wal = self.tm.wal();
         let mut result = Ok(());
         for p in txn.pending {

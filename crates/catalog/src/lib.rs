@@ -10,9 +10,11 @@
 //! transaction that changes the catalog works on a private version
 //! (`ddl.rs`) published when it commits.
 //!
-//! Lock order: the DDL lock (held by one transaction from its first catalog
-//! change to its end) before `Catalog::committed` (held only to swap or
-//! clone the `Arc`); catalog heap pages are locked by `access` under both.
+//! Lock order: the catalog-change lock (`txn::lock::CATALOG_CHANGE`, a
+//! heavyweight lock the session takes in AccessExclusive before a statement
+//! that changes the catalog and holds to its transaction's end) before
+//! `Catalog::committed` (held only to swap or clone the `Arc`); catalog heap
+//! pages are locked by `access` under both.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -25,7 +27,6 @@ use txn::TransactionManager;
 
 pub mod comments;
 mod ddl;
-mod lock;
 mod model;
 mod oids;
 mod relations;
@@ -54,7 +55,6 @@ pub struct Catalog {
     tm: &'static TransactionManager,
     /// The relcache: the latest committed catalog version.
     committed: RwLock<Arc<CatalogData>>,
-    ddl_lock: lock::DdlLock,
     oids: oids::OidCounter,
 }
 
@@ -83,7 +83,6 @@ impl Catalog {
             pool,
             tm,
             committed: RwLock::new(Arc::new(data)),
-            ddl_lock: Default::default(),
             oids: oids::OidCounter::open(data_dir, fsync)?,
         })
     }
@@ -156,7 +155,7 @@ mod tests {
             f: impl FnOnce(&mut CatalogTxn) -> PgResult<R>,
         ) -> PgResult<R> {
             let xid = self.tm.begin().unwrap();
-            let mut txn = c.begin(xid, xid, &mut || Ok(())).unwrap();
+            let mut txn = c.begin(xid, xid);
             let r = f(&mut txn);
             if commit && r.is_ok() {
                 self.tm.commit(xid, txn::SyncCommit::On).unwrap();
@@ -267,7 +266,7 @@ mod tests {
             })
             .unwrap();
         let xid = f.tm.begin().unwrap();
-        let mut x = c.begin(xid, xid, &mut || Ok(())).unwrap();
+        let mut x = c.begin(xid, xid);
         let new = c.new_relfilenode(&mut x, 0, t.oid).unwrap();
         assert!(f.pool.smgr().exists(t.locator(), storage::ForkNumber::Main));
         f.tm.commit(xid, txn::SyncCommit::On).unwrap();
@@ -286,11 +285,11 @@ mod tests {
     }
 
     #[test]
-    fn uncommitted_changes_are_invisible_to_others_and_serialised() {
+    fn uncommitted_changes_are_invisible_to_others() {
         let f = fixture();
         let c = f.open();
         let xid = f.tm.begin().unwrap();
-        let mut x = c.begin(xid, xid, &mut || Ok(())).unwrap();
+        let mut x = c.begin(xid, xid);
         c.create_table(
             &mut x,
             0,
@@ -303,20 +302,8 @@ mod tests {
         assert!(c.snapshot().tables.is_empty());
         // A reload (as after a crash) sees only committed rows.
         assert!(f.open().snapshot().tables.is_empty());
-        // A second DDL transaction waits; its check ends the wait.
-        let other = f.tm.begin().unwrap();
-        let mut checks = 0;
-        let err = c
-            .begin(other, other, &mut || {
-                checks += 1;
-                Err(PgError::new(SqlState::QUERY_CANCELED, "canceled"))
-            })
-            .err()
-            .unwrap();
-        assert_eq!((err.code, checks), (SqlState::QUERY_CANCELED, 1));
         f.tm.abort(xid);
         c.end(x, false).unwrap();
-        c.begin(other, other, &mut || Ok(())).unwrap();
     }
 
     #[test]

@@ -322,21 +322,26 @@ impl RowWriter<'_> {
         )
     }
 
-    /// Deletes the row version at `tid`. The DDL lock is held, so no other
+    /// Deletes the row version at `tid`. The catalog-change lock is held, so no other
     /// transaction can be changing catalog rows.
     pub fn delete(&self, rel: &SystemRelation, tid: Tid) -> PgResult<()> {
         match heap::delete(
             self.pool,
             rel.locator(),
             tid,
-            self.xid,
+            heap::Requester::plain(self.xid),
             self.cid,
             self.tm,
-            &|| false,
+            // Nobody else changes catalog rows (the catalog-change lock).
+            &mut |x| {
+                self.tm
+                    .wait_for(x, &|| false)
+                    .ok_or_else(|| PgError::internal("catalog row wait ended"))
+            },
         )? {
             ModifyResult::Done(_) => Ok(()),
             other => panic!(
-                "catalog row {tid:?} of {} changed under the DDL lock: {other:?}",
+                "catalog row {tid:?} of {} changed under the catalog-change lock: {other:?}",
                 rel.name
             ),
         }

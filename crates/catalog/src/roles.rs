@@ -144,7 +144,7 @@ mod tests {
         let c = Catalog::open(dir.path(), pool, tm, false).unwrap();
         let ddl = |commit: bool, f: &dyn Fn(&mut crate::CatalogTxn)| {
             let xid = tm.begin().unwrap();
-            let mut t = c.begin(xid, xid, &mut || Ok(())).unwrap();
+            let mut t = c.begin(xid, xid);
             f(&mut t);
             if commit {
                 tm.commit(xid, txn::SyncCommit::On).unwrap();
@@ -161,7 +161,7 @@ mod tests {
         });
         let dup = {
             let xid = tm.begin().unwrap();
-            let mut t = c.begin(xid, xid, &mut || Ok(())).unwrap();
+            let mut t = c.begin(xid, xid);
             let e = c.create_role(&mut t, 0, role("alice")).unwrap_err();
             tm.abort(xid);
             c.end(t, false).unwrap();

@@ -45,11 +45,13 @@ impl SqlState {
     pub const INVALID_SQL_STATEMENT_NAME: SqlState = SqlState("26000");
     pub const INVALID_CURSOR_NAME: SqlState = SqlState("34000");
     pub const OBJECT_NOT_IN_PREREQUISITE_STATE: SqlState = SqlState("55000");
+    pub const LOCK_NOT_AVAILABLE: SqlState = SqlState("55P03");
     pub const INVALID_AUTHORIZATION_SPECIFICATION: SqlState = SqlState("28000");
     pub const INVALID_PASSWORD: SqlState = SqlState("28P01");
     pub const INVALID_CATALOG_NAME: SqlState = SqlState("3D000");
     pub const INVALID_SCHEMA_NAME: SqlState = SqlState("3F000");
     pub const SERIALIZATION_FAILURE: SqlState = SqlState("40001");
+    pub const DEADLOCK_DETECTED: SqlState = SqlState("40P01");
     pub const SYNTAX_ERROR: SqlState = SqlState("42601");
     pub const INSUFFICIENT_PRIVILEGE: SqlState = SqlState("42501");
     pub const UNDEFINED_COLUMN: SqlState = SqlState("42703");

@@ -157,15 +157,22 @@ fn for_each_match(
     r
 }
 
-/// What cancels a wait for a concurrent writer: an interrupt or statement_timeout.
-fn wait_cancelled<'a>(env: &ExecEnv<'a>) -> impl Fn() -> bool + 'a {
-    let (interrupts, deadline) = (env.interrupts, env.deadline);
-    move || interrupts.any_pending() || deadline.is_some_and(|d| std::time::Instant::now() >= d)
-}
-
 /// A wait given up because the session is ending reports that, not a cancel.
-fn wait_error(env: &ExecEnv, e: PgError) -> PgError {
-    env.interrupts.session_ending_error().unwrap_or(e)
+/// A cancelled wait reports why: statement_timeout or the interrupt.
+pub(crate) fn wait_error(env: &ExecEnv, e: PgError) -> PgError {
+    if let Some(ending) = env.interrupts.session_ending_error() {
+        return ending;
+    }
+    if e.code != SqlState::QUERY_CANCELED {
+        return e;
+    }
+    if env.timed_out() {
+        return PgError::new(
+            SqlState::QUERY_CANCELED,
+            "canceling statement due to statement timeout",
+        );
+    }
+    env.interrupts.check().err().unwrap_or(e)
 }
 
 /// A row this statement wants to change was updated or deleted by a
@@ -216,15 +223,15 @@ pub fn delete(
     let mut out = Vec::new();
     let rel = table.locator();
     let r = for_each_match(table, qual, env, |mut tid, mut row, env| loop {
-        let r = heap::delete(
-            env.pool,
-            rel,
-            tid,
-            env.xid,
-            env.cid,
-            env.tm,
-            &wait_cancelled(env),
-        )
+        let (pool, cid, tm) = (env.pool, env.cid, env.tm);
+        let who = access::heap::Requester {
+            xid: env.xid,
+            snapshot: Some(env.snapshot),
+        };
+        let hooks = &mut *env.hooks;
+        let r = heap::delete(pool, rel, tid, who, cid, tm, &mut |x| {
+            hooks.wait_for_transaction(x)
+        })
         .map_err(|e| wait_error(env, e))?;
         match r {
             ModifyResult::Done(_) => {
@@ -266,16 +273,22 @@ pub fn update(
         }
         check_not_null(table, &new, &env.io)?;
         tuple::form_tuple(&types, &new, env.xid, env.cid, &mut buf);
+        let (pool, cid, tm) = (env.pool, env.cid, env.tm);
+        let who = access::heap::Requester {
+            xid: env.xid,
+            snapshot: Some(env.snapshot),
+        };
+        let hooks = &mut *env.hooks;
         let r = heap::update(
-            env.pool,
+            pool,
             rel,
             tid,
             &mut buf,
-            env.xid,
-            env.cid,
-            env.tm,
+            who,
+            cid,
+            tm,
             &mut target,
-            &wait_cancelled(env),
+            &mut |x| hooks.wait_for_transaction(x),
         )
         .map_err(|e| wait_error(env, e))?;
         match r {

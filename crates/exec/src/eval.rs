@@ -612,10 +612,42 @@ fn eval_sys(
             // format_type(NULL, ...) is NULL; the typmod may be NULL.
             _ => Value::Null,
         },
-        SysFunc::IsolationTestSessionIsBlocked => match &args[0] {
-            Value::Int4(pid) => Value::Bool(env.hooks.is_backend_blocked(*pid)),
+        SysFunc::IsolationTestSessionIsBlocked => match (&args[0], &args[1]) {
+            (Value::Int4(pid), Value::Text(pids)) => {
+                let mut by = Vec::new();
+                for e in types::array::parse_elements(pids)?.into_iter().flatten() {
+                    by.push(e.trim().parse::<i32>().map_err(|_| {
+                        PgError::new(
+                            SqlState::INVALID_TEXT_REPRESENTATION,
+                            format!("invalid input syntax for type integer: \"{e}\""),
+                        )
+                    })?);
+                }
+                Value::Bool(env.hooks.is_backend_blocked(*pid, &by))
+            }
             _ => Value::Null,
         },
+        SysFunc::BlockingPids => match &args[0] {
+            Value::Int4(pid) => Value::Text(int4_array_text(env.hooks.blocking_pids(*pid))),
+            _ => Value::Null,
+        },
+        SysFunc::Advisory(call) => {
+            let key = match args {
+                [Value::Int8(k)] => txn::lock::AdvisoryKey::BigInt(*k),
+                [Value::Int4(a), Value::Int4(b)] => txn::lock::AdvisoryKey::IntPair(*a, *b),
+                // Strict: a NULL key gives NULL.
+                _ => return Ok(Value::Null),
+            };
+            let done = env.hooks.advisory_lock(call, key)?;
+            match call.op {
+                sql::expr::AdvisoryOp::Lock => Value::Null,
+                _ => Value::Bool(done),
+            }
+        }
+        SysFunc::AdvisoryUnlockAll => {
+            env.hooks.advisory_unlock_all();
+            Value::Null
+        }
         SysFunc::PgSleep => {
             if let Value::Float8(secs) = args[0] {
                 let end =
@@ -741,6 +773,11 @@ pub fn add(a: &Value, b: &Value) -> PgResult<Value> {
 
 /// pg_prewarm: loads blocks of a relation into the OS cache ('prefetch'),
 /// reads them ('read') or into shared buffers ('buffer'). Returns the count.
+/// An int4[] value as text.
+fn int4_array_text(v: Vec<i32>) -> String {
+    crate::system_views::array_literal(v.into_iter().map(|p| p.to_string()))
+}
+
 fn prewarm(args: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
     let Some(t) = table_of(&args[0], env) else {
         return Err(PgError::new(

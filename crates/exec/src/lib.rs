@@ -9,6 +9,7 @@ pub mod dml;
 pub mod eval;
 mod hashagg;
 mod join;
+mod lockrows;
 pub mod ops;
 mod sequence_funcs;
 mod sort;
@@ -32,8 +33,28 @@ pub trait SessionHooks: system_views::ServerState {
     fn current_setting(&mut self, name: &str, missing_ok: bool) -> PgResult<Option<String>>;
     fn set_config(&mut self, name: &str, value: &str, is_local: bool) -> PgResult<String>;
     fn backend_pid(&self) -> i32;
-    /// Whether backend `pid` waits on a lock held by one of `others`.
-    fn is_backend_blocked(&self, pid: i32) -> bool;
+    /// Whether backend `pid` waits for a heavyweight lock held or awaited
+    /// by one of `by` (pg_isolation_test_session_is_blocked).
+    fn is_backend_blocked(&self, pid: i32, by: &[i32]) -> bool;
+    /// The backends that block backend `pid`'s lock wait (pg_blocking_pids).
+    fn blocking_pids(&self, pid: i32) -> Vec<i32>;
+    /// An advisory-lock function on `key` (pg_advisory_lock and friends):
+    /// true when taken or released, false when a try found it taken or an
+    /// unlock found it not held (after a WARNING).
+    fn advisory_lock(
+        &mut self,
+        call: sql::expr::AdvisoryCall,
+        key: txn::lock::AdvisoryKey,
+    ) -> PgResult<bool>;
+    /// Blocks until transaction `xid` (a row's other writer) has ended and
+    /// returns its status; waits through the lock manager, within the
+    /// statement's cancel, statement_timeout, lock_timeout and deadlock
+    /// check.
+    fn wait_for_transaction(&mut self, xid: common::Xid) -> PgResult<txn::XidStatus>;
+    /// pg_advisory_unlock_all(): the session-level advisory locks.
+    fn advisory_unlock_all(&mut self);
+    /// A WARNING or NOTICE for the client, sent once the statement ends.
+    fn notice(&mut self, notice: PgError);
     /// Asks the server to reload its configuration files (SIGHUP).
     fn reload_conf(&mut self) -> bool;
     /// A password verifier for `role` under the session's
@@ -170,6 +191,15 @@ impl ExecEnv<'_> {
 }
 
 impl ExecEnv<'_> {
+    /// Who locks or changes rows: the statement's (sub)transaction, whose
+    /// enclosing transaction's own locks never stand in its way.
+    pub fn requester(&self) -> access::heap::Requester<'_> {
+        access::heap::Requester {
+            xid: self.xid,
+            snapshot: Some(self.snapshot),
+        }
+    }
+
     /// Whether statement_timeout has expired (reads the clock).
     pub fn timed_out(&self) -> bool {
         self.deadline

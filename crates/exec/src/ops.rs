@@ -179,11 +179,14 @@ fn build_node<'p>(
     bound: Option<usize>,
 ) -> PgResult<Box<dyn Operator + 'p>> {
     Ok(match plan {
-        Plan::SeqScan { table, qual, .. } => {
+        Plan::SeqScan {
+            table, qual, tid, ..
+        } => {
             let width = table.columns.len();
             let quals_refs: Vec<&Expr> = qual.iter().collect();
             let mask = needed_with(needed, &quals_refs);
-            let out = mask.as_deref().map_or(width, mask_len).min(width);
+            let full = width + *tid as usize;
+            let out = mask.as_deref().map_or(full, mask_len).min(full);
             let quals = qual
                 .iter()
                 .map(|q| {
@@ -209,6 +212,11 @@ fn build_node<'p>(
                 key: node_key(plan),
             })
         }
+        Plan::LockRows { input, marks } => Box::new(crate::lockrows::LockRowsOp::new(
+            build(input, env, None)?,
+            input,
+            marks,
+        )),
         Plan::Values { rows, .. } => Box::new(ValuesOp { rows, next: 0 }),
         Plan::SystemView { name, .. } => {
             let cx = crate::system_views::ViewContext {
@@ -411,6 +419,7 @@ struct SeqScanOp<'p> {
     scan: HeapScan,
     types: Vec<DataType>,
     quals: Vec<(&'p Expr, usize)>,
+    /// Columns emitted: one past the table's is the tid (`Plan::SeqScan::tid`).
     out: usize,
     /// The columns decoded (None: all up to `out`); the rest stay NULL.
     mask: Option<Vec<bool>>,
@@ -437,8 +446,9 @@ impl Operator for SeqScanOp<'_> {
             // One row buffer for the page: only rows that pass are moved out.
             let mut row = Vec::new();
             let mut removed = 0u64;
+            let columns_out = out.min(types.len());
             let tuples = &mut self.tuples;
-            let more = self.scan.next_page(snapshot, tm, |_tid, t| {
+            let more = self.scan.next_page(snapshot, tm, |tid, t| {
                 *tuples += 1;
                 row.clear();
                 let mut d = Deformer::new(t);
@@ -451,8 +461,12 @@ impl Operator for SeqScanOp<'_> {
                         return Ok(());
                     }
                 }
-                if d.decoded() < out {
-                    d.deform_masked(types, out, mask, &mut row)?;
+                if d.decoded() < columns_out {
+                    d.deform_masked(types, columns_out, mask, &mut row)?;
+                }
+                if out > columns_out {
+                    row.truncate(columns_out);
+                    row.push(crate::lockrows::tid_value(tid));
                 }
                 buffered.push_back(std::mem::replace(&mut row, Vec::with_capacity(out)));
                 Ok(())

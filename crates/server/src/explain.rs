@@ -122,6 +122,7 @@ pub(crate) fn run_explain(
                         table: table.clone(),
                         qual: qual.clone(),
                         alias: None,
+                        tid: false,
                     };
                     let verb = if matches!(statement, BoundStatement::Update { .. }) {
                         "Update"

@@ -450,6 +450,20 @@ pub static GUCS: &[GucDef] = &[
         "Sets the display format for date and time values.",
     ),
     g(
+        "deadlock_timeout",
+        "1s",
+        Superuser,
+        false,
+        "Sets the time to wait on a lock before checking for deadlock.",
+    ),
+    g(
+        "lock_timeout",
+        "0",
+        User,
+        false,
+        "Sets the maximum allowed duration of any wait for a lock.",
+    ),
+    g(
         "default_transaction_isolation",
         "read committed",
         User,
@@ -1099,10 +1113,15 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         }
         "bgwriter_delay"
         | "statement_timeout"
+        | "lock_timeout"
         | "client_connection_check_interval"
         | "wal_writer_delay" => {
             parse_duration_ms(value, 1).ok_or_else(bad)?;
         }
+        "deadlock_timeout" if parse_duration_ms(value, 1).ok_or_else(bad)? == 0 => {
+            return Err(out_of_range(def.name, value, "1", "2147483647"));
+        }
+        "deadlock_timeout" => {}
         "checkpoint_timeout"
         | "authentication_timeout"
         | "tcp_keepalives_idle"
@@ -1264,6 +1283,20 @@ pub fn exec_settings(s: &Settings) -> exec::ExecSettings {
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(d.hash_mem_multiplier),
         temp_file_limit_kb: kb("temp_file_limit"),
+    }
+}
+
+/// deadlock_timeout and lock_timeout, typed (parsed once per change).
+pub fn lock_settings(s: &Settings) -> txn::lock::LockSettings {
+    let ms = |n: &str| s.get(n).ok().and_then(|v| parse_duration_ms(v, 1));
+    let d = txn::lock::LockSettings::default();
+    txn::lock::LockSettings {
+        deadlock_timeout: ms("deadlock_timeout")
+            .filter(|&m| m > 0)
+            .map_or(d.deadlock_timeout, std::time::Duration::from_millis),
+        lock_timeout: ms("lock_timeout")
+            .filter(|&m| m > 0)
+            .map(std::time::Duration::from_millis),
     }
 }
 

@@ -6,7 +6,7 @@
 use std::sync::atomic::Ordering;
 
 use exec::system_views::{BackendInfo, CheckpointStats, DatabaseStats, SettingInfo, SslInfo};
-use storage::lwlock::wait_event_name;
+use storage::lwlock::wait_event_info;
 
 use crate::context::ServerContext;
 use crate::gucs::{self, Settings};
@@ -45,7 +45,7 @@ impl ServerView<'_> {
                     application_name: f.application_name,
                     backend_start: b.backend_start,
                     query_start: f.query_start,
-                    wait_event: wait_event_name(b.wait_event.load(Ordering::Relaxed)),
+                    wait_event: wait_event_info(b.wait_event.load(Ordering::Relaxed)),
                     state: f.state,
                     backend_xid: xids.get(&b.pid).and_then(|p| nonzero(p.0)),
                     backend_xmin: xids.get(&b.pid).and_then(|p| nonzero(p.1)),

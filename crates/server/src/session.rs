@@ -4,6 +4,7 @@
 
 mod fetch;
 mod hooks;
+mod locks;
 mod roles;
 mod sql_cursors;
 mod sql_prepared;
@@ -71,6 +72,7 @@ struct ThreadSettings {
     /// The executor's settings and the generation they were parsed from.
     exec: Option<(u64, exec::ExecSettings)>,
     sync_commit: Option<(u64, txn::SyncCommit)>,
+    locks: Option<(u64, txn::lock::LockSettings)>,
     /// The socket settings and the generation they were parsed from.
     socket: Option<(u64, crate::connections::SocketSettings)>,
 }
@@ -99,8 +101,13 @@ pub struct Session {
     txn: TxnState,
     /// This session in the ProcArray (its xid and advertised snapshot xmin).
     proc: txn::Proc,
-    /// The open transaction's catalog changes (it holds the DDL lock).
+    /// The open transaction's catalog changes (it holds the catalog-change
+    /// lock).
     catalog_changes: Option<catalog::CatalogTxn>,
+    /// The session's heavyweight locks (`session/locks.rs`).
+    locks: txn::lock::LockOwner,
+    /// Notices raised by functions during the statement (`Hooks::notice`).
+    pending_notices: Vec<PgError>,
     sequences: SequenceValues,
     pid: i32,
     interrupts: Arc<Interrupts>,
@@ -343,12 +350,27 @@ impl Session {
         matches!(&self.txn, TxnState::Block(t) if t.implicit)
     }
 
-    /// Marks the open block failed (after an error); its writes are rolled
-    /// back at its end or at ROLLBACK TO SAVEPOINT.
+    /// Marks the open block failed (after an error). Outside savepoints the
+    /// transaction rolls back now, as PostgreSQL's AbortTransaction at the
+    /// error: its writes and catalog changes are undone and its locks
+    /// released, so whoever waits for them goes on (a deadlock's survivor
+    /// among them); the block then only waits for its ROLLBACK. Inside a
+    /// savepoint the writes are rolled back at ROLLBACK TO SAVEPOINT or at
+    /// the block's end, and the locks are kept until then.
     fn fail(&mut self) {
-        if let TxnState::Block(t) = &mut self.txn {
-            t.failed = true;
+        let TxnState::Block(t) = &mut self.txn else {
+            return;
+        };
+        t.failed = true;
+        if !t.savepoints.is_empty() {
+            return;
         }
+        let subxids = std::mem::take(&mut t.subxids);
+        if let Some(x) = t.top.take() {
+            // A rollback cannot fail: only a commit's log flush can.
+            let _ = self.end_transaction(x, &subxids, false);
+        }
+        self.release_transaction_locks();
     }
 
     fn end_block(&mut self, commit: bool) {
@@ -365,6 +387,7 @@ impl Session {
             }
         }
         self.proc.clear_xmin();
+        self.release_transaction_locks();
     }
 
     /// Commits (logging the commit, durable unless synchronous_commit is
@@ -549,7 +572,16 @@ impl Session {
             BoundStatement::DeclareCursor { .. }
             | BoundStatement::Fetch(_)
             | BoundStatement::CloseCursor(_) => {
+                self.lock_statement(stmt)?;
                 return self.run_cursor_command(stmt, params, sink);
+            }
+            BoundStatement::Lock {
+                relations,
+                mode,
+                nowait,
+            } => {
+                self.run_lock_table(relations, *mode, *nowait)?;
+                return sink.complete("LOCK TABLE");
             }
             BoundStatement::Prepare { .. }
             | BoundStatement::ExecutePrepared { .. }
@@ -559,10 +591,19 @@ impl Session {
             _ => {}
         }
         let implicit = matches!(self.txn, TxnState::Idle);
+        if let Err(e) = self.lock_statement(stmt) {
+            self.release_locks_if_idle();
+            return Err(e);
+        }
         // Catalog changes are writes too: their rows carry the xid.
         let st = self.statement_txn(transaction::write_command(stmt))?;
         let top = st.snapshot.own.top;
         let mut result = self.execute_dml_or_query(stmt, params, sink, &st);
+        for n in std::mem::take(&mut self.pending_notices) {
+            if let Err(e) = sink.notice(&n) {
+                result = result.and(Err(e));
+            }
+        }
         if let TxnState::Block(t) = &mut self.txn {
             t.cid += 1;
         }
@@ -574,6 +615,7 @@ impl Session {
             }
             self.proc.clear_xmin();
             self.count_xact(result.is_ok());
+            self.release_transaction_locks();
         }
         result
     }
@@ -600,10 +642,10 @@ impl Session {
     }
 
     /// A query's xid, command id and snapshot in the open block (queries
-    /// never assign an xid); takes the block's next command id, so later
-    /// statements' changes stay invisible to it.
-    fn query_txn(&mut self) -> PgResult<(Xid, u32, txn::Snapshot)> {
-        let st = self.statement_txn(None)?;
+    /// assign an xid only when they lock rows); takes the block's next
+    /// command id, so later statements' changes stay invisible to it.
+    fn query_txn(&mut self, query: &BoundStatement) -> PgResult<(Xid, u32, txn::Snapshot)> {
+        let st = self.statement_txn(transaction::write_command(query))?;
         if let TxnState::Block(t) = &mut self.txn {
             t.cid += 1;
         }
@@ -627,8 +669,9 @@ impl Session {
             unreachable!("only queries run as cursors");
         };
         sink.columns(&columns.iter().map(column_desc).collect::<Vec<_>>())?;
-        // Queries never assign an xid; they run in the open block's command.
-        let (xid, cid, snapshot) = self.query_txn()?;
+        // Queries assign no xid unless they lock rows; they run in the
+        // open block's command.
+        let (xid, cid, snapshot) = self.query_txn(&bound)?;
         let catalog = self.catalog_version();
         let params = params.to_vec();
         let plan = self.with_env(&catalog, &snapshot, xid, cid, &params, |env| {
@@ -724,14 +767,8 @@ impl Session {
         let ctx = self.ctx.clone();
         let exec_settings = self.exec_settings();
         let io = self.io();
-        let timeout_ms = self
-            .settings
-            .get("statement_timeout")
-            .ok()
-            .and_then(|v| gucs::parse_duration_ms(v, 1))
-            .unwrap_or(0);
-        let deadline = (timeout_ms > 0)
-            .then(|| std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms));
+        let deadline = self.statement_deadline();
+        let lock_settings = self.lock_settings();
         let base = self.base.clone();
         let snapshot_isolation = self.current_isolation();
         let mut hooks = Hooks {
@@ -749,6 +786,11 @@ impl Session {
             db_oid: self.db_oid,
             table_counts: &mut self.table_counts,
             autovacuum: self.autovacuum,
+            locks: &mut self.locks,
+            lock_settings,
+            interrupts: &self.interrupts,
+            deadline,
+            notices: &mut self.pending_notices,
         };
         let mut env = ExecEnv {
             pool: ctx.pool,
@@ -922,7 +964,7 @@ impl Session {
     ) -> PgResult<()> {
         let parsed = self.parse_cache.parse(full, st)?;
         let mut params = Vec::new();
-        let bound = self.bind(&parsed, &mut params);
+        let bound = self.bind_locked(&parsed, &mut params);
         sql::parse::drop_parsed(parsed);
         let bound = bound?;
         if !params.is_empty() {
@@ -994,6 +1036,7 @@ impl SessionHandler for Session {
         if self.in_implicit_block() {
             self.end_block(result.is_ok());
         }
+        self.release_locks_if_idle();
         self.flush_io_counts();
         self.set_activity(self.idle_state(), None);
         result
@@ -1076,7 +1119,19 @@ impl SessionHandler for Session {
         if let TxnState::Idle = self.txn {
             self.txn = TxnState::Block(transaction::Transaction::new(&self.settings, true));
         }
-        let bound = self.current_plan(p, parsed, params)?;
+        let bound = loop {
+            let version = self.catalog_version();
+            let bound = self.current_plan(p, parsed, params)?;
+            if self.in_failed_block() {
+                break bound;
+            }
+            self.lock_statement(&bound)?;
+            // Bound before a catalog change that committed while we waited
+            // for the locks: bind again.
+            if Arc::ptr_eq(&version, &self.catalog_version()) {
+                break bound;
+            }
+        };
         self.set_activity("active", Some(&stmt.sql));
         let r = if max_rows > 0 && matches!(*bound, BoundStatement::Query { .. }) {
             self.open_cursor(bound, params, &stmt.sql, sink)
@@ -1138,6 +1193,7 @@ impl SessionHandler for Session {
             self.end_block(true);
             self.set_activity(self.idle_state(), None);
         }
+        self.release_locks_if_idle();
     }
 
     fn io_settings(&self) -> IoSettings {
@@ -1354,6 +1410,8 @@ impl Factory {
             txn: TxnState::Idle,
             proc: self.ctx.tm.register_proc(pid),
             catalog_changes: None,
+            locks: txn::lock::LockOwner::new(self.ctx.tm.locks().clone(), pid, db.oid),
+            pending_notices: Vec::new(),
             sequences: SequenceValues::default(),
             pid,
             interrupts,

@@ -161,6 +161,7 @@ pub fn supports_backward_scan(plan: &Plan) -> bool {
         | Plan::HashJoin { .. }
         | Plan::Aggregate { .. }
         | Plan::Distinct { .. }
+        | Plan::LockRows { .. }
         | Plan::SetOp { .. } => false,
     }
 }

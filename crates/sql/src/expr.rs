@@ -93,6 +93,62 @@ pub enum SysFunc {
     /// pg_get_ruledef(oid [, pretty]): NULL (the only rules are views'
     /// `_RETURN` rules, which psql leaves out).
     GetRuledef,
+    /// pg_advisory_lock and its variants (bigint or (int, int) keys).
+    Advisory(AdvisoryCall),
+    /// pg_advisory_unlock_all()
+    AdvisoryUnlockAll,
+    /// pg_blocking_pids(pid): int4[]
+    BlockingPids,
+}
+
+/// What an advisory-lock function does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdvisoryOp {
+    /// Waits until granted.
+    Lock,
+    /// Takes it if free: true, else false.
+    TryLock,
+    /// Releases a session-level hold: false (and a WARNING) if not held.
+    Unlock,
+}
+
+/// An advisory-lock function: its operation, mode (shared or exclusive)
+/// and scope (transaction or session).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdvisoryCall {
+    pub op: AdvisoryOp,
+    pub shared: bool,
+    pub xact: bool,
+}
+
+impl AdvisoryCall {
+    /// The function of that name, if it is one.
+    pub fn from_name(name: &str) -> Option<AdvisoryCall> {
+        let rest = name.strip_prefix("pg_")?;
+        let (op, rest) = if let Some(r) = rest.strip_prefix("try_advisory_") {
+            (AdvisoryOp::TryLock, r)
+        } else {
+            let r = rest.strip_prefix("advisory_")?;
+            match r.strip_prefix("un") {
+                Some(u) => (AdvisoryOp::Unlock, u),
+                None => (AdvisoryOp::Lock, r),
+            }
+        };
+        let (xact, rest) = match rest.strip_prefix("xact_") {
+            Some(r) => (true, r),
+            None => (false, rest),
+        };
+        let shared = match rest {
+            "lock" => false,
+            "lock_shared" => true,
+            _ => return None,
+        };
+        // There is no transaction-level unlock.
+        if xact && op == AdvisoryOp::Unlock {
+            return None;
+        }
+        Some(AdvisoryCall { op, shared, xact })
+    }
 }
 
 #[derive(Clone)]

@@ -173,6 +173,13 @@ pub enum Utility {
     /// CREATE/ALTER/DROP ROLE, SET ROLE and the like (`role.rs`), or the
     /// error a malformed one fails with.
     Role(Result<crate::role::RoleStatement, PgError>),
+    /// LOCK [TABLE] [ONLY] name [*] [, ...] [IN mode MODE] [NOWAIT]; the
+    /// mode, or the word a malformed mode fails at.
+    Lock {
+        names: Vec<Vec<String>>,
+        mode: Result<txn::lock::LockMode, String>,
+        nowait: bool,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -488,6 +495,7 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             | "vacuum"
             | "fetch"
             | "move"
+            | "lock"
             | "savepoint"
             | "release"
     ) {
@@ -645,6 +653,7 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
                 cascade,
             })
         }
+        ["lock", ..] => parse_lock(&toks),
         ["truncate", "table", ..] => Some(Utility::Truncate {
             names: qualified_names(strip_behavior(&toks[2..]))?,
         }),
@@ -671,6 +680,63 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
         }),
         _ => None,
     }
+}
+
+/// LOCK [TABLE] [ONLY] name [*] [, ...] [IN mode MODE] [NOWAIT].
+fn parse_lock(toks: &[(String, bool)]) -> Option<Utility> {
+    let word = |i: usize| toks.get(i).filter(|t| !t.1).map(|t| t.0.as_str());
+    let mut i = 1;
+    if word(i) == Some("table") {
+        i += 1;
+    }
+    if word(i) == Some("only") {
+        i += 1;
+    }
+    let names_end = (i..toks.len())
+        .find(|&k| matches!(word(k), Some("in" | "nowait")))
+        .unwrap_or(toks.len());
+    // `name *` asks for descendant tables too, which are all there is.
+    let names: Vec<(String, bool)> = toks[i..names_end]
+        .iter()
+        .filter(|t| t.1 || t.0 != "*")
+        .cloned()
+        .collect();
+    let names = qualified_names(&names)?;
+    i = names_end;
+    let mut mode = Ok(txn::lock::LockMode::AccessExclusive);
+    if word(i) == Some("in") {
+        let start = i + 1;
+        let end = (start..toks.len()).find(|&k| word(k) == Some("mode"))?;
+        let words: Vec<&str> = toks[start..end].iter().map(|t| t.0.as_str()).collect();
+        mode = txn::lock::LockMode::from_sql(&words.join(" ")).ok_or_else(|| {
+            // The grammar fails at the first word no mode goes on with.
+            let names = txn::lock::LockMode::ALL.map(|m| m.sql_name());
+            let fits = |k: usize| {
+                names.iter().any(|n| {
+                    let n: Vec<&str> = n.split(' ').collect();
+                    n.len() >= k && n[..k] == words[..k]
+                })
+            };
+            let bad = (1..=words.len()).find(|&k| !fits(k));
+            match bad {
+                Some(k) => words[k - 1].to_string(),
+                None => "mode".to_string(),
+            }
+        });
+        i = end + 1;
+    }
+    let nowait = word(i) == Some("nowait");
+    if nowait {
+        i += 1;
+    }
+    if i != toks.len() {
+        return None;
+    }
+    Some(Utility::Lock {
+        names,
+        mode,
+        nowait,
+    })
 }
 
 fn strip_behavior(toks: &[(String, bool)]) -> &[(String, bool)] {
@@ -749,10 +815,13 @@ pub(crate) fn parse_sql(full: &str, stmt: &StatementText<'_>) -> PgResult<Parsed
     // sqlparser grows its stack on the heap while it recurses; its own limit
     // is set to ours so deep nesting ends as 54001, not a syntax error.
     let parse = || {
+        let tokens = sqlparser::tokenizer::Tokenizer::new(&dialect, stmt.text)
+            .with_unescape(true)
+            .tokenize_with_location()?;
         Parser::new(&dialect)
             .with_recursion_limit(common::stack_depth::max_levels())
-            .try_with_sql(stmt.text)
-            .and_then(|mut p| p.parse_statements())
+            .with_tokens_with_locations(crate::locking::rewrite_tokens(tokens))
+            .parse_statements()
     };
     // A failed parse drops its partial tree inside sqlparser, recursively: a
     // long statement is parsed on a stack sized for its length (as it is

@@ -141,9 +141,44 @@ pub fn wait_event_for(t: Tranche) -> u32 {
 }
 /// Name of an LWLock wait event, for pg_stat_activity.
 pub fn wait_event_name(ev: u32) -> Option<&'static str> {
+    wait_event_info(ev).map(|(_, name)| name)
+}
+
+/// Heavyweight-lock waits (wait_event_type `Lock`), by the kind of lock
+/// waited for: `LOCK_WAIT_BASE + index` in this list.
+pub const LOCK_WAIT_EVENTS: [&str; 5] =
+    ["relation", "transactionid", "tuple", "advisory", "object"];
+const LOCK_WAIT_BASE: u32 = 0x100;
+
+/// The wait event of a heavyweight-lock wait on a `kind` lock (one of
+/// `LOCK_WAIT_EVENTS`; an unknown kind reads as `object`).
+pub fn lock_wait_event(kind: &str) -> u32 {
+    let i = LOCK_WAIT_EVENTS
+        .iter()
+        .position(|k| *k == kind)
+        .unwrap_or(LOCK_WAIT_EVENTS.len() - 1);
+    LOCK_WAIT_BASE + i as u32
+}
+
+/// pg_stat_activity's wait_event_type and wait_event of a published event.
+pub fn wait_event_info(ev: u32) -> Option<(&'static str, &'static str)> {
+    if ev >= LOCK_WAIT_BASE {
+        let name = LOCK_WAIT_EVENTS.get((ev - LOCK_WAIT_BASE) as usize)?;
+        return Some(("Lock", name));
+    }
     Tranche::ALL
         .get((ev as usize).checked_sub(1)?)
-        .map(|t| t.name())
+        .map(|t| ("LWLock", t.name()))
+}
+
+/// Publishes `ev` as this thread's wait until the guard drops (heavyweight
+/// lock waits; LWLocks publish their own).
+pub fn report_wait(ev: u32) -> WaitGuard {
+    let slot = WAIT_SLOT.with(|s| s.get());
+    if let Some(slot) = slot {
+        slot.store(ev, Ordering::Relaxed);
+    }
+    WaitGuard(slot)
 }
 
 /// Makes this thread publish its waits into `slot` (its backend's status entry).
@@ -153,7 +188,8 @@ pub fn set_wait_event_slot(slot: Option<&'static AtomicU32>) {
     WAIT_SLOT.with(|s| s.set(slot));
 }
 
-struct WaitGuard(Option<&'static AtomicU32>);
+/// Clears the published wait event when dropped.
+pub struct WaitGuard(Option<&'static AtomicU32>);
 impl WaitGuard {
     fn start(t: Tranche) -> Self {
         let slot = WAIT_SLOT.with(|s| s.get());

@@ -3,6 +3,7 @@
 
 pub mod clog;
 pub mod isolation;
+pub mod lock;
 pub mod manager;
 pub mod procarray;
 pub mod snapshot;

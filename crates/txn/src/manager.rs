@@ -59,6 +59,8 @@ pub struct TransactionManager {
     group_clear: AtomicBool,
     /// Signalled whenever a transaction ends (waiters for a row's writer).
     ended: Condvar,
+    /// The heavyweight lock manager (`crate::lock`).
+    locks: Arc<crate::lock::LockManager>,
 }
 
 /// One ending transaction's xids, queued for a group leader to clear.
@@ -97,8 +99,14 @@ impl TransactionManager {
             clear_group: ClearGroup::default(),
             group_clear: AtomicBool::new(true),
             ended: Condvar::new(),
+            locks: Default::default(),
         };
         Ok(tm)
+    }
+
+    /// The heavyweight lock manager.
+    pub fn locks(&self) -> &Arc<crate::lock::LockManager> {
+        &self.locks
     }
 
     pub fn clog(&self) -> &Clog {
@@ -133,6 +141,24 @@ impl TransactionManager {
         pa.next_xid += 1;
         pa.add_running(xid);
         self.publish_running(&pa);
+        Ok(xid)
+    }
+
+    /// Starts a transaction for a session: its xid, with the session
+    /// holding ExclusiveLock on it until the transaction ends, so others
+    /// wait for it through the lock manager (`wait_for_locked`). The lock
+    /// goes with the session's other transaction locks, after `commit` or
+    /// `abort` took the xid out of the running set.
+    pub fn begin_locked(&self, owner: &mut crate::lock::LockOwner) -> std::io::Result<Xid> {
+        let xid = self.begin()?;
+        owner
+            .acquire(
+                crate::lock::LockTag::Transaction(xid),
+                crate::lock::LockMode::Exclusive,
+                crate::lock::LockScope::Transaction,
+                None,
+            )
+            .expect("nobody else can hold a lock on a new xid");
         Ok(xid)
     }
 
@@ -329,6 +355,39 @@ impl TransactionManager {
         }
         drop(pa);
         Some(self.status(xid))
+    }
+
+    /// Blocks until `xid` has ended, waiting through the lock manager as
+    /// PostgreSQL's XactLockTableWait: ShareLock on the xid (granted when
+    /// its transaction's ExclusiveLock goes), released at once. The wait
+    /// is then visible to the deadlock check, pg_locks and
+    /// pg_blocking_pids. An xid nobody holds a lock on (a transaction
+    /// begun without a lock owner) is waited for on the running set.
+    pub fn wait_for_locked(
+        &self,
+        xid: Xid,
+        owner: &mut crate::lock::LockOwner,
+        ctx: &mut crate::lock::WaitContext<'_>,
+    ) -> Result<XidStatus, crate::lock::LockError> {
+        use crate::lock::{LockMode, LockScope, LockTag};
+        let tag = LockTag::Transaction(xid);
+        loop {
+            let held = owner.holds(&tag, LockMode::Share);
+            owner.acquire(tag, LockMode::Share, LockScope::Transaction, Some(ctx))?;
+            if !held {
+                owner.release(tag, LockMode::Share, LockScope::Transaction);
+            }
+            if !self.is_running(xid) {
+                return Ok(self.status(xid));
+            }
+            let mut pa = self.procarray.lock();
+            if pa.is_running(xid) {
+                self.ended
+                    .wait_for(&mut pa, std::time::Duration::from_millis(10));
+            }
+            drop(pa);
+            (ctx.check)().map_err(crate::lock::LockError::Interrupted)?;
+        }
     }
 
     /// Persists the commit log (checkpoint, shutdown).

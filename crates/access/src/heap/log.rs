@@ -10,8 +10,9 @@
 //! | --- | --- | --- |
 //! | INSERT | the page | offset, tuple |
 //! | MULTI_INSERT | the page | count, (offset, length, tuple)… |
-//! | DELETE | the page | offset, cid, next tid, updated flag |
+//! | DELETE | the page | offset, cid, next tid, stamp flags |
 //! | UPDATE | new page [, old page] | new: offset, tuple; old: as DELETE |
+//! | LOCK | the page | offset, xmax, xmax's infomask bits |
 //! | PRUNE | the page | offsets made unused (the page is then compacted) |
 //!
 //! SMGR records name a relation in their main data: CREATE, DROP,
@@ -30,7 +31,8 @@ pub const HEAP_INSERT: u8 = 0x00;
 pub const HEAP_MULTI_INSERT: u8 = 0x10;
 pub const HEAP_DELETE: u8 = 0x20;
 pub const HEAP_UPDATE: u8 = 0x30;
-pub const HEAP_PRUNE: u8 = 0x40;
+pub const HEAP_LOCK: u8 = 0x40;
+pub const HEAP_PRUNE: u8 = 0x50;
 
 pub const SMGR_CREATE: u8 = 0x10;
 pub const SMGR_DROP: u8 = 0x20;
@@ -123,13 +125,19 @@ pub(crate) fn log_prune(
     page::set_lsn(pg, lsn);
 }
 
+/// Stamp flags: an update (ctid points at the new version), a delete (the
+/// key changed), lockers in the locker table besides the new xmax.
+pub(crate) const STAMP_UPDATED: u8 = 0x01;
+pub(crate) const STAMP_KEYS_UPDATED: u8 = 0x02;
+pub(crate) const STAMP_HAS_LOCKERS: u8 = 0x04;
+
 /// What `stamp_old` did to an old version, as redo repeats it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Stamp {
     pub offset: OffsetNumber,
     pub cid: u32,
     pub next: Tid,
-    pub updated: bool,
+    pub flags: u8,
 }
 
 fn put_stamp(d: &mut Vec<u8>, s: &Stamp) {
@@ -137,7 +145,7 @@ fn put_stamp(d: &mut Vec<u8>, s: &Stamp) {
     d.extend_from_slice(&s.cid.to_le_bytes());
     d.extend_from_slice(&s.next.block.to_le_bytes());
     d.extend_from_slice(&s.next.offset.to_le_bytes());
-    d.push(s.updated as u8);
+    d.push(s.flags);
 }
 
 fn get_stamp(d: &[u8]) -> Option<Stamp> {
@@ -151,7 +159,7 @@ fn get_stamp(d: &[u8]) -> Option<Stamp> {
             block: u32::from_le_bytes(d[6..10].try_into().unwrap()),
             offset: u16::from_le_bytes([d[10], d[11]]),
         },
-        updated: d[12] != 0,
+        flags: d[12],
     })
 }
 
@@ -170,6 +178,49 @@ pub(crate) fn log_delete(
         insert_or_panic(wal, &rec)
     };
     page::set_lsn(pg, lsn);
+}
+
+/// What `rowlock::stamp_lock` did to a version, as redo repeats it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LockStamp {
+    pub offset: OffsetNumber,
+    /// The xmax after the lock: the locker, or the slot's holder when the
+    /// locker joined the locker table.
+    pub xmax: Xid,
+    /// The infomask's xmax bits after the lock.
+    pub bits: u16,
+}
+
+/// Logs a row lock's change of a tuple header (rmgr HEAP, LOCK).
+pub(crate) fn log_lock(
+    wal: &Wal,
+    rel: RelFileLocator,
+    block: u32,
+    pg: &mut PageWrite<'_>,
+    xid: Xid,
+    stamp: LockStamp,
+) {
+    let lsn = {
+        let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_LOCK, xid);
+        let b = rec.register_block(tag(rel, block), pg, false);
+        let d = rec.block_data(b);
+        d.extend_from_slice(&stamp.offset.to_le_bytes());
+        d.extend_from_slice(&stamp.xmax.to_le_bytes());
+        d.extend_from_slice(&stamp.bits.to_le_bytes());
+        insert_or_panic(wal, &rec)
+    };
+    page::set_lsn(pg, lsn);
+}
+
+fn get_lock_stamp(d: &[u8]) -> Option<LockStamp> {
+    if d.len() < 12 {
+        return None;
+    }
+    Some(LockStamp {
+        offset: u16::from_le_bytes([d[0], d[1]]),
+        xmax: u64::from_le_bytes(d[2..10].try_into().unwrap()),
+        bits: u16::from_le_bytes([d[10], d[11]]),
+    })
 }
 
 /// Logs an update whose new version is at `new` and old one at `stamp`;
@@ -314,7 +365,7 @@ fn u16_at(d: &[u8], at: usize) -> Result<u16, String> {
 fn apply_stamp(pg: &mut [u8], xid: Xid, s: Stamp) -> Result<(), String> {
     let t =
         page::item_mut(pg, s.offset).ok_or_else(|| format!("no tuple at offset {}", s.offset))?;
-    super::modify::stamp_old(t, xid, s.cid, s.next, s.updated);
+    super::modify::stamp_old(t, xid, s.cid, s.next, s.flags);
     Ok(())
 }
 
@@ -355,6 +406,17 @@ impl HeapRedo {
             }),
             HEAP_DELETE => redo_block(self.pool, rec, b0, |pg| {
                 apply_stamp(pg, rec.xid, get_stamp(d).ok_or_else(short)?)
+            }),
+            HEAP_LOCK => redo_block(self.pool, rec, b0, |pg| {
+                let s = get_lock_stamp(d).ok_or_else(short)?;
+                let t = page::item_mut(pg, s.offset)
+                    .ok_or_else(|| format!("no tuple at offset {}", s.offset))?;
+                let tid = Tid {
+                    block: b0.tag.block,
+                    offset: s.offset,
+                };
+                super::rowlock::stamp_lock(t, tid, s.xmax, s.bits);
+                Ok(())
             }),
             HEAP_UPDATE => {
                 let off = u16::from_le_bytes(
@@ -458,6 +520,7 @@ pub fn describe(rec: &Record<'_>) -> String {
         (rmgr::HEAP, HEAP_MULTI_INSERT) => "MULTI_INSERT",
         (rmgr::HEAP, HEAP_DELETE) => "DELETE",
         (rmgr::HEAP, HEAP_UPDATE) => "UPDATE",
+        (rmgr::HEAP, HEAP_LOCK) => "LOCK",
         (rmgr::HEAP, HEAP_PRUNE) => "PRUNE",
         (rmgr::SMGR, SMGR_TRUNCATE) => "TRUNCATE",
         (rmgr::SMGR, SMGR_CREATE) => "CREATE",

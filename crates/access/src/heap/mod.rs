@@ -25,9 +25,11 @@ use crate::tuple;
 pub mod log;
 mod modify;
 pub mod prune;
+pub mod rowlock;
 pub mod sample;
 pub mod vacuum;
-pub use modify::{delete, update, ModifyResult};
+pub use modify::{delete, update, ModifyResult, WaitForXid};
+pub use rowlock::{lock_tuple, LockResult, Requester, RowLockMode, WaitPolicy};
 
 /// A tuple's address: block and 1-based offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -89,7 +91,7 @@ fn aligned_len(tuple_bytes: &[u8]) -> usize {
 
 /// Whether `block` still belongs to the relation: VACUUM may have cut it
 /// off since the caller chose it. Checked with the page's content lock
-/// held, which the truncation held too (README rule 11).
+/// held, which the truncation held too (README rule 15).
 fn block_exists(pool: &BufferPool, rel: RelFileLocator, block: BlockNumber) -> PgResult<bool> {
     Ok(block < pool.smgr().nblocks(rel, ForkNumber::Main)?)
 }
@@ -300,6 +302,22 @@ fn next_target_page(
     }
 }
 
+/// The bytes of the tuple at `tid` whatever its visibility, for a version
+/// the caller knows is there (one it holds a row lock on, so it cannot be
+/// pruned). Following a ctid to a newer version takes `fetch_version`.
+pub fn fetch_any(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    tid: Tid,
+) -> PgResult<Option<Vec<u8>>> {
+    if tid.block >= pool.smgr().nblocks(rel, ForkNumber::Main)? || tid.offset == 0 {
+        return Ok(None);
+    }
+    let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
+    let pg = buf.read();
+    Ok(page::item(&pg, tid.offset).map(<[u8]>::to_vec))
+}
+
 /// The bytes of the version at `tid` whatever its visibility, if it is the
 /// one `inserter` wrote (following an update chain: `inserter` is the prior
 /// version's xmax). None when the slot is empty or holds another tuple:
@@ -374,7 +392,7 @@ impl HeapScan {
             let Some(t) = page::item(&pg, off) else {
                 continue;
             };
-            let (xmin, xmax) = (tuple::xmin(t), tuple::xmax(t));
+            let (xmin, xmax) = (tuple::xmin(t), tuple::deleting_xmax(t));
             if snapshot.tuple_visible(xmin, tuple::cmin(t), xmax, tuple::cmax(t), tm) {
                 f(Tid { block, offset: off }, t)?;
             } else if (xmax != 0 && xmax < horizon) || (xmax == 0 && xmin < horizon) {

@@ -7,12 +7,13 @@
 //! no buffer is read (and no victim written) while a content lock is held;
 //! FSM pages are touched only while no heap page is locked.
 
-use common::{PgError, PgResult, RelFileLocator, SqlState, Xid};
-use storage::buffer::{Buffer, BufferPool, ReadMode};
+use common::{PgError, PgResult, RelFileLocator, Xid};
+use storage::buffer::{BufferPool, PageWrite, ReadMode};
 use storage::page;
 use storage::{fsm, ForkNumber};
-use txn::{TransactionManager, XidStatus};
+use txn::TransactionManager;
 
+use super::rowlock::{self, Intent, Requester, Verdict};
 use super::{
     aligned_len, block_exists, check_tuple_size, log, next_target_page, prune_for_space,
     InsertTarget, Tid,
@@ -32,63 +33,45 @@ pub enum ModifyResult {
     Updated(Option<(Tid, Xid)>),
 }
 
-/// What the xmax of the version to modify says, read under its page lock.
-enum Claim {
-    Free,
-    Mine,
-    WaitFor(Xid),
+/// `next`, the newer version of the one at `tid` (on the locked page `pg`),
+/// with its expected xmin: the old version's updater.
+pub(crate) fn successor(pg: &[u8], tid: Tid, next: Option<Tid>) -> Option<(Tid, Xid)> {
+    let updater = tuple::xmax(page::item(pg, tid.offset)?);
+    next.map(|n| (n, updater))
 }
 
-fn claim(t: &[u8], xid: Xid, tm: &TransactionManager) -> Claim {
-    let xmax = tuple::xmax(t);
-    if xmax == 0 || (xmax != xid && tm.status(xmax) == XidStatus::Aborted) {
-        Claim::Free
-    } else if xmax == xid {
-        Claim::Mine
-    } else {
-        Claim::WaitFor(xmax)
-    }
-}
-
-fn vanished(tid: Tid) -> PgError {
+pub(crate) fn vanished(tid: Tid) -> PgError {
     PgError::internal(format!("tuple {tid:?} vanished"))
 }
 
-/// Waits for `xmax` to end (rule 3). Ok(None): it aborted, try again;
-/// Ok(Some(r)): it committed, and `r` says what it did to the version at `tid`.
-fn wait_for_writer(
-    buf: &Buffer,
-    tid: Tid,
-    xmax: Xid,
-    tm: &TransactionManager,
-    cancelled: &dyn Fn() -> bool,
-) -> PgResult<Option<ModifyResult>> {
-    match tm.wait_for(xmax, cancelled) {
-        None => Err(PgError::new(
-            SqlState::QUERY_CANCELED,
-            "canceling statement due to user request",
-        )),
-        Some(XidStatus::Committed) => {
-            let pg = buf.read();
-            let Some(t) = page::item(&pg, tid.offset) else {
-                return Ok(Some(ModifyResult::Updated(None)));
-            };
-            let (block, offset) = tuple::ctid(t);
-            let next = Tid { block, offset };
-            let updated = tuple::infomask(t) & tuple::UPDATED != 0 && next != tid;
-            Ok(Some(ModifyResult::Updated(updated.then_some((next, xmax)))))
-        }
-        Some(_) => Ok(None),
-    }
+/// Blocks until a transaction has ended and returns its status, or fails
+/// (cancel, timeouts, a deadlock): how a writer waits for another one.
+pub type WaitForXid<'a> = dyn FnMut(Xid) -> PgResult<txn::XidStatus> + 'a;
+
+/// Waits for `holder` (a row's writer or conflicting locker) to end (rule 3);
+/// the caller then looks at the version again.
+pub(crate) fn wait_for(holder: Xid, wait: &mut WaitForXid<'_>) -> PgResult<()> {
+    wait(holder).map(|_| ())
 }
 
 /// Sets xmax/cmax on the old version and points its ctid at `next` (itself
-/// for a delete, which also clears a stale UPDATED left by an aborted updater).
-pub(crate) fn stamp_old(t: &mut [u8], xid: Xid, cid: u32, next: Tid, updated: bool) {
+/// for a delete). Clears what a lock or an aborted updater left in the
+/// xmax bits; a delete marks the key changed; `lockers` says the locker
+/// table holds lockers of this version.
+pub(crate) fn stamp_old(t: &mut [u8], xid: Xid, cid: u32, next: Tid, flags: u8) {
     tuple::set_xmax(t, xid, cid);
     tuple::set_ctid(t, next.block, next.offset);
-    let m = tuple::infomask(t) & !tuple::UPDATED;
-    tuple::set_infomask(t, if updated { m | tuple::UPDATED } else { m });
+    let mut m = tuple::infomask(t) & !tuple::XMAX_BITS;
+    if flags & log::STAMP_UPDATED != 0 {
+        m |= tuple::UPDATED;
+    }
+    if flags & log::STAMP_KEYS_UPDATED != 0 {
+        m |= tuple::KEYS_UPDATED;
+    }
+    if flags & log::STAMP_HAS_LOCKERS != 0 {
+        m |= tuple::XMAX_HAS_LOCKERS;
+    }
+    tuple::set_infomask(t, m);
 }
 
 /// Deletes the version at `tid`: sets our xmax, waiting for a concurrent
@@ -97,37 +80,67 @@ pub fn delete(
     pool: &'static BufferPool,
     rel: RelFileLocator,
     tid: Tid,
-    xid: Xid,
+    who: Requester<'_>,
     cid: u32,
     tm: &TransactionManager,
-    cancelled: &dyn Fn() -> bool,
+    wait: &mut WaitForXid<'_>,
 ) -> PgResult<ModifyResult> {
+    let xid = who.xid;
     let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
     loop {
         let mut pg = buf.write();
-        let t = page::item_mut(&mut pg, tid.offset).ok_or_else(|| vanished(tid))?;
-        match claim(t, xid, tm) {
-            Claim::Free => {
-                stamp_old(t, xid, cid, tid, false);
+        match rowlock::inspect(&pg, pool, rel, tid, who, Intent::Delete, tm)? {
+            Verdict::Proceed(holders) => {
+                // Every other lock conflicts with a delete: none stays.
+                rowlock::lockers_after_change(&pg, pool, rel, tid, holders, tm)?;
+                let flags = log::STAMP_KEYS_UPDATED;
+                let t = page::item_mut(&mut pg, tid.offset).expect("inspected");
+                stamp_old(t, xid, cid, tid, flags);
                 pg.mark_dirty();
                 let stamp = log::Stamp {
                     offset: tid.offset,
                     cid,
                     next: tid,
-                    updated: false,
+                    flags,
                 };
                 log::log_delete(tm.wal(), rel, tid.block, &mut pg, xid, stamp);
                 return Ok(ModifyResult::Done(tid));
             }
-            Claim::Mine => return Ok(ModifyResult::SelfModified),
-            Claim::WaitFor(xmax) => {
+            Verdict::SelfModified => return Ok(ModifyResult::SelfModified),
+            Verdict::Updated(next) => return Ok(ModifyResult::Updated(successor(&pg, tid, next))),
+            Verdict::Wait(holder) => {
                 drop(pg);
-                if let Some(r) = wait_for_writer(&buf, tid, xmax, tm, cancelled)? {
-                    return Ok(r);
-                }
+                wait_for(holder, wait)?;
             }
         }
     }
+}
+
+/// For an update `inspect` let through (both pages locked): the lockers
+/// that stay on the old version (FOR KEY SHARE ones) lock the new one as
+/// well (rule 10). Returns the old version's stamp flags; marks
+/// `new_tuple` when it has lockers.
+fn hand_over_lockers(
+    pool: &BufferPool,
+    rel: RelFileLocator,
+    (old_page, old): (&PageWrite<'_>, Tid),
+    (new_page, new): (&PageWrite<'_>, Tid),
+    holders: rowlock::Holders,
+    new_tuple: &mut [u8],
+    tm: &TransactionManager,
+) -> PgResult<u8> {
+    let stay = rowlock::lockers_after_change(old_page, pool, rel, old, holders, tm)?;
+    if stay.is_empty() {
+        return Ok(log::STAMP_UPDATED);
+    }
+    if !rowlock::carry_lockers(new_page, pool, rel, new, stay, tm)? {
+        return Ok(log::STAMP_UPDATED | log::STAMP_HAS_LOCKERS);
+    }
+    tuple::set_infomask(
+        new_tuple,
+        tuple::infomask(new_tuple) | tuple::XMAX_HAS_LOCKERS,
+    );
+    Ok(log::STAMP_UPDATED | log::STAMP_HAS_LOCKERS)
 }
 
 /// Replaces the version at `tid` with `new_tuple` (header stamped with our
@@ -143,13 +156,14 @@ pub fn update(
     rel: RelFileLocator,
     tid: Tid,
     new_tuple: &mut [u8],
-    xid: Xid,
+    who: Requester<'_>,
     cid: u32,
     tm: &TransactionManager,
     target: &mut InsertTarget,
-    cancelled: &dyn Fn() -> bool,
+    wait: &mut WaitForXid<'_>,
 ) -> PgResult<ModifyResult> {
     check_tuple_size(new_tuple)?;
+    let xid = who.xid;
     let needed = aligned_len(new_tuple);
     let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
     loop {
@@ -158,37 +172,45 @@ pub fn update(
         let mut pruned_free = None;
         {
             let mut pg = buf.write();
-            let t = page::item_mut(&mut pg, tid.offset).ok_or_else(|| vanished(tid))?;
-            let claimed = claim(t, xid, tm);
+            let verdict = rowlock::inspect(&pg, pool, rel, tid, who, Intent::Update, tm)?;
             // Short of space: prune first (our version is live, it stays),
             // so an update-heavy page keeps its rows on it.
-            let (free, pruned) = match claimed {
-                Claim::Free => prune_for_space(&mut pg, rel, tid.block, needed, tm),
+            let (free, pruned) = match verdict {
+                Verdict::Proceed(_) => prune_for_space(&mut pg, rel, tid.block, needed, tm),
                 _ => (0, false),
             };
             let fits = free >= needed;
             if pruned {
                 pruned_free = Some(free);
             }
-            match claimed {
-                Claim::Free if fits => {
+            match verdict {
+                Verdict::Proceed(holders) if fits => {
                     let new = Tid {
                         block: tid.block,
                         offset: page::next_offset(&mut pg),
                     };
+                    let flags = hand_over_lockers(
+                        pool,
+                        rel,
+                        (&pg, tid),
+                        (&pg, new),
+                        holders,
+                        new_tuple,
+                        tm,
+                    )?;
                     tuple::set_ctid(new_tuple, new.block, new.offset);
                     assert!(
                         page::add_item_at(&mut pg, new.offset, new_tuple),
                         "space checked"
                     );
                     let t = page::item_mut(&mut pg, tid.offset).expect("locked");
-                    stamp_old(t, xid, cid, new, true);
+                    stamp_old(t, xid, cid, new, flags);
                     pg.mark_dirty();
                     let stamp = log::Stamp {
                         offset: tid.offset,
                         cid,
                         next: new,
-                        updated: true,
+                        flags,
                     };
                     log::log_update(
                         tm.wal(),
@@ -203,13 +225,14 @@ pub fn update(
                     );
                     return Ok(ModifyResult::Done(new));
                 }
-                Claim::Free => {}
-                Claim::Mine => return Ok(ModifyResult::SelfModified),
-                Claim::WaitFor(xmax) => {
+                Verdict::Proceed(_) => {}
+                Verdict::SelfModified => return Ok(ModifyResult::SelfModified),
+                Verdict::Updated(next) => {
+                    return Ok(ModifyResult::Updated(successor(&pg, tid, next)))
+                }
+                Verdict::Wait(holder) => {
                     drop(pg);
-                    if let Some(r) = wait_for_writer(&buf, tid, xmax, tm, cancelled)? {
-                        return Ok(r);
-                    }
+                    wait_for(holder, wait)?;
                     continue;
                 }
             }
@@ -255,31 +278,42 @@ pub fn update(
             fsm::record_free_space(pool, rel, other.block(), free)?;
             continue;
         }
-        let t = page::item_mut(&mut old_pg, tid.offset).ok_or_else(|| vanished(tid))?;
-        if !matches!(claim(t, xid, tm), Claim::Free) {
+        let Verdict::Proceed(holders) =
+            rowlock::inspect(&old_pg, pool, rel, tid, who, Intent::Update, tm)?
+        else {
             // Changed while unlocked: go round and let the old page decide.
             drop((old_pg, new_pg));
             target.current = Some(other);
             continue;
-        }
+        };
         let new_was_empty = page::item_count(&new_pg) == 0;
         let new = Tid {
             block: other.block(),
             offset: page::next_offset(&mut new_pg),
         };
+        let flags = hand_over_lockers(
+            pool,
+            rel,
+            (&old_pg, tid),
+            (&new_pg, new),
+            holders,
+            new_tuple,
+            tm,
+        )?;
         tuple::set_ctid(new_tuple, new.block, new.offset);
         assert!(
             page::add_item_at(&mut new_pg, new.offset, new_tuple),
             "space checked"
         );
-        stamp_old(t, xid, cid, new, true);
+        let t = page::item_mut(&mut old_pg, tid.offset).expect("locked");
+        stamp_old(t, xid, cid, new, flags);
         old_pg.mark_dirty();
         new_pg.mark_dirty();
         let stamp = log::Stamp {
             offset: tid.offset,
             cid,
             next: new,
-            updated: true,
+            flags,
         };
         log::log_update(
             tm.wal(),
@@ -307,6 +341,7 @@ mod tests {
 
     use super::*;
     use crate::heap::{self, HeapScan};
+    use txn::XidStatus;
 
     const REL: RelFileLocator = RelFileLocator {
         spc_oid: common::ids::DEFAULT_TABLESPACE_OID,
@@ -349,7 +384,8 @@ mod tests {
         let pool = BufferPool::new(32, Arc::new(Smgr::new(dir.path())));
         heap::create_storage(pool, tm.wal(), REL).unwrap();
         let xid = tm.begin().unwrap();
-        let never = || false;
+        // Nobody else writes here: a wait would be a bug.
+        let mut never = |x: Xid| -> PgResult<XidStatus> { panic!("waited for {x}") };
 
         // Block 0: two small rows and a big one that leaves ~600 bytes.
         let mut target = InsertTarget::new();
@@ -365,11 +401,11 @@ mod tests {
             REL,
             small1,
             &mut form(10, 10, xid, 1),
-            xid,
+            Requester::plain(xid),
             1,
             &tm,
             &mut target,
-            &never,
+            &mut never,
         );
         let ModifyResult::Done(new1) = r.unwrap() else {
             panic!("not updated")
@@ -381,11 +417,11 @@ mod tests {
             REL,
             small2,
             &mut form(20, 1000, xid, 1),
-            xid,
+            Requester::plain(xid),
             1,
             &tm,
             &mut target,
-            &never,
+            &mut never,
         );
         let ModifyResult::Done(new2) = r.unwrap() else {
             panic!("not updated")
@@ -397,11 +433,11 @@ mod tests {
             REL,
             small2,
             &mut form(30, 10, xid, 1),
-            xid,
+            Requester::plain(xid),
             1,
             &tm,
             &mut target,
-            &never,
+            &mut never,
         );
         assert_eq!(r.unwrap(), ModifyResult::SelfModified);
 
@@ -422,10 +458,10 @@ mod tests {
         assert_eq!(after, vec![3, 10, 20]);
 
         // Delete: one call, the version becomes invisible to later commands.
-        let r = delete(pool, REL, new1, xid, 2, &tm, &never).unwrap();
+        let r = delete(pool, REL, new1, Requester::plain(xid), 2, &tm, &mut never).unwrap();
         assert_eq!(r, ModifyResult::Done(new1));
         assert_eq!(
-            delete(pool, REL, new1, xid, 2, &tm, &never).unwrap(),
+            delete(pool, REL, new1, Requester::plain(xid), 2, &tm, &mut never).unwrap(),
             ModifyResult::SelfModified
         );
         let mut after = visible(pool, &tm, xid, 3);

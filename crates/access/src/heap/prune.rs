@@ -8,7 +8,7 @@
 //! deletes nothing. There are no indexes, so a removed version's line
 //! pointer becomes unused at once and may be reused by an unrelated tuple:
 //! whoever follows a ctid checks that the next version's xmin is the prior
-//! version's xmax (`super::fetch_version`). See README.md rules 8-10.
+//! version's xmax (`super::fetch_version`). See README.md rules 12-14.
 
 use common::{RelFileLocator, Xid};
 use storage::buffer::PageWrite;
@@ -181,7 +181,8 @@ mod tests {
         let tm = TransactionManager::open(dir.path(), txn::test_wal(dir.path())).unwrap();
         let pool = BufferPool::new(32, Arc::new(Smgr::new(dir.path())));
         heap::create_storage(pool, tm.wal(), REL).unwrap();
-        let never = || false;
+        let mut never = |x: Xid| -> common::PgResult<txn::XidStatus> { panic!("waited for {x}") };
+        let plain = crate::heap::Requester::plain;
 
         // Ten rows; an aborted insert; then row 3 updated twice and row 5
         // deleted, all committed.
@@ -201,11 +202,11 @@ mod tests {
             REL,
             tids[3],
             &mut form(30, 300, x3, 0),
-            x3,
+            plain(x3),
             0,
             &tm,
             &mut target,
-            &never,
+            &mut never,
         );
         let ModifyResult::Done(t3) = r.unwrap() else {
             panic!()
@@ -217,15 +218,15 @@ mod tests {
             REL,
             t3,
             &mut form(31, 300, x4, 0),
-            x4,
+            plain(x4),
             0,
             &tm,
             &mut target,
-            &never,
+            &mut never,
         );
         assert!(matches!(r.unwrap(), ModifyResult::Done(_)));
         assert_eq!(
-            heap::delete(pool, REL, tids[5], x4, 0, &tm, &never).unwrap(),
+            heap::delete(pool, REL, tids[5], plain(x4), 0, &tm, &mut never).unwrap(),
             ModifyResult::Done(tids[5])
         );
         tm.commit(x4, txn::SyncCommit::On).unwrap();

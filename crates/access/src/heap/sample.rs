@@ -107,7 +107,7 @@ pub fn acquire_sample_rows<T>(
             if !snapshot.tuple_visible(
                 tuple::xmin(t),
                 tuple::cmin(t),
-                tuple::xmax(t),
+                tuple::deleting_xmax(t),
                 tuple::cmax(t),
                 tm,
             ) {

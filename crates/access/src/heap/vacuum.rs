@@ -1,7 +1,7 @@
 //! VACUUM of one heap (PostgreSQL's lazy vacuum, without indexes or a
 //! visibility map): every page is pruned under its exclusive lock, its free
 //! space goes to the FSM, and empty pages at the end of the relation are cut
-//! off (README rule 11).
+//! off (README rule 15).
 
 use common::{BlockNumber, PgResult, RelFileLocator, Xid};
 use storage::buffer::{BufferPool, BufferStrategy, ReadMode, StrategyKind};

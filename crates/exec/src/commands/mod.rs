@@ -34,17 +34,15 @@ pub struct CommandContext<'c> {
 }
 
 impl CommandContext<'_> {
-    /// The transaction's catalog changes, started (the DDL lock taken,
-    /// waiting for another DDL transaction to end) at the first.
+    /// The transaction's catalog changes, started at the first. The session
+    /// took the catalog-change lock before running the statement
+    /// (`sql::plan::locks::changes_catalog`).
     pub fn changes(&mut self, env: &ExecEnv) -> PgResult<&mut CatalogTxn> {
         match self.changes {
             Some(c) => c.set_write_xid(env.xid),
             None => {
                 let top = env.snapshot.own.top;
-                *self.changes = Some(
-                    self.catalog
-                        .begin(top, env.xid, &mut || env.check_cancel())?,
-                );
+                *self.changes = Some(self.catalog.begin(top, env.xid));
             }
         }
         Ok(self.changes.as_mut().expect("started above"))

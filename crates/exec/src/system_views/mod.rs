@@ -14,6 +14,7 @@
 mod catalog;
 mod describe;
 mod information_schema;
+mod locks;
 mod roles;
 mod server;
 mod session_objects;
@@ -112,13 +113,14 @@ impl ViewDef {
 }
 
 /// Every system view, by family.
-fn families() -> [&'static [ViewDef]; 8] {
+fn families() -> [&'static [ViewDef]; 9] {
     [
         catalog::VIEWS,
         describe::VIEWS,
         stats::VIEWS,
         information_schema::VIEWS,
         server::VIEWS,
+        locks::VIEWS,
         session_objects::VIEWS,
         roles::VIEWS,
         table_stats::VIEWS,

@@ -60,8 +60,9 @@ pub struct BackendInfo {
     pub application_name: String,
     pub backend_start: i64,
     pub query_start: Option<i64>,
-    /// The LWLock waited on, if any.
-    pub wait_event: Option<&'static str>,
+    /// What the backend waits on, if anything: wait_event_type (`LWLock`,
+    /// `Lock`) and wait_event.
+    pub wait_event: Option<(&'static str, &'static str)>,
     pub state: &'static str,
     /// Its top-level transaction id and advertised snapshot xmin, if any.
     pub backend_xid: Option<u64>,
@@ -300,8 +301,8 @@ fn pg_stat_activity(cx: &ViewContext<'_>) -> Vec<Row> {
                 text(&b.application_name),
                 Value::Timestamptz(b.backend_start),
                 opt_ts(b.query_start),
-                opt_text(b.wait_event.map(|_| "LWLock")),
-                opt_text(b.wait_event),
+                opt_text(b.wait_event.map(|w| w.0)),
+                opt_text(b.wait_event.map(|w| w.1)),
                 text(b.state),
                 b.backend_xid.map_or(Value::Null, |x| Value::Int8(x as i64)),
                 b.backend_xmin

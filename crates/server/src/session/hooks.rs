@@ -26,6 +26,14 @@ pub(super) struct Hooks<'a> {
     pub(super) table_counts: &'a mut exec::table_stats::PendingTableCounts,
     /// This session is an autovacuum worker.
     pub(super) autovacuum: bool,
+    /// The session's heavyweight locks (advisory-lock functions), how it
+    /// waits for them, and when its statement times out.
+    pub(super) locks: &'a mut txn::lock::LockOwner,
+    pub(super) lock_settings: txn::lock::LockSettings,
+    pub(super) interrupts: &'a common::interrupt::Interrupts,
+    pub(super) deadline: Option<std::time::Instant>,
+    /// WARNINGs and NOTICEs raised by functions, sent after the statement.
+    pub(super) notices: &'a mut Vec<common::PgError>,
 }
 
 /// The values nextval()/setval() gave this session (currval, lastval).
@@ -86,8 +94,83 @@ impl SessionHooks for Hooks<'_> {
     fn backend_pid(&self) -> i32 {
         self.pid
     }
-    fn is_backend_blocked(&self, _pid: i32) -> bool {
-        false
+    fn is_backend_blocked(&self, pid: i32, by: &[i32]) -> bool {
+        self.blocking_pids(pid).iter().any(|b| by.contains(b))
+    }
+    fn blocking_pids(&self, pid: i32) -> Vec<i32> {
+        self.locks.manager().blocking_pids(pid)
+    }
+    fn advisory_lock(
+        &mut self,
+        call: sql::expr::AdvisoryCall,
+        key: txn::lock::AdvisoryKey,
+    ) -> PgResult<bool> {
+        use sql::expr::AdvisoryOp;
+        use txn::lock::{LockError, LockMode, LockScope, LockTag, WaitContext};
+        let tag = LockTag::Advisory {
+            db: self.db_oid,
+            key,
+        };
+        let mode = if call.shared {
+            LockMode::Share
+        } else {
+            LockMode::Exclusive
+        };
+        let scope = if call.xact {
+            LockScope::Transaction
+        } else {
+            LockScope::Session
+        };
+        match call.op {
+            AdvisoryOp::Unlock => {
+                let released = self.locks.release(tag, mode, scope);
+                if !released {
+                    self.notices.push(common::PgError {
+                        severity: common::error::Severity::Warning,
+                        ..common::PgError::new(
+                            common::SqlState::WARNING,
+                            format!("you don't own a lock of type {}", mode.name()),
+                        )
+                    });
+                }
+                Ok(released)
+            }
+            AdvisoryOp::TryLock => match self.locks.acquire(tag, mode, scope, None) {
+                Ok(()) => Ok(true),
+                Err(LockError::NotAvailable) => Ok(false),
+                Err(e) => Err(e.into_pg(|| unreachable!())),
+            },
+            AdvisoryOp::Lock => {
+                let (interrupts, deadline) = (self.interrupts, self.deadline);
+                let mut check = || super::locks::wait_check(interrupts, deadline);
+                let mut ctx = WaitContext {
+                    settings: self.lock_settings,
+                    check: &mut check,
+                };
+                self.locks
+                    .acquire(tag, mode, scope, Some(&mut ctx))
+                    .map_err(|e| e.into_pg(|| unreachable!("the wait was allowed")))?;
+                Ok(true)
+            }
+        }
+    }
+    fn wait_for_transaction(&mut self, xid: common::Xid) -> PgResult<txn::XidStatus> {
+        let (interrupts, deadline) = (self.interrupts, self.deadline);
+        let mut check = || super::locks::wait_check(interrupts, deadline);
+        let mut ctx = txn::lock::WaitContext {
+            settings: self.lock_settings,
+            check: &mut check,
+        };
+        self.ctx
+            .tm
+            .wait_for_locked(xid, self.locks, &mut ctx)
+            .map_err(|e| e.into_pg(|| unreachable!("the wait was allowed")))
+    }
+    fn advisory_unlock_all(&mut self) {
+        self.locks.release_session_locks();
+    }
+    fn notice(&mut self, notice: common::PgError) {
+        self.notices.push(notice);
     }
     fn reload_conf(&mut self) -> bool {
         // The postmaster's SIGHUP handler reloads, as PostgreSQL's does.

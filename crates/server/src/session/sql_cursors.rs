@@ -262,7 +262,8 @@ impl Session {
             .unwrap_or_else(|| supports_backward_scan(plan));
         // The cursor runs in the command it was declared in: later
         // statements of the transaction do not change what it sees.
-        let (xid, cid, snapshot) = self.query_txn()?;
+        // FOR UPDATE: rows are locked as they are fetched, by this xid.
+        let (xid, cid, snapshot) = self.query_txn(query)?;
         let query = CursorQuery {
             bound: Arc::new(query.clone()),
             catalog: self.catalog_version(),

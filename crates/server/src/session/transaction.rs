@@ -59,6 +59,9 @@ pub(super) struct Savepoint {
     pub xids: Vec<Xid>,
     /// The catalog changes as the savepoint found them (None: none yet).
     pub catalog: Option<CatalogMark>,
+    /// The heavyweight locks as the savepoint found them: ROLLBACK TO
+    /// releases those taken since.
+    pub locks: txn::lock::ReleaseMark,
 }
 
 impl Transaction {
@@ -166,6 +169,8 @@ pub(super) fn write_command(stmt: &BoundStatement) -> Option<&'static str> {
         // Statistics are not user data: PostgreSQL allows ANALYZE in a
         // read-only transaction.
         BoundStatement::Analyze { .. } | BoundStatement::Vacuum { .. } => "",
+        // SELECT ... FOR UPDATE (also under DECLARE or EXPLAIN ANALYZE).
+        _ if stmt.locks_rows() => stmt.row_lock_command(),
         BoundStatement::Role(r) if r.writes_catalog() => match r {
             RoleStatement::Create { .. } => "CREATE ROLE",
             RoleStatement::Drop { .. } => "DROP ROLE",
@@ -198,10 +203,11 @@ impl Session {
         }
     }
 
-    fn assign_xid(&self) -> PgResult<Xid> {
+    /// A new xid, with the session holding its xid lock (`txn::lock`).
+    fn assign_xid(&mut self) -> PgResult<Xid> {
         self.ctx
             .tm
-            .begin()
+            .begin_locked(&mut self.locks)
             .map_err(|e| PgError::io("could not assign a transaction id", e))
     }
 
@@ -218,15 +224,17 @@ impl Session {
                     }
                     if t.top.is_none() {
                         let x = tm
-                            .begin()
+                            .begin_locked(&mut self.locks)
                             .map_err(|e| PgError::io("could not assign a transaction id", e))?;
                         t.top = Some(x);
                         self.proc.set_xid(x);
                     }
                     for s in &mut t.savepoints {
                         if s.xid.is_none() {
+                            // Its xid lock goes with the level's other
+                            // locks (`LockOwner::release_since`).
                             let x = tm
-                                .begin()
+                                .begin_locked(&mut self.locks)
                                 .map_err(|e| PgError::io("could not assign a transaction id", e))?;
                             s.xid = Some(x);
                             s.xids.push(x);
@@ -458,6 +466,7 @@ impl Session {
                     xid: None,
                     xids: Vec::new(),
                     catalog,
+                    locks: self.locks.mark(),
                 });
                 sink.complete("SAVEPOINT")
             }
@@ -559,15 +568,34 @@ impl Session {
         level.xids.clear();
         t.failed = false;
         let mark = level.catalog.clone();
-        if let Some(changes) = &mut self.catalog_changes {
-            let mark = mark.unwrap_or_else(|| changes.initial_mark());
-            if let Err(e) = self.ctx.catalog.rollback_to(changes, mark) {
-                crate::log(&format!(
-                    "could not remove a relation file at ROLLBACK TO SAVEPOINT: {}",
-                    e.message
-                ));
+        let locks = level.locks;
+        match (&mut self.catalog_changes, mark) {
+            (Some(changes), Some(mark)) => {
+                if let Err(e) = self.ctx.catalog.rollback_to(changes, mark) {
+                    crate::log(&format!(
+                        "could not remove a relation file at ROLLBACK TO SAVEPOINT: {}",
+                        e.message
+                    ));
+                }
             }
+            // The catalog changes began inside the savepoint: they go
+            // whole, as the catalog-change lock they were made under is
+            // released below; a later change starts afresh from the
+            // committed catalog under the lock taken again.
+            (Some(_), None) => {
+                let changes = self.catalog_changes.take().expect("matched");
+                if let Err(e) = self.ctx.catalog.end(changes, false) {
+                    crate::log(&format!(
+                        "could not remove a relation file at ROLLBACK TO SAVEPOINT: {}",
+                        e.message
+                    ));
+                }
+            }
+            (None, _) => {}
         }
+        // As PostgreSQL, the rolled-back sub-transactions' locks (their xid
+        // locks among them) are released; locks held before stay.
+        self.locks.release_since(locks);
         Ok(())
     }
 }

@@ -78,6 +78,7 @@ impl Binder<'_, '_> {
                     table: table.clone(),
                     qual: Vec::new(),
                     alias: None,
+                    tid: false,
                 };
                 // Every column in table order is the scan's own row.
                 let plan = if targets.iter().copied().eq(0..table.columns.len()) {

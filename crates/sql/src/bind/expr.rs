@@ -1058,6 +1058,25 @@ impl Binder<'_, '_> {
                 TypeId::Bool,
             )),
             "pg_sleep" => Some(sys(SysFunc::PgSleep, &[TypeId::Float8], TypeId::Void)),
+            "pg_advisory_unlock_all" => Some(sys(SysFunc::AdvisoryUnlockAll, &[], TypeId::Void)),
+            "pg_blocking_pids" => Some(sys(
+                SysFunc::BlockingPids,
+                &[TypeId::Int4],
+                TypeId::Int4Array,
+            )),
+            _ if crate::expr::AdvisoryCall::from_name(name).is_some() => {
+                let call = crate::expr::AdvisoryCall::from_name(name).expect("checked");
+                let keys: &[TypeId] = if args.len() == 2 {
+                    &[TypeId::Int4, TypeId::Int4]
+                } else {
+                    &[TypeId::Int8]
+                };
+                let ret = match (call.op, call.xact) {
+                    (crate::expr::AdvisoryOp::Lock, _) => TypeId::Void,
+                    _ => TypeId::Bool,
+                };
+                Some(sys(SysFunc::Advisory(call), keys, ret))
+            }
             "pg_stat_lwlock_reset" => Some(sys(SysFunc::StatLwlockReset, &[], TypeId::Void)),
             "pg_get_userbyid" => Some(sys(SysFunc::GetUserById, &[TypeId::Oid], TypeId::Name)),
             "obj_description" => Some(sys(

@@ -6,6 +6,8 @@ mod comment;
 mod copy;
 mod explain;
 mod expr;
+mod lock;
+mod locking;
 mod portal;
 mod pos;
 mod query;
@@ -94,6 +96,8 @@ pub(crate) struct Binder<'c, 'a> {
     pub outer: Vec<Scope>,
     /// Where the statement lies in the query string (error positions).
     pub src: Option<crate::parse::SourceMap>,
+    /// The locking clause of the query whose FROM list is being bound.
+    pub(crate) locking: Option<locking::LockScope>,
 }
 
 /// Binds a parsed statement.
@@ -105,6 +109,7 @@ pub fn bind_statement(
         ctx,
         outer: Vec::new(),
         src: None,
+        locking: None,
     };
     match stmt {
         ParsedStatement::Utility(u) => b.bind_utility(u),
@@ -392,6 +397,11 @@ impl Binder<'_, '_> {
                     cascade: *cascade,
                 }
             }
+            Utility::Lock {
+                names,
+                mode,
+                nowait,
+            } => self.bind_lock(names, mode, *nowait)?,
             Utility::Truncate { names } => BoundStatement::Truncate {
                 tables: names
                     .iter()
@@ -756,6 +766,7 @@ impl Binder<'_, '_> {
             ctx: &mut *self.ctx,
             outer: Vec::new(),
             src: None,
+            locking: None,
         };
         inner.bind_query(q)
     }

@@ -25,6 +25,32 @@ impl Binder<'_, '_> {
             return Err(PgError::syntax("syntax error at or near \"DECLARE\""));
         };
         let (plan, columns) = self.bind_query(query)?;
+        if plan.locks_rows() {
+            // transformDeclareCursorStmt: a cursor that locks rows reads
+            // only forward and ends with its transaction.
+            let strength = query.locks.first().map_or("FOR UPDATE", |l| {
+                crate::locking::clause(l).strength.as_sql()
+            });
+            let refuse = |what: &str, detail: &str| {
+                PgError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    format!("DECLARE {what} ... {strength} is not supported"),
+                )
+                .with_detail(detail)
+            };
+            if d.hold == Some(true) {
+                return Err(refuse(
+                    "CURSOR WITH HOLD",
+                    "Holdable cursors must be READ ONLY.",
+                ));
+            }
+            if d.scroll == Some(true) {
+                return Err(refuse(
+                    "SCROLL CURSOR",
+                    "Scrollable cursors must be READ ONLY.",
+                ));
+            }
+        }
         Ok(BoundStatement::DeclareCursor {
             name: ident_name(name),
             options: CursorOptions {

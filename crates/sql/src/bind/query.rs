@@ -164,11 +164,15 @@ impl Binder<'_, '_> {
         if q.with.is_some() {
             return Err(PgError::unsupported("WITH queries are not supported yet"));
         }
-        if !q.locks.is_empty() {
-            return Err(PgError::unsupported(
-                "SELECT ... FOR UPDATE/SHARE is not supported yet",
-            ));
-        }
+        // This query's locking clause applies to its own FROM list only:
+        // enclosing and nested queries have their own.
+        let outer_locking = std::mem::replace(&mut self.locking, super::locking::LockScope::new(q));
+        let r = self.bind_query_body(q);
+        self.locking = outer_locking;
+        r
+    }
+
+    fn bind_query_body(&mut self, q: &ast::Query) -> PgResult<(Plan, Vec<OutputColumn>)> {
         let order: Vec<ast::OrderByExpr> = match &q.order_by {
             Some(ob) => match &ob.kind {
                 ast::OrderByKind::Expressions(v) => v.clone(),
@@ -178,6 +182,20 @@ impl Binder<'_, '_> {
         };
         let (mut plan, cols) = match q.body.as_ref() {
             ast::SetExpr::Select(s) => self.bind_select(s, &order)?,
+            ast::SetExpr::SetOperation { .. } if self.locking.is_some() => {
+                return Err(PgError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    format!(
+                        "{} is not allowed with UNION/INTERSECT/EXCEPT",
+                        crate::locking::clause(&q.locks[0]).strength.as_sql()
+                    ),
+                ));
+            }
+            ast::SetExpr::Query(_) | ast::SetExpr::Values(_) if self.locking.is_some() => {
+                return Err(PgError::unsupported(
+                    "a locking clause on a parenthesized query or VALUES is not supported yet",
+                ));
+            }
             other => {
                 let (plan, cols) = self.bind_set_expr(other)?;
                 let plan = self.order_by_output(plan, &cols, &order)?;
@@ -371,7 +389,7 @@ impl Binder<'_, '_> {
 
     /// A view named in FROM: its stored query, bound here as a subquery
     /// whose columns carry the view's names.
-    fn expand_view(
+    pub(crate) fn expand_view(
         &mut self,
         v: &catalog::View,
         alias: &Option<ast::TableAlias>,
@@ -453,6 +471,7 @@ impl Binder<'_, '_> {
                             _ => return Err(PgError::unsupported("generate_series argument")),
                         }
                     }
+                    self.check_lock_other(alias_name.as_deref().unwrap_or(fname), true)?;
                     let (plan, ty) = if fname == "unnest" {
                         self.bind_unnest(exprs)?
                     } else {
@@ -492,6 +511,7 @@ impl Binder<'_, '_> {
                 let table = match self.lookup_relation(&parts)? {
                     Some(super::Relation::Table(t)) => t,
                     Some(super::Relation::View(v)) => {
+                        self.check_lock_other(alias_name.as_deref().unwrap_or(&v.name), false)?;
                         return self.expand_view(&v, alias);
                     }
                     None => return Err(super::undefined_table(&parts.join("."))),
@@ -502,11 +522,15 @@ impl Binder<'_, '_> {
                         c.name = ident_name(&n.name);
                     }
                 }
+                let tid = self.scans_emit_tids();
+                let refname = alias_name.clone().unwrap_or_else(|| table.name.clone());
+                self.add_lock_rel(&refname, &table, &mut scope);
                 Ok((
                     Plan::SeqScan {
                         table,
                         qual: Vec::new(),
                         alias: alias_name,
+                        tid,
                     },
                     scope,
                 ))
@@ -517,6 +541,11 @@ impl Binder<'_, '_> {
                 lateral: false,
                 ..
             } => {
+                if let Some(a) = alias {
+                    self.check_lock_other(&ident_name(&a.name), false)?;
+                } else if self.locking.is_some() {
+                    self.check_lock_other("", false)?;
+                }
                 let (plan, cols) = self.bind_query(subquery)?;
                 let q = alias.as_ref().map(|a| ident_name(&a.name));
                 let mut scope: Scope = cols
@@ -621,6 +650,15 @@ impl Binder<'_, '_> {
                     None
                 }
             };
+            match kind {
+                JoinKind::Inner => {}
+                JoinKind::Left => self.mark_nullable(&rscope),
+                JoinKind::Right => self.mark_nullable(&scope),
+                JoinKind::Full => {
+                    self.mark_nullable(&scope);
+                    self.mark_nullable(&rscope);
+                }
+            }
             let mut merged = None;
             let on = match using {
                 None => on,
@@ -847,6 +885,7 @@ impl Binder<'_, '_> {
             }
             acc.unwrap()
         };
+        let lock = self.locking.take();
         // WHERE
         if let Some(w) = &s.selection {
             let e = self.bind_expr(w, &scope)?;
@@ -941,6 +980,9 @@ impl Binder<'_, '_> {
         // Aggregation
         let has_aggs =
             exprs.iter().any(Expr::contains_agg) || having.as_ref().is_some_and(Expr::contains_agg);
+        if let Some(lock) = &lock {
+            Self::check_select_locking(lock, s, !keys.is_empty(), has_aggs, srf.is_some())?;
+        }
         // HAVING alone makes the query grouped (one group, possibly empty).
         if has_aggs || !keys.is_empty() || having.is_some() {
             if srf.is_some() {
@@ -998,6 +1040,10 @@ impl Binder<'_, '_> {
                 c.ty = TypeId::Text.into();
             }
         }
+        let marks = match lock {
+            Some(lock) => self.row_marks(lock, &scope, &mut exprs)?,
+            None => Vec::new(),
+        };
         let width = exprs.len();
         plan = match srf {
             Some((srf_index, srf_args)) => Plan::ProjectSet {
@@ -1026,6 +1072,12 @@ impl Binder<'_, '_> {
             plan = Plan::Sort {
                 input: Box::new(plan),
                 keys: sort_keys,
+            };
+        }
+        if marks.iter().any(|m| m.lock.is_some()) {
+            plan = Plan::LockRows {
+                input: Box::new(plan),
+                marks,
             };
         }
         if width > visible {

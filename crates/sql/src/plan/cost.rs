@@ -659,6 +659,14 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
                 width: e.width,
             }
         }
+        Plan::LockRows { input, .. } => {
+            // cost_rows of create_lockrows_path: a tuple's CPU per row.
+            let e = estimate(input, sizes, s);
+            Estimate {
+                total: e.total + s.cpu_tuple_cost * e.rows,
+                ..e
+            }
+        }
         Plan::Distinct { input } => {
             let e = estimate(input, sizes, s);
             let keys: Vec<Expr> = input

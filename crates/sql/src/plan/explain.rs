@@ -209,6 +209,7 @@ fn children(p: &Plan) -> Vec<&Plan> {
         | Plan::Aggregate { input, .. }
         | Plan::Sort { input, .. }
         | Plan::Limit { input, .. }
+        | Plan::LockRows { input, .. }
         | Plan::Distinct { input } => vec![input],
         Plan::NestedLoop { left, right, .. }
         | Plan::HashJoin { left, right, .. }
@@ -466,6 +467,9 @@ impl Explainer<'_> {
                     vec![Child::Plain(input)],
                 )
             }
+            Plan::LockRows { input, .. } => {
+                ("LockRows".into(), Vec::new(), vec![Child::Plain(input)])
+            }
             Plan::Distinct { input } => {
                 let labels = self.labels(input);
                 (
@@ -533,18 +537,15 @@ impl Explainer<'_> {
     /// How each output column of `p` is printed.
     fn labels(&self, p: &Plan) -> Vec<String> {
         match p {
-            Plan::SeqScan { table, .. } => {
+            Plan::SeqScan { table, tid, .. } => {
                 let q = quote_ident(self.names.get(&node_key(p)).unwrap_or(&table.name));
+                let tid = tid.then_some("ctid");
                 table
                     .columns
                     .iter()
-                    .map(|c| {
-                        if self.prefix {
-                            format!("{q}.{}", quote_ident(&c.name))
-                        } else {
-                            quote_ident(&c.name)
-                        }
-                    })
+                    .map(|c| quote_ident(&c.name))
+                    .chain(tid.map(String::from))
+                    .map(|c| if self.prefix { format!("{q}.{c}") } else { c })
                     .collect()
             }
             Plan::Values { width, .. } => (1..=*width)
@@ -590,6 +591,7 @@ impl Explainer<'_> {
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
+            | Plan::LockRows { input, .. }
             | Plan::Distinct { input } => self.labels(input),
             Plan::SetOp { left, .. } => self.labels(left),
         }

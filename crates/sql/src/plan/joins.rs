@@ -119,9 +119,15 @@ fn attach_quals(plan: Plan, mut quals: Vec<Expr>, cx: &PlannerContext) -> Plan {
             table,
             mut qual,
             alias,
+            tid,
         } => {
             qual.extend(quals);
-            Plan::SeqScan { table, qual, alias }
+            Plan::SeqScan {
+                table,
+                qual,
+                alias,
+                tid,
+            }
         }
         other => Plan::Filter {
             input: Box::new(other),

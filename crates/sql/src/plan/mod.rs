@@ -9,6 +9,7 @@ pub use crate::transaction::{TransactionModes, TransactionOp};
 pub mod cost;
 pub mod explain;
 mod joins;
+pub mod locks;
 mod params;
 mod planner;
 pub mod selfuncs;
@@ -58,6 +59,9 @@ pub enum Plan {
         qual: Vec<Expr>,
         /// The FROM alias, if any (EXPLAIN prints `Seq Scan on t alias`).
         alias: Option<String>,
+        /// Rows end with one more column, the version's tid (int8, see
+        /// `RowMark`), for a LockRows node above.
+        tid: bool,
     },
     /// Constant rows (VALUES, SELECT without FROM).
     Values {
@@ -143,6 +147,15 @@ pub enum Plan {
     Distinct {
         input: Box<Plan>,
     },
+    /// SELECT ... FOR UPDATE/SHARE: locks, for each row of `input`, the
+    /// row versions its `marks` name (PostgreSQL's LockRows, planned above
+    /// scans, joins and sorts and below LIMIT). A row whose version was
+    /// updated meanwhile is re-checked on the newest one (EvalPlanQual:
+    /// `input` runs again over just those versions).
+    LockRows {
+        input: Box<Plan>,
+        marks: Vec<RowMark>,
+    },
     SetOp {
         left: Box<Plan>,
         right: Box<Plan>,
@@ -151,7 +164,61 @@ pub enum Plan {
     },
 }
 
+/// A relation of a locking query's FROM, as LockRows sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowMark {
+    pub table: Arc<Table>,
+    /// The input column holding its row version's tid, as
+    /// `(block << 16) | offset` in an int8; NULL where an outer join
+    /// supplied no row.
+    pub tid_column: usize,
+    /// The lock taken, or None for a relation the clause does not name
+    /// (its tid only pins its version for re-checks).
+    pub lock: Option<(LockStrength, LockWait)>,
+}
+
+/// A locking clause's strength, weakest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LockStrength {
+    KeyShare,
+    Share,
+    NoKeyUpdate,
+    Update,
+}
+
+impl LockStrength {
+    /// As PostgreSQL names it in messages (LCS_asString).
+    pub fn as_sql(self) -> &'static str {
+        match self {
+            LockStrength::KeyShare => "FOR KEY SHARE",
+            LockStrength::Share => "FOR SHARE",
+            LockStrength::NoKeyUpdate => "FOR NO KEY UPDATE",
+            LockStrength::Update => "FOR UPDATE",
+        }
+    }
+}
+
+/// What a locking clause does about a row another transaction holds,
+/// ordered as PostgreSQL combines clauses (the stronger policy wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LockWait {
+    Block,
+    /// SKIP LOCKED.
+    Skip,
+    /// NOWAIT.
+    Error,
+}
+
 impl Plan {
+    /// Whether running the plan locks rows (it needs a transaction id).
+    pub fn locks_rows(&self) -> bool {
+        match self {
+            Plan::LockRows { .. } => true,
+            Plan::Limit { input, .. } | Plan::Project { input, .. } => input.locks_rows(),
+            _ => false,
+        }
+    }
+
     /// A join's left and right inputs and the left input's width.
     pub fn join_inputs(&self) -> Option<(&Plan, &Plan, usize)> {
         match self {
@@ -174,7 +241,7 @@ impl Plan {
     /// Columns in the rows this node produces.
     pub fn width(&self) -> usize {
         match self {
-            Plan::SeqScan { table, .. } => table.columns.len(),
+            Plan::SeqScan { table, tid, .. } => table.columns.len() + *tid as usize,
             Plan::Values { width, .. } => *width,
             Plan::Project { exprs, .. } | Plan::ProjectSet { exprs, .. } => exprs.len(),
             Plan::SeriesScan { .. } | Plan::UnnestScan { .. } => 1,
@@ -193,6 +260,7 @@ impl Plan {
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
+            | Plan::LockRows { input, .. }
             | Plan::Distinct { input } => input.width(),
             Plan::SetOp { left, .. } => left.width(),
         }
@@ -208,7 +276,13 @@ impl Plan {
             return t;
         }
         match self {
-            Plan::SeqScan { table, .. } => table.column_types(),
+            Plan::SeqScan { table, tid, .. } => {
+                let mut t = table.column_types();
+                if *tid {
+                    t.push(DataType::new(types::TypeId::Int8));
+                }
+                t
+            }
             Plan::Values { rows, .. } => rows
                 .first()
                 .map(|r| r.iter().map(Expr::data_type).collect())
@@ -227,6 +301,7 @@ impl Plan {
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
+            | Plan::LockRows { input, .. }
             | Plan::Distinct { input } => input.column_types(),
             Plan::SetOp { left, .. } => left.column_types(),
         }
@@ -465,6 +540,13 @@ pub enum BoundStatement {
     },
     /// DEALLOCATE [PREPARE] name, or ALL (None).
     Deallocate(Option<String>),
+    /// LOCK TABLE: each relation's oid and name (a view's base tables
+    /// follow it), in the order to lock them.
+    Lock {
+        relations: Vec<(u32, String)>,
+        mode: txn::lock::LockMode,
+        nowait: bool,
+    },
 }
 
 /// COPY ... FROM: where the rows go.
@@ -508,6 +590,49 @@ impl OutputColumn {
 }
 
 impl BoundStatement {
+    /// Whether running the statement locks rows (SELECT ... FOR UPDATE,
+    /// also under EXPLAIN ANALYZE or DECLARE): it needs a transaction id,
+    /// as a write does.
+    pub fn locks_rows(&self) -> bool {
+        match self {
+            BoundStatement::Query { plan, .. } => plan.locks_rows(),
+            BoundStatement::Explain {
+                statement, options, ..
+            } => options.analyze && statement.locks_rows(),
+            BoundStatement::DeclareCursor { query, .. } => query.locks_rows(),
+            _ => false,
+        }
+    }
+
+    /// The command a read-only transaction refuses it as (CreateCommandTag:
+    /// `SELECT FOR UPDATE`, ... after the first locked relation's strength).
+    pub fn row_lock_command(&self) -> &'static str {
+        fn strength(p: &Plan) -> Option<LockStrength> {
+            match p {
+                Plan::LockRows { marks, .. } => marks.iter().find_map(|m| m.lock).map(|l| l.0),
+                Plan::Limit { input, .. } | Plan::Project { input, .. } => strength(input),
+                _ => None,
+            }
+        }
+        let plan = match self {
+            BoundStatement::Query { plan, .. } => Some(plan),
+            BoundStatement::Explain { statement, .. }
+            | BoundStatement::DeclareCursor {
+                query: statement, ..
+            } => match &**statement {
+                BoundStatement::Query { plan, .. } => Some(plan),
+                _ => None,
+            },
+            _ => None,
+        };
+        match plan.and_then(strength) {
+            Some(LockStrength::KeyShare) => "SELECT FOR KEY SHARE",
+            Some(LockStrength::Share) => "SELECT FOR SHARE",
+            Some(LockStrength::NoKeyUpdate) => "SELECT FOR NO KEY UPDATE",
+            _ => "SELECT FOR UPDATE",
+        }
+    }
+
     pub fn columns(&self) -> Option<&[OutputColumn]> {
         static EXPLAIN_COLUMNS: std::sync::LazyLock<Vec<OutputColumn>> =
             std::sync::LazyLock::new(|| vec![OutputColumn::new("QUERY PLAN", types::TypeId::Text)]);

@@ -48,6 +48,7 @@ fn scans(plan: &Plan) -> usize {
         | Plan::Aggregate { input, .. }
         | Plan::Sort { input, .. }
         | Plan::Limit { input, .. }
+        | Plan::LockRows { input, .. }
         | Plan::Distinct { input } => scans(input),
         Plan::NestedLoop { left, right, .. }
         | Plan::HashJoin { left, right, .. }
@@ -182,10 +183,16 @@ fn map_statement(stmt: BoundStatement, f: &mut ExprMap) -> BoundStatement {
 pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
     let bx = |p: Box<Plan>, f: &mut ExprMap| Box::new(map_plan(*p, f));
     match plan {
-        Plan::SeqScan { table, qual, alias } => Plan::SeqScan {
+        Plan::SeqScan {
+            table,
+            qual,
+            alias,
+            tid,
+        } => Plan::SeqScan {
             table,
             qual: map_vec(qual, f),
             alias,
+            tid,
         },
         Plan::Values { rows, width } => Plan::Values {
             rows: rows.into_iter().map(|r| map_vec(r, f)).collect(),
@@ -277,6 +284,10 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
         },
         Plan::Distinct { input } => Plan::Distinct {
             input: bx(input, f),
+        },
+        Plan::LockRows { input, marks } => Plan::LockRows {
+            input: bx(input, f),
+            marks,
         },
         Plan::SetOp {
             left,

@@ -284,10 +284,16 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             cx,
         ),
         Plan::HashJoin { .. } => unreachable!("the binder emits no hash joins"),
-        Plan::SeqScan { table, qual, alias } => Plan::SeqScan {
+        Plan::SeqScan {
+            table,
+            qual,
+            alias,
+            tid,
+        } => Plan::SeqScan {
             table,
             qual: plan_exprs(qual, cx),
             alias,
+            tid,
         },
         Plan::Values { rows, width } => Plan::Values {
             rows: rows.into_iter().map(|r| plan_exprs(r, cx)).collect(),
@@ -337,6 +343,10 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
         },
         Plan::Distinct { input } => Plan::Distinct {
             input: Box::new(plan_tree(*input, cx)),
+        },
+        Plan::LockRows { input, marks } => Plan::LockRows {
+            input: Box::new(plan_tree(*input, cx)),
+            marks,
         },
         Plan::SetOp {
             left,

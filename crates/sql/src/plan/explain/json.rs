@@ -213,6 +213,7 @@ impl Explainer<'_> {
             Plan::Aggregate { .. } | Plan::Distinct { .. } => ("Aggregate", Some("Hashed")),
             Plan::Sort { .. } => ("Sort", None),
             Plan::Limit { .. } => ("Limit", None),
+            Plan::LockRows { .. } => ("LockRows", None),
             Plan::SetOp {
                 op: SetOpKind::Union,
                 all: true,

@@ -1,0 +1,237 @@
+//! The heavyweight locks a bound statement takes before it runs, held to
+//! the end of the transaction: PostgreSQL's modes for opening relations
+//! (reads AccessShare, the target of INSERT/UPDATE/DELETE/COPY FROM
+//! RowExclusive, ANALYZE ShareUpdateExclusive, DROP/TRUNCATE/ALTER
+//! AccessExclusive), and the catalog-change lock for statements that
+//! change the catalog.
+
+use common::Oid;
+use txn::lock::{LockMode, LockTag, CATALOG_CHANGE};
+
+use super::{BoundStatement, Plan};
+use crate::expr::Expr;
+
+/// The locks `stmt` takes in database `db`, in the order to take them
+/// (relations first, then the catalog-change lock). LOCK TABLE's own locks
+/// are not listed: the session takes them with their NOWAIT.
+pub fn statement_locks(stmt: &BoundStatement, db: Oid) -> Vec<(LockTag, LockMode)> {
+    let mut rels: Vec<(Oid, LockMode)> = Vec::new();
+    collect(stmt, &mut rels);
+    let mut out: Vec<(LockTag, LockMode)> = Vec::with_capacity(rels.len() + 1);
+    for (rel, mode) in rels {
+        let tag = LockTag::Relation { db, rel };
+        if !out.contains(&(tag, mode)) {
+            out.push((tag, mode));
+        }
+    }
+    if changes_catalog(stmt) {
+        out.push((CATALOG_CHANGE, LockMode::AccessExclusive));
+    }
+    out
+}
+
+/// Whether running `stmt` changes the catalog (it then holds the
+/// catalog-change lock to the end of its transaction).
+pub fn changes_catalog(stmt: &BoundStatement) -> bool {
+    match stmt {
+        BoundStatement::CreateTable { .. }
+        | BoundStatement::DropTable { .. }
+        | BoundStatement::Truncate { .. }
+        | BoundStatement::AddColumn { .. }
+        | BoundStatement::AlterTable { .. }
+        | BoundStatement::CreateSchema { .. }
+        | BoundStatement::CreateView { .. }
+        | BoundStatement::DropView { .. }
+        | BoundStatement::CreateSequence { .. }
+        | BoundStatement::DropSequence { .. }
+        | BoundStatement::Comment { .. }
+        | BoundStatement::DropSchema { .. }
+        | BoundStatement::Analyze { .. }
+        | BoundStatement::CreateDatabase { .. }
+        | BoundStatement::DropDatabase { .. } => true,
+        BoundStatement::Role(r) => r.writes_catalog(),
+        _ => false,
+    }
+}
+
+fn collect(stmt: &BoundStatement, out: &mut Vec<(Oid, LockMode)>) {
+    use LockMode::*;
+    match stmt {
+        BoundStatement::Explain { statement, .. } => collect(statement, out),
+        BoundStatement::Query { plan, .. } => plan_relations(plan, AccessShare, out),
+        BoundStatement::DeclareCursor { query, .. } => collect(query, out),
+        BoundStatement::Insert {
+            table,
+            source,
+            returning,
+            ..
+        } => {
+            out.push((table.oid, RowExclusive));
+            plan_relations(source, AccessShare, out);
+            for e in returning.iter().flat_map(|r| &r.0) {
+                expr_relations(e, out);
+            }
+        }
+        BoundStatement::Update {
+            table,
+            qual,
+            assignments,
+            returning,
+        } => {
+            out.push((table.oid, RowExclusive));
+            let exprs = qual
+                .iter()
+                .chain(assignments.iter().map(|a| &a.1))
+                .chain(returning.iter().flat_map(|r| &r.0));
+            for e in exprs {
+                expr_relations(e, out);
+            }
+        }
+        BoundStatement::Delete {
+            table,
+            qual,
+            returning,
+        } => {
+            out.push((table.oid, RowExclusive));
+            for e in qual.iter().chain(returning.iter().flat_map(|r| &r.0)) {
+                expr_relations(e, out);
+            }
+        }
+        BoundStatement::CopyFrom(target) => out.push((target.table.oid, RowExclusive)),
+        BoundStatement::CopyTo(source) => plan_relations(&source.plan, AccessShare, out),
+        BoundStatement::CreateTable {
+            source: Some((plan, _)),
+            ..
+        } => plan_relations(plan, AccessShare, out),
+        BoundStatement::DropTable { tables, .. } | BoundStatement::Truncate { tables } => {
+            out.extend(tables.iter().map(|t| (t.oid, AccessExclusive)))
+        }
+        BoundStatement::AddColumn { table, .. } | BoundStatement::AlterTable { table, .. } => {
+            out.push((table.oid, AccessExclusive))
+        }
+        BoundStatement::DropView { views, .. } => {
+            out.extend(views.iter().map(|v| (v.oid, AccessExclusive)))
+        }
+        BoundStatement::DropSequence { sequences, .. } => {
+            out.extend(sequences.iter().map(|s| (s.oid, AccessExclusive)))
+        }
+        BoundStatement::Analyze { targets, .. } => {
+            out.extend(targets.iter().map(|(t, _)| (t.oid, ShareUpdateExclusive)))
+        }
+        _ => {}
+    }
+}
+
+/// The tables `plan` scans, in `mode`, and those its subqueries read.
+pub fn plan_relations(plan: &Plan, mode: LockMode, out: &mut Vec<(Oid, LockMode)>) {
+    let mut exprs: Vec<&Expr> = Vec::new();
+    match plan {
+        Plan::SeqScan { table, qual, .. } => {
+            out.push((table.oid, mode));
+            exprs.extend(qual);
+        }
+        Plan::Values { rows, .. } => exprs.extend(rows.iter().flatten()),
+        Plan::Filter { input, qual } => {
+            plan_relations(input, mode, out);
+            exprs.push(qual);
+        }
+        Plan::Project { input, exprs: e } => {
+            plan_relations(input, mode, out);
+            exprs.extend(e);
+        }
+        Plan::ProjectSet {
+            input,
+            exprs: e,
+            srf_args,
+            ..
+        } => {
+            plan_relations(input, mode, out);
+            exprs.extend(e.iter().chain(srf_args));
+        }
+        Plan::SystemView { .. } => {}
+        Plan::SeriesScan { args, .. } => exprs.extend(args),
+        Plan::UnnestScan { array, .. } => exprs.push(array),
+        Plan::NestedLoop {
+            left, right, on, ..
+        } => {
+            plan_relations(left, mode, out);
+            plan_relations(right, mode, out);
+            exprs.extend(on);
+        }
+        Plan::HashJoin {
+            left,
+            right,
+            hash_cond,
+            join_filter,
+            ..
+        } => {
+            plan_relations(left, mode, out);
+            plan_relations(right, mode, out);
+            exprs.extend(hash_cond.iter().chain(join_filter));
+        }
+        Plan::Aggregate { input, keys, aggs } => {
+            plan_relations(input, mode, out);
+            exprs.extend(keys.iter().chain(aggs.iter().flat_map(|a| &a.args)));
+        }
+        Plan::Sort { input, .. } | Plan::Distinct { input } => plan_relations(input, mode, out),
+        Plan::Limit {
+            input,
+            limit,
+            offset,
+        } => {
+            plan_relations(input, mode, out);
+            exprs.extend(limit.iter().chain(offset));
+        }
+        Plan::SetOp { left, right, .. } => {
+            plan_relations(left, mode, out);
+            plan_relations(right, mode, out);
+        }
+        // Tables a locking clause names are opened RowShare (before the
+        // scans' weaker lock, so that mode is the first one taken).
+        Plan::LockRows { input, marks } => {
+            for m in marks.iter().filter(|m| m.lock.is_some()) {
+                out.push((m.table.oid, LockMode::RowShare));
+            }
+            plan_relations(input, mode, out);
+        }
+    }
+    for e in exprs {
+        expr_relations(e, out);
+    }
+}
+
+/// Tables read by subqueries inside `e` (AccessShare).
+fn expr_relations(e: &Expr, out: &mut Vec<(Oid, LockMode)>) {
+    e.visit(&mut |x| match x {
+        Expr::ScalarSubquery(plan, _)
+        | Expr::ArraySubquery(plan, _)
+        | Expr::Exists { plan, .. }
+        | Expr::InSubquery { plan, .. } => plan_relations(plan, LockMode::AccessShare, out),
+        _ => {}
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ddl_takes_the_catalog_change_lock_last() {
+        let stmt = BoundStatement::CreateSchema {
+            name: "s".into(),
+            if_not_exists: false,
+        };
+        assert_eq!(
+            statement_locks(&stmt, 5),
+            vec![(CATALOG_CHANGE, LockMode::AccessExclusive)]
+        );
+        let q = BoundStatement::Query {
+            plan: Plan::Values {
+                rows: vec![],
+                width: 0,
+            },
+            columns: vec![],
+        };
+        assert!(statement_locks(&q, 5).is_empty());
+    }
+}
