@@ -268,7 +268,14 @@ fn next_target_page(
                     ReadMode::Normal,
                     target.strategy.as_mut(),
                 )?;
-                if page::free_space(&b.read()) >= needed {
+                // A new (all-zero) page may have just been reserved by an
+                // extender that is about to initialise it, wiping anything
+                // added meanwhile: only an initialised page will do.
+                let usable = {
+                    let pg = b.read();
+                    !page::is_new(&pg) && page::free_space(&pg) >= needed
+                };
+                if usable {
                     target.current = Some(b);
                     return Ok(());
                 }
