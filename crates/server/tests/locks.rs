@@ -425,3 +425,34 @@ fn rollback_to_savepoint_releases_the_sub_transactions_locks() {
         .collect();
     assert_eq!(names, vec!["y", "z"]);
 }
+
+#[test]
+fn for_update_opens_its_tables_in_row_share_and_its_waits_are_lock_waits() {
+    let s = TestServer::start();
+    s.psql("create table t(id int, v int); insert into t values (1, 0)");
+    let mut a = s.connect();
+    let mut b = s.connect();
+    let mut watcher = s.connect();
+    let b_pid = pid(&mut b);
+    a.batch_execute("begin; select * from t for update")
+        .unwrap();
+    let modes: Vec<String> = watcher
+        .query(
+            "select mode from pg_locks where relation = 't'::regclass order by 1",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(modes, vec!["RowShareLock"]);
+    let waiter = std::thread::spawn(move || {
+        let r = b.batch_execute("set lock_timeout = '60s'; select * from t for share");
+        (b, r)
+    });
+    // b waits for a's transaction (its row lock), as a lock wait.
+    until_waiting(&mut watcher, b_pid, "transactionid");
+    a.batch_execute("commit").unwrap();
+    let (_, r) = waiter.join().unwrap();
+    r.unwrap();
+}

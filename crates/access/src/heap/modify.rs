@@ -385,7 +385,7 @@ mod tests {
         heap::create_storage(pool, tm.wal(), REL).unwrap();
         let xid = tm.begin().unwrap();
         // Nobody else writes here: a wait would be a bug.
-        let mut never = |x: Xid| -> PgResult<XidStatus> { panic!("waited for {x}") };
+        let mut never = |x: Xid| -> PgResult<txn::XidStatus> { panic!("waited for {x}") };
 
         // Block 0: two small rows and a big one that leaves ~600 bytes.
         let mut target = InsertTarget::new();

@@ -824,7 +824,7 @@ mod tests {
             Exclusive,
             WaitPolicy::Error,
             &tm2,
-            &mut |x| panic!("waited for {x}"),
+            &mut cancel_wait,
         );
         assert_eq!(r.unwrap(), LockResult::Locked);
         let r = lock_tuple(
@@ -835,7 +835,7 @@ mod tests {
             Exclusive,
             WaitPolicy::Error,
             &tm2,
-            &mut |x| panic!("waited for {x}"),
+            &mut cancel_wait,
         );
         assert_eq!(r.unwrap(), LockResult::Locked);
     }

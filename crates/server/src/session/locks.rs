@@ -67,6 +67,12 @@ impl Session {
         scope: LockScope,
         nowait: bool,
     ) -> Result<(), LockError> {
+        // Most requests are granted at once (held already, the fast path,
+        // nobody in the way): the wait's settings only for those that wait.
+        match self.locks.acquire(tag, mode, scope, None) {
+            Err(LockError::NotAvailable) if !nowait => {}
+            r => return r,
+        }
         let settings = self.lock_settings();
         let interrupts = self.interrupts.clone();
         let deadline = self.statement_deadline();
@@ -75,8 +81,7 @@ impl Session {
             settings,
             check: &mut check,
         };
-        self.locks
-            .acquire(tag, mode, scope, (!nowait).then_some(&mut ctx))
+        self.locks.acquire(tag, mode, scope, Some(&mut ctx))
     }
 
     /// Takes the locks `stmt` runs under, for the transaction.

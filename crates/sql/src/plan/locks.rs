@@ -186,13 +186,19 @@ pub fn plan_relations(plan: &Plan, mode: LockMode, out: &mut Vec<(Oid, LockMode)
             plan_relations(left, mode, out);
             plan_relations(right, mode, out);
         }
-        // Tables a locking clause names are opened RowShare (before the
-        // scans' weaker lock, so that mode is the first one taken).
         Plan::LockRows { input, marks } => {
-            for m in marks.iter().filter(|m| m.lock.is_some()) {
-                out.push((m.table.oid, LockMode::RowShare));
-            }
+            let start = out.len();
             plan_relations(input, mode, out);
+            // A table the clause names is opened RowShare instead, as
+            // PostgreSQL's range table entry with a row mark is.
+            for entry in &mut out[start..] {
+                if marks
+                    .iter()
+                    .any(|m| m.lock.is_some() && m.table.oid == entry.0)
+                {
+                    entry.1 = LockMode::RowShare;
+                }
+            }
         }
     }
     for e in exprs {

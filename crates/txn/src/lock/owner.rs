@@ -58,12 +58,38 @@ impl LocalLock {
     }
 }
 
+/// FNV-1a: the local table is looked up for every lock a statement takes,
+/// with small keys that need no protection from chosen collisions (only
+/// this session's own lock requests go in).
+#[derive(Default)]
+struct FnvHasher(u64);
+
+impl std::hash::Hasher for FnvHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type LocalTable = HashMap<(LockTag, LockMode), LocalLock, std::hash::BuildHasherDefault<FnvHasher>>;
+
 pub struct LockOwner {
     mgr: Arc<LockManager>,
     proc: Arc<Proc>,
     /// The session's database: only its relations take the fast path.
     db: Oid,
-    local: HashMap<(LockTag, LockMode), LocalLock>,
+    local: LocalTable,
     next_seq: u64,
 }
 
@@ -76,7 +102,7 @@ impl LockOwner {
             mgr,
             proc,
             db,
-            local: HashMap::new(),
+            local: LocalTable::default(),
             next_seq: 0,
         }
     }
