@@ -315,7 +315,7 @@ impl RowWriter<'_> {
         tuple::form_tuple(&rel.types(), values, self.xid, self.cid, &mut bytes);
         heap::insert(
             self.pool,
-            self.tm.wal(),
+            self.tm,
             rel.locator(),
             &mut bytes,
             &mut InsertTarget::new(),

@@ -129,7 +129,16 @@ fn analyze_table(
         sample.total_rows,
         sample.total_blocks,
         stats,
-    )
+    )?;
+    if let Some(c) = env.hooks.counters_to_update(table.oid) {
+        let autovacuum = env.hooks.is_autovacuum();
+        c.report_analyze(
+            sample.total_rows,
+            autovacuum,
+            types::datetime::now_timestamp(),
+        );
+    }
+    Ok(())
 }
 
 /// Stored size of a value as PostgreSQL counts it for avg_width: the type's

@@ -557,11 +557,16 @@ impl<'t> CopyLoader<'t> {
         env.check_cancel()?;
         heap::insert_batch(
             env.pool,
-            env.tm.wal(),
+            env.tm,
             self.target.table.locator(),
             &mut self.batch,
             &mut self.insert_target,
         )?;
+        let c = crate::table_stats::PendingCounts {
+            inserted: self.batch.len() as u64,
+            ..Default::default()
+        };
+        env.hooks.count_table_changes(self.target.table.oid, c);
         self.batch.clear();
         self.batch_bytes = 0;
         Ok(())

@@ -70,23 +70,36 @@ pub fn insert(
     let mut buf = Vec::new();
     let mut n = 0u64;
     let mut out = Vec::new();
-    while let Some(row) = op.next(env)? {
-        check_not_null(table, &row, &env.io)?;
-        tuple::form_tuple(&types, &row, env.xid, env.cid, &mut buf);
-        heap::insert(
-            env.pool,
-            env.tm.wal(),
-            table.locator(),
-            &mut buf,
-            &mut target,
-        )?;
-        n += 1;
-        if n.is_multiple_of(4096) {
-            env.check_cancel()?;
+    let r = (|| {
+        while let Some(row) = op.next(env)? {
+            check_not_null(table, &row, &env.io)?;
+            tuple::form_tuple(&types, &row, env.xid, env.cid, &mut buf);
+            heap::insert(env.pool, env.tm, table.locator(), &mut buf, &mut target)?;
+            n += 1;
+            if n.is_multiple_of(4096) {
+                env.check_cancel()?;
+            }
+            project_returning(returning, &row, env, &mut out)?;
         }
-        project_returning(returning, &row, env, &mut out)?;
+        Ok(())
+    })();
+    drop(op);
+    // Counted on failure too: the rows inserted so far are dead tuples.
+    count_changes(env, table, n, 0, 0);
+    r.map(|()| (n, out))
+}
+
+/// Tells the session the statement's row changes to `table` (applied to
+/// its statistics at transaction end).
+fn count_changes(env: &mut ExecEnv, table: &Table, inserted: u64, updated: u64, deleted: u64) {
+    if inserted + updated + deleted > 0 {
+        let c = crate::table_stats::PendingCounts {
+            inserted,
+            updated,
+            deleted,
+        };
+        env.hooks.count_table_changes(table.oid, c);
     }
-    Ok((n, out))
 }
 
 /// Runs `modify` on each visible row of `table` passing `qual`, streaming: a
@@ -106,9 +119,14 @@ fn for_each_match(
     let mut scan = HeapScan::new(env.pool, table.locator())?;
     let mut page = Vec::new();
     let (snapshot, tm) = (env.snapshot, env.tm);
-    loop {
-        env.check_cancel()?;
+    let counters = env.hooks.counters_to_update(table.oid);
+    let mut tuples = 0u64;
+    let r = loop {
+        if let Err(e) = env.check_cancel() {
+            break Err(e);
+        }
         let more = scan.next_page(snapshot, tm, |tid, t| {
+            tuples += 1;
             let mut row = Vec::with_capacity(types.len());
             deform_tuple(t, &types, &mut row)?;
             for q in qual {
@@ -118,14 +136,25 @@ fn for_each_match(
             }
             page.push((tid, row));
             Ok(())
-        })?;
-        for (tid, row) in page.drain(..) {
-            modify(tid, row, env)?;
+        });
+        let more = match more {
+            Ok(m) => m,
+            Err(e) => break Err(e),
+        };
+        if let Err(e) = page
+            .drain(..)
+            .try_for_each(|(tid, row)| modify(tid, row, env))
+        {
+            break Err(e);
         }
         if !more {
-            return Ok(());
+            break Ok(());
         }
+    };
+    if let Some(c) = counters {
+        c.count_seq_scan(tuples);
     }
+    r
 }
 
 /// A wait given up because the session is ending reports that, not a cancel.
@@ -161,15 +190,17 @@ fn serialization_check(env: &ExecEnv, change: &str) -> PgResult<()> {
 }
 
 /// READ COMMITTED's re-check after a concurrent update committed first:
-/// the newest version at `next`, if it still passes `qual` (else None: skip).
+/// the newer version at `next`, written by `updater`, if it still passes
+/// `qual` (else false: skip). A slot that no longer holds `updater`'s
+/// version was pruned and reused: the row is gone.
 fn recheck(
     table: &Table,
     qual: &[Expr],
-    next: Tid,
+    (next, updater): (Tid, common::Xid),
     row: &mut Row,
     env: &mut ExecEnv,
 ) -> PgResult<bool> {
-    let Some(bytes) = heap::fetch_any(env.pool, table.locator(), next)? else {
+    let Some(bytes) = heap::fetch_version(env.pool, table.locator(), next, updater)? else {
         return Ok(false);
     };
     row.clear();
@@ -191,7 +222,7 @@ pub fn delete(
     let mut n = 0;
     let mut out = Vec::new();
     let rel = table.locator();
-    for_each_match(table, qual, env, |mut tid, mut row, env| loop {
+    let r = for_each_match(table, qual, env, |mut tid, mut row, env| loop {
         let (pool, cid, tm) = (env.pool, env.cid, env.tm);
         let who = env.requester();
         let hooks = &mut *env.hooks;
@@ -211,11 +242,12 @@ pub fn delete(
                 if !recheck(table, qual, next, &mut row, env)? {
                     return Ok(());
                 }
-                tid = next;
+                tid = next.0;
             }
         }
-    })?;
-    Ok((n, out))
+    });
+    count_changes(env, table, 0, 0, n);
+    r.map(|()| (n, out))
 }
 
 pub fn update(
@@ -231,7 +263,7 @@ pub fn update(
     let mut n = 0;
     let mut out = Vec::new();
     let rel = table.locator();
-    for_each_match(table, qual, env, |mut tid, mut old, env| loop {
+    let r = for_each_match(table, qual, env, |mut tid, mut old, env| loop {
         let mut new = old.clone();
         for (i, e) in assignments {
             new[*i] = eval(e, &old, env)?;
@@ -265,9 +297,10 @@ pub fn update(
                 if !recheck(table, qual, next, &mut old, env)? {
                     return Ok(());
                 }
-                tid = next;
+                tid = next.0;
             }
         }
-    })?;
-    Ok((n, out))
+    });
+    count_changes(env, table, 0, n, 0);
+    r.map(|()| (n, out))
 }

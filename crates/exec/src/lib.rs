@@ -15,6 +15,8 @@ mod sequence_funcs;
 mod sort;
 mod spill;
 pub mod system_views;
+pub mod table_stats;
+pub mod vacuum;
 
 use common::interrupt::Interrupts;
 
@@ -74,6 +76,22 @@ pub trait SessionHooks: system_views::ServerState {
     fn current_user(&self) -> String;
     /// The session's role (session_user), which cannot be dropped or renamed.
     fn session_user(&self) -> String;
+    /// Table `table`'s cumulative statistics in the session's database, to
+    /// count into, or None when track_counts is off.
+    fn counters_to_update(
+        &self,
+        _table: common::Oid,
+    ) -> Option<std::sync::Arc<table_stats::TableCounters>> {
+        None
+    }
+    /// Row changes to `table` made by the open transaction, applied to its
+    /// counters when the transaction ends.
+    fn count_table_changes(&mut self, _table: common::Oid, _counts: table_stats::PendingCounts) {}
+    /// Whether this session is an autovacuum worker (its VACUUM and
+    /// ANALYZE count as autovacuum's).
+    fn is_autovacuum(&self) -> bool {
+        false
+    }
 }
 
 /// Everything a statement's execution needs.

@@ -126,7 +126,14 @@ impl<'p> LockRowsOp<'p> {
                         return Err(serialization_failure())
                     }
                     LockResult::Updated(None) => return Ok(None),
-                    LockResult::Updated(Some(next)) => {
+                    LockResult::Updated(Some((next, updater))) => {
+                        // The slot may have been pruned and reused by an
+                        // unrelated tuple: then the row is gone.
+                        if heap::fetch_version(env.pool, mark.table.locator(), next, updater)?
+                            .is_none()
+                        {
+                            return Ok(None);
+                        }
                         tid = next;
                         moved = true;
                         row[mark.tid_column] = tid_value(next);

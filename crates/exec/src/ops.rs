@@ -201,6 +201,8 @@ fn build_node<'p>(
                 })
                 .collect();
             Box::new(SeqScanOp {
+                counters: env.hooks.counters_to_update(table.oid),
+                tuples: 0,
                 scan: HeapScan::new(env.pool, table.locator())?,
                 types: table.column_types(),
                 quals,
@@ -409,6 +411,11 @@ fn build_node<'p>(
 }
 
 struct SeqScanOp<'p> {
+    /// The table's statistics, told the scan and its tuples when the
+    /// operator is dropped (None: track_counts is off).
+    counters: Option<std::sync::Arc<crate::table_stats::TableCounters>>,
+    /// Visible tuples the heap scan returned (seq_tup_read).
+    tuples: u64,
     scan: HeapScan,
     types: Vec<DataType>,
     quals: Vec<(&'p Expr, usize)>,
@@ -440,7 +447,9 @@ impl Operator for SeqScanOp<'_> {
             let mut row = Vec::new();
             let mut removed = 0u64;
             let columns_out = out.min(types.len());
+            let tuples = &mut self.tuples;
             let more = self.scan.next_page(snapshot, tm, |tid, t| {
+                *tuples += 1;
                 row.clear();
                 let mut d = Deformer::new(t);
                 for (q, need) in quals {
@@ -468,6 +477,14 @@ impl Operator for SeqScanOp<'_> {
             if !more {
                 return Ok(None);
             }
+        }
+    }
+}
+
+impl Drop for SeqScanOp<'_> {
+    fn drop(&mut self) {
+        if let Some(c) = &self.counters {
+            c.count_seq_scan(self.tuples);
         }
     }
 }

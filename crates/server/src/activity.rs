@@ -30,6 +30,9 @@ pub struct BackendStatus {
     pub ssl: Option<crate::tls::SslInfo>,
     pub fields: Mutex<StatusFields>,
     pub wait_event: &'static AtomicU32,
+    /// An autovacuum worker, not a client backend (backend_type; not
+    /// counted against max_connections).
+    pub autovacuum: bool,
 }
 
 #[derive(Default)]
@@ -51,6 +54,7 @@ pub struct Activity {
 }
 
 impl Activity {
+    #[allow(clippy::too_many_arguments)]
     pub fn register(
         &self,
         pid: i32,
@@ -59,6 +63,7 @@ impl Activity {
         usename: &str,
         application_name: &str,
         ssl: Option<crate::tls::SslInfo>,
+        autovacuum: bool,
     ) -> Arc<BackendStatus> {
         let slot = self
             .spare_slots
@@ -79,6 +84,7 @@ impl Activity {
                 ..Default::default()
             }),
             wait_event: slot,
+            autovacuum,
         });
         self.backends.lock().insert(pid, st.clone());
         st

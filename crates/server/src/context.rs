@@ -39,6 +39,8 @@ pub struct ServerContext {
     pub start_time: i64,
     /// Set once a smart or fast shutdown began: new sessions are refused.
     pub shutting_down: std::sync::atomic::AtomicBool,
+    /// Every table's cumulative statistics (pg_stat_all_tables, autovacuum).
+    pub table_stats: exec::table_stats::TableStatsRegistry,
 }
 
 impl ServerContext {

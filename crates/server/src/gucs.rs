@@ -303,6 +303,83 @@ pub static GUCS: &[GucDef] = &[
         "Sets the maximum allowed time to complete client authentication.",
     ),
     g(
+        "autovacuum",
+        "on",
+        Sighup,
+        false,
+        "Starts the autovacuum subprocess.",
+    ),
+    g(
+        "autovacuum_analyze_scale_factor",
+        "0.1",
+        Sighup,
+        false,
+        "Number of tuple inserts, updates, or deletes prior to analyze as a fraction of reltuples.",
+    ),
+    g(
+        "autovacuum_analyze_threshold",
+        "50",
+        Sighup,
+        false,
+        "Minimum number of tuple inserts, updates, or deletes prior to analyze.",
+    ),
+    g(
+        "autovacuum_max_workers",
+        "3",
+        Postmaster,
+        false,
+        "Sets the maximum number of simultaneously running autovacuum worker processes.",
+    ),
+    g(
+        "autovacuum_naptime",
+        "1min",
+        Sighup,
+        false,
+        "Time to sleep between autovacuum runs.",
+    ),
+    g(
+        "autovacuum_vacuum_insert_scale_factor",
+        "0.2",
+        Sighup,
+        false,
+        "Number of tuple inserts prior to vacuum as a fraction of reltuples.",
+    ),
+    g(
+        "autovacuum_vacuum_insert_threshold",
+        "1000",
+        Sighup,
+        false,
+        "Minimum number of tuple inserts prior to vacuum, or -1 to disable insert vacuums.",
+    ),
+    g(
+        "autovacuum_vacuum_scale_factor",
+        "0.2",
+        Sighup,
+        false,
+        "Number of tuple updates or deletes prior to vacuum as a fraction of reltuples.",
+    ),
+    g(
+        "autovacuum_vacuum_threshold",
+        "50",
+        Sighup,
+        false,
+        "Minimum number of tuple updates or deletes prior to vacuum.",
+    ),
+    g(
+        "log_autovacuum_min_duration",
+        "10min",
+        Sighup,
+        false,
+        "Sets the minimum execution time above which autovacuum actions will be logged.",
+    ),
+    g(
+        "track_counts",
+        "on",
+        Superuser,
+        false,
+        "Collects statistics on database activity.",
+    ),
+    g(
         "bgwriter_delay",
         "200ms",
         Sighup,
@@ -955,6 +1032,46 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
             };
             if !(0..=hi).contains(&n) {
                 return Err(out_of_range(def.name, value, "0", &hi.to_string()));
+            }
+        }
+        "autovacuum" | "track_counts" => {
+            parse_bool(value).ok_or_else(bad)?;
+        }
+        "autovacuum_naptime" => {
+            let ms = parse_duration_ms(value, 1000).ok_or_else(bad)?;
+            if !(1000..=2_147_483_000).contains(&ms) {
+                return Err(out_of_range(def.name, value, "1", "2147483"));
+            }
+        }
+        "log_autovacuum_min_duration" if value.trim() != "-1" => {
+            parse_duration_ms(value, 1).ok_or_else(bad)?;
+        }
+        "autovacuum_max_workers"
+        | "autovacuum_vacuum_threshold"
+        | "autovacuum_vacuum_insert_threshold"
+        | "autovacuum_analyze_threshold" => {
+            let n: i64 = value.trim().parse().map_err(|_| bad())?;
+            let lo = match def.name {
+                "autovacuum_max_workers" => 1,
+                "autovacuum_vacuum_insert_threshold" => -1,
+                _ => 0,
+            };
+            let hi = if lo == 1 { 262_143 } else { i32::MAX as i64 };
+            if !(lo..=hi).contains(&n) {
+                return Err(out_of_range(
+                    def.name,
+                    value,
+                    &lo.to_string(),
+                    &hi.to_string(),
+                ));
+            }
+        }
+        "autovacuum_vacuum_scale_factor"
+        | "autovacuum_vacuum_insert_scale_factor"
+        | "autovacuum_analyze_scale_factor" => {
+            let f: f64 = value.trim().parse().map_err(|_| bad())?;
+            if !(0.0..=100.0).contains(&f) {
+                return Err(out_of_range(def.name, value, "0", "100"));
             }
         }
         "checkpoint_completion_target" => {

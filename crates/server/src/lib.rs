@@ -3,6 +3,7 @@
 
 pub mod activity;
 pub mod auth;
+pub mod autovacuum;
 pub mod checkpointer;
 pub mod connections;
 pub mod context;

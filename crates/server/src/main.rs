@@ -266,6 +266,7 @@ fn main() {
         checkpointer: server::checkpointer::Checkpointer::new(&settings),
         start_time: types::datetime::now_timestamp(),
         shutting_down: Default::default(),
+        table_stats: Default::default(),
     });
     if recovery.crashed {
         if let Err(e) = ctx.checkpoint(CheckpointKind::EndOfRecovery) {
@@ -277,6 +278,7 @@ fn main() {
     let wal_stop = Arc::new(AtomicBool::new(false));
     let wal_threads = server::checkpointer::start(ctx.clone(), wal_stop.clone());
     let factory = Arc::new(Factory { ctx: ctx.clone() });
+    let autovacuum = server::autovacuum::start(factory.clone());
 
     shutdown::install_signal_handlers();
     let conn_settings = ctx.connection_settings.clone();
@@ -313,6 +315,7 @@ fn main() {
         std::process::exit(0);
     }
     log("shutting down");
+    autovacuum.stop();
     drop(listeners);
     bg_shutdown.store(true, Ordering::Relaxed);
     pool.wake_bgwriter();

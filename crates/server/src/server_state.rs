@@ -50,6 +50,11 @@ impl ServerView<'_> {
                     backend_xid: xids.get(&b.pid).and_then(|p| nonzero(p.0)),
                     backend_xmin: xids.get(&b.pid).and_then(|p| nonzero(p.1)),
                     query: f.query,
+                    backend_type: if b.autovacuum {
+                        "autovacuum worker"
+                    } else {
+                        "client backend"
+                    },
                     ssl: b.ssl.as_ref().map(|s| SslInfo {
                         version: s.version,
                         cipher: s.cipher.clone(),

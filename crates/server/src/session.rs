@@ -128,6 +128,11 @@ pub struct Session {
     statements: crate::session_api::StatementRegistry,
     /// Cursors opened by DECLARE.
     cursors: sql_cursors::SqlCursors,
+    /// The open transaction's row changes by table, for the tables'
+    /// statistics at its end.
+    table_counts: exec::table_stats::PendingTableCounts,
+    /// An autovacuum worker's session (`crate::autovacuum`).
+    autovacuum: bool,
 }
 
 fn column_desc(c: &OutputColumn) -> ColumnDesc {
@@ -421,13 +426,17 @@ impl Session {
         }
     }
 
-    fn count_xact(&self, committed: bool) {
+    /// Counts a transaction's end, and applies its row changes to the
+    /// tables' statistics.
+    fn count_xact(&mut self, committed: bool) {
         let c = if committed {
             &self.db_counters.xact_commit
         } else {
             &self.db_counters.xact_rollback
         };
         c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.table_counts
+            .apply(&self.ctx.table_stats, self.db_oid, committed);
     }
 
     /// Publishes what the session does now (pg_stat_activity).
@@ -549,7 +558,7 @@ impl Session {
                 gucs::alter_system(&self.ctx.data_dir, name.as_deref(), value.as_deref())?;
                 return sink.complete("ALTER SYSTEM");
             }
-            BoundStatement::Analyze { vacuum: true, .. } if !matches!(self.txn, TxnState::Idle) => {
+            BoundStatement::Vacuum { .. } if !matches!(self.txn, TxnState::Idle) => {
                 return Err(PgError::new(
                     SqlState::ACTIVE_SQL_TRANSACTION,
                     "VACUUM cannot run inside a transaction block",
@@ -775,6 +784,8 @@ impl Session {
             user: &self.user,
             session_user: &self.session_user,
             db_oid: self.db_oid,
+            table_counts: &mut self.table_counts,
+            autovacuum: self.autovacuum,
             locks: &mut self.locks,
             lock_settings,
             interrupts: &self.interrupts,
@@ -923,6 +934,20 @@ impl Session {
             } => {
                 exec::analyze::analyze(targets, *verbose, &mut cx, env, &mut |n| sink.notice(&n))?;
                 sink.complete(if *vacuum { "VACUUM" } else { "ANALYZE" })
+            }
+            BoundStatement::Vacuum {
+                targets,
+                verbose,
+                analyze,
+                truncate,
+            } => {
+                let opts = exec::vacuum::VacuumOptions {
+                    verbose: *verbose,
+                    analyze: *analyze,
+                    truncate: *truncate,
+                };
+                exec::vacuum::vacuum(targets, opts, &mut cx, env, &mut |n| sink.notice(&n))?;
+                sink.complete("VACUUM")
             }
             _ => match exec::commands::run(stmt, &mut cx, env, &mut |n| sink.notice(n))? {
                 Some(tag) => sink.complete(&tag),
@@ -1227,6 +1252,44 @@ impl SessionFactory for Factory {
         pid: i32,
         interrupts: Arc<Interrupts>,
     ) -> PgResult<Box<dyn SessionHandler>> {
+        let s = self.open_session(params, pid, interrupts, false)?;
+        Ok(Box::new(s))
+    }
+}
+
+impl Factory {
+    /// An autovacuum worker's session on database `db_name`, as the
+    /// bootstrap superuser, outside the client connection limits.
+    pub fn open_autovacuum(
+        &self,
+        db_name: &str,
+        pid: i32,
+        interrupts: Arc<Interrupts>,
+    ) -> PgResult<Box<dyn SessionHandler>> {
+        let user = self
+            .ctx
+            .catalog
+            .snapshot()
+            .roles
+            .get(&catalog::BOOTSTRAP_SUPERUSER)
+            .map(|r| r.name.clone())
+            .unwrap_or_else(|| "postgres".into());
+        let params = StartupParams {
+            user,
+            database: db_name.to_string(),
+            ..Default::default()
+        };
+        let s = self.open_session(&params, pid, interrupts, true)?;
+        Ok(Box::new(s))
+    }
+
+    fn open_session(
+        &self,
+        params: &StartupParams,
+        pid: i32,
+        interrupts: Arc<Interrupts>,
+        autovacuum: bool,
+    ) -> PgResult<Session> {
         if self.ctx.is_shutting_down() {
             return Err(PgError::fatal(
                 SqlState::CANNOT_CONNECT_NOW,
@@ -1274,16 +1337,21 @@ impl SessionFactory for Factory {
             .set_startup("session_authorization", &params.user)
             .ok();
         let limits = &self.ctx.connection_settings;
-        let free = limits
-            .max_connections
-            .saturating_sub(self.ctx.activity.backends().len());
-        if free == 0 {
+        let free = limits.max_connections.saturating_sub(
+            self.ctx
+                .activity
+                .backends()
+                .iter()
+                .filter(|b| !b.autovacuum)
+                .count(),
+        );
+        if free == 0 && !autovacuum {
             return Err(PgError::fatal(
                 SqlState::TOO_MANY_CONNECTIONS,
                 "sorry, too many clients already",
             ));
         }
-        if !superuser && free <= limits.superuser_reserved_connections {
+        if !superuser && free <= limits.superuser_reserved_connections && !autovacuum {
             return Err(PgError::fatal(
                 SqlState::TOO_MANY_CONNECTIONS,
                 "remaining connection slots are reserved for non-replication superuser connections",
@@ -1297,6 +1365,7 @@ impl SessionFactory for Factory {
             &params.user,
             &app,
             params.ssl.clone(),
+            autovacuum,
         );
         // Counted once registered, this backend included, as PostgreSQL's
         // CountUserBackends: two racing connections may then both fail, but
@@ -1326,7 +1395,7 @@ impl SessionFactory for Factory {
             pid,
             db_counters.temp.clone(),
         );
-        Ok(Box::new(Session {
+        Ok(Session {
             temp,
             ctx: self.ctx.clone(),
             db_oid: db.oid,
@@ -1354,7 +1423,9 @@ impl SessionFactory for Factory {
             seen_reloads,
             statements: Default::default(),
             cursors: Default::default(),
-        }))
+            table_counts: Default::default(),
+            autovacuum,
+        })
     }
 }
 

@@ -16,6 +16,7 @@ pub mod plan;
 pub mod reg;
 pub mod role;
 pub mod transaction;
+pub mod vacuum;
 pub mod viewdef;
 
 pub use bind::{bind_statement, BindContext, SystemViewDesc, SystemViews};

@@ -160,13 +160,14 @@ pub enum Utility {
         name: Option<String>,
         value: Option<String>,
     },
-    /// ANALYZE [VERBOSE] [table [(columns)], ...], and VACUUM with its
-    /// ANALYZE option (`vacuum`: the command tag is VACUUM).
+    /// ANALYZE [VERBOSE] [table [(columns)], ...].
     Analyze {
         verbose: bool,
         vacuum: bool,
         targets: Vec<(Vec<String>, Vec<String>)>,
     },
+    /// VACUUM (`vacuum.rs`), or the error a malformed one fails with.
+    Vacuum(Result<crate::vacuum::VacuumStmt, PgError>),
     /// FETCH or MOVE on a cursor, or the word a malformed one fails at.
     Fetch(Result<crate::cursor::FetchStmt, String>),
     /// CREATE/ALTER/DROP ROLE, SET ROLE and the like (`role.rs`), or the
@@ -313,13 +314,12 @@ pub(crate) fn tokens(s: &str) -> Option<Vec<(String, bool)>> {
     Some(out)
 }
 
-/// ANALYZE / VACUUM ... ANALYZE: options (parenthesised or the old bare
-/// keywords), then tables with optional column lists. VACUUM without
-/// ANALYZE is not handled here.
+/// ANALYZE: options (parenthesised or the bare VERBOSE), then tables with
+/// optional column lists. VACUUM is `vacuum.rs`.
 fn parse_analyze(toks: &[(String, bool)]) -> Option<Utility> {
-    let vacuum = toks[0].0 == "vacuum";
+    let vacuum = false;
     let word = |i: usize| toks.get(i).filter(|t| !t.1).map(|t| t.0.as_str());
-    let (mut verbose, mut analyze) = (false, !vacuum);
+    let (mut verbose, mut analyze) = (false, true);
     let mut i = 1;
     if word(i) == Some("(") {
         i += 1;
@@ -347,8 +347,6 @@ fn parse_analyze(toks: &[(String, bool)]) -> Option<Utility> {
         while let Some(w) = word(i) {
             match w {
                 "verbose" => verbose = true,
-                "analyze" | "analyse" if vacuum => analyze = true,
-                "full" | "freeze" if vacuum && !analyze && !verbose => {}
                 _ => break,
             }
             i += 1;
@@ -357,6 +355,21 @@ fn parse_analyze(toks: &[(String, bool)]) -> Option<Utility> {
     if !analyze {
         return None;
     }
+    let targets = analyze_targets(toks, i)?;
+    Some(Utility::Analyze {
+        verbose,
+        vacuum,
+        targets,
+    })
+}
+
+/// Tables with optional column lists from token `i` to the end (ANALYZE's
+/// and VACUUM's relation lists).
+pub(crate) fn analyze_targets(
+    toks: &[(String, bool)],
+    mut i: usize,
+) -> Option<Vec<(Vec<String>, Vec<String>)>> {
+    let word = |i: usize| toks.get(i).filter(|t| !t.1).map(|t| t.0.as_str());
     let mut targets = Vec::new();
     while i < toks.len() {
         let (name, quoted) = &toks[i];
@@ -369,16 +382,24 @@ fn parse_analyze(toks: &[(String, bool)]) -> Option<Utility> {
             name.split('.').map(str::to_string).collect()
         };
         i += 1;
-        // "schema"."table": a quoted part after a trailing dot.
-        while parts.last().is_some_and(|p| p.is_empty()) && i < toks.len() {
-            parts.pop();
-            let (n, q) = &toks[i];
-            if *q {
-                parts.push(n.clone());
+        loop {
+            // "schema"."table": a quoted part after a trailing dot.
+            if parts.last().is_some_and(|p| p.is_empty()) && i < toks.len() {
+                parts.pop();
+                let (n, q) = &toks[i];
+                if *q {
+                    parts.push(n.clone());
+                } else {
+                    parts.extend(n.split('.').map(str::to_string));
+                }
+                i += 1;
+            } else if let Some(rest) = word(i).and_then(|w| w.strip_prefix('.')) {
+                // A dot (and maybe the next part) right after a quoted part.
+                parts.extend(rest.split('.').map(str::to_string));
+                i += 1;
             } else {
-                parts.extend(n.split('.').map(str::to_string));
+                break;
             }
-            i += 1;
         }
         if parts.iter().any(String::is_empty) || parts.len() > 3 {
             return None;
@@ -405,11 +426,7 @@ fn parse_analyze(toks: &[(String, bool)]) -> Option<Utility> {
             _ => return None,
         }
     }
-    Some(Utility::Analyze {
-        verbose,
-        vacuum,
-        targets,
-    })
+    Some(targets)
 }
 
 fn qualified_names(toks: &[(String, bool)]) -> Option<Vec<Vec<String>>> {
@@ -498,7 +515,8 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
     match words.as_slice() {
         ["checkpoint"] => Some(Utility::Checkpoint),
         ["fetch" | "move", ..] => Some(Utility::Fetch(crate::cursor::parse_fetch(&toks))),
-        ["analyze" | "analyse" | "vacuum", ..] => parse_analyze(&toks),
+        ["analyze" | "analyse", ..] => parse_analyze(&toks),
+        ["vacuum", ..] => crate::vacuum::parse(&toks).map(Utility::Vacuum),
         ["alter", "system", "reset", "all"] => Some(Utility::AlterSystem {
             name: None,
             value: None,

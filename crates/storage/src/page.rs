@@ -3,7 +3,7 @@
 //! ```text
 //! 0..8    LSN of the last WAL record that changed the page
 //! 8..12   CRC32C checksum (computed with this field zero, seeded by block number)
-//! 12..14  flags
+//! 12..14  flags (PD_HAS_FREE_LINES)
 //! 14..16  pd_lower: end of the line pointer array
 //! 16..18  pd_upper: start of tuple data
 //! 18..20  pd_special: start of the special space
@@ -33,6 +33,11 @@ pub enum ItemState {
 /// 1-based item number within a page, as PostgreSQL's OffsetNumber.
 pub type OffsetNumber = u16;
 
+/// pd_flags bit: some line pointer before the last is unused (set by
+/// pruning, cleared when a search for one finds none), so adding an item
+/// looks for one to reuse only when it may succeed.
+pub const PD_HAS_FREE_LINES: u16 = 0x0001;
+
 #[inline]
 fn get_u16(p: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([p[at], p[at + 1]])
@@ -60,6 +65,12 @@ pub fn lsn(page: &[u8]) -> u64 {
 }
 pub fn set_lsn(page: &mut [u8], lsn: u64) {
     page[0..8].copy_from_slice(&lsn.to_le_bytes());
+}
+pub fn flags(page: &[u8]) -> u16 {
+    get_u16(page, 12)
+}
+pub fn set_flags(page: &mut [u8], flags: u16) {
+    put_u16(page, 12, flags);
 }
 pub fn lower(page: &[u8]) -> usize {
     get_u16(page, 14) as usize
@@ -97,9 +108,13 @@ fn set_lp(page: &mut [u8], off: OffsetNumber, offset: usize, state: ItemState, l
     page[at..at + 4].copy_from_slice(&v.to_le_bytes());
 }
 
-/// State, offset and length of item `off` (1-based).
+/// State, offset and length of item `off` (1-based); an offset past the
+/// line pointer array (a tid whose slot pruning truncated away) is unused.
 #[inline]
 pub fn item_id(page: &[u8], off: OffsetNumber) -> (ItemState, usize, usize) {
+    if off == 0 || off > item_count(page) {
+        return (ItemState::Unused, 0, 0);
+    }
     let v = lp_at(page, off);
     let state = match (v >> 15) & 3 {
         0 => ItemState::Unused,
@@ -129,25 +144,103 @@ pub fn set_item_dead(page: &mut [u8], off: OffsetNumber) {
     set_lp(page, off, at, ItemState::Dead, len);
 }
 
-/// Adds `data` as a new item (8-byte aligned), returning its offset number,
-/// or None if it does not fit. Initialises a new page first.
+/// Marks an item unused: its slot may be reused by an unrelated item and
+/// its bytes are reclaimed by `repair_fragmentation`.
+pub fn set_item_unused(page: &mut [u8], off: OffsetNumber) {
+    set_lp(page, off, 0, ItemState::Unused, 0);
+}
+
+/// The offset the next `add_item` will use: the first unused line pointer
+/// when the page says it may have one, else a new one at the end. Clears
+/// PD_HAS_FREE_LINES when the search finds none.
+pub fn next_offset(page: &mut [u8]) -> OffsetNumber {
+    let count = item_count(page);
+    if !is_new(page) && flags(page) & PD_HAS_FREE_LINES != 0 {
+        if let Some(off) = (1..=count).find(|&o| item_id(page, o).0 == ItemState::Unused) {
+            return off;
+        }
+        set_flags(page, flags(page) & !PD_HAS_FREE_LINES);
+    }
+    count + 1
+}
+
+/// Adds `data` as a new item (8-byte aligned) at the offset `next_offset`
+/// chooses, returning it, or None if it does not fit. Initialises a new
+/// page first.
 pub fn add_item(page: &mut [u8], data: &[u8]) -> Option<OffsetNumber> {
     if is_new(page) {
         init(page, 0);
     }
+    let off = next_offset(page);
+    add_item_at(page, off, data).then_some(off)
+}
+
+/// Adds `data` at `off`, an unused line pointer or the one just past the
+/// end (redo repeats the offset the forward path chose). False if it does
+/// not fit or `off` is taken.
+pub fn add_item_at(page: &mut [u8], off: OffsetNumber, data: &[u8]) -> bool {
+    if is_new(page) {
+        init(page, 0);
+    }
+    let count = item_count(page);
+    let new_pointer = off == count + 1;
+    if off == 0 || off > count + 1 || (!new_pointer && item_id(page, off).0 != ItemState::Unused) {
+        return false;
+    }
     let aligned = (data.len() + 7) & !7;
     let lower = lower(page);
     let upper = upper(page);
-    if lower + LINE_POINTER_SIZE + aligned > upper {
-        return None;
+    let pointer = if new_pointer { LINE_POINTER_SIZE } else { 0 };
+    if lower + pointer + aligned > upper {
+        return false;
     }
     let new_upper = upper - aligned;
     page[new_upper..new_upper + data.len()].copy_from_slice(data);
-    let off = ((lower - PAGE_HEADER_SIZE) / LINE_POINTER_SIZE + 1) as OffsetNumber;
     set_lp(page, off, new_upper, ItemState::Normal, data.len());
-    put_u16(page, 14, (lower + LINE_POINTER_SIZE) as u16);
+    if new_pointer {
+        put_u16(page, 14, (lower + LINE_POINTER_SIZE) as u16);
+    }
     put_u16(page, 16, new_upper as u16);
-    Some(off)
+    true
+}
+
+/// Compacts the page after items were marked unused: the remaining items'
+/// bytes move together at the end of the page (their offsets stay),
+/// trailing unused line pointers go, and PD_HAS_FREE_LINES says whether
+/// unused ones remain before the last. Deterministic, so redo rebuilds the
+/// same page from the same unused set (PostgreSQL's
+/// PageRepairFragmentation and PageTruncateLinePointerArray).
+pub fn repair_fragmentation(page: &mut [u8]) {
+    if is_new(page) {
+        return;
+    }
+    let mut count = item_count(page);
+    while count > 0 && item_id(page, count).0 == ItemState::Unused {
+        count -= 1;
+    }
+    let special = get_u16(page, 18) as usize;
+    // By descending position, so each item moves towards the end without
+    // overwriting one not yet moved.
+    let mut items: Vec<(OffsetNumber, usize, usize, ItemState)> = (1..=count)
+        .filter_map(|o| {
+            let (st, at, len) = item_id(page, o);
+            (st != ItemState::Unused && len > 0).then_some((o, at, len, st))
+        })
+        .collect();
+    items.sort_by_key(|i| std::cmp::Reverse(i.1));
+    let mut upper = special;
+    for (o, at, len, st) in items {
+        upper -= (len + 7) & !7;
+        page.copy_within(at..at + len, upper);
+        set_lp(page, o, upper, st, len);
+    }
+    let lower = PAGE_HEADER_SIZE + count as usize * LINE_POINTER_SIZE;
+    put_u16(page, 14, lower as u16);
+    put_u16(page, 16, upper as u16);
+    page[lower..upper].fill(0);
+    let has_free = (1..=count).any(|o| item_id(page, o).0 == ItemState::Unused);
+    let f = flags(page) & !PD_HAS_FREE_LINES;
+    set_flags(page, if has_free { f | PD_HAS_FREE_LINES } else { f });
 }
 
 /// Checksum of a page image for `block`: CRC32C over the page with the checksum

@@ -309,6 +309,44 @@ impl Smgr {
         Ok(())
     }
 
+    /// Shrinks a fork (VACUUM's truncation of empty pages at the end).
+    /// `decide` is called with the current size while extension is locked
+    /// out, so no block is added meanwhile; it returns the new size with
+    /// whatever it must hold until the files are cut (the pages' locks), or
+    /// None to leave the fork alone. Segments past the new end are
+    /// emptied, not removed, so open handles stay valid.
+    pub fn truncate_with<R>(
+        &self,
+        rel: RelFileLocator,
+        fork: ForkNumber,
+        decide: impl FnOnce(BlockNumber) -> Option<(BlockNumber, R)>,
+    ) -> StorageResult<Option<R>> {
+        let f = self.fork(rel, fork)?;
+        let _ext = f.extension.lock();
+        let n = f.nblocks.load(Ordering::Relaxed);
+        let Some((new, held)) = decide(n) else {
+            return Ok(None);
+        };
+        if new >= n {
+            return Ok(Some(held));
+        }
+        // Release: pairs with the Acquire in `nblocks`; a writer that
+        // re-checks a block against the size after locking its page (which
+        // `decide` held) sees the new size.
+        f.nblocks.store(new, Ordering::Release);
+        let last_seg = (n.saturating_sub(1) / RELSEG_BLOCKS) as usize;
+        for seg in (new / RELSEG_BLOCKS) as usize..=last_seg {
+            let keep = new
+                .saturating_sub(seg as u32 * RELSEG_BLOCKS)
+                .min(RELSEG_BLOCKS);
+            if let Some(file) = f.segment(seg, false)? {
+                file.set_len(keep as u64 * BLCKSZ as u64)
+                    .map_err(|e| f.io_err("truncate", e))?;
+            }
+        }
+        Ok(Some(held))
+    }
+
     /// fsyncs every open segment of every fork (shutdown and checkpoints).
     pub fn sync_all(&self) -> StorageResult<()> {
         let forks: Vec<_> = self.forks.read().values().cloned().collect();

@@ -9,10 +9,14 @@
 //! | kind | blocks | block data |
 //! | --- | --- | --- |
 //! | INSERT | the page | offset, tuple |
-//! | MULTI_INSERT | the page | first offset, count, (length, tuple)… |
+//! | MULTI_INSERT | the page | count, (offset, length, tuple)… |
 //! | DELETE | the page | offset, cid, next tid, stamp flags |
 //! | UPDATE | new page [, old page] | new: offset, tuple; old: as DELETE |
 //! | LOCK | the page | offset, xmax, xmax's infomask bits |
+//! | PRUNE | the page | offsets made unused (the page is then compacted) |
+//!
+//! SMGR records name a relation in their main data: CREATE, DROP,
+//! DROP_DATABASE, and TRUNCATE (plus the new main-fork size in blocks).
 
 use common::{RelFileLocator, Xid};
 use storage::buffer::{Buffer, BufferPool, PageWrite, ReadMode};
@@ -28,10 +32,12 @@ pub const HEAP_MULTI_INSERT: u8 = 0x10;
 pub const HEAP_DELETE: u8 = 0x20;
 pub const HEAP_UPDATE: u8 = 0x30;
 pub const HEAP_LOCK: u8 = 0x40;
+pub const HEAP_PRUNE: u8 = 0x50;
 
 pub const SMGR_CREATE: u8 = 0x10;
 pub const SMGR_DROP: u8 = 0x20;
 pub const SMGR_DROP_DATABASE: u8 = 0x30;
+pub const SMGR_TRUNCATE: u8 = 0x40;
 
 fn tag(rel: RelFileLocator, block: u32) -> BlockTag {
     BlockTag {
@@ -73,27 +79,46 @@ pub(crate) fn log_insert(
     page::set_lsn(pg, lsn);
 }
 
-/// Logs tuples `first..first+count` just added to one page, in one record.
+/// Logs the tuples just added to one page at `offsets`, in one record.
 pub(crate) fn log_multi_insert(
     wal: &Wal,
     rel: RelFileLocator,
     block: u32,
     pg: &mut PageWrite<'_>,
-    first: OffsetNumber,
-    count: u16,
+    offsets: &[OffsetNumber],
     was_empty: bool,
 ) {
     let lsn = {
-        let xid = tuple::xmin(page::item(pg, first).expect("just added"));
+        let xid = tuple::xmin(page::item(pg, offsets[0]).expect("just added"));
         let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_MULTI_INSERT, xid);
         let b = rec.register_block(tag(rel, block), pg, was_empty);
         let d = rec.block_data(b);
-        d.extend_from_slice(&first.to_le_bytes());
-        d.extend_from_slice(&count.to_le_bytes());
-        for off in first..first + count {
+        d.extend_from_slice(&(offsets.len() as u16).to_le_bytes());
+        for &off in offsets {
             let t = page::item(pg, off).expect("just added");
+            d.extend_from_slice(&off.to_le_bytes());
             d.extend_from_slice(&(t.len() as u16).to_le_bytes());
             d.extend_from_slice(t);
+        }
+        insert_or_panic(wal, &rec)
+    };
+    page::set_lsn(pg, lsn);
+}
+
+/// Logs a prune of the page: the offsets it made unused.
+pub(crate) fn log_prune(
+    wal: &Wal,
+    rel: RelFileLocator,
+    block: u32,
+    pg: &mut PageWrite<'_>,
+    unused: &[OffsetNumber],
+) {
+    let lsn = {
+        let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_PRUNE, 0);
+        let b = rec.register_block(tag(rel, block), pg, false);
+        let d = rec.block_data(b);
+        for off in unused {
+            d.extend_from_slice(&off.to_le_bytes());
         }
         insert_or_panic(wal, &rec)
     };
@@ -241,12 +266,24 @@ pub(crate) fn log_update(
 
 /// Logs a new relation file, before anything is written to it.
 pub(crate) fn log_smgr(wal: &Wal, info: u8, rel: RelFileLocator) -> u64 {
+    log_smgr_with(wal, info, rel, &[])
+}
+
+fn log_smgr_with(wal: &Wal, info: u8, rel: RelFileLocator, extra: &[u8]) -> u64 {
     let mut rec = RecordBuilder::new(rmgr::SMGR, info, 0);
     let d = rec.main_data();
     d.extend_from_slice(&rel.spc_oid.to_le_bytes());
     d.extend_from_slice(&rel.db_oid.to_le_bytes());
     d.extend_from_slice(&rel.rel_number.to_le_bytes());
+    d.extend_from_slice(extra);
     insert_or_panic(wal, &rec)
+}
+
+/// Logs the truncation of the main fork to `nblocks` (flushed by the
+/// caller before the file is cut: redo of older records may extend the
+/// file again, and this record must then cut it again).
+pub(crate) fn log_truncate(wal: &Wal, rel: RelFileLocator, nblocks: u32) -> u64 {
+    log_smgr_with(wal, SMGR_TRUNCATE, rel, &nblocks.to_le_bytes())
 }
 
 /// Redo of heap and smgr records.
@@ -312,10 +349,17 @@ pub(crate) fn redo_block(
 }
 
 fn add_at(pg: &mut [u8], off: OffsetNumber, t: &[u8]) -> Result<(), String> {
-    match page::add_item(pg, t) {
-        Some(o) if o == off => Ok(()),
-        got => Err(format!("tuple went to offset {got:?} instead of {off}")),
+    if page::add_item_at(pg, off, t) {
+        Ok(())
+    } else {
+        Err(format!("no room for a tuple at offset {off}"))
     }
+}
+
+fn u16_at(d: &[u8], at: usize) -> Result<u16, String> {
+    Ok(u16::from_le_bytes(
+        d.get(at..at + 2).ok_or_else(short)?.try_into().unwrap(),
+    ))
 }
 
 fn apply_stamp(pg: &mut [u8], xid: Xid, s: Stamp) -> Result<(), String> {
@@ -341,17 +385,23 @@ impl HeapRedo {
                 add_at(pg, off, &d[2..])
             }),
             HEAP_MULTI_INSERT => redo_block(self.pool, rec, b0, |pg| {
-                let first = u16::from_le_bytes(d.get(0..2).ok_or_else(short)?.try_into().unwrap());
-                let count = u16::from_le_bytes(d.get(2..4).ok_or_else(short)?.try_into().unwrap());
-                let mut at = 4;
-                for off in first..first + count {
-                    let len = u16::from_le_bytes(
-                        d.get(at..at + 2).ok_or_else(short)?.try_into().unwrap(),
-                    ) as usize;
-                    at += 2;
+                let count = u16_at(d, 0)?;
+                let mut at = 2;
+                for _ in 0..count {
+                    let off = u16_at(d, at)?;
+                    let len = u16_at(d, at + 2)? as usize;
+                    at += 4;
                     add_at(pg, off, d.get(at..at + len).ok_or_else(short)?)?;
                     at += len;
                 }
+                Ok(())
+            }),
+            HEAP_PRUNE => redo_block(self.pool, rec, b0, |pg| {
+                let unused: Vec<OffsetNumber> = d
+                    .chunks_exact(2)
+                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                    .collect();
+                super::prune::apply_prune(pg, &unused);
                 Ok(())
             }),
             HEAP_DELETE => redo_block(self.pool, rec, b0, |pg| {
@@ -432,6 +482,15 @@ impl HeapRedo {
             SMGR_DROP_DATABASE => {
                 super::remove_database_dir(self.pool, rel.db_oid);
             }
+            SMGR_TRUNCATE => {
+                let n = m.get(12..16).ok_or_else(|| RedoError::new(rec, short()))?;
+                let n = u32::from_le_bytes(n.try_into().unwrap());
+                self.pool.drop_buffers_from(rel, ForkNumber::Main, n);
+                if smgr.exists(rel, ForkNumber::Main) {
+                    smgr.truncate_with(rel, ForkNumber::Main, |_| Some((n, ())))
+                        .map_err(err)?;
+                }
+            }
             other => {
                 return Err(RedoError::new(
                     rec,
@@ -462,6 +521,8 @@ pub fn describe(rec: &Record<'_>) -> String {
         (rmgr::HEAP, HEAP_DELETE) => "DELETE",
         (rmgr::HEAP, HEAP_UPDATE) => "UPDATE",
         (rmgr::HEAP, HEAP_LOCK) => "LOCK",
+        (rmgr::HEAP, HEAP_PRUNE) => "PRUNE",
+        (rmgr::SMGR, SMGR_TRUNCATE) => "TRUNCATE",
         (rmgr::SMGR, SMGR_CREATE) => "CREATE",
         (rmgr::SMGR, SMGR_DROP) => "DROP",
         (rmgr::SMGR, SMGR_DROP_DATABASE) => "DROP_DATABASE",

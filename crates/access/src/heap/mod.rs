@@ -5,11 +5,13 @@
 //!    (shared to read, exclusive to set xmax/ctid or add tuples).
 //! 2. Updates set xmax on the old version, add the new one and point the old
 //!    ctid at it, in one call (`modify::update`); the old version stays until
-//!    VACUUM.
+//!    it is dead to everyone and pruned (`prune.rs`), by VACUUM or by a
+//!    writer or scan that finds its page short of space.
 //! 3. A writer that finds xmax set by a running transaction waits for it; if
 //!    that transaction committed, it reports where the row went (`Updated`)
 //!    and the executor re-checks the newest version (READ COMMITTED).
 
+use common::Xid;
 use common::{BlockNumber, PgError, PgResult, RelFileLocator, SqlState};
 use storage::buffer::stream::ReadStream;
 use storage::buffer::{Buffer, BufferPool, BufferStrategy, ReadMode, StrategyKind};
@@ -22,8 +24,10 @@ use crate::tuple;
 
 pub mod log;
 mod modify;
+pub mod prune;
 pub mod rowlock;
 pub mod sample;
+pub mod vacuum;
 pub use modify::{delete, update, ModifyResult, WaitForXid};
 pub use rowlock::{lock_tuple, LockResult, Requester, RowLockMode, WaitPolicy};
 
@@ -85,10 +89,56 @@ fn aligned_len(tuple_bytes: &[u8]) -> usize {
     (tuple_bytes.len() + 7) & !7
 }
 
-/// Inserts a formed tuple (header already stamped with xmin/cmin).
+/// Whether `block` still belongs to the relation: VACUUM may have cut it
+/// off since the caller chose it. Checked with the page's content lock
+/// held, which the truncation held too (README rule 15).
+fn block_exists(pool: &BufferPool, rel: RelFileLocator, block: BlockNumber) -> PgResult<bool> {
+    Ok(block < pool.smgr().nblocks(rel, ForkNumber::Main)?)
+}
+
+/// Prunes a page that is short of `needed` bytes; returns the free space
+/// after, and whether versions were removed (the caller then records the
+/// free space in the FSM once the page is unlocked, so others find it).
+fn prune_for_space(
+    pg: &mut storage::buffer::PageWrite<'_>,
+    rel: RelFileLocator,
+    block: BlockNumber,
+    needed: usize,
+    tm: &TransactionManager,
+) -> (usize, bool) {
+    let free = page::free_space(pg);
+    if free >= needed || page::item_count(pg) == 0 {
+        return (free, false);
+    }
+    let r = prune::prune_page(pg, rel, block, tm.global_xmin(), tm);
+    (r.free, r.removed > 0)
+}
+
+/// Adds `tuple_bytes` to the locked page at the offset `page::next_offset`
+/// picks (its ctid set first) and logs it. The caller checked the space.
+fn place_tuple(
+    wal: &Wal,
+    rel: RelFileLocator,
+    block: BlockNumber,
+    pg: &mut storage::buffer::PageWrite<'_>,
+    tuple_bytes: &mut [u8],
+) -> Tid {
+    let was_empty = page::item_count(pg) == 0;
+    let off = page::next_offset(pg);
+    tuple::set_ctid(tuple_bytes, block, off);
+    assert!(page::add_item_at(pg, off, tuple_bytes), "space checked");
+    // Dirty before the record is reserved, so a checkpoint whose redo
+    // pointer follows the record finds the page dirty.
+    pg.mark_dirty();
+    log::log_insert(wal, rel, block, pg, off, was_empty);
+    Tid { block, offset: off }
+}
+
+/// Inserts a formed tuple (header already stamped with xmin/cmin). A
+/// target page short of space is pruned before it is given up.
 pub fn insert(
     pool: &'static BufferPool,
-    wal: &Wal,
+    tm: &TransactionManager,
     rel: RelFileLocator,
     tuple_bytes: &mut [u8],
     target: &mut InsertTarget,
@@ -99,15 +149,13 @@ pub fn insert(
         if let Some(buf) = &target.current {
             let block = buf.block();
             let mut pg = buf.write();
-            if page::free_space(&pg) >= needed {
-                let was_empty = page::item_count(&pg) == 0;
-                tuple::set_ctid(tuple_bytes, block, page::item_count(&pg) + 1);
-                let off = page::add_item(&mut pg, tuple_bytes).expect("space checked");
-                // Dirty before the record is reserved, so a checkpoint whose
-                // redo pointer follows the record finds the page dirty.
-                pg.mark_dirty();
-                log::log_insert(wal, rel, block, &mut pg, off, was_empty);
-                return Ok(Tid { block, offset: off });
+            if !block_exists(pool, rel, block)? {
+                drop(pg);
+                target.current = None;
+                continue;
+            }
+            if prune_for_space(&mut pg, rel, block, needed, tm).0 >= needed {
+                return Ok(place_tuple(tm.wal(), rel, block, &mut pg, tuple_bytes));
             }
             let free = page::free_space(&pg);
             drop(pg);
@@ -128,7 +176,7 @@ const MAX_EXTEND_BLOCKS: usize = 64;
 /// block. The spare new blocks are offered to others through the FSM.
 pub fn insert_batch(
     pool: &'static BufferPool,
-    wal: &Wal,
+    tm: &TransactionManager,
     rel: RelFileLocator,
     tuples: &mut [Vec<u8>],
     target: &mut InsertTarget,
@@ -141,18 +189,24 @@ pub fn insert_batch(
         if let Some(buf) = &target.current {
             let block = buf.block();
             let mut pg = buf.write();
-            let first = i;
+            if !block_exists(pool, rel, block)? {
+                drop(pg);
+                target.current = None;
+                continue;
+            }
+            prune_for_space(&mut pg, rel, block, aligned_len(&tuples[i]), tm);
             let was_empty = page::item_count(&pg) == 0;
-            let first_off = page::item_count(&pg) + 1;
+            let mut offsets = Vec::new();
             while i < tuples.len() && page::free_space(&pg) >= aligned_len(&tuples[i]) {
-                tuple::set_ctid(&mut tuples[i], block, page::item_count(&pg) + 1);
-                page::add_item(&mut pg, &tuples[i]).expect("space checked");
+                let off = page::next_offset(&mut pg);
+                tuple::set_ctid(&mut tuples[i], block, off);
+                assert!(page::add_item_at(&mut pg, off, &tuples[i]), "space checked");
+                offsets.push(off);
                 i += 1;
             }
-            if i > first {
+            if !offsets.is_empty() {
                 pg.mark_dirty();
-                let count = (i - first) as u16;
-                log::log_multi_insert(wal, rel, block, &mut pg, first_off, count, was_empty);
+                log::log_multi_insert(tm.wal(), rel, block, &mut pg, &offsets, was_empty);
             }
             if i == tuples.len() {
                 return Ok(());
@@ -179,6 +233,7 @@ fn next_target_page(
     extend_by: u32,
     target: &mut InsertTarget,
 ) -> PgResult<()> {
+    let mut tried_last = false;
     loop {
         match fsm::search(pool, rel, needed)? {
             Some(block) if block < pool.smgr().nblocks(rel, ForkNumber::Main)? => {
@@ -196,6 +251,34 @@ fn next_target_page(
                 }
                 target.current = Some(b);
                 return Ok(());
+            }
+            _ if !tried_last => {
+                // The FSM knows of no page: try the last one before
+                // extending (as PostgreSQL does), whose space is recorded
+                // only once someone gives up on it.
+                tried_last = true;
+                let n = pool.smgr().nblocks(rel, ForkNumber::Main)?;
+                if n == 0 {
+                    continue;
+                }
+                let b = pool.read_buffer(
+                    rel,
+                    ForkNumber::Main,
+                    n - 1,
+                    ReadMode::Normal,
+                    target.strategy.as_mut(),
+                )?;
+                // A new (all-zero) page may have just been reserved by an
+                // extender that is about to initialise it, wiping anything
+                // added meanwhile: only an initialised page will do.
+                let usable = {
+                    let pg = b.read();
+                    !page::is_new(&pg) && page::free_space(&pg) >= needed
+                };
+                if usable {
+                    target.current = Some(b);
+                    return Ok(());
+                }
             }
             _ => {
                 let count = extend_by.max(1);
@@ -226,8 +309,9 @@ fn next_target_page(
     }
 }
 
-/// The bytes of the tuple at `tid` whatever its visibility (for following
-/// an update chain to the newest version).
+/// The bytes of the tuple at `tid` whatever its visibility, for a version
+/// the caller knows is there (one it holds a row lock on, so it cannot be
+/// pruned). Following a ctid to a newer version takes `fetch_version`.
 pub fn fetch_any(
     pool: &'static BufferPool,
     rel: RelFileLocator,
@@ -238,16 +322,40 @@ pub fn fetch_any(
     }
     let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
     let pg = buf.read();
-    if tid.offset > page::item_count(&pg) {
-        return Ok(None);
-    }
     Ok(page::item(&pg, tid.offset).map(<[u8]>::to_vec))
 }
 
+/// The bytes of the version at `tid` whatever its visibility, if it is the
+/// one `inserter` wrote (following an update chain: `inserter` is the prior
+/// version's xmax). None when the slot is empty or holds another tuple:
+/// the version was pruned and its slot reused, so the row is gone.
+pub fn fetch_version(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    tid: Tid,
+    inserter: Xid,
+) -> PgResult<Option<Vec<u8>>> {
+    if tid.block >= pool.smgr().nblocks(rel, ForkNumber::Main)? || tid.offset == 0 {
+        return Ok(None);
+    }
+    let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
+    let pg = buf.read();
+    Ok(page::item(&pg, tid.offset)
+        .filter(|t| tuple::xmin(t) == inserter)
+        .map(<[u8]>::to_vec))
+}
+
 /// Sequential scan over the visible tuples of a heap, a page at a time.
+/// A page short of space with versions that look dead is pruned after the
+/// scan has read it, if its exclusive lock is free at once.
 pub struct HeapScan {
+    pool: &'static BufferPool,
     stream: ReadStream,
     nblocks: BlockNumber,
+    rel: RelFileLocator,
+    /// The pruning horizon, taken at the first page (an older horizon is
+    /// only more careful).
+    horizon: Option<Xid>,
 }
 
 impl HeapScan {
@@ -258,8 +366,11 @@ impl HeapScan {
         let large = nblocks as usize > pool.nbuffers() / 4;
         let strategy = large.then(|| BufferStrategy::new(StrategyKind::BulkRead, pool.nbuffers()));
         Ok(HeapScan {
+            pool,
             stream: ReadStream::new(pool, rel, ForkNumber::Main, 0, nblocks, strategy, large),
             nblocks,
+            rel,
+            horizon: None,
         })
     }
 
@@ -279,19 +390,32 @@ impl HeapScan {
             return Ok(false);
         };
         let block = buf.block();
+        let horizon = *self.horizon.get_or_insert_with(|| tm.global_xmin());
         let pg = buf.read();
+        // Invisible versions whose xmax (or, without one, xmin) is below
+        // the horizon: probably dead, worth a prune if space is short.
+        let mut maybe_dead = 0usize;
         for off in 1..=page::item_count(&pg) {
             let Some(t) = page::item(&pg, off) else {
                 continue;
             };
-            if snapshot.tuple_visible(
-                tuple::xmin(t),
-                tuple::cmin(t),
-                tuple::deleting_xmax(t),
-                tuple::cmax(t),
-                tm,
-            ) {
+            let (xmin, xmax) = (tuple::xmin(t), tuple::deleting_xmax(t));
+            if snapshot.tuple_visible(xmin, tuple::cmin(t), xmax, tuple::cmax(t), tm) {
                 f(Tid { block, offset: off }, t)?;
+            } else if (xmax != 0 && xmax < horizon) || (xmax == 0 && xmin < horizon) {
+                maybe_dead += 1;
+            }
+        }
+        let short = page::free_space(&pg) < prune::PRUNE_FREE_THRESHOLD;
+        drop(pg);
+        if maybe_dead > 0 && short {
+            let pruned = buf.try_write().and_then(|mut pg| {
+                let r = prune::prune_page(&mut pg, self.rel, block, horizon, tm);
+                (r.removed > 0).then_some(r.free)
+            });
+            drop(buf);
+            if let Some(free) = pruned {
+                fsm::record_free_space(self.pool, self.rel, block, free)?;
             }
         }
         Ok(true)

@@ -14,7 +14,10 @@ use storage::{fsm, ForkNumber};
 use txn::TransactionManager;
 
 use super::rowlock::{self, Intent, Requester, Verdict};
-use super::{aligned_len, check_tuple_size, log, next_target_page, InsertTarget, Tid};
+use super::{
+    aligned_len, block_exists, check_tuple_size, log, next_target_page, prune_for_space,
+    InsertTarget, Tid,
+};
 use crate::tuple;
 
 /// Outcome of trying to delete/update one tuple version.
@@ -25,8 +28,16 @@ pub enum ModifyResult {
     /// Already deleted or updated by this command (not an error: skip it).
     SelfModified,
     /// A concurrent transaction committed an update (Some: the newer
-    /// version's tid) or a delete (None) of this version first.
-    Updated(Option<Tid>),
+    /// version's tid and that transaction, the newer version's xmin, for
+    /// `heap::fetch_version`) or a delete (None) of this version first.
+    Updated(Option<(Tid, Xid)>),
+}
+
+/// `next`, the newer version of the one at `tid` (on the locked page `pg`),
+/// with its expected xmin: the old version's updater.
+pub(crate) fn successor(pg: &[u8], tid: Tid, next: Option<Tid>) -> Option<(Tid, Xid)> {
+    let updater = tuple::xmax(page::item(pg, tid.offset)?);
+    next.map(|n| (n, updater))
 }
 
 pub(crate) fn vanished(tid: Tid) -> PgError {
@@ -96,7 +107,7 @@ pub fn delete(
                 return Ok(ModifyResult::Done(tid));
             }
             Verdict::SelfModified => return Ok(ModifyResult::SelfModified),
-            Verdict::Updated(next) => return Ok(ModifyResult::Updated(next)),
+            Verdict::Updated(next) => return Ok(ModifyResult::Updated(successor(&pg, tid, next))),
             Verdict::Wait(holder) => {
                 drop(pg);
                 wait_for(holder, wait)?;
@@ -156,14 +167,27 @@ pub fn update(
     let needed = aligned_len(new_tuple);
     let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
     loop {
+        // Free space a prune of the old page left that is too little for
+        // the new version, recorded once the page is unlocked.
+        let mut pruned_free = None;
         {
             let mut pg = buf.write();
-            let fits = page::free_space(&pg) >= needed;
-            match rowlock::inspect(&pg, pool, rel, tid, who, Intent::Update, tm)? {
+            let verdict = rowlock::inspect(&pg, pool, rel, tid, who, Intent::Update, tm)?;
+            // Short of space: prune first (our version is live, it stays),
+            // so an update-heavy page keeps its rows on it.
+            let (free, pruned) = match verdict {
+                Verdict::Proceed(_) => prune_for_space(&mut pg, rel, tid.block, needed, tm),
+                _ => (0, false),
+            };
+            let fits = free >= needed;
+            if pruned {
+                pruned_free = Some(free);
+            }
+            match verdict {
                 Verdict::Proceed(holders) if fits => {
                     let new = Tid {
                         block: tid.block,
-                        offset: page::item_count(&pg) + 1,
+                        offset: page::next_offset(&mut pg),
                     };
                     let flags = hand_over_lockers(
                         pool,
@@ -175,8 +199,10 @@ pub fn update(
                         tm,
                     )?;
                     tuple::set_ctid(new_tuple, new.block, new.offset);
-                    let off = page::add_item(&mut pg, new_tuple).expect("space checked");
-                    debug_assert_eq!(off, new.offset);
+                    assert!(
+                        page::add_item_at(&mut pg, new.offset, new_tuple),
+                        "space checked"
+                    );
                     let t = page::item_mut(&mut pg, tid.offset).expect("locked");
                     stamp_old(t, xid, cid, new, flags);
                     pg.mark_dirty();
@@ -201,13 +227,18 @@ pub fn update(
                 }
                 Verdict::Proceed(_) => {}
                 Verdict::SelfModified => return Ok(ModifyResult::SelfModified),
-                Verdict::Updated(next) => return Ok(ModifyResult::Updated(next)),
+                Verdict::Updated(next) => {
+                    return Ok(ModifyResult::Updated(successor(&pg, tid, next)))
+                }
                 Verdict::Wait(holder) => {
                     drop(pg);
                     wait_for(holder, wait)?;
                     continue;
                 }
             }
+        }
+        if let Some(free) = pruned_free {
+            fsm::record_free_space(pool, rel, tid.block, free)?;
         }
         // The new version needs another page: pin one with room while no
         // heap page is locked (the FSM may be consulted), then lock both in
@@ -236,7 +267,12 @@ pub fn update(
             let o = buf.write();
             (o, other.write())
         };
-        if page::free_space(&new_pg) < needed {
+        if !block_exists(pool, rel, other.block())? {
+            // Cut off by VACUUM since it was chosen: choose again.
+            drop((old_pg, new_pg));
+            continue;
+        }
+        if prune_for_space(&mut new_pg, rel, other.block(), needed, tm).0 < needed {
             let free = page::free_space(&new_pg);
             drop((old_pg, new_pg));
             fsm::record_free_space(pool, rel, other.block(), free)?;
@@ -250,9 +286,10 @@ pub fn update(
             target.current = Some(other);
             continue;
         };
+        let new_was_empty = page::item_count(&new_pg) == 0;
         let new = Tid {
             block: other.block(),
-            offset: page::item_count(&new_pg) + 1,
+            offset: page::next_offset(&mut new_pg),
         };
         let flags = hand_over_lockers(
             pool,
@@ -263,10 +300,11 @@ pub fn update(
             new_tuple,
             tm,
         )?;
-        let new_was_empty = new.offset == 1;
         tuple::set_ctid(new_tuple, new.block, new.offset);
-        let off = page::add_item(&mut new_pg, new_tuple).expect("space checked");
-        debug_assert_eq!(off, new.offset);
+        assert!(
+            page::add_item_at(&mut new_pg, new.offset, new_tuple),
+            "space checked"
+        );
         let t = page::item_mut(&mut old_pg, tid.offset).expect("locked");
         stamp_old(t, xid, cid, new, flags);
         old_pg.mark_dirty();
@@ -303,6 +341,7 @@ mod tests {
 
     use super::*;
     use crate::heap::{self, HeapScan};
+    use txn::XidStatus;
 
     const REL: RelFileLocator = RelFileLocator {
         spc_oid: common::ids::DEFAULT_TABLESPACE_OID,
@@ -350,11 +389,9 @@ mod tests {
 
         // Block 0: two small rows and a big one that leaves ~600 bytes.
         let mut target = InsertTarget::new();
-        let small1 =
-            heap::insert(pool, tm.wal(), REL, &mut form(1, 10, xid, 0), &mut target).unwrap();
-        let small2 =
-            heap::insert(pool, tm.wal(), REL, &mut form(2, 10, xid, 0), &mut target).unwrap();
-        heap::insert(pool, tm.wal(), REL, &mut form(3, 7400, xid, 0), &mut target).unwrap();
+        let small1 = heap::insert(pool, &tm, REL, &mut form(1, 10, xid, 0), &mut target).unwrap();
+        let small2 = heap::insert(pool, &tm, REL, &mut form(2, 10, xid, 0), &mut target).unwrap();
+        heap::insert(pool, &tm, REL, &mut form(3, 7400, xid, 0), &mut target).unwrap();
         assert_eq!((small1.block, small2.block), (0, 0));
 
         // Fits: same page.
@@ -406,7 +443,9 @@ mod tests {
 
         // The old versions point at the new ones.
         for (old, new) in [(small1, new1), (small2, new2)] {
-            let bytes = heap::fetch_any(pool, REL, old).unwrap().unwrap();
+            let bytes = heap::fetch_version(pool, REL, new, xid).unwrap().unwrap();
+            assert_eq!(tuple::xmin(&bytes), xid);
+            let bytes = heap::fetch_version(pool, REL, old, xid).unwrap().unwrap();
             assert_eq!(tuple::ctid(&bytes), (new.block, new.offset));
             assert_ne!(tuple::infomask(&bytes) & tuple::UPDATED, 0);
             assert_eq!(tuple::xmax(&bytes), xid);
@@ -434,14 +473,7 @@ mod tests {
         tm.commit(xid, txn::SyncCommit::On).unwrap();
         let xid2 = tm.begin().unwrap();
         let mut batch: Vec<Vec<u8>> = (100..400).map(|a| form(a, 50, xid2, 0)).collect();
-        heap::insert_batch(
-            pool,
-            tm.wal(),
-            REL,
-            &mut batch,
-            &mut InsertTarget::bulk(pool),
-        )
-        .unwrap();
+        heap::insert_batch(pool, &tm, REL, &mut batch, &mut InsertTarget::bulk(pool)).unwrap();
         tm.commit(xid2, txn::SyncCommit::On).unwrap();
         let mut before = visible(pool, &tm, 0, 0);
         before.sort();

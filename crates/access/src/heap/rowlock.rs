@@ -149,8 +149,9 @@ pub enum LockResult {
     /// This transaction updated or deleted the version.
     SelfModified,
     /// A concurrent transaction committed an update (Some: the newer
-    /// version) or a delete (None) of this version.
-    Updated(Option<Tid>),
+    /// version and its expected xmin, as `ModifyResult::Updated`) or a
+    /// delete (None) of this version.
+    Updated(Option<(Tid, Xid)>),
     /// Held by a conflicting transaction, and the policy said not to wait.
     WouldBlock,
 }
@@ -497,7 +498,11 @@ pub fn lock_tuple(
                 return Ok(LockResult::Locked);
             }
             Verdict::SelfModified => return Ok(LockResult::SelfModified),
-            Verdict::Updated(next) => return Ok(LockResult::Updated(next)),
+            Verdict::Updated(next) => {
+                return Ok(LockResult::Updated(super::modify::successor(
+                    &pg, tid, next,
+                )))
+            }
             Verdict::Wait(holder) => {
                 drop(pg);
                 if policy != WaitPolicy::Block {
@@ -588,7 +593,7 @@ mod tests {
             let x = self.tm.begin().unwrap();
             let tid = heap::insert(
                 self.pool,
-                self.tm.wal(),
+                &self.tm,
                 REL,
                 &mut row(a, x),
                 &mut InsertTarget::new(),
@@ -704,7 +709,10 @@ mod tests {
         f.tm.commit(c, txn::SyncCommit::Off).unwrap();
         // A locker of the old version now learns where the row went.
         let d = f.tm.begin().unwrap();
-        assert_eq!(f.lock(tid, d, KeyShare), LockResult::Updated(Some(new)));
+        assert_eq!(
+            f.lock(tid, d, KeyShare),
+            LockResult::Updated(Some((new, c)))
+        );
         assert_eq!(f.lock(new, d, KeyShare), LockResult::Locked);
     }
 

@@ -6,7 +6,8 @@
 //! are produced here each time the plan runs, from the statement's catalog
 //! snapshot (`catalog.rs`, `stats.rs`, `information_schema.rs`) or from the
 //! running server (`server.rs`) and the session's own cursors and prepared
-//! statements (`session_objects.rs`), both through the `ServerState` the
+//! statements (`session_objects.rs`) and the tables' cumulative statistics
+//! (`table_stats.rs`), all through the `ServerState` the
 //! session implements. A cached plan over pg_class, pg_stats or pg_stat_activity
 //! therefore reads the state of each execution, never of its binding.
 
@@ -18,6 +19,7 @@ mod roles;
 mod server;
 mod session_objects;
 mod stats;
+mod table_stats;
 
 use common::{Oid, PgError, PgResult};
 use sql::plan::{OutputColumn, ViewScan};
@@ -111,7 +113,7 @@ impl ViewDef {
 }
 
 /// Every system view, by family.
-fn families() -> [&'static [ViewDef]; 8] {
+fn families() -> [&'static [ViewDef]; 9] {
     [
         catalog::VIEWS,
         describe::VIEWS,
@@ -121,6 +123,7 @@ fn families() -> [&'static [ViewDef]; 8] {
         locks::VIEWS,
         session_objects::VIEWS,
         roles::VIEWS,
+        table_stats::VIEWS,
     ]
 }
 

@@ -39,6 +39,15 @@ pub trait ServerState {
     fn current_user_is_superuser(&self) -> bool {
         false
     }
+    /// Table `table` of database `db`'s cumulative statistics, if counted
+    /// (pg_stat_all_tables).
+    fn table_counters(
+        &self,
+        _db: common::Oid,
+        _table: common::Oid,
+    ) -> Option<std::sync::Arc<crate::table_stats::TableCounters>> {
+        None
+    }
 }
 
 /// One backend's status (PostgreSQL's PgBackendStatus).
@@ -59,6 +68,8 @@ pub struct BackendInfo {
     pub backend_xid: Option<u64>,
     pub backend_xmin: Option<u64>,
     pub query: String,
+    /// "client backend" or "autovacuum worker".
+    pub backend_type: &'static str,
     pub ssl: Option<SslInfo>,
 }
 
@@ -297,7 +308,7 @@ fn pg_stat_activity(cx: &ViewContext<'_>) -> Vec<Row> {
                 b.backend_xmin
                     .map_or(Value::Null, |x| Value::Int8(x as i64)),
                 text(&b.query),
-                text("client backend"),
+                text(b.backend_type),
             ]
         })
         .collect()

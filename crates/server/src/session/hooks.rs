@@ -22,6 +22,10 @@ pub(super) struct Hooks<'a> {
     pub(super) session_user: &'a str,
     pub(super) sequences: &'a mut SequenceValues,
     pub(super) db_oid: common::Oid,
+    /// The open transaction's row changes by table (applied at its end).
+    pub(super) table_counts: &'a mut exec::table_stats::PendingTableCounts,
+    /// This session is an autovacuum worker.
+    pub(super) autovacuum: bool,
     /// The session's heavyweight locks (advisory-lock functions), how it
     /// waits for them, and when its statement times out.
     pub(super) locks: &'a mut txn::lock::LockOwner,
@@ -40,6 +44,28 @@ pub(super) struct SequenceValues {
 }
 
 impl SessionHooks for Hooks<'_> {
+    fn counters_to_update(
+        &self,
+        table: common::Oid,
+    ) -> Option<std::sync::Arc<exec::table_stats::TableCounters>> {
+        let on = self
+            .settings
+            .get("track_counts")
+            .ok()
+            .and_then(gucs::parse_bool)
+            .unwrap_or(true);
+        on.then(|| self.ctx.table_stats.get(self.db_oid, table))
+    }
+    fn count_table_changes(
+        &mut self,
+        table: common::Oid,
+        counts: exec::table_stats::PendingCounts,
+    ) {
+        self.table_counts.add(table, counts);
+    }
+    fn is_autovacuum(&self) -> bool {
+        self.autovacuum
+    }
     fn sequence_value_used(&mut self, seq: common::Oid, value: i64) {
         self.sequences.last.insert(seq, value);
         self.sequences.latest = Some(seq);
@@ -230,6 +256,13 @@ impl Hooks<'_> {
 impl exec::system_views::ServerState for Hooks<'_> {
     fn current_user_is_superuser(&self) -> bool {
         self.superuser
+    }
+    fn table_counters(
+        &self,
+        db: common::Oid,
+        table: common::Oid,
+    ) -> Option<std::sync::Arc<exec::table_stats::TableCounters>> {
+        Some(self.ctx.table_stats.get(db, table))
     }
     fn backends(&self) -> Vec<exec::system_views::BackendInfo> {
         self.server_view().backends()

@@ -168,7 +168,7 @@ pub(super) fn write_command(stmt: &BoundStatement) -> Option<&'static str> {
         BoundStatement::DropDatabase { .. } => "DROP DATABASE",
         // Statistics are not user data: PostgreSQL allows ANALYZE in a
         // read-only transaction.
-        BoundStatement::Analyze { .. } => "",
+        BoundStatement::Analyze { .. } | BoundStatement::Vacuum { .. } => "",
         // SELECT ... FOR UPDATE (also under DECLARE or EXPLAIN ANALYZE).
         _ if stmt.locks_rows() => stmt.row_lock_command(),
         BoundStatement::Role(r) if r.writes_catalog() => match r {

@@ -221,6 +221,11 @@ impl TestServer {
         if !settings.iter().any(|(k, _)| k == "shared_buffers") {
             settings.push(("shared_buffers".into(), DEFAULT_SHARED_BUFFERS.into()));
         }
+        // Autovacuum stays off unless a test asks for it: its ANALYZE would
+        // change statistics and plans under tests that compare them.
+        if !settings.iter().any(|(k, _)| k == "autovacuum") {
+            settings.push(("autovacuum".into(), "off".into()));
+        }
         std::fs::create_dir(dir.path().join("sock")).map_err(|e| format!("mkdir sock: {e}"))?;
         let mut server = TestServer {
             dir,

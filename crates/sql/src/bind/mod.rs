@@ -341,6 +341,13 @@ impl Binder<'_, '_> {
                 verbose: *verbose,
                 vacuum: *vacuum,
             },
+            Utility::Vacuum(Ok(v)) => BoundStatement::Vacuum {
+                targets: self.bind_analyze_targets(&v.targets)?,
+                verbose: v.verbose,
+                analyze: v.analyze,
+                truncate: v.truncate,
+            },
+            Utility::Vacuum(Err(e)) => return Err(e.clone()),
             Utility::DropSequence { names, if_exists } => {
                 self.bind_drop_sequence(names, *if_exists)?
             }

@@ -489,6 +489,13 @@ pub enum BoundStatement {
         verbose: bool,
         vacuum: bool,
     },
+    /// VACUUM: tables (with ANALYZE's columns), and its options.
+    Vacuum {
+        targets: Vec<AnalyzeTarget>,
+        verbose: bool,
+        analyze: bool,
+        truncate: bool,
+    },
     /// ALTER SYSTEM: `name` None is RESET ALL, `value` None a RESET.
     AlterSystem {
         name: Option<String>,

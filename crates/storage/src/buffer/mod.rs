@@ -802,13 +802,40 @@ impl BufferPool {
 
     /// Forgets every buffer of `rel` without writing it (DROP/TRUNCATE).
     pub fn drop_relation_buffers(&self, rel: RelFileLocator) {
+        let dropped = self.drop_buffers_where(rel, |_| true, false);
+        debug_assert!(dropped, "dropping a pinned buffer of {rel:?}");
+    }
+
+    /// Forgets the buffers of `rel`'s `fork` at or past block `first`
+    /// without writing them (VACUUM's truncation). A pinned one is left
+    /// alone (its holder finds the block past the end and lets go): false
+    /// if there was one.
+    pub fn drop_buffers_from(
+        &self,
+        rel: RelFileLocator,
+        fork: ForkNumber,
+        first: BlockNumber,
+    ) -> bool {
+        self.drop_buffers_where(rel, |t| t.fork == fork && t.block >= first, true)
+    }
+
+    fn drop_buffers_where(
+        &self,
+        rel: RelFileLocator,
+        which: impl Fn(&BufferTag) -> bool,
+        skip_pinned: bool,
+    ) -> bool {
+        let mut all = true;
         for id in 0..self.descs.len() as u32 {
             let desc = &self.descs[id as usize];
             loop {
                 // SAFETY: racy peek, only to choose the partition; re-checked
                 // under the partition and header locks below.
                 let peek = unsafe { *desc.tag.get() };
-                if peek.rel != rel || desc.state.load(Ordering::Acquire) & TAG_VALID == 0 {
+                if peek.rel != rel
+                    || !which(&peek)
+                    || desc.state.load(Ordering::Acquire) & TAG_VALID == 0
+                {
                     break;
                 }
                 let hash = peek.hash_code();
@@ -822,7 +849,13 @@ impl BufferPool {
                     unlock_header(&desc.state, s);
                     continue;
                 }
-                debug_assert_eq!(refcount(s), 0, "dropping a pinned buffer of {rel:?}");
+                if refcount(s) != 0 {
+                    unlock_header(&desc.state, s);
+                    all = false;
+                    if skip_pinned {
+                        break;
+                    }
+                }
                 part.remove(&g, &tag, hash, id);
                 unlock_header(
                     &desc.state,
@@ -833,6 +866,7 @@ impl BufferPool {
                 break;
             }
         }
+        all
     }
 
     /// Puts an unpinned buffer on the freelist unless it is already there.
@@ -901,6 +935,18 @@ impl Buffer {
             // SAFETY: shared content lock held for the guard's life.
             page: unsafe { std::slice::from_raw_parts(self.pool.frame_ptr(self.id), BLCKSZ) },
         }
+    }
+
+    /// Takes the content lock in exclusive mode if no one holds it
+    /// (opportunistic pruning never waits).
+    pub fn try_write(&self) -> Option<PageWrite<'_>> {
+        let guard = self.pool.descs[self.id as usize].content.try_exclusive()?;
+        Some(PageWrite {
+            buffer: self,
+            _guard: guard,
+            // SAFETY: exclusive content lock held for the guard's life.
+            page: unsafe { std::slice::from_raw_parts_mut(self.pool.frame_ptr(self.id), BLCKSZ) },
+        })
     }
 
     /// Takes the content lock in exclusive mode.
