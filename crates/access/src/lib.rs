@@ -1,6 +1,7 @@
 //! Access methods: the heap (tuple format, insert/update/delete, scans).
 //! B-tree indexes join here later. See README.md.
 
+pub mod btree;
 pub mod heap;
 pub mod relation;
 pub mod sequence;

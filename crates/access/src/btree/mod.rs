@@ -1,0 +1,221 @@
+//! B-tree indexes: a Lehman–Yao B-link tree as PostgreSQL's nbtree (see
+//! README.md, rules 16–). Every entry is (key values, heap tid) and the tid
+//! is the last key column, so entries are unique and a deletion finds its
+//! entry exactly; readers hold one page lock at a time and move right past
+//! concurrent splits.
+//!
+//! This file fixes the interface the executor and the catalog build on.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use common::{PgResult, RelFileLocator, Xid};
+use storage::buffer::BufferPool;
+use txn::TransactionManager;
+use types::{DataType, Value};
+use wal::Wal;
+
+use crate::heap::{Tid, WaitForXid};
+
+/// What an index's key looks like: one entry per key column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexDesc {
+    pub columns: Vec<KeyColumn>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyColumn {
+    pub ty: DataType,
+    /// DESC: larger values first.
+    pub descending: bool,
+    /// NULLS FIRST (PostgreSQL's default is NULLS LAST for ASC, FIRST for DESC).
+    pub nulls_first: bool,
+}
+
+impl IndexDesc {
+    /// Compares two key prefixes column by column in index order (DESC and
+    /// NULLS FIRST applied, NULL a value like any other); a shorter prefix
+    /// that matches the longer one's start is Equal.
+    pub fn compare_prefix(&self, a: &[Value], b: &[Value]) -> Ordering {
+        for ((col, x), y) in self.columns.iter().zip(a).zip(b) {
+            let ord = match (x.is_null(), y.is_null()) {
+                (true, true) => Ordering::Equal,
+                (true, false) if col.nulls_first => Ordering::Less,
+                (true, false) => Ordering::Greater,
+                (false, true) if col.nulls_first => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                (false, false) => {
+                    let o = types::ops::compare_typed(col.ty.id, x, y);
+                    if col.descending {
+                        o.reverse()
+                    } else {
+                        o
+                    }
+                }
+            };
+            if ord != Ordering::Equal {
+                return ord;
+            }
+        }
+        Ordering::Equal
+    }
+}
+
+/// One end of a scan's range, a key prefix in index order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanBound {
+    pub prefix: Vec<Value>,
+    pub inclusive: bool,
+}
+
+/// The entries a scan returns: those between `lower` and `upper` in index
+/// order (None: unbounded), walked forward or backward.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ScanRange {
+    pub lower: Option<ScanBound>,
+    pub upper: Option<ScanBound>,
+    pub backward: bool,
+}
+
+/// Who holds a key that a unique insert found already in the index: what
+/// the caller learns from the heap tuple an equal entry points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyHolder {
+    /// The tuple is dead to everyone or its inserter aborted: no conflict.
+    Dead,
+    /// Inserted by a committed transaction (or our own) and not deleted by
+    /// a committed one: a duplicate.
+    Live,
+    /// Inserted, or being deleted, by a transaction still running: wait
+    /// for it and look again.
+    InProgress(Xid),
+}
+
+/// A unique index's check during insert: `holder` tells what an equal
+/// entry's heap tuple is, `wait` waits for a running transaction.
+pub struct UniqueCheck<'a> {
+    pub holder: &'a mut dyn FnMut(Tid) -> PgResult<KeyHolder>,
+    pub wait: &'a mut WaitForXid<'a>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum InsertOutcome {
+    Inserted,
+    /// A unique index already holds a live entry with this key (its heap
+    /// tid); nothing was inserted.
+    Duplicate(Tid),
+}
+
+/// Counts for VACUUM VERBOSE and pg_stat.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BulkDeleteStats {
+    pub removed: u64,
+    pub remaining: u64,
+    pub pages: u32,
+    pub pages_free: u32,
+}
+
+/// Creates the index's storage with an empty tree (a metapage), logged.
+pub fn create_empty(pool: &'static BufferPool, wal: &Wal, rel: RelFileLocator) -> PgResult<()> {
+    let _ = (pool, wal, rel);
+    unimplemented!("btree::create_empty")
+}
+
+/// Builds the tree bottom-up from entries already sorted in index order
+/// (ties broken by tid) into storage `create_empty` made; the pages are
+/// logged whole. Returns the number of entries.
+pub fn build(
+    pool: &'static BufferPool,
+    wal: &Wal,
+    rel: RelFileLocator,
+    desc: &IndexDesc,
+    sorted: &mut dyn Iterator<Item = PgResult<(Vec<Value>, Tid)>>,
+) -> PgResult<u64> {
+    let _ = (pool, wal, rel, desc, sorted);
+    unimplemented!("btree::build")
+}
+
+/// Inserts one entry. With `unique`, entries with an equal key (none of
+/// its values NULL) are checked first: a running holder is waited for and
+/// the check repeated, a live one makes the outcome `Duplicate`.
+pub fn insert(
+    pool: &'static BufferPool,
+    tm: &TransactionManager,
+    rel: RelFileLocator,
+    desc: &IndexDesc,
+    key: &[Value],
+    tid: Tid,
+    unique: Option<UniqueCheck<'_>>,
+) -> PgResult<InsertOutcome> {
+    let _ = (pool, tm, rel, desc, key, tid, unique);
+    unimplemented!("btree::insert")
+}
+
+/// The heap tids of entries whose key equals `key` (ON CONFLICT's and
+/// foreign keys' probe). Takes no lock beyond a page at a time.
+pub fn find_equal(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    desc: &IndexDesc,
+    key: &[Value],
+) -> PgResult<Vec<Tid>> {
+    let _ = (pool, rel, desc, key);
+    unimplemented!("btree::find_equal")
+}
+
+/// A range scan. Each leaf page's matching entries are copied out under
+/// its share lock, so no lock is held between calls.
+pub struct IndexScan {
+    _private: (),
+}
+
+impl IndexScan {
+    /// `with_keys`: return each entry's key values (index-only scans).
+    pub fn new(
+        pool: &'static BufferPool,
+        rel: RelFileLocator,
+        desc: Arc<IndexDesc>,
+        range: ScanRange,
+        with_keys: bool,
+    ) -> PgResult<IndexScan> {
+        let _ = (pool, rel, desc, range, with_keys);
+        unimplemented!("btree::IndexScan::new")
+    }
+
+    /// The next entry in range: its heap tid and, if asked for, its key.
+    pub fn next(&mut self) -> PgResult<Option<(Tid, Option<&[Value]>)>> {
+        unimplemented!("btree::IndexScan::next")
+    }
+}
+
+/// Removes the entries whose tid `dead` says is gone (VACUUM's index pass),
+/// logged per page.
+pub fn bulk_delete(
+    pool: &'static BufferPool,
+    wal: &Wal,
+    rel: RelFileLocator,
+    dead: &dyn Fn(Tid) -> bool,
+) -> PgResult<BulkDeleteStats> {
+    let _ = (pool, wal, rel, dead);
+    unimplemented!("btree::bulk_delete")
+}
+
+/// Levels above the leaves (0 for a tree that is one leaf), for costing.
+pub fn tree_height(pool: &'static BufferPool, rel: RelFileLocator) -> PgResult<u32> {
+    let _ = (pool, rel);
+    unimplemented!("btree::tree_height")
+}
+
+/// amcheck's bt_index_check (`parent == false`: order within pages, high
+/// keys, sibling links) and bt_index_parent_check (also every downlink
+/// agrees with its child). Corruption is an XX002 error with amcheck's
+/// message.
+pub fn check(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    desc: &IndexDesc,
+    parent: bool,
+) -> PgResult<()> {
+    let _ = (pool, rel, desc, parent);
+    unimplemented!("btree::check")
+}
