@@ -27,7 +27,7 @@ use crate::{Catalog, BOOTSTRAP_SUPERUSER};
 
 /// Storage the transaction's end decides about.
 #[derive(Debug, Clone, Copy)]
-enum Pending {
+pub(crate) enum Pending {
     /// A file it created: removed if it rolls back.
     Created(RelFileLocator),
     /// A file it dropped: removed once it commits.
@@ -46,7 +46,7 @@ pub struct CatalogTxn {
     pub(crate) working: Arc<CatalogData>,
     /// The committed catalog the transaction started from.
     base: Arc<CatalogData>,
-    pending: Vec<Pending>,
+    pub(crate) pending: Vec<Pending>,
 }
 
 /// Where a savepoint found a transaction's catalog changes, to go back to
@@ -87,7 +87,7 @@ impl CatalogTxn {
     }
 }
 
-fn vanished(oid: Oid) -> PgError {
+pub(crate) fn vanished(oid: Oid) -> PgError {
     PgError::internal(format!("catalog entry {oid} vanished"))
 }
 
@@ -218,6 +218,7 @@ impl Catalog {
         let Some(t) = txn.working.tables.get(&oid).cloned() else {
             return Ok(None);
         };
+        self.drop_table_dependents(txn, cid, oid)?;
         let w = self.writer(txn, cid);
         let d = Arc::make_mut(&mut txn.working);
         let class = d.rows.classes.remove(&oid).ok_or_else(|| vanished(oid))?;
@@ -282,6 +283,10 @@ impl Catalog {
         heap::create_storage(self.pool, self.tm.wal(), t.locator())?;
         self.replace_class_row(txn, cid, &t)?;
         txn.pending.push(Pending::Dropped(old));
+        let indexes: Vec<Oid> = txn.working.indexes_of(oid).map(|i| i.oid).collect();
+        for i in indexes {
+            self.new_index_relfilenode(txn, cid, i)?;
+        }
         Ok(t)
     }
 

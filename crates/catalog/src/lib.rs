@@ -27,6 +27,7 @@ use txn::TransactionManager;
 
 pub mod comments;
 mod ddl;
+pub mod indexes;
 mod model;
 mod oids;
 mod relations;
@@ -35,6 +36,7 @@ pub mod stats;
 
 pub use comments::ObjectAddress;
 pub use ddl::{CatalogMark, CatalogTxn};
+pub use indexes::{Constraint, ConstraintKind, Index, IndexKey, ReferentialAction};
 pub use model::{
     CatalogData, Column, Database, Namespace, Role, RoleAttributes, Sequence, Table, View,
 };

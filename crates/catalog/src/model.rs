@@ -222,6 +222,8 @@ pub struct CatalogData {
     pub tables: BTreeMap<Oid, Table>,
     pub views: BTreeMap<Oid, View>,
     pub sequences: BTreeMap<Oid, Sequence>,
+    pub indexes: BTreeMap<Oid, crate::indexes::Index>,
+    pub constraints: BTreeMap<Oid, crate::indexes::Constraint>,
     /// COMMENT ON's comments by object (`comments.rs`).
     pub comments: BTreeMap<crate::comments::ObjectAddress, String>,
     /// Where each object's current row version is (to delete or replace it).
@@ -312,6 +314,7 @@ impl CatalogData {
             .map(|t| t.oid)
             .or_else(|| self.view(db, namespace, name).map(|v| v.oid))
             .or_else(|| self.sequence(db, namespace, name).map(|s| s.oid))
+            .or_else(|| self.index(db, namespace, name).map(|i| i.oid))
     }
     /// Whether a relation of that name is in the schema.
     pub fn relation_exists(&self, db: Oid, namespace: Oid, name: &str) -> bool {
@@ -324,6 +327,9 @@ impl CatalogData {
         }
         if let Some(v) = self.views.get(&oid) {
             return Some((&v.name, v.namespace, v.db_oid));
+        }
+        if let Some(i) = self.indexes.get(&oid) {
+            return Some((&i.name, i.namespace, i.db_oid));
         }
         self.sequences
             .get(&oid)

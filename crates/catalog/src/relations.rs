@@ -120,7 +120,7 @@ pub(crate) const PG_SEQUENCE: SystemRelation = SystemRelation {
     columns: &[OidT, OidT, Int8, Int8, Int8, Int8, Int8, Bool, OidT, Int2],
 };
 
-pub(crate) const ALL: [&SystemRelation; 9] = [
+pub(crate) const ALL: [&SystemRelation; 11] = [
     &PG_DATABASE,
     &PG_AUTHID,
     &PG_NAMESPACE,
@@ -130,6 +130,8 @@ pub(crate) const ALL: [&SystemRelation; 9] = [
     &PG_REWRITE,
     &PG_SEQUENCE,
     &crate::comments::PG_DESCRIPTION,
+    &crate::indexes::PG_INDEX,
+    &crate::indexes::PG_CONSTRAINT,
 ];
 
 /// Where each object's current row version is, so DDL can delete or
@@ -145,6 +147,8 @@ pub(crate) struct RowIndex {
     pub rewrites: HashMap<Oid, Tid>,
     pub sequences: HashMap<Oid, Tid>,
     pub comments: HashMap<crate::comments::ObjectAddress, Tid>,
+    pub indexes: HashMap<Oid, Tid>,
+    pub constraints: HashMap<Oid, Tid>,
 }
 
 // Rows of each relation.
@@ -444,8 +448,13 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
     }
     let mut view_classes = HashMap::new();
     let mut sequence_classes = HashMap::new();
+    let mut index_classes = HashMap::new();
     for (tid, r) in scan(pool, tm, &PG_CLASS)? {
         match string(&r[5]).as_str() {
+            "i" => {
+                index_classes.insert(oid(&r[0]), (tid, r));
+                continue;
+            }
             "v" => {
                 view_classes.insert(oid(&r[0]), (tid, r));
                 continue;
@@ -596,6 +605,7 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
             t.statistics = Arc::new(s);
         }
     }
+    crate::indexes::load(pool, tm, &mut d, index_classes)?;
     crate::comments::load(pool, tm, &mut d)?;
     Ok(d)
 }

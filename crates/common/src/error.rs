@@ -36,6 +36,11 @@ impl SqlState {
     pub const NOT_NULL_VIOLATION: SqlState = SqlState("23502");
     pub const UNIQUE_VIOLATION: SqlState = SqlState("23505");
     pub const CHECK_VIOLATION: SqlState = SqlState("23514");
+    pub const FOREIGN_KEY_VIOLATION: SqlState = SqlState("23503");
+    /// 54011 too_many_columns (an index over more than 32 columns).
+    pub const TOO_MANY_COLUMNS_IN_INDEX: SqlState = SqlState("54011");
+    /// XX002 index_corrupted (amcheck).
+    pub const INDEX_CORRUPTED: SqlState = SqlState("XX002");
     pub const INVALID_TRANSACTION_STATE: SqlState = SqlState("25000");
     pub const ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25001");
     pub const NO_ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25P01");

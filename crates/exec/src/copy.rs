@@ -5,7 +5,7 @@
 //! holds more than one row's worth of unparsed bytes, and rows are inserted
 //! in batches that fill a page per content-lock acquisition.
 
-use access::heap::{self, InsertTarget};
+use access::heap::{self, InsertTarget, Tid};
 use access::tuple;
 use catalog::Table;
 use common::{PgError, PgResult, SqlState};
@@ -16,6 +16,7 @@ use types::{DataType, Value};
 
 use crate::dml::check_not_null;
 use crate::eval::eval;
+use crate::index::TableIndexes;
 use crate::{ExecEnv, Row};
 
 fn bad_format(msg: impl Into<String>) -> PgError {
@@ -458,6 +459,8 @@ pub struct CopyLoader<'t> {
     batch_bytes: usize,
     row: Row,
     pub rows: u64,
+    /// The table's indexes, if it has any.
+    indexes: Option<TableIndexes>,
 }
 
 /// A batch is inserted once it holds this many bytes of tuples (about eight
@@ -474,6 +477,7 @@ impl<'t> CopyLoader<'t> {
             batch_bytes: 0,
             row: Vec::new(),
             rows: 0,
+            indexes: Some(TableIndexes::of(env, &target.table)).filter(|i| !i.is_empty()),
             target,
         }
     }
@@ -562,6 +566,16 @@ impl<'t> CopyLoader<'t> {
             &mut self.batch,
             &mut self.insert_target,
         )?;
+        if let Some(indexes) = self.indexes.as_mut() {
+            // Each tuple's ctid now says where it went.
+            let types = &self.types;
+            for t in &self.batch {
+                let (block, offset) = tuple::ctid(t);
+                let mut row = Vec::with_capacity(types.len());
+                tuple::deform_tuple(t, types, &mut row)?;
+                indexes.insert(env, &self.target.table, &row, Tid { block, offset })?;
+            }
+        }
         let c = crate::table_stats::PendingCounts {
             inserted: self.batch.len() as u64,
             ..Default::default()

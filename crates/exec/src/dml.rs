@@ -5,10 +5,12 @@ use access::tuple::{self, deform_tuple};
 use catalog::Table;
 use common::{PgError, PgResult, SqlState};
 use sql::expr::Expr;
-use sql::plan::Plan;
+use sql::plan::{IndexPath, Plan};
 use types::{DataType, Value};
 
 use crate::eval::{eval, eval_qual, value_to_text};
+use crate::index::TableIndexes;
+use crate::indexscan::{fetch_visible, IndexTids};
 use crate::ops::build;
 use crate::{ExecEnv, Row};
 
@@ -67,6 +69,7 @@ pub fn insert(
         InsertTarget::new()
     };
     let mut op = build(source, env, None)?;
+    let mut indexes = TableIndexes::of(env, table);
     let mut buf = Vec::new();
     let mut n = 0u64;
     let mut out = Vec::new();
@@ -74,7 +77,10 @@ pub fn insert(
         while let Some(row) = op.next(env)? {
             check_not_null(table, &row, &env.io)?;
             tuple::form_tuple(&types, &row, env.xid, env.cid, &mut buf);
-            heap::insert(env.pool, env.tm, table.locator(), &mut buf, &mut target)?;
+            let tid = heap::insert(env.pool, env.tm, table.locator(), &mut buf, &mut target)?;
+            if !indexes.is_empty() {
+                indexes.insert(env, table, &row, tid)?;
+            }
             n += 1;
             if n.is_multiple_of(4096) {
                 env.check_cancel()?;
@@ -111,10 +117,14 @@ fn count_changes(env: &mut ExecEnv, table: &Table, inserted: u64, updated: u64, 
 fn for_each_match(
     table: &Table,
     qual: &[Expr],
+    index: Option<&IndexPath>,
     env: &mut ExecEnv,
     mut modify: impl FnMut(Tid, Row, &mut ExecEnv) -> PgResult<()>,
 ) -> PgResult<()> {
     debug_assert_eq!(env.snapshot.command_id, env.cid);
+    if let Some(path) = index {
+        return for_each_index_match(table, qual, path, env, modify);
+    }
     let types = table.column_types();
     let mut scan = HeapScan::new(env.pool, table.locator())?;
     let mut page = Vec::new();
@@ -153,6 +163,47 @@ fn for_each_match(
     };
     if let Some(c) = counters {
         c.count_seq_scan(tuples);
+    }
+    r
+}
+
+/// `for_each_match` through an index: each tid the index gives is fetched
+/// (copied, no lock held) and modified before the next is looked up.
+fn for_each_index_match(
+    table: &Table,
+    qual: &[Expr],
+    path: &IndexPath,
+    env: &mut ExecEnv,
+    mut modify: impl FnMut(Tid, Row, &mut ExecEnv) -> PgResult<()>,
+) -> PgResult<()> {
+    let types = table.column_types();
+    let mut tids = IndexTids::new(table, path, env)?;
+    let mut fetched = 0u64;
+    let counters = env.hooks.counters_to_update(table.oid);
+    let r = (|| {
+        while let Some(tid) = tids.next(env)? {
+            env.check_cancel()?;
+            let Some(t) = fetch_visible(env, table, tid)? else {
+                continue;
+            };
+            fetched += 1;
+            let mut row = Vec::with_capacity(types.len());
+            deform_tuple(&t, &types, &mut row)?;
+            let mut pass = true;
+            for q in qual {
+                if !eval_qual(q, &row, env)? {
+                    pass = false;
+                    break;
+                }
+            }
+            if pass {
+                modify(tid, row, env)?;
+            }
+        }
+        Ok(())
+    })();
+    if let Some(c) = counters {
+        c.count_index_scan(fetched);
     }
     r
 }
@@ -216,13 +267,14 @@ fn recheck(
 pub fn delete(
     table: &Table,
     qual: &[Expr],
+    index: Option<&IndexPath>,
     returning: Option<&[Expr]>,
     env: &mut ExecEnv,
 ) -> PgResult<(u64, Returning)> {
     let mut n = 0;
     let mut out = Vec::new();
     let rel = table.locator();
-    let r = for_each_match(table, qual, env, |mut tid, mut row, env| loop {
+    let r = for_each_match(table, qual, index, env, |mut tid, mut row, env| loop {
         let (pool, cid, tm) = (env.pool, env.cid, env.tm);
         let who = env.requester();
         let hooks = &mut *env.hooks;
@@ -253,6 +305,7 @@ pub fn delete(
 pub fn update(
     table: &Table,
     qual: &[Expr],
+    index: Option<&IndexPath>,
     assignments: &[(usize, Expr)],
     returning: Option<&[Expr]>,
     env: &mut ExecEnv,
@@ -263,7 +316,8 @@ pub fn update(
     let mut n = 0;
     let mut out = Vec::new();
     let rel = table.locator();
-    let r = for_each_match(table, qual, env, |mut tid, mut old, env| loop {
+    let mut indexes = TableIndexes::of(env, table);
+    let r = for_each_match(table, qual, index, env, |mut tid, mut old, env| loop {
         let mut new = old.clone();
         for (i, e) in assignments {
             new[*i] = eval(e, &old, env)?;
@@ -286,8 +340,11 @@ pub fn update(
         )
         .map_err(|e| wait_error(env, e))?;
         match r {
-            ModifyResult::Done(_) => {
+            ModifyResult::Done(new_tid) => {
                 n += 1;
+                if !indexes.is_empty() {
+                    indexes.insert(env, table, &new, new_tid)?;
+                }
                 return project_returning(returning, &new, env, &mut out);
             }
             ModifyResult::SelfModified => return Ok(()),

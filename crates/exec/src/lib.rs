@@ -8,6 +8,8 @@ pub mod copy;
 pub mod dml;
 pub mod eval;
 mod hashagg;
+pub(crate) mod index;
+mod indexscan;
 mod join;
 mod lockrows;
 pub mod ops;

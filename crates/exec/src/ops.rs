@@ -180,6 +180,22 @@ fn build_node<'p>(
 ) -> PgResult<Box<dyn Operator + 'p>> {
     Ok(match plan {
         Plan::SeqScan {
+            table,
+            qual,
+            tid,
+            index: Some(path),
+            ..
+        } => Box::new(crate::indexscan::IndexScanOp {
+            tids: crate::indexscan::IndexTids::new(table, path, env)?,
+            table,
+            types: table.column_types(),
+            qual,
+            with_tid: *tid,
+            key: node_key(plan),
+            counters: env.hooks.counters_to_update(table.oid),
+            fetched: 0,
+        }),
+        Plan::SeqScan {
             table, qual, tid, ..
         } => {
             let width = table.columns.len();

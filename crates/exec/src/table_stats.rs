@@ -21,6 +21,8 @@ use parking_lot::RwLock;
 pub struct TableCounters {
     pub seq_scan: AtomicU64,
     pub seq_tup_read: AtomicU64,
+    pub idx_scan: AtomicU64,
+    pub idx_tup_fetch: AtomicU64,
     pub n_tup_ins: AtomicU64,
     pub n_tup_upd: AtomicU64,
     pub n_tup_del: AtomicU64,
@@ -71,6 +73,12 @@ impl TableCounters {
     pub fn count_seq_scan(&self, tuples: u64) {
         self.seq_scan.fetch_add(1, Relaxed);
         self.seq_tup_read.fetch_add(tuples, Relaxed);
+    }
+
+    /// An index scan that fetched `tuples` live rows.
+    pub fn count_index_scan(&self, tuples: u64) {
+        self.idx_scan.fetch_add(1, Relaxed);
+        self.idx_tup_fetch.fetch_add(tuples, Relaxed);
     }
 
     /// After a VACUUM that found `live` live and `dead` not yet removable

@@ -17,21 +17,35 @@ use crate::session_api::{ColumnDesc, ResultSink};
 /// Relation sizes for the planner, read through `access`.
 /// Relation sizes for one planning, each asked of `access` once: the join
 /// search estimates the same relations again for every candidate.
-pub(crate) struct PoolSizes {
+pub(crate) struct PoolSizes<'c> {
     pool: &'static BufferPool,
+    /// The catalog the statement was bound against (its tables' indexes).
+    catalog: &'c catalog::CatalogData,
     known: std::cell::RefCell<Vec<(common::RelFileLocator, u64)>>,
 }
 
-impl PoolSizes {
-    pub fn new(pool: &'static BufferPool) -> Self {
+impl<'c> PoolSizes<'c> {
+    pub fn new(pool: &'static BufferPool, catalog: &'c catalog::CatalogData) -> Self {
         PoolSizes {
             pool,
+            catalog,
             known: Default::default(),
         }
     }
 }
 
-impl sql::plan::RelationSizes for PoolSizes {
+impl sql::plan::RelationSizes for PoolSizes<'_> {
+    fn indexes(&self, table: &Table) -> Vec<sql::plan::IndexInfo> {
+        self.catalog
+            .indexes_of(table.oid)
+            .map(|i| sql::plan::IndexInfo {
+                pages: access::heap::relation_blocks(self.pool, i.locator()),
+                height: access::btree::tree_height(self.pool, i.locator()).unwrap_or(0),
+                index: std::sync::Arc::new(i.clone()),
+            })
+            .collect()
+    }
+
     fn blocks(&self, table: &Table) -> u64 {
         let rel = table.locator();
         if let Some(&(_, n)) = self.known.borrow().iter().find(|(r, _)| *r == rel) {
@@ -57,7 +71,7 @@ pub(crate) fn run_explain(
     sink: &mut dyn ResultSink,
 ) -> PgResult<()> {
     let json = options.format == ExplainFormat::Json;
-    let sizes = PoolSizes::new(pool);
+    let sizes = PoolSizes::new(pool, env.catalog);
     let mut lines = Vec::new();
     // Binding and planning read no buffers (the catalog is an in-memory
     // snapshot, relation sizes come from smgr): their counts are zero.
@@ -116,13 +130,28 @@ pub(crate) fn run_explain(
             let scan;
             let (verb, table, source) = match statement {
                 BoundStatement::Insert { table, source, .. } => ("Insert", table, source),
-                BoundStatement::Update { table, qual, .. }
-                | BoundStatement::Delete { table, qual, .. } => {
+                BoundStatement::Update {
+                    table, qual, index, ..
+                }
+                | BoundStatement::Delete {
+                    table, qual, index, ..
+                } => {
+                    // The index conditions are not repeated as a filter.
+                    let filter = qual
+                        .iter()
+                        .filter(|q| {
+                            !index
+                                .as_ref()
+                                .is_some_and(|p| p.conds.iter().any(|c| &c.clause == *q))
+                        })
+                        .cloned()
+                        .collect();
                     scan = Plan::SeqScan {
                         table: table.clone(),
-                        qual: qual.clone(),
+                        qual: filter,
                         alias: None,
                         tid: false,
+                        index: index.clone(),
                     };
                     let verb = if matches!(statement, BoundStatement::Update { .. }) {
                         "Update"

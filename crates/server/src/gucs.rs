@@ -1241,6 +1241,9 @@ pub fn planner_settings(s: &Settings) -> sql::plan::PlannerSettings {
     let d = sql::plan::PlannerSettings::default();
     sql::plan::PlannerSettings {
         enable_seqscan: b("enable_seqscan"),
+        enable_indexscan: b("enable_indexscan"),
+        enable_indexonlyscan: b("enable_indexonlyscan"),
+        enable_bitmapscan: b("enable_bitmapscan"),
         enable_hashjoin: b("enable_hashjoin"),
         enable_nestloop: b("enable_nestloop"),
         enable_sort: b("enable_sort"),

@@ -265,7 +265,8 @@ impl Session {
     /// (EXPLAIN's Planning Time covers both).
     fn plan_bound(&self, bound: BoundStatement, started: std::time::Instant) -> BoundStatement {
         let settings = self.planner_settings();
-        let sizes = crate::explain::PoolSizes::new(self.ctx.pool);
+        let catalog = self.catalog_version();
+        let sizes = crate::explain::PoolSizes::new(self.ctx.pool, &catalog);
         let cx = sql::plan::PlannerContext {
             settings: &settings,
             sizes: &sizes,
@@ -886,6 +887,7 @@ impl Session {
                 qual,
                 assignments,
                 returning,
+                index,
             } => {
                 if let Some((_, cols)) = returning {
                     sink.columns(&cols.iter().map(column_desc).collect::<Vec<_>>())?;
@@ -893,6 +895,7 @@ impl Session {
                 let (n, rows) = exec::dml::update(
                     table,
                     qual,
+                    index.as_deref(),
                     assignments,
                     returning.as_ref().map(|r| r.0.as_slice()),
                     env,
@@ -906,6 +909,7 @@ impl Session {
                 table,
                 qual,
                 returning,
+                index,
             } => {
                 if let Some((_, cols)) = returning {
                     sink.columns(&cols.iter().map(column_desc).collect::<Vec<_>>())?;
@@ -913,6 +917,7 @@ impl Session {
                 let (n, rows) = exec::dml::delete(
                     table,
                     qual,
+                    index.as_deref(),
                     returning.as_ref().map(|r| r.0.as_slice()),
                     env,
                 )?;
@@ -1439,7 +1444,8 @@ impl Planning for SessionPlanning<'_> {
 
     fn cost(&self, planned: &BoundStatement) -> Option<(f64, usize)> {
         let settings = self.0.planner_settings();
-        let sizes = crate::explain::PoolSizes::new(self.0.ctx.pool);
+        let catalog = self.0.catalog_version();
+        let sizes = crate::explain::PoolSizes::new(self.0.ctx.pool, &catalog);
         sql::plan::statement_cost(planned, &sizes, &settings)
     }
 }

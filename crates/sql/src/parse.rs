@@ -134,6 +134,15 @@ pub enum Utility {
         names: Vec<Vec<String>>,
         if_exists: bool,
     },
+    DropIndex {
+        names: Vec<Vec<String>>,
+        if_exists: bool,
+    },
+    /// REINDEX INDEX|TABLE name (`table` true for TABLE).
+    Reindex {
+        table: bool,
+        name: Vec<String>,
+    },
     DropSequence {
         names: Vec<Vec<String>>,
         if_exists: bool,
@@ -626,6 +635,37 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             names: qualified_names(strip_behavior(&toks[2..]))?,
             if_exists: false,
         }),
+        ["drop", "index", ..] => {
+            // CONCURRENTLY changes only how long others wait.
+            let skip = if words.get(2) == Some(&"concurrently") {
+                3
+            } else {
+                2
+            };
+            let (if_exists, rest) = match words.get(skip..skip + 2) {
+                Some(["if", "exists"]) => (true, &toks[skip + 2..]),
+                _ => (false, &toks[skip..]),
+            };
+            Some(Utility::DropIndex {
+                names: qualified_names(strip_behavior(rest))?,
+                if_exists,
+            })
+        }
+        ["reindex", kind @ ("index" | "table"), ..] => {
+            let skip = if words.get(2) == Some(&"concurrently") {
+                3
+            } else {
+                2
+            };
+            let mut names = qualified_names(&toks[skip..])?;
+            if names.len() != 1 {
+                return None;
+            }
+            Some(Utility::Reindex {
+                table: *kind == "table",
+                name: names.remove(0),
+            })
+        }
         ["drop", "view", "if", "exists", ..] => Some(Utility::DropView {
             names: qualified_names(strip_behavior(&toks[4..]))?,
             if_exists: true,

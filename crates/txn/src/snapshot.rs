@@ -36,7 +36,7 @@ impl OwnXids {
             subs: Vec::new(),
         }
     }
-    fn contains(&self, xid: Xid) -> bool {
+    pub fn contains(&self, xid: Xid) -> bool {
         xid == self.top || (!self.subs.is_empty() && self.subs.binary_search(&xid).is_ok())
     }
 }

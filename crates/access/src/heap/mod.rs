@@ -422,6 +422,28 @@ impl HeapScan {
     }
 }
 
+impl HeapScan {
+    /// Calls `f` for every tuple version of the next page whatever its
+    /// visibility, under the page's share lock (CREATE INDEX decides which
+    /// versions to index). Returns Ok(false) when the scan is done.
+    pub fn next_page_any(
+        &mut self,
+        mut f: impl FnMut(Tid, &[u8]) -> PgResult<()>,
+    ) -> PgResult<bool> {
+        let Some(buf) = self.stream.next_buffer()? else {
+            return Ok(false);
+        };
+        let block = buf.block();
+        let pg = buf.read();
+        for off in 1..=page::item_count(&pg) {
+            if let Some(t) = page::item(&pg, off) {
+                f(Tid { block, offset: off }, t)?;
+            }
+        }
+        Ok(true)
+    }
+}
+
 /// The relation's main-fork size in blocks (0 if it has no storage), for
 /// the planner's estimates.
 pub fn relation_blocks(pool: &BufferPool, rel: RelFileLocator) -> u64 {

@@ -5,6 +5,7 @@
 
 mod comment;
 mod database;
+mod index;
 mod role;
 mod schema;
 mod sequence;
@@ -76,6 +77,7 @@ pub fn run(
             if_not_exists,
             source,
             sequences,
+            constraints,
         } => table::create_table(
             cx,
             env,
@@ -87,8 +89,16 @@ pub fn run(
                 if_not_exists: *if_not_exists,
                 source: source.as_ref().map(|(plan, _)| plan),
                 sequences,
+                constraints,
             },
         )?,
+        BoundStatement::CreateIndex { table, spec } => {
+            index::create_index(cx, env, notices, table, spec)?
+        }
+        BoundStatement::DropIndex { indexes, missing } => {
+            index::drop_indexes(cx, env, notices, indexes, missing)?
+        }
+        BoundStatement::Reindex { indexes } => index::reindex(cx, env, indexes)?,
         BoundStatement::CreateSequence { seq, if_not_exists } => {
             sequence::create(cx, env, notices, seq, *if_not_exists)?
         }
@@ -104,7 +114,9 @@ pub fn run(
             column,
             if_not_exists,
         } => table::add_column(cx, env, notices, table, column, *if_not_exists)?,
-        BoundStatement::AlterTable { table, actions } => table::alter(cx, env, table, actions)?,
+        BoundStatement::AlterTable { table, actions } => {
+            table::alter(cx, env, notices, table, actions)?
+        }
         BoundStatement::CreateView {
             name,
             namespace,

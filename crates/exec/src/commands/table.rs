@@ -19,6 +19,7 @@ pub(super) struct CreateTable<'s> {
     pub source: Option<&'s Plan>,
     /// Serial columns' sequences (owned by table 0, filled in here).
     pub sequences: &'s [catalog::Sequence],
+    pub constraints: &'s [sql::plan::ConstraintSpec],
 }
 
 pub(super) fn create_table(
@@ -48,6 +49,10 @@ pub(super) fn create_table(
         let mut seq = seq.clone();
         seq.owned_by = seq.owned_by.map(|(_, attnum)| (table.oid, attnum));
         catalog.create_sequence(cx.changes(env)?, env.cid, seq)?;
+    }
+    let mut table = table;
+    for c in stmt.constraints {
+        table = super::index::add_constraint(cx, env, &table, c)?;
     }
     if let Some(plan) = stmt.source {
         let (n, _) = crate::dml::insert(&table, plan, true, None, env)?;
@@ -116,6 +121,7 @@ pub(super) fn add_column(
 pub(super) fn alter(
     cx: &mut CommandContext,
     env: &ExecEnv,
+    notices: &mut Notices,
     table: &Table,
     actions: &[AlterTableAction],
 ) -> PgResult<String> {
@@ -152,13 +158,24 @@ pub(super) fn alter(
                 c.not_null = *not_null;
                 catalog.replace_column(cx.changes(env)?, env.cid, table.oid, *index, c)?
             }
+            AlterTableAction::AddConstraint(spec) => {
+                super::index::add_constraint(cx, env, &table, spec)?
+            }
+            AlterTableAction::DropConstraint { name, if_exists } => {
+                super::index::drop_constraint(cx, env, notices, &table, name, *if_exists)?;
+                table
+            }
+            AlterTableAction::ValidateConstraint(name) => {
+                super::index::validate_constraint(cx, env, &table, name)?;
+                table
+            }
         };
     }
     Ok("ALTER TABLE".into())
 }
 
 /// Whether a row the statement can see has NULL in column `index`.
-fn has_null(env: &ExecEnv, table: &Table, index: usize) -> PgResult<bool> {
+pub(super) fn has_null(env: &ExecEnv, table: &Table, index: usize) -> PgResult<bool> {
     let types = table.column_types();
     let mut scan = HeapScan::new(env.pool, table.locator())?;
     let mut values = Vec::with_capacity(types.len());

@@ -84,14 +84,24 @@ fn rows(cx: &ViewContext<'_>, schema_wanted: fn(&str) -> bool) -> Vec<Row> {
                 .server
                 .table_counters(cx.db_oid, t.oid)
                 .unwrap_or_default();
+            let has_index = cx.catalog.indexes_of(t.oid).next().is_some();
             vec![
                 Value::Oid(t.oid),
                 text(namespace_name(cx.catalog, t.namespace)),
                 text(&t.name),
                 int(c.seq_scan.load(Relaxed)),
                 int(c.seq_tup_read.load(Relaxed)),
-                Value::Null,
-                Value::Null,
+                // PostgreSQL shows NULL for a table without indexes.
+                if has_index {
+                    int(c.idx_scan.load(Relaxed))
+                } else {
+                    Value::Null
+                },
+                if has_index {
+                    int(c.idx_tup_fetch.load(Relaxed))
+                } else {
+                    Value::Null
+                },
                 int(c.n_tup_ins.load(Relaxed)),
                 int(c.n_tup_upd.load(Relaxed)),
                 int(c.n_tup_del.load(Relaxed)),

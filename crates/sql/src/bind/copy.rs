@@ -79,6 +79,7 @@ impl Binder<'_, '_> {
                     qual: Vec::new(),
                     alias: None,
                     tid: false,
+                    index: None,
                 };
                 // Every column in table order is the scan's own row.
                 let plan = if targets.iter().copied().eq(0..table.columns.len()) {

@@ -3,6 +3,7 @@
 
 mod arrays;
 mod comment;
+mod constraints;
 mod copy;
 mod explain;
 mod expr;
@@ -25,7 +26,9 @@ use sqlparser::ast::{self, Spanned};
 
 use crate::expr::Expr;
 use crate::parse::{ParsedStatement, Utility};
-use crate::plan::{AlterTableAction, BoundStatement, OutputColumn, Plan, TransactionOp};
+use crate::plan::{
+    AlterTableAction, BoundStatement, ConstraintSpecKind, OutputColumn, Plan, TransactionOp,
+};
 
 pub use portal::coerce_execute_arg;
 pub use types::{format_type, parse_type_name};
@@ -351,6 +354,8 @@ impl Binder<'_, '_> {
             Utility::DropSequence { names, if_exists } => {
                 self.bind_drop_sequence(names, *if_exists)?
             }
+            Utility::DropIndex { names, if_exists } => self.bind_drop_index(names, *if_exists)?,
+            Utility::Reindex { table, name } => self.bind_reindex(*table, name)?,
             Utility::DropView { names, if_exists } => {
                 let mut views = Vec::new();
                 let mut missing = Vec::new();
@@ -485,6 +490,7 @@ impl Binder<'_, '_> {
             S::Update(u) => self.bind_update(u),
             S::Delete(d) => self.bind_delete(d),
             S::CreateTable(ct) => self.bind_create_table(ct),
+            S::CreateIndex(ci) => self.bind_create_index(ci),
             S::AlterTable(at) => self.bind_alter_table(at),
             S::CreateDatabase { db_name, .. } => Ok(BoundStatement::CreateDatabase {
                 name: object_name_parts(db_name)?.join("."),
@@ -570,7 +576,13 @@ impl Binder<'_, '_> {
         }
     }
 
-    fn bind_column_def(&mut self, cd: &ast::ColumnDef) -> PgResult<Column> {
+    /// Binds a column definition; constraints written on it (PRIMARY KEY,
+    /// UNIQUE, CHECK, REFERENCES) go to `constraints` as table constraints.
+    fn bind_column_def(
+        &mut self,
+        cd: &ast::ColumnDef,
+        constraints: &mut Vec<ast::TableConstraint>,
+    ) -> PgResult<Column> {
         let ty = parse_type_name(&cd.data_type.to_string())?;
         if ty.id.array_element().is_some() {
             // Arrays exist for catalog columns and expressions only (types::array).
@@ -593,13 +605,19 @@ impl Binder<'_, '_> {
                     self.coerce(bound, ty, CastContext::Assignment)?;
                     col.default = Some(e.to_string());
                 }
-                ast::ColumnOption::PrimaryKey(_) | ast::ColumnOption::Unique(_) => {
-                    return Err(PgError::unsupported(
-                        "PRIMARY KEY and UNIQUE constraints need indexes, which are not supported yet",
-                    ))
+                ast::ColumnOption::PrimaryKey(_)
+                | ast::ColumnOption::Unique(_)
+                | ast::ColumnOption::Check(_)
+                | ast::ColumnOption::ForeignKey(_) => {
+                    // Bound with the table's constraints (bind_create_table).
+                    if let Some(c) = constraints::column_constraint(&cd.name, opt) {
+                        constraints.push(c);
+                    }
                 }
                 other => {
-                    return Err(PgError::unsupported(format!("column option not supported yet: {other}")))
+                    return Err(PgError::unsupported(format!(
+                        "column option not supported yet: {other}"
+                    )))
                 }
             }
         }
@@ -615,12 +633,8 @@ impl Binder<'_, '_> {
                 format!("permission denied to create \"pg_catalog.{name}\""),
             ));
         }
-        if !ct.constraints.is_empty() {
-            return Err(PgError::unsupported(
-                "table constraints are not supported yet",
-            ));
-        }
         query::check_table_columns(ct.columns.len())?;
+        let mut column_constraints = Vec::new();
         let mut columns = Vec::new();
         let mut sequences: Vec<catalog::Sequence> = Vec::new();
         let schema = self
@@ -632,7 +646,7 @@ impl Binder<'_, '_> {
         for cd in &ct.columns {
             let serial = sequence::serial_type(&cd.data_type.to_string().to_lowercase());
             let c = match serial {
-                None => self.bind_column_def(cd)?,
+                None => self.bind_column_def(cd, &mut column_constraints)?,
                 Some(ty) => {
                     let mut real = cd.clone();
                     real.data_type = match ty {
@@ -640,7 +654,7 @@ impl Binder<'_, '_> {
                         TypeId::Int4 => ast::DataType::Integer(None),
                         _ => ast::DataType::BigInt(None),
                     };
-                    let mut c = self.bind_column_def(&real)?;
+                    let mut c = self.bind_column_def(&real, &mut column_constraints)?;
                     if c.default.is_some() {
                         return Err(PgError::syntax(format!(
                             "multiple default values specified for column \"{}\" of table \"{name}\"",
@@ -690,6 +704,32 @@ impl Binder<'_, '_> {
         if let Some((_, cols)) = &source {
             query::check_table_columns(cols.len())?;
         }
+        // Column constraints first, then table constraints, as PostgreSQL
+        // names them in that order.
+        let written: Vec<(ast::TableConstraint, bool)> = column_constraints
+            .into_iter()
+            .chain(ct.constraints.iter().cloned())
+            .map(|c| (c, false))
+            .collect();
+        let constraints = self.bind_constraints(&name, None, &columns, &written)?;
+        for c in &constraints {
+            if let ConstraintSpecKind::PrimaryKey { keys } = &c.kind {
+                for k in keys {
+                    columns[k.attnum as usize - 1].not_null = true;
+                }
+            }
+        }
+        if constraints
+            .iter()
+            .filter(|c| matches!(c.kind, ConstraintSpecKind::PrimaryKey { .. }))
+            .count()
+            > 1
+        {
+            return Err(PgError::new(
+                SqlState::INVALID_TABLE_DEFINITION,
+                format!("multiple primary keys for table \"{name}\" are not allowed"),
+            ));
+        }
         Ok(BoundStatement::CreateTable {
             name,
             namespace,
@@ -697,6 +737,7 @@ impl Binder<'_, '_> {
             if_not_exists: ct.if_not_exists,
             source,
             sequences,
+            constraints,
         })
     }
 
@@ -780,7 +821,13 @@ impl Binder<'_, '_> {
                 column_def,
                 ..
             }] => {
-                let column = self.bind_column_def(column_def)?;
+                let mut constraints = Vec::new();
+                let column = self.bind_column_def(column_def, &mut constraints)?;
+                if !constraints.is_empty() {
+                    return Err(PgError::unsupported(
+                        "ADD COLUMN with a constraint is not supported yet",
+                    ));
+                }
                 if column.default.is_some() || column.not_null {
                     return Err(PgError::unsupported(
                         "ADD COLUMN with DEFAULT or NOT NULL is not supported yet",
@@ -888,6 +935,27 @@ impl Binder<'_, '_> {
                 return Err(PgError::unsupported(
                     "ADD COLUMN together with other ALTER TABLE actions is not supported yet",
                 ))
+            }
+            A::AddConstraint {
+                constraint,
+                not_valid,
+            } => {
+                let mut specs = self.bind_constraints(
+                    &table.name,
+                    Some(table),
+                    &table.columns,
+                    &[(constraint.clone(), *not_valid)],
+                )?;
+                AlterTableAction::AddConstraint(specs.remove(0))
+            }
+            A::DropConstraint {
+                if_exists, name, ..
+            } => AlterTableAction::DropConstraint {
+                name: ident_name(name),
+                if_exists: *if_exists,
+            },
+            A::ValidateConstraint { name } => {
+                AlterTableAction::ValidateConstraint(ident_name(name))
             }
             other => {
                 return Err(PgError::unsupported(format!(
@@ -1160,6 +1228,7 @@ impl Binder<'_, '_> {
             qual,
             assignments,
             returning,
+            index: None,
         })
     }
 
@@ -1183,6 +1252,7 @@ impl Binder<'_, '_> {
             table,
             qual,
             returning,
+            index: None,
         })
     }
 }

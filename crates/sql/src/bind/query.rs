@@ -531,6 +531,7 @@ impl Binder<'_, '_> {
                         qual: Vec::new(),
                         alias: alias_name,
                         tid,
+                        index: None,
                     },
                     scope,
                 ))

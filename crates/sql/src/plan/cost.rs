@@ -22,12 +22,20 @@ use crate::expr::Expr;
 pub trait RelationSizes {
     /// The relation's main-fork size in blocks.
     fn blocks(&self, table: &Table) -> u64;
+    /// The table's indexes, with their sizes.
+    fn indexes(&self, table: &Table) -> Vec<super::IndexInfo> {
+        let _ = table;
+        Vec::new()
+    }
 }
 
 /// Planner settings, parsed once from the session's GUCs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannerSettings {
     pub enable_seqscan: bool,
+    pub enable_indexscan: bool,
+    pub enable_indexonlyscan: bool,
+    pub enable_bitmapscan: bool,
     pub enable_hashjoin: bool,
     pub enable_nestloop: bool,
     pub enable_sort: bool,
@@ -72,6 +80,9 @@ impl Default for PlannerSettings {
     fn default() -> Self {
         PlannerSettings {
             enable_seqscan: true,
+            enable_indexscan: true,
+            enable_indexonlyscan: true,
+            enable_bitmapscan: true,
             enable_hashjoin: true,
             enable_nestloop: true,
             enable_sort: true,
@@ -479,6 +490,9 @@ pub fn join_cost(
 /// Estimates a plan node and, recursively, its inputs.
 pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> Estimate {
     match plan {
+        Plan::SeqScan {
+            index: Some(path), ..
+        } => path.estimate,
         Plan::SeqScan { table, qual, .. } => seq_scan(table, sizes, qual, s),
         Plan::Values { rows, width } => {
             let n = rows.len() as f64;

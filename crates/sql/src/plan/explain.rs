@@ -346,6 +346,32 @@ impl Explainer<'_> {
             }
         };
         match p {
+            Plan::SeqScan {
+                table,
+                qual,
+                index: Some(path),
+                ..
+            } => {
+                let dir = if path.backward { " Backward" } else { "" };
+                let mut name = format!(
+                    "Index Scan{dir} using {} on {}",
+                    quote_ident(&path.index.name),
+                    quote_ident(&table.name)
+                );
+                if let Some(a) = self.names.get(&node_key(p)).filter(|a| **a != table.name) {
+                    let _ = write!(name, " {}", quote_ident(a));
+                }
+                let labels: Vec<String> =
+                    table.columns.iter().map(|c| quote_ident(&c.name)).collect();
+                let conds: Vec<&Expr> = path.conds.iter().map(|c| &c.clause).collect();
+                let mut d = vec![Detail("Index Cond".into(), self.qual_text(&conds, &labels))];
+                if !qual.is_empty() {
+                    let refs: Vec<&Expr> = qual.iter().collect();
+                    d.push(Detail("Filter".into(), self.qual_text(&refs, &labels)));
+                    removed(&mut d);
+                }
+                (name, d, Vec::new())
+            }
             Plan::SeqScan { table, qual, .. } => {
                 let mut name = format!("Seq Scan on {}", quote_ident(&table.name));
                 if let Some(a) = self.names.get(&node_key(p)).filter(|a| **a != table.name) {

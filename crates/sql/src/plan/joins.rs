@@ -17,7 +17,7 @@ use super::cost::{self, sides, Estimate, JoinMethod};
 use super::planner::{
     and_of, has_subquery, into_conjuncts, plan_expr, plan_tree, simplify_not, PlannerContext,
 };
-use super::{JoinKind, Plan};
+use super::{indexpath, JoinKind, Plan};
 use crate::expr::Expr;
 
 /// One relation of a join problem.
@@ -120,19 +120,63 @@ fn attach_quals(plan: Plan, mut quals: Vec<Expr>, cx: &PlannerContext) -> Plan {
             mut qual,
             alias,
             tid,
+            index: None,
         } => {
             qual.extend(quals);
-            Plan::SeqScan {
-                table,
-                qual,
-                alias,
-                tid,
-            }
+            choose_access(
+                Plan::SeqScan {
+                    table,
+                    qual,
+                    alias,
+                    tid,
+                    index: None,
+                },
+                cx,
+            )
         }
         other => Plan::Filter {
             input: Box::new(other),
             qual: and_of(quals).unwrap(),
         },
+    }
+}
+
+/// A table scan read through an index instead, when one of the table's
+/// indexes serves its quals more cheaply (`indexpath.rs`).
+pub(super) fn choose_access(scan: Plan, cx: &PlannerContext) -> Plan {
+    let Plan::SeqScan {
+        table,
+        qual,
+        alias,
+        tid,
+        index: None,
+    } = scan
+    else {
+        return scan;
+    };
+    if !qual.is_empty() {
+        let indexes = cx.sizes.indexes(&table);
+        if !indexes.is_empty() {
+            let seq = cost::seq_scan(&table, cx.sizes, &qual, cx.settings);
+            if let Some((path, filter, _)) =
+                indexpath::best_index_path(&table, &qual, &indexes, cx.sizes, cx.settings, &seq)
+            {
+                return Plan::SeqScan {
+                    table,
+                    qual: filter,
+                    alias,
+                    tid,
+                    index: Some(Box::new(path)),
+                };
+            }
+        }
+    }
+    Plan::SeqScan {
+        table,
+        qual,
+        alias,
+        tid,
+        index: None,
     }
 }
 

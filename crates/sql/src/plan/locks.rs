@@ -35,6 +35,9 @@ pub fn statement_locks(stmt: &BoundStatement, db: Oid) -> Vec<(LockTag, LockMode
 pub fn changes_catalog(stmt: &BoundStatement) -> bool {
     match stmt {
         BoundStatement::CreateTable { .. }
+        | BoundStatement::CreateIndex { .. }
+        | BoundStatement::DropIndex { .. }
+        | BoundStatement::Reindex { .. }
         | BoundStatement::DropTable { .. }
         | BoundStatement::Truncate { .. }
         | BoundStatement::AddColumn { .. }
@@ -77,6 +80,7 @@ fn collect(stmt: &BoundStatement, out: &mut Vec<(Oid, LockMode)>) {
             qual,
             assignments,
             returning,
+            ..
         } => {
             out.push((table.oid, RowExclusive));
             let exprs = qual
@@ -91,6 +95,7 @@ fn collect(stmt: &BoundStatement, out: &mut Vec<(Oid, LockMode)>) {
             table,
             qual,
             returning,
+            ..
         } => {
             out.push((table.oid, RowExclusive));
             for e in qual.iter().chain(returning.iter().flat_map(|r| &r.0)) {
@@ -108,6 +113,20 @@ fn collect(stmt: &BoundStatement, out: &mut Vec<(Oid, LockMode)>) {
         }
         BoundStatement::AddColumn { table, .. } | BoundStatement::AlterTable { table, .. } => {
             out.push((table.oid, AccessExclusive))
+        }
+        // Writers wait for the build (PostgreSQL's ShareLock), readers not.
+        BoundStatement::CreateIndex { table, .. } => out.push((table.oid, Share)),
+        BoundStatement::DropIndex { indexes, .. } => {
+            for i in indexes {
+                out.push((i.table, AccessExclusive));
+                out.push((i.oid, AccessExclusive));
+            }
+        }
+        BoundStatement::Reindex { indexes } => {
+            for i in indexes {
+                out.push((i.table, Share));
+                out.push((i.oid, AccessExclusive));
+            }
         }
         BoundStatement::DropView { views, .. } => {
             out.extend(views.iter().map(|v| (v.oid, AccessExclusive)))

@@ -7,7 +7,9 @@
 
 pub use crate::transaction::{TransactionModes, TransactionOp};
 pub mod cost;
+mod ddl;
 pub mod explain;
+pub mod indexpath;
 mod joins;
 pub mod locks;
 mod params;
@@ -15,6 +17,8 @@ mod planner;
 pub mod selfuncs;
 
 pub use cost::{Estimate, PlanCacheMode, PlannerSettings, RelationSizes};
+pub use ddl::{ConstraintSpec, ConstraintSpecKind, IndexSpec};
+pub use indexpath::{IndexCond, IndexInfo, IndexOp, IndexPath};
 pub use params::{statement_cost, substitute_params};
 
 /// A table ANALYZE reads and the columns it analyses (None: all).
@@ -62,6 +66,10 @@ pub enum Plan {
         /// Rows end with one more column, the version's tid (int8, see
         /// `RowMark`), for a LockRows node above.
         tid: bool,
+        /// Set when the planner chose to read the table through an index
+        /// (`indexpath.rs`): the rows come in index order, bounded by its
+        /// conditions, and `qual` holds only the other quals.
+        index: Option<Box<IndexPath>>,
     },
     /// Constant rows (VALUES, SELECT without FROM).
     Values {
@@ -371,6 +379,12 @@ pub enum AlterTableAction {
         index: usize,
         not_null: bool,
     },
+    AddConstraint(ConstraintSpec),
+    DropConstraint {
+        name: String,
+        if_exists: bool,
+    },
+    ValidateConstraint(String),
 }
 
 #[derive(Debug, Clone)]
@@ -399,11 +413,16 @@ pub enum BoundStatement {
         qual: Vec<Expr>,
         assignments: Vec<(usize, Expr)>,
         returning: Option<(Vec<Expr>, Vec<OutputColumn>)>,
+        /// The index the rows are found through, if the planner chose one
+        /// (`qual` still holds every qual: a concurrently updated row is
+        /// re-checked against all of them).
+        index: Option<Box<IndexPath>>,
     },
     Delete {
         table: Arc<Table>,
         qual: Vec<Expr>,
         returning: Option<(Vec<Expr>, Vec<OutputColumn>)>,
+        index: Option<Box<IndexPath>>,
     },
     CreateTable {
         name: String,
@@ -413,6 +432,20 @@ pub enum BoundStatement {
         source: Option<(Plan, Vec<OutputColumn>)>,
         /// Serial columns' sequences, owned by (0: the new table, attnum).
         sequences: Vec<catalog::Sequence>,
+        /// Column and table constraints, in the order written.
+        constraints: Vec<ConstraintSpec>,
+    },
+    CreateIndex {
+        table: Arc<Table>,
+        spec: IndexSpec,
+    },
+    DropIndex {
+        indexes: Vec<Arc<catalog::Index>>,
+        missing: Vec<String>,
+    },
+    /// REINDEX INDEX / TABLE: the indexes rebuilt.
+    Reindex {
+        indexes: Vec<Arc<catalog::Index>>,
     },
     DropTable {
         tables: Vec<Arc<Table>>,

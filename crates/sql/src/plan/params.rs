@@ -5,7 +5,7 @@
 //! keeps a generic plan (parameters left as `$n`) only once it costs no more
 //! than the custom plans did (`plan_cache_mode`, `choose_custom_plan`).
 
-use types::Value;
+use types::{DataType, TypeId, Value};
 
 use super::cost::{estimate, seq_scan, PlannerSettings, RelationSizes};
 use super::{BoundStatement, Plan};
@@ -28,6 +28,12 @@ pub fn statement_cost(
         B::Query { plan, .. } | B::Insert { source: plan, .. } => {
             Some((estimate(plan, sizes, s).total, scans(plan)))
         }
+        B::Update {
+            index: Some(path), ..
+        }
+        | B::Delete {
+            index: Some(path), ..
+        } => Some((path.estimate.total, 1)),
         B::Update { table, qual, .. } | B::Delete { table, qual, .. } => {
             Some((seq_scan(table, sizes, qual, s).total, 1))
         }
@@ -139,7 +145,9 @@ fn map_statement(stmt: BoundStatement, f: &mut ExprMap) -> BoundStatement {
             qual,
             assignments,
             returning: r,
+            index,
         } => B::Update {
+            index: index.map(|p| map_index_path(p, f)),
             table,
             qual: map_vec(qual, f),
             assignments: assignments.into_iter().map(|(i, e)| (i, f(e))).collect(),
@@ -149,7 +157,9 @@ fn map_statement(stmt: BoundStatement, f: &mut ExprMap) -> BoundStatement {
             table,
             qual,
             returning: r,
+            index,
         } => B::Delete {
+            index: index.map(|p| map_index_path(p, f)),
             table,
             qual: map_vec(qual, f),
             returning: returning(r, f),
@@ -179,6 +189,17 @@ fn map_statement(stmt: BoundStatement, f: &mut ExprMap) -> BoundStatement {
     }
 }
 
+/// Applies `f` to an index path's condition values and clauses.
+fn map_index_path(mut p: Box<super::IndexPath>, f: &mut ExprMap) -> Box<super::IndexPath> {
+    for c in &mut p.conds {
+        c.values = map_vec(std::mem::take(&mut c.values), f);
+        let placeholder = Expr::Const(Value::Null, DataType::new(TypeId::Bool));
+        let clause = std::mem::replace(&mut c.clause, placeholder);
+        c.clause = f(clause);
+    }
+    p
+}
+
 /// Applies `f` to every expression of `plan`'s nodes.
 pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
     let bx = |p: Box<Plan>, f: &mut ExprMap| Box::new(map_plan(*p, f));
@@ -188,11 +209,13 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
             qual,
             alias,
             tid,
+            index,
         } => Plan::SeqScan {
             table,
             qual: map_vec(qual, f),
             alias,
             tid,
+            index: index.map(|p| map_index_path(p, f)),
         },
         Plan::Values { rows, width } => Plan::Values {
             rows: rows.into_iter().map(|r| map_vec(r, f)).collect(),

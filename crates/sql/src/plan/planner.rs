@@ -51,7 +51,9 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             qual,
             assignments,
             returning,
+            index: _,
         } => B::Update {
+            index: modify_access(&table, &qual, cx),
             table,
             qual: plan_exprs(qual, cx),
             assignments: assignments
@@ -64,7 +66,9 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             table,
             qual,
             returning,
+            index: _,
         } => B::Delete {
+            index: modify_access(&table, &qual, cx),
             table,
             qual: plan_exprs(qual, cx),
             returning: returning.map(|(e, c)| (plan_exprs(e, cx), c)),
@@ -76,6 +80,7 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             if_not_exists,
             source,
             sequences,
+            constraints,
         } => B::CreateTable {
             name,
             namespace,
@@ -83,6 +88,7 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             if_not_exists,
             source: source.map(|(p, c)| (plan_tree(p, cx), c)),
             sequences,
+            constraints,
         },
         B::CopyTo(mut c) => {
             let plan = std::mem::replace(
@@ -258,6 +264,29 @@ pub(crate) fn plan_expr(e: Expr, cx: &PlannerContext) -> Expr {
     r.expect("planning subqueries cannot fail")
 }
 
+/// The index UPDATE or DELETE finds its rows through, if one beats the
+/// sequential scan.
+fn modify_access(
+    table: &std::sync::Arc<catalog::Table>,
+    qual: &[Expr],
+    cx: &PlannerContext,
+) -> Option<Box<super::IndexPath>> {
+    let scan = joins::choose_access(
+        Plan::SeqScan {
+            table: table.clone(),
+            qual: qual.to_vec(),
+            alias: None,
+            tid: false,
+            index: None,
+        },
+        cx,
+    );
+    match scan {
+        Plan::SeqScan { index, .. } => index,
+        _ => None,
+    }
+}
+
 /// Plans a query tree.
 pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
     match plan {
@@ -289,12 +318,17 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             qual,
             alias,
             tid,
-        } => Plan::SeqScan {
-            table,
-            qual: plan_exprs(qual, cx),
-            alias,
-            tid,
-        },
+            index,
+        } => joins::choose_access(
+            Plan::SeqScan {
+                table,
+                qual: plan_exprs(qual, cx),
+                alias,
+                tid,
+                index,
+            },
+            cx,
+        ),
         Plan::Values { rows, width } => Plan::Values {
             rows: rows.into_iter().map(|r| plan_exprs(r, cx)).collect(),
             width,

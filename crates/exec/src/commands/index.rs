@@ -1,0 +1,407 @@
+//! CREATE INDEX, DROP INDEX, REINDEX, and table constraints (PRIMARY KEY
+//! and UNIQUE own an index), with names chosen as PostgreSQL chooses them.
+
+use std::sync::Arc;
+
+use catalog::{CatalogData, Constraint, ConstraintKind, Index, IndexKey, Table};
+use common::{Oid, PgError, PgResult, SqlState};
+use sql::plan::{ConstraintSpec, ConstraintSpecKind, IndexSpec};
+
+use super::{CommandContext, Notices};
+use crate::index::build_index;
+use crate::ExecEnv;
+
+/// NAMEDATALEN - 1: the longest name PostgreSQL keeps.
+const MAX_NAME_BYTES: usize = 63;
+
+/// Cuts `s` to at most `max` bytes on a character boundary.
+fn truncate_name(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// PostgreSQL's makeObjectName: `name1_name2_label`, the longer of name1
+/// and name2 shortened first until it fits in 63 bytes.
+fn make_object_name(name1: &str, name2: Option<&str>, label: &str) -> String {
+    let overhead = label.len() + 1 + usize::from(name2.is_some());
+    let avail = MAX_NAME_BYTES.saturating_sub(overhead);
+    let (mut n1, mut n2) = (name1.len(), name2.map_or(0, str::len));
+    while n1 + n2 > avail {
+        if n1 > n2 {
+            n1 -= 1;
+        } else {
+            n2 -= 1;
+        }
+    }
+    let mut out = truncate_name(name1, n1).to_string();
+    if let Some(n) = name2 {
+        out.push('_');
+        out.push_str(truncate_name(n, n2));
+    }
+    out.push('_');
+    out.push_str(label);
+    out
+}
+
+/// PostgreSQL's ChooseRelationName: the first of `t_a_label`, `t_a_label1`,
+/// `t_a_label2`, ... that `taken` does not hold.
+fn choose_name(
+    name1: &str,
+    name2: Option<&str>,
+    label: &str,
+    taken: impl Fn(&str) -> bool,
+) -> String {
+    let mut pass = 0;
+    loop {
+        let l = if pass == 0 {
+            label.to_string()
+        } else {
+            format!("{label}{pass}")
+        };
+        let name = make_object_name(name1, name2, &l);
+        if !taken(&name) {
+            return name;
+        }
+        pass += 1;
+    }
+}
+
+/// The key columns' names joined by `_` (ChooseIndexNameAddition).
+fn column_names(table: &Table, attnums: impl IntoIterator<Item = i16>) -> String {
+    let mut out = String::new();
+    for a in attnums {
+        if !out.is_empty() {
+            out.push('_');
+        }
+        out.push_str(&table.columns[a as usize - 1].name);
+        if out.len() >= MAX_NAME_BYTES {
+            break;
+        }
+    }
+    out
+}
+
+fn relation_taken<'c>(catalog: &'c CatalogData, table: &Table) -> impl Fn(&str) -> bool + 'c {
+    let (db, ns) = (table.db_oid, table.namespace);
+    move |n: &str| catalog.relation_exists(db, ns, n)
+}
+
+/// Creates and builds an index on `table`.
+fn make_index(
+    cx: &mut CommandContext,
+    env: &ExecEnv,
+    table: &Table,
+    name: String,
+    keys: Vec<IndexKey>,
+    unique: bool,
+    primary: bool,
+) -> PgResult<Index> {
+    let catalog = cx.catalog;
+    let index = catalog.create_index(
+        cx.changes(env)?,
+        env.cid,
+        Index {
+            oid: 0,
+            name,
+            namespace: table.namespace,
+            db_oid: table.db_oid,
+            relfilenode: 0,
+            table: table.oid,
+            keys,
+            unique,
+            primary,
+        },
+    )?;
+    build_index(env, table, &index)?;
+    Ok(index)
+}
+
+pub(super) fn create_index(
+    cx: &mut CommandContext,
+    env: &ExecEnv,
+    notices: &mut Notices,
+    table: &Table,
+    spec: &IndexSpec,
+) -> PgResult<String> {
+    let current = cx.changes.as_ref().map_or_else(
+        || Arc::new(env.catalog.clone()),
+        |c| Arc::clone(c.catalog()),
+    );
+    let name = match &spec.name {
+        Some(n) => {
+            if current.relation_exists(table.db_oid, table.namespace, n) {
+                if spec.if_not_exists {
+                    notices(&PgError::new(
+                        SqlState::DUPLICATE_TABLE,
+                        format!("relation \"{n}\" already exists, skipping"),
+                    ))?;
+                    return Ok("CREATE INDEX".into());
+                }
+                return Err(PgError::new(
+                    SqlState::DUPLICATE_TABLE,
+                    format!("relation \"{n}\" already exists"),
+                ));
+            }
+            n.clone()
+        }
+        None => {
+            let cols = column_names(table, spec.keys.iter().map(|k| k.attnum));
+            choose_name(
+                &table.name,
+                Some(&cols),
+                "idx",
+                relation_taken(&current, table),
+            )
+        }
+    };
+    make_index(cx, env, table, name, spec.keys.clone(), spec.unique, false)?;
+    Ok("CREATE INDEX".into())
+}
+
+/// Adds a constraint to `table` (CREATE TABLE's, or ALTER TABLE ADD
+/// CONSTRAINT); returns the table as it is afterwards.
+pub(super) fn add_constraint(
+    cx: &mut CommandContext,
+    env: &ExecEnv,
+    table: &Table,
+    spec: &ConstraintSpec,
+) -> PgResult<Table> {
+    let current = Arc::clone(cx.changes(env)?.catalog());
+    let mut table = current
+        .table_by_oid(table.oid)
+        .cloned()
+        .unwrap_or_else(|| table.clone());
+    match &spec.kind {
+        ConstraintSpecKind::PrimaryKey { keys } | ConstraintSpecKind::Unique { keys } => {
+            let primary = matches!(spec.kind, ConstraintSpecKind::PrimaryKey { .. });
+            if primary {
+                if let Some(pk) = current.indexes_of(table.oid).find(|i| i.primary) {
+                    let _ = pk;
+                    return Err(PgError::new(
+                        SqlState::INVALID_TABLE_DEFINITION,
+                        format!(
+                            "multiple primary keys for table \"{}\" are not allowed",
+                            table.name
+                        ),
+                    ));
+                }
+                table = set_key_columns_not_null(cx, env, table, keys)?;
+            }
+            let name = match &spec.name {
+                Some(n) => n.clone(),
+                None if primary => {
+                    choose_name(&table.name, None, "pkey", relation_taken(&current, &table))
+                }
+                None => {
+                    let cols = column_names(&table, keys.iter().map(|k| k.attnum));
+                    choose_name(
+                        &table.name,
+                        Some(&cols),
+                        "key",
+                        relation_taken(&current, &table),
+                    )
+                }
+            };
+            let index = make_index(cx, env, &table, name.clone(), keys.clone(), true, primary)?;
+            let kind = if primary {
+                ConstraintKind::PrimaryKey { index: index.oid }
+            } else {
+                ConstraintKind::Unique { index: index.oid }
+            };
+            let catalog = cx.catalog;
+            catalog.add_constraint(
+                cx.changes(env)?,
+                env.cid,
+                Constraint {
+                    oid: 0,
+                    name,
+                    namespace: table.namespace,
+                    table: table.oid,
+                    columns: keys.iter().map(|k| k.attnum).collect(),
+                    kind,
+                    deferrable: spec.deferrable,
+                    deferred: spec.deferred,
+                    validated: true,
+                },
+            )?;
+        }
+        ConstraintSpecKind::Check { .. } | ConstraintSpecKind::ForeignKey { .. } => {
+            return Err(PgError::unsupported(
+                "CHECK and FOREIGN KEY constraints are not supported yet",
+            ))
+        }
+    }
+    Ok(table)
+}
+
+/// PRIMARY KEY makes its columns NOT NULL, refusing a table that holds a NULL.
+fn set_key_columns_not_null(
+    cx: &mut CommandContext,
+    env: &ExecEnv,
+    mut table: Table,
+    keys: &[IndexKey],
+) -> PgResult<Table> {
+    let catalog = cx.catalog;
+    for k in keys {
+        let index = k.attnum as usize - 1;
+        let c = &table.columns[index];
+        if c.not_null {
+            continue;
+        }
+        if super::table::has_null(env, &table, index)? {
+            return Err(PgError::new(
+                SqlState::NOT_NULL_VIOLATION,
+                format!(
+                    "column \"{}\" of relation \"{}\" contains null values",
+                    c.name, table.name
+                ),
+            ));
+        }
+        let mut c = c.clone();
+        c.not_null = true;
+        table = catalog.replace_column(cx.changes(env)?, env.cid, table.oid, index, c)?;
+    }
+    Ok(table)
+}
+
+pub(super) fn drop_constraint(
+    cx: &mut CommandContext,
+    env: &ExecEnv,
+    notices: &mut Notices,
+    table: &Table,
+    name: &str,
+    if_exists: bool,
+) -> PgResult<()> {
+    let current = Arc::clone(cx.changes(env)?.catalog());
+    let Some(c) = current.constraint_by_name(table.oid, name) else {
+        let e = PgError::new(
+            SqlState::UNDEFINED_OBJECT,
+            format!(
+                "constraint \"{name}\" of relation \"{}\" does not exist",
+                table.name
+            ),
+        );
+        if if_exists {
+            return notices(&PgError {
+                code: SqlState::SUCCESSFUL_COMPLETION,
+                message: format!("{}, skipping", e.message),
+                ..e
+            });
+        }
+        return Err(e);
+    };
+    refuse_referenced_index(&current, c.kind.index().filter(|_| c.kind.code() != 'f'))?;
+    let catalog = cx.catalog;
+    catalog.drop_constraint(cx.changes(env)?, env.cid, c.oid)
+}
+
+/// VALIDATE CONSTRAINT: a NOT VALID constraint's existing rows are checked
+/// and it is marked validated; other constraints are valid already.
+pub(super) fn validate_constraint(
+    cx: &mut CommandContext,
+    env: &ExecEnv,
+    table: &Table,
+    name: &str,
+) -> PgResult<()> {
+    let current = Arc::clone(cx.changes(env)?.catalog());
+    let Some(c) = current.constraint_by_name(table.oid, name) else {
+        return Err(PgError::new(
+            SqlState::UNDEFINED_OBJECT,
+            format!(
+                "constraint \"{name}\" of relation \"{}\" does not exist",
+                table.name
+            ),
+        ));
+    };
+    if c.validated {
+        return Ok(());
+    }
+    Err(PgError::unsupported(
+        "validating CHECK and FOREIGN KEY constraints is not supported yet",
+    ))
+}
+
+/// A unique index a foreign key relies on cannot go (PostgreSQL's 2BP01).
+fn refuse_referenced_index(catalog: &CatalogData, index: Option<Oid>) -> PgResult<()> {
+    let Some(index) = index else {
+        return Ok(());
+    };
+    if let Some(fk) = catalog.constraints.values().find(
+        |c| matches!(c.kind, ConstraintKind::ForeignKey { ref_index, .. } if ref_index == index),
+    ) {
+        let owner = catalog
+            .constraint_of_index(index)
+            .map_or(String::new(), |c| c.name.clone());
+        let table = catalog
+            .table_by_oid(fk.table)
+            .map_or(String::new(), |t| t.name.clone());
+        return Err(PgError::new(
+            SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+            format!("cannot drop constraint {owner} because other objects depend on it"),
+        )
+        .with_detail(format!(
+            "constraint {} on table {table} depends on index {owner}",
+            fk.name
+        ))
+        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+    }
+    Ok(())
+}
+
+pub(super) fn drop_indexes(
+    cx: &mut CommandContext,
+    env: &ExecEnv,
+    notices: &mut Notices,
+    indexes: &[Arc<Index>],
+    missing: &[String],
+) -> PgResult<String> {
+    for m in missing {
+        notices(&PgError::new(
+            SqlState::SUCCESSFUL_COMPLETION,
+            format!("index \"{m}\" does not exist, skipping"),
+        ))?;
+    }
+    let catalog = cx.catalog;
+    for i in indexes {
+        catalog.drop_index(cx.changes(env)?, env.cid, i.oid)?;
+    }
+    Ok("DROP INDEX".into())
+}
+
+/// REINDEX: each index gets a new file, built again from the table.
+pub(super) fn reindex(
+    cx: &mut CommandContext,
+    env: &ExecEnv,
+    indexes: &[Arc<Index>],
+) -> PgResult<String> {
+    let catalog = cx.catalog;
+    for i in indexes {
+        let index = catalog.new_index_relfilenode(cx.changes(env)?, env.cid, i.oid)?;
+        let current = Arc::clone(cx.changes(env)?.catalog());
+        let table = current
+            .table_by_oid(index.table)
+            .ok_or_else(|| PgError::internal("index without table"))?;
+        build_index(env, table, &index)?;
+    }
+    Ok("REINDEX".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_chosen_and_shortened_as_postgresql_does() {
+        assert_eq!(make_object_name("t", None, "pkey"), "t_pkey");
+        assert_eq!(make_object_name("t", Some("a_b"), "idx"), "t_a_b_idx");
+        let long = "x".repeat(70);
+        let n = make_object_name(&long, Some("col"), "key");
+        assert_eq!(n.len(), 63);
+        assert!(n.ends_with("_col_key"));
+        let taken = |n: &str| n == "t_a_idx" || n == "t_a_idx1";
+        assert_eq!(choose_name("t", Some("a"), "idx", taken), "t_a_idx2");
+    }
+}

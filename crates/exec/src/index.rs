@@ -1,0 +1,255 @@
+//! Index maintenance and builds: every row a statement adds to a table gets
+//! an entry in each of the table's indexes (unique ones checked first, as
+//! PostgreSQL's executor does after the heap insert), and CREATE INDEX
+//! builds a tree from the table's rows.
+
+use access::btree::{self, IndexDesc, InsertOutcome, KeyHolder, UniqueCheck};
+use access::heap::{prune, HeapScan, Tid};
+use access::tuple;
+use catalog::{Index, Table};
+use common::{PgError, PgResult, SqlState};
+use txn::{OwnXids, TransactionManager, XidStatus};
+use types::Value;
+
+use crate::dml::wait_error;
+use crate::eval::value_to_text;
+use crate::ExecEnv;
+
+/// One index of the table being changed, ready for inserts.
+struct Target {
+    index: Index,
+    desc: IndexDesc,
+    /// 0-based table columns of the key.
+    columns: Vec<usize>,
+}
+
+/// The indexes of one table, looked up once per statement. The statement
+/// holds a lock that conflicts with CREATE and DROP INDEX (RowExclusive
+/// against Share and AccessExclusive), so the set cannot change under it.
+pub(crate) struct TableIndexes {
+    targets: Vec<Target>,
+    key: Vec<Value>,
+}
+
+impl TableIndexes {
+    pub fn of(env: &ExecEnv, table: &Table) -> TableIndexes {
+        let targets = env
+            .catalog
+            .indexes_of(table.oid)
+            .map(|i| Target {
+                desc: i.desc(table),
+                columns: i.keys.iter().map(|k| k.attnum as usize - 1).collect(),
+                index: i.clone(),
+            })
+            .collect();
+        TableIndexes {
+            targets,
+            key: Vec::new(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.targets.is_empty()
+    }
+
+    /// Adds the entries of the row just stored at `tid`. A unique index
+    /// that already holds the key for a live row fails with 23505 (waiting
+    /// first for a transaction still deciding about that row).
+    pub fn insert(
+        &mut self,
+        env: &mut ExecEnv,
+        table: &Table,
+        row: &[Value],
+        tid: Tid,
+    ) -> PgResult<()> {
+        for t in &self.targets {
+            self.key.clear();
+            self.key.extend(t.columns.iter().map(|&c| row[c].clone()));
+            let outcome = insert_entry(env, table, t, &self.key, tid)?;
+            if let InsertOutcome::Duplicate(_) = outcome {
+                return Err(duplicate_key_error(env, table, &t.index, &self.key));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn insert_entry(
+    env: &mut ExecEnv,
+    table: &Table,
+    t: &Target,
+    key: &[Value],
+    tid: Tid,
+) -> PgResult<InsertOutcome> {
+    let (pool, tm) = (env.pool, env.tm);
+    let rel = table.locator();
+    if !t.index.unique {
+        return btree::insert(pool, tm, t.index.locator(), &t.desc, key, tid, None);
+    }
+    let own = env.snapshot.own.clone();
+    let mut holder = |other: Tid| key_holder(pool, tm, rel, other, &own);
+    let hooks = &mut *env.hooks;
+    let mut wait = |x| hooks.wait_for_transaction(x);
+    let r = btree::insert(
+        pool,
+        tm,
+        t.index.locator(),
+        &t.desc,
+        key,
+        tid,
+        Some(UniqueCheck {
+            holder: &mut holder,
+            wait: &mut wait,
+        }),
+    );
+    r.map_err(|e| wait_error(env, e))
+}
+
+/// What the heap tuple at `tid` is to a unique check (PostgreSQL's dirty
+/// snapshot): a row some transaction has committed or is writing holds its
+/// key; one whose inserter aborted, or whose deleter committed, does not.
+/// Our own transaction's rows count as committed.
+pub(crate) fn key_holder(
+    pool: &'static storage::buffer::BufferPool,
+    tm: &TransactionManager,
+    rel: common::RelFileLocator,
+    tid: Tid,
+    own: &OwnXids,
+) -> PgResult<KeyHolder> {
+    let Some(t) = access::heap::fetch_any(pool, rel, tid)? else {
+        return Ok(KeyHolder::Dead);
+    };
+    let xmin = tuple::xmin(&t);
+    if !own.contains(xmin) && xmin != common::ids::BOOTSTRAP_XID {
+        match tm.status(xmin) {
+            XidStatus::InProgress => return Ok(KeyHolder::InProgress(xmin)),
+            XidStatus::Aborted => return Ok(KeyHolder::Dead),
+            XidStatus::Committed => {}
+        }
+    }
+    if !prune::xmax_deletes(&t) {
+        return Ok(KeyHolder::Live);
+    }
+    let xmax = tuple::xmax(&t);
+    if own.contains(xmax) {
+        return Ok(KeyHolder::Dead);
+    }
+    Ok(match tm.status(xmax) {
+        XidStatus::InProgress => KeyHolder::InProgress(xmax),
+        XidStatus::Committed => KeyHolder::Dead,
+        XidStatus::Aborted => KeyHolder::Live,
+    })
+}
+
+/// `(a, b)=(1, 2)`, as PostgreSQL's BuildIndexValueDescription writes a key.
+fn key_description(env: &ExecEnv, table: &Table, index: &Index, key: &[Value]) -> String {
+    let names: Vec<&str> = index
+        .keys
+        .iter()
+        .map(|k| table.columns[k.attnum as usize - 1].name.as_str())
+        .collect();
+    let values: Vec<String> = index
+        .keys
+        .iter()
+        .zip(key)
+        .map(|(k, v)| match v {
+            Value::Null => "null".to_string(),
+            v => value_to_text(
+                v,
+                table.columns[k.attnum as usize - 1].data_type().id,
+                &env.io,
+            ),
+        })
+        .collect();
+    format!("({})=({})", names.join(", "), values.join(", "))
+}
+
+fn duplicate_key_error(env: &ExecEnv, table: &Table, index: &Index, key: &[Value]) -> PgError {
+    PgError::new(
+        SqlState::UNIQUE_VIOLATION,
+        format!(
+            "duplicate key value violates unique constraint \"{}\"",
+            index.name
+        ),
+    )
+    .with_detail(format!(
+        "Key {} already exists.",
+        key_description(env, table, index, key)
+    ))
+}
+
+/// Fills a new, empty index from the table's rows: every version not dead
+/// to everyone gets an entry (an old snapshot may still need a recently
+/// deleted one), sorted and built bottom-up. For a unique index, two
+/// entries with equal keys among rows that are still live fail the build
+/// as PostgreSQL's "could not create unique index".
+pub(crate) fn build_index(env: &ExecEnv, table: &Table, index: &Index) -> PgResult<u64> {
+    let desc = index.desc(table);
+    let types = table.column_types();
+    let columns: Vec<usize> = index.keys.iter().map(|k| k.attnum as usize - 1).collect();
+    let horizon = env.tm.global_xmin();
+    let tm = env.tm;
+    let own = env.snapshot.own.clone();
+    // (key, tid, live): live rows are the ones a unique index must not repeat.
+    let mut entries: Vec<(Vec<Value>, Tid, bool)> = Vec::new();
+    let mut scan = HeapScan::new(env.pool, table.locator())?;
+    let mut row = Vec::with_capacity(types.len());
+    loop {
+        env.check_cancel()?;
+        let more = scan.next_page_any(|tid, t| {
+            let live = match prune::version_state(t, horizon, tm) {
+                prune::VersionState::Dead => return Ok(()),
+                prune::VersionState::RecentlyDead => false,
+                prune::VersionState::DeleteInProgress => !own.contains(tuple::xmax(t)),
+                _ => true,
+            };
+            row.clear();
+            tuple::deform_tuple(t, &types, &mut row)?;
+            let key = columns.iter().map(|&c| row[c].clone()).collect();
+            entries.push((key, tid, live));
+            Ok(())
+        })?;
+        if !more {
+            break;
+        }
+    }
+    entries.sort_unstable_by(|a, b| desc.compare_prefix(&a.0, &b.0).then(a.1.cmp(&b.1)));
+    if index.unique {
+        check_build_duplicates(env, table, index, &desc, &entries)?;
+    }
+    let n = entries.len() as u64;
+    let mut sorted = entries.into_iter().map(|(k, t, _)| Ok((k, t)));
+    btree::build(env.pool, env.tm.wal(), index.locator(), &desc, &mut sorted)?;
+    Ok(n)
+}
+
+fn check_build_duplicates(
+    env: &ExecEnv,
+    table: &Table,
+    index: &Index,
+    desc: &IndexDesc,
+    entries: &[(Vec<Value>, Tid, bool)],
+) -> PgResult<()> {
+    let mut i = 0;
+    while i < entries.len() {
+        let mut j = i + 1;
+        while j < entries.len()
+            && desc.compare_prefix(&entries[i].0, &entries[j].0) == std::cmp::Ordering::Equal
+        {
+            j += 1;
+        }
+        let has_null = entries[i].0.iter().any(Value::is_null);
+        if !has_null && entries[i..j].iter().filter(|e| e.2).count() > 1 {
+            return Err(PgError::new(
+                SqlState::UNIQUE_VIOLATION,
+                format!("could not create unique index \"{}\"", index.name),
+            )
+            .with_detail(format!(
+                "Key {} is duplicated.",
+                key_description(env, table, index, &entries[i].0)
+            )));
+        }
+        i = j;
+    }
+    Ok(())
+}

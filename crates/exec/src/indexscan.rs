@@ -1,0 +1,241 @@
+//! Index scans: the planner's index conditions turned into key ranges, the
+//! tree walked for heap tids, and each tid's row fetched if the statement's
+//! snapshot sees it.
+
+use std::collections::VecDeque;
+
+use access::btree::{IndexDesc, IndexScan, ScanBound, ScanRange};
+use access::heap::{self, Tid};
+use access::tuple;
+use catalog::Table;
+use common::PgResult;
+use sql::expr::Expr;
+use sql::plan::{IndexOp, IndexPath};
+use types::{DataType, Value};
+
+use crate::eval::{eval, eval_qual};
+use crate::{ExecEnv, Operator, Row};
+
+/// The key ranges `path`'s conditions select, in index order. Empty when a
+/// condition can match nothing (a comparison with NULL).
+pub(crate) fn ranges(
+    path: &IndexPath,
+    desc: &IndexDesc,
+    env: &mut ExecEnv,
+) -> PgResult<Vec<ScanRange>> {
+    let none = Vec::new();
+    let empty_row: Row = Vec::new();
+    let mut prefix: Vec<Value> = Vec::new();
+    // The IN list's values and where in the prefix they go.
+    let mut in_list: Option<(usize, Vec<Value>)> = None;
+    let mut lower: Option<(Value, bool)> = None;
+    let mut upper: Option<(Value, bool)> = None;
+    let mut range_key = None;
+    for c in &path.conds {
+        let value = match c.values.first() {
+            Some(e) if c.op != IndexOp::In => Some(eval(e, &empty_row, env)?),
+            _ => None,
+        };
+        if value.as_ref().is_some_and(Value::is_null) {
+            return Ok(none);
+        }
+        match c.op {
+            IndexOp::Eq => prefix.push(value.expect("one value")),
+            IndexOp::IsNull => prefix.push(Value::Null),
+            IndexOp::In => {
+                let col = &desc.columns[c.key];
+                let mut values = Vec::with_capacity(c.values.len());
+                for e in &c.values {
+                    let v = eval(e, &empty_row, env)?;
+                    if !v.is_null() {
+                        values.push(v);
+                    }
+                }
+                values.sort_by(|a, b| {
+                    let o = types::ops::compare_typed(col.ty.id, a, b);
+                    if col.descending {
+                        o.reverse()
+                    } else {
+                        o
+                    }
+                });
+                values.dedup_by(|a, b| types::ops::compare_typed(col.ty.id, a, b).is_eq());
+                if values.is_empty() {
+                    return Ok(none);
+                }
+                in_list = Some((prefix.len(), values));
+                prefix.push(Value::Null);
+            }
+            IndexOp::Gt | IndexOp::Ge => {
+                range_key = Some(c.key);
+                lower = Some((value.expect("one value"), c.op == IndexOp::Ge));
+            }
+            IndexOp::Lt | IndexOp::Le => {
+                range_key = Some(c.key);
+                upper = Some((value.expect("one value"), c.op == IndexOp::Le));
+            }
+        }
+    }
+    let make = |prefix: &[Value]| -> ScanRange {
+        let bound = |end: Option<(Value, bool)>| match end {
+            Some((v, inclusive)) => {
+                let mut p = prefix.to_vec();
+                p.push(v);
+                Some(ScanBound {
+                    prefix: p,
+                    inclusive,
+                })
+            }
+            None if prefix.is_empty() => None,
+            None => Some(ScanBound {
+                prefix: prefix.to_vec(),
+                inclusive: true,
+            }),
+        };
+        let (mut lo, mut hi) = (lower.clone(), upper.clone());
+        if let Some(k) = range_key {
+            let col = &desc.columns[k];
+            if col.descending {
+                std::mem::swap(&mut lo, &mut hi);
+            }
+            // NULLs sort at one end of the column: a range stops short of them.
+            if col.nulls_first && lo.is_none() {
+                lo = Some((Value::Null, false));
+            } else if !col.nulls_first && hi.is_none() {
+                hi = Some((Value::Null, false));
+            }
+        }
+        ScanRange {
+            lower: bound(lo),
+            upper: bound(hi),
+            backward: path.backward,
+        }
+    };
+    Ok(match in_list {
+        None => vec![make(&prefix)],
+        Some((at, values)) => {
+            let mut out = Vec::with_capacity(values.len());
+            for v in values {
+                prefix[at] = v;
+                out.push(make(&prefix));
+            }
+            if path.backward {
+                out.reverse();
+            }
+            out
+        }
+    })
+}
+
+/// The row version at `tid` if `env`'s snapshot sees it.
+pub(crate) fn fetch_visible(env: &ExecEnv, table: &Table, tid: Tid) -> PgResult<Option<Vec<u8>>> {
+    let Some(t) = heap::fetch_any(env.pool, table.locator(), tid)? else {
+        return Ok(None);
+    };
+    let visible = env.snapshot.tuple_visible(
+        tuple::xmin(&t),
+        tuple::cmin(&t),
+        tuple::deleting_xmax(&t),
+        tuple::cmax(&t),
+        env.tm,
+    );
+    Ok(visible.then_some(t))
+}
+
+/// The heap tids an index path selects, range after range.
+pub(crate) struct IndexTids {
+    table: std::sync::Arc<IndexDesc>,
+    rel: common::RelFileLocator,
+    ranges: VecDeque<ScanRange>,
+    scan: Option<IndexScan>,
+}
+
+impl IndexTids {
+    pub fn new(table: &Table, path: &IndexPath, env: &mut ExecEnv) -> PgResult<IndexTids> {
+        let desc = path.index.desc(table);
+        let ranges = ranges(path, &desc, env)?.into();
+        Ok(IndexTids {
+            table: std::sync::Arc::new(desc),
+            rel: path.index.locator(),
+            ranges,
+            scan: None,
+        })
+    }
+
+    pub fn next(&mut self, env: &ExecEnv) -> PgResult<Option<Tid>> {
+        loop {
+            if let Some(scan) = self.scan.as_mut() {
+                if let Some((tid, _)) = scan.next()? {
+                    return Ok(Some(tid));
+                }
+                self.scan = None;
+            }
+            let Some(range) = self.ranges.pop_front() else {
+                return Ok(None);
+            };
+            self.scan = Some(IndexScan::new(
+                env.pool,
+                self.rel,
+                std::sync::Arc::clone(&self.table),
+                range,
+                false,
+            )?);
+        }
+    }
+}
+
+/// An Index Scan node: rows in index order that the snapshot sees and the
+/// filter passes.
+pub(crate) struct IndexScanOp<'p> {
+    pub tids: IndexTids,
+    pub table: &'p Table,
+    pub types: Vec<DataType>,
+    pub qual: &'p [Expr],
+    /// Emit the row's tid after its columns (LockRows above).
+    pub with_tid: bool,
+    pub key: usize,
+    pub counters: Option<std::sync::Arc<crate::table_stats::TableCounters>>,
+    pub fetched: u64,
+}
+
+impl Operator for IndexScanOp<'_> {
+    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        loop {
+            env.check_cancel()?;
+            let Some(tid) = self.tids.next(env)? else {
+                return Ok(None);
+            };
+            let Some(t) = fetch_visible(env, self.table, tid)? else {
+                continue;
+            };
+            self.fetched += 1;
+            let mut row = Vec::with_capacity(self.types.len() + 1);
+            tuple::deform_tuple(&t, &self.types, &mut row)?;
+            let mut pass = true;
+            for q in self.qual {
+                if !eval_qual(q, &row, env)? {
+                    pass = false;
+                    break;
+                }
+            }
+            if !pass {
+                if env.instrument.is_some() {
+                    crate::ops::count_removed(env, self.key, 1);
+                }
+                continue;
+            }
+            if self.with_tid {
+                row.push(crate::lockrows::tid_value(tid));
+            }
+            return Ok(Some(row));
+        }
+    }
+}
+
+impl Drop for IndexScanOp<'_> {
+    fn drop(&mut self) {
+        if let Some(c) = &self.counters {
+            c.count_index_scan(self.fetched);
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! Index paths for a base table (PostgreSQL's indxpath.c and cost_index, in
+//! small): which quals an index's key can serve as bounds, what walking
+//! the index and fetching the heap rows would cost, and whether that beats
+//! the sequential scan.
+//!
+//! A qual is an index condition when it compares a key column with a value
+//! known before the scan starts (a constant or a parameter): `=`, `<`,
+//! `<=`, `>`, `>=`, `IS NULL`, `IN (list)`. The scan's bounds come from an
+//! equality prefix of the key plus at most one range column; other quals
+//! stay as the scan's filter.
+
+use std::sync::Arc;
+
+use catalog::{Index, Table};
+use types::ops::BinaryOp;
+use types::TypeId;
+
+use super::cost::{self, Estimate, PlannerSettings, RelationSizes, DISABLE_COST};
+use super::selfuncs::{self, SelCtx};
+use crate::expr::Expr;
+
+/// What the planner knows of one index of a table.
+#[derive(Debug, Clone)]
+pub struct IndexInfo {
+    pub index: Arc<Index>,
+    /// Main-fork blocks of the index.
+    pub pages: u64,
+    /// Levels above the leaves.
+    pub height: u32,
+}
+
+/// How one index condition bounds its key column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexOp {
+    Eq,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    IsNull,
+    /// `= ANY (list)`: one equality scan per distinct value.
+    In,
+}
+
+/// One index condition: key position `key` compared by `op` with `values`
+/// (one, or the IN list; none for IS NULL). `clause` is the qual as
+/// written, for EXPLAIN's `Index Cond`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexCond {
+    pub key: usize,
+    pub op: IndexOp,
+    pub values: Vec<Expr>,
+    pub clause: Expr,
+}
+
+/// An index scan chosen for a table scan: the index, the conditions that
+/// bound it (in key order), and the direction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexPath {
+    pub index: Arc<Index>,
+    pub conds: Vec<IndexCond>,
+    pub backward: bool,
+    /// The scan's estimate when it was chosen (EXPLAIN prints it).
+    pub estimate: Estimate,
+}
+
+/// A value the scan can compute before it starts.
+fn is_pseudo_constant(e: &Expr) -> bool {
+    match e {
+        Expr::Const(..) | Expr::Param(..) => true,
+        Expr::Cast { expr, .. } => is_pseudo_constant(expr),
+        _ => false,
+    }
+}
+
+/// Types whose values `types::ops::compare` orders as SQL's comparison
+/// operators do, so an index over one can be searched with the other.
+fn comparable(column: TypeId, value: TypeId) -> bool {
+    use TypeId::*;
+    let numeric = |t| matches!(t, Int2 | Int4 | Int8 | Numeric);
+    let text = |t| matches!(t, Text | Varchar | Name);
+    column == value
+        || (numeric(column) && numeric(value))
+        || (text(column) && text(value))
+        || (matches!(column, Float4 | Float8) && matches!(value, Float4 | Float8))
+}
+
+fn commute(op: BinaryOp) -> Option<BinaryOp> {
+    Some(match op {
+        BinaryOp::Eq => BinaryOp::Eq,
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::LtEq => BinaryOp::GtEq,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::GtEq => BinaryOp::LtEq,
+        _ => return None,
+    })
+}
+
+/// The index condition `q` is for `index`, if it is one.
+fn match_cond(q: &Expr, table: &Table, index: &Index) -> Option<IndexCond> {
+    let key_of = |col: usize| index.keys.iter().position(|k| k.attnum as usize == col + 1);
+    let column_type = |col: usize| table.columns.get(col).map(|c| c.data_type().id);
+    match q {
+        Expr::Binary {
+            op, left, right, ..
+        } => {
+            let (col, value, op) = match (&**left, &**right) {
+                (Expr::Column(c, _), v) if is_pseudo_constant(v) => (*c, v, *op),
+                (v, Expr::Column(c, _)) if is_pseudo_constant(v) => (*c, v, commute(*op)?),
+                _ => return None,
+            };
+            let op = match op {
+                BinaryOp::Eq => IndexOp::Eq,
+                BinaryOp::Lt => IndexOp::Lt,
+                BinaryOp::LtEq => IndexOp::Le,
+                BinaryOp::Gt => IndexOp::Gt,
+                BinaryOp::GtEq => IndexOp::Ge,
+                _ => return None,
+            };
+            if !comparable(column_type(col)?, value.data_type().id) {
+                return None;
+            }
+            Some(IndexCond {
+                key: key_of(col)?,
+                op,
+                values: vec![value.clone()],
+                clause: q.clone(),
+            })
+        }
+        Expr::IsNull {
+            expr,
+            negated: false,
+        } => match &**expr {
+            Expr::Column(c, _) => Some(IndexCond {
+                key: key_of(*c)?,
+                op: IndexOp::IsNull,
+                values: Vec::new(),
+                clause: q.clone(),
+            }),
+            _ => None,
+        },
+        Expr::InList {
+            expr,
+            list,
+            negated: false,
+        } => match &**expr {
+            Expr::Column(c, _)
+                if list.iter().all(|v| {
+                    is_pseudo_constant(v)
+                        && column_type(*c).is_some_and(|t| comparable(t, v.data_type().id))
+                }) =>
+            {
+                Some(IndexCond {
+                    key: key_of(*c)?,
+                    op: IndexOp::In,
+                    values: list.clone(),
+                    clause: q.clone(),
+                })
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The conditions that bound a scan of `index`, with the indexes into
+/// `quals` they came from: an equality (or IS NULL, or one IN list) per key
+/// column from the first, then the range conditions of the next column.
+fn bounding_conds(quals: &[Expr], table: &Table, index: &Index) -> Vec<(usize, IndexCond)> {
+    let matched: Vec<(usize, IndexCond)> = quals
+        .iter()
+        .enumerate()
+        .filter_map(|(i, q)| match_cond(q, table, index).map(|c| (i, c)))
+        .collect();
+    let mut out = Vec::new();
+    let mut used_in = false;
+    for key in 0..index.keys.len() {
+        let here: Vec<&(usize, IndexCond)> = matched.iter().filter(|(_, c)| c.key == key).collect();
+        let eq = here.iter().find(|(_, c)| {
+            matches!(c.op, IndexOp::Eq | IndexOp::IsNull) || (c.op == IndexOp::In && !used_in)
+        });
+        if let Some((i, c)) = eq {
+            used_in |= c.op == IndexOp::In;
+            out.push((*i, c.clone()));
+            continue;
+        }
+        let lower = here
+            .iter()
+            .find(|(_, c)| matches!(c.op, IndexOp::Gt | IndexOp::Ge));
+        let upper = here
+            .iter()
+            .find(|(_, c)| matches!(c.op, IndexOp::Lt | IndexOp::Le));
+        out.extend(lower.into_iter().chain(upper).map(|(i, c)| (*i, c.clone())));
+        break;
+    }
+    out
+}
+
+/// Pages fetched to read `tuples` random rows of a `pages`-page table with
+/// `cache` pages of cache (Mackert and Lohman, as index_pages_fetched).
+fn pages_fetched(tuples: f64, pages: f64, cache: f64) -> f64 {
+    let t = pages.max(1.0);
+    let b = cache.max(1.0);
+    let n = tuples;
+    let pf = if t <= b {
+        (2.0 * t * n / (2.0 * t + n)).min(t)
+    } else {
+        let lim = 2.0 * t * b / (2.0 * t - b);
+        if n <= lim {
+            2.0 * t * n / (2.0 * t + n)
+        } else {
+            b + (n - lim) * (t - b) / t
+        }
+    };
+    pf.ceil()
+}
+
+/// The best index path for a scan of `table` filtered by `quals`, with its
+/// estimate, if one is cheaper than `seq` (the sequential scan's).
+pub fn best_index_path(
+    table: &Table,
+    quals: &[Expr],
+    indexes: &[IndexInfo],
+    sizes: &dyn RelationSizes,
+    s: &PlannerSettings,
+    seq: &Estimate,
+) -> Option<(IndexPath, Vec<Expr>, Estimate)> {
+    let (heap_pages, tuples) = cost::table_size(table, sizes.blocks(table));
+    let lookup = |i: usize| Some(cost::table_var(table, i, sizes));
+    let ctx = SelCtx {
+        lookup: &lookup,
+        rows: tuples,
+    };
+    let mut best: Option<(IndexPath, Vec<Expr>, Estimate)> = None;
+    for info in indexes {
+        let conds = bounding_conds(quals, table, &info.index);
+        if conds.is_empty() {
+            continue;
+        }
+        let used: Vec<usize> = conds.iter().map(|(i, _)| *i).collect();
+        let clauses: Vec<&Expr> = conds.iter().map(|(_, c)| &c.clause).collect();
+        let filter: Vec<Expr> = quals
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !used.contains(i))
+            .map(|(_, q)| q.clone())
+            .collect();
+        let index_sel = selfuncs::clauselist_selectivity(&clauses, &ctx);
+        let all: Vec<&Expr> = quals.iter().collect();
+        let rows = cost::clamp_rows(tuples * selfuncs::clauselist_selectivity(&all, &ctx));
+        // A unique index with equality on every column returns one row.
+        let exact = info.index.unique
+            && conds.len() == info.index.keys.len()
+            && conds.iter().all(|(_, c)| c.op == IndexOp::Eq);
+        let index_tuples = if exact {
+            1.0
+        } else {
+            (index_sel * tuples).max(1.0)
+        };
+        let scans = conds
+            .iter()
+            .find(|(_, c)| c.op == IndexOp::In)
+            .map_or(1.0, |(_, c)| c.values.len().max(1) as f64);
+        let index_pages = info.pages.max(1) as f64;
+        let descent = ((tuples.max(2.0)).log2().ceil() + f64::from(info.height + 1) * 50.0)
+            * s.cpu_operator_cost;
+        let leaf_pages = (index_sel * index_pages).ceil().max(1.0);
+        let index_cost = scans * descent
+            + leaf_pages * s.random_page_cost
+            + index_tuples * (s.cpu_index_tuple_cost + s.cpu_operator_cost * conds.len() as f64);
+        let heap_fetched = pages_fetched(index_tuples, heap_pages, s.effective_cache_size);
+        let heap_cost = heap_fetched * s.random_page_cost
+            + index_tuples * (s.cpu_tuple_cost + cost::qual_cost(&filter, s));
+        let mut total = index_cost + heap_cost;
+        let mut startup = scans * descent;
+        if !s.enable_indexscan {
+            total += DISABLE_COST;
+            startup += DISABLE_COST;
+        }
+        let est = Estimate {
+            startup,
+            total,
+            rows,
+            width: cost::table_width(table),
+        };
+        if best.as_ref().is_none_or(|b| est.total < b.2.total) {
+            let path = IndexPath {
+                index: Arc::clone(&info.index),
+                conds: conds.into_iter().map(|(_, c)| c).collect(),
+                backward: false,
+                estimate: est,
+            };
+            best = Some((path, filter, est));
+        }
+    }
+    best.filter(|b| b.2.total < seq.total)
+}
