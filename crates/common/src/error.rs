@@ -102,6 +102,7 @@ impl SqlState {
     pub const PROTOCOL_VIOLATION: SqlState = SqlState("08P01");
     pub const INTERNAL_ERROR: SqlState = SqlState("XX000");
     pub const DATA_CORRUPTED: SqlState = SqlState("XX001");
+    pub const INDEX_CORRUPTED: SqlState = SqlState("XX002");
 }
 
 /// Severity of a message sent to the client.
