@@ -37,6 +37,8 @@ impl SqlState {
     pub const UNIQUE_VIOLATION: SqlState = SqlState("23505");
     pub const CHECK_VIOLATION: SqlState = SqlState("23514");
     pub const FOREIGN_KEY_VIOLATION: SqlState = SqlState("23503");
+    /// 42830 invalid_foreign_key (no unique index matches the referenced keys).
+    pub const INVALID_FOREIGN_KEY: SqlState = SqlState("42830");
     /// 54011 too_many_columns (an index over more than 32 columns).
     pub const TOO_MANY_COLUMNS_IN_INDEX: SqlState = SqlState("54011");
     /// XX002 index_corrupted (amcheck).
@@ -102,7 +104,6 @@ impl SqlState {
     pub const PROTOCOL_VIOLATION: SqlState = SqlState("08P01");
     pub const INTERNAL_ERROR: SqlState = SqlState("XX000");
     pub const DATA_CORRUPTED: SqlState = SqlState("XX001");
-    pub const INDEX_CORRUPTED: SqlState = SqlState("XX002");
 }
 
 /// Severity of a message sent to the client.

@@ -9,22 +9,28 @@ use sql::plan::{IndexPath, Plan};
 use types::{DataType, Value};
 
 use crate::eval::{eval, eval_qual, value_to_text};
-use crate::index::TableIndexes;
 use crate::indexscan::{fetch_visible, IndexTids};
 use crate::ops::build;
+use crate::ri::RiQueue;
+use crate::writer::TableWriter;
 use crate::{ExecEnv, Row};
 
 /// Rows produced by RETURNING, if requested.
 pub type Returning = Vec<Row>;
 
+/// `(1, null, x)`: a row as PostgreSQL's "Failing row contains" shows it.
+pub(crate) fn failing_row(table: &Table, row: &[Value], io: &types::IoSettings) -> String {
+    let shown: Vec<String> = row
+        .iter()
+        .zip(&table.columns)
+        .map(|(v, c)| value_to_text(v, c.data_type().id, io))
+        .collect();
+    format!("({})", shown.join(", "))
+}
+
 pub(crate) fn check_not_null(table: &Table, row: &[Value], io: &types::IoSettings) -> PgResult<()> {
     for (c, v) in table.columns.iter().zip(row) {
         if c.not_null && v.is_null() {
-            let shown: Vec<String> = row
-                .iter()
-                .zip(&table.columns)
-                .map(|(v, c)| value_to_text(v, c.data_type().id, io))
-                .collect();
             return Err(PgError::new(
                 SqlState::NOT_NULL_VIOLATION,
                 format!(
@@ -32,7 +38,10 @@ pub(crate) fn check_not_null(table: &Table, row: &[Value], io: &types::IoSetting
                     c.name, table.name
                 ),
             )
-            .with_detail(format!("Failing row contains ({}).", shown.join(", "))));
+            .with_detail(format!(
+                "Failing row contains {}.",
+                failing_row(table, row, io)
+            )));
         }
     }
     Ok(())
@@ -69,18 +78,17 @@ pub fn insert(
         InsertTarget::new()
     };
     let mut op = build(source, env, None)?;
-    let mut indexes = TableIndexes::of(env, table);
+    let mut writer = TableWriter::new(env, table)?;
+    let mut queue = RiQueue::default();
     let mut buf = Vec::new();
     let mut n = 0u64;
     let mut out = Vec::new();
-    let r = (|| {
+    let r: PgResult<()> = (|| {
         while let Some(row) = op.next(env)? {
-            check_not_null(table, &row, &env.io)?;
+            writer.check_row(&row, env)?;
             tuple::form_tuple(&types, &row, env.xid, env.cid, &mut buf);
             let tid = heap::insert(env.pool, env.tm, table.locator(), &mut buf, &mut target)?;
-            if !indexes.is_empty() {
-                indexes.insert(env, table, &row, tid)?;
-            }
+            writer.inserted(env, &row, tid, &mut queue)?;
             n += 1;
             if n.is_multiple_of(4096) {
                 env.check_cancel()?;
@@ -92,7 +100,9 @@ pub fn insert(
     drop(op);
     // Counted on failure too: the rows inserted so far are dead tuples.
     count_changes(env, table, n, 0, 0);
-    r.map(|()| (n, out))
+    r?;
+    queue.run(env)?;
+    Ok((n, out))
 }
 
 /// Tells the session the statement's row changes to `table` (applied to
@@ -274,6 +284,8 @@ pub fn delete(
     let mut n = 0;
     let mut out = Vec::new();
     let rel = table.locator();
+    let writer = TableWriter::new(env, table)?;
+    let mut queue = RiQueue::default();
     let r = for_each_match(table, qual, index, env, |mut tid, mut row, env| loop {
         let (pool, cid, tm) = (env.pool, env.cid, env.tm);
         let who = env.requester();
@@ -285,6 +297,7 @@ pub fn delete(
         match r {
             ModifyResult::Done(_) => {
                 n += 1;
+                writer.deleted(env, &row, &mut queue);
                 return project_returning(returning, &row, env, &mut out);
             }
             ModifyResult::SelfModified => return Ok(()),
@@ -299,7 +312,9 @@ pub fn delete(
         }
     });
     count_changes(env, table, 0, 0, n);
-    r.map(|()| (n, out))
+    r?;
+    queue.run(env)?;
+    Ok((n, out))
 }
 
 pub fn update(
@@ -316,14 +331,16 @@ pub fn update(
     let mut n = 0;
     let mut out = Vec::new();
     let rel = table.locator();
-    let mut indexes = TableIndexes::of(env, table);
+    let mut writer = TableWriter::new(env, table)?;
+    let mut queue = RiQueue::default();
     let r = for_each_match(table, qual, index, env, |mut tid, mut old, env| loop {
         let mut new = old.clone();
         for (i, e) in assignments {
             new[*i] = eval(e, &old, env)?;
         }
-        check_not_null(table, &new, &env.io)?;
+        writer.check_row(&new, env)?;
         tuple::form_tuple(&types, &new, env.xid, env.cid, &mut buf);
+        let keys_updated = writer.keys_changed(&old, &new);
         let (pool, cid, tm) = (env.pool, env.cid, env.tm);
         let who = env.requester();
         let hooks = &mut *env.hooks;
@@ -332,6 +349,7 @@ pub fn update(
             rel,
             tid,
             &mut buf,
+            keys_updated,
             who,
             cid,
             tm,
@@ -342,9 +360,7 @@ pub fn update(
         match r {
             ModifyResult::Done(new_tid) => {
                 n += 1;
-                if !indexes.is_empty() {
-                    indexes.insert(env, table, &new, new_tid)?;
-                }
+                writer.updated(env, (tid, &old), (new_tid, &new), &mut queue)?;
                 return project_returning(returning, &new, env, &mut out);
             }
             ModifyResult::SelfModified => return Ok(()),
@@ -359,5 +375,7 @@ pub fn update(
         }
     });
     count_changes(env, table, 0, n, 0);
-    r.map(|()| (n, out))
+    r?;
+    queue.run(env)?;
+    Ok((n, out))
 }

@@ -150,12 +150,18 @@ fn hand_over_lockers(
 /// the old one in block order, see the module comment). Concurrent writers
 /// are handled as in `delete`; on `Updated(Some(next))` nothing was written
 /// and the caller may retry on `next` with a tuple recomputed from it.
+///
+/// `keys_updated`: a column of one of the table's unique indexes changed.
+/// The update then takes the row lock a DELETE takes (FOR UPDATE's), which
+/// FOR KEY SHARE lockers (foreign key checks) conflict with, and marks the
+/// old version key-updated; otherwise FOR NO KEY UPDATE's.
 #[allow(clippy::too_many_arguments)]
 pub fn update(
     pool: &'static BufferPool,
     rel: RelFileLocator,
     tid: Tid,
     new_tuple: &mut [u8],
+    keys_updated: bool,
     who: Requester<'_>,
     cid: u32,
     tm: &TransactionManager,
@@ -165,6 +171,16 @@ pub fn update(
     check_tuple_size(new_tuple)?;
     let xid = who.xid;
     let needed = aligned_len(new_tuple);
+    let intent = if keys_updated {
+        Intent::KeyUpdate
+    } else {
+        Intent::Update
+    };
+    let key_flag = if keys_updated {
+        log::STAMP_KEYS_UPDATED
+    } else {
+        0
+    };
     let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
     loop {
         // Free space a prune of the old page left that is too little for
@@ -172,7 +188,7 @@ pub fn update(
         let mut pruned_free = None;
         {
             let mut pg = buf.write();
-            let verdict = rowlock::inspect(&pg, pool, rel, tid, who, Intent::Update, tm)?;
+            let verdict = rowlock::inspect(&pg, pool, rel, tid, who, intent, tm)?;
             // Short of space: prune first (our version is live, it stays),
             // so an update-heavy page keeps its rows on it.
             let (free, pruned) = match verdict {
@@ -189,15 +205,16 @@ pub fn update(
                         block: tid.block,
                         offset: page::next_offset(&mut pg),
                     };
-                    let flags = hand_over_lockers(
-                        pool,
-                        rel,
-                        (&pg, tid),
-                        (&pg, new),
-                        holders,
-                        new_tuple,
-                        tm,
-                    )?;
+                    let flags = key_flag
+                        | hand_over_lockers(
+                            pool,
+                            rel,
+                            (&pg, tid),
+                            (&pg, new),
+                            holders,
+                            new_tuple,
+                            tm,
+                        )?;
                     tuple::set_ctid(new_tuple, new.block, new.offset);
                     assert!(
                         page::add_item_at(&mut pg, new.offset, new_tuple),
@@ -278,8 +295,7 @@ pub fn update(
             fsm::record_free_space(pool, rel, other.block(), free)?;
             continue;
         }
-        let Verdict::Proceed(holders) =
-            rowlock::inspect(&old_pg, pool, rel, tid, who, Intent::Update, tm)?
+        let Verdict::Proceed(holders) = rowlock::inspect(&old_pg, pool, rel, tid, who, intent, tm)?
         else {
             // Changed while unlocked: go round and let the old page decide.
             drop((old_pg, new_pg));
@@ -291,15 +307,16 @@ pub fn update(
             block: other.block(),
             offset: page::next_offset(&mut new_pg),
         };
-        let flags = hand_over_lockers(
-            pool,
-            rel,
-            (&old_pg, tid),
-            (&new_pg, new),
-            holders,
-            new_tuple,
-            tm,
-        )?;
+        let flags = key_flag
+            | hand_over_lockers(
+                pool,
+                rel,
+                (&old_pg, tid),
+                (&new_pg, new),
+                holders,
+                new_tuple,
+                tm,
+            )?;
         tuple::set_ctid(new_tuple, new.block, new.offset);
         assert!(
             page::add_item_at(&mut new_pg, new.offset, new_tuple),
@@ -401,6 +418,7 @@ mod tests {
             REL,
             small1,
             &mut form(10, 10, xid, 1),
+            false,
             Requester::plain(xid),
             1,
             &tm,
@@ -417,6 +435,7 @@ mod tests {
             REL,
             small2,
             &mut form(20, 1000, xid, 1),
+            false,
             Requester::plain(xid),
             1,
             &tm,
@@ -433,6 +452,7 @@ mod tests {
             REL,
             small2,
             &mut form(30, 10, xid, 1),
+            false,
             Requester::plain(xid),
             1,
             &tm,
