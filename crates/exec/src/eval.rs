@@ -742,6 +742,17 @@ fn eval_sys(
             description(env, *objoid, classoid, objsubid).map_or(Value::Null, Value::Text)
         }
         SysFunc::GetRuledef => Value::Null,
+        SysFunc::GetConstraintdef => {
+            let Value::Oid(oid) = args[0] else {
+                return Ok(Value::Null);
+            };
+            let pretty = matches!(args.get(1), Some(Value::Bool(true)));
+            env.catalog
+                .constraints
+                .get(&oid)
+                .and_then(|c| sql::viewdef::constraint_definition(env.catalog, c, pretty))
+                .map_or(Value::Null, Value::Text)
+        }
         SysFunc::GetViewdef | SysFunc::GetViewdefByName => {
             let oid = match &args[0] {
                 Value::Oid(o) => *o,

@@ -96,6 +96,8 @@ pub enum SysFunc {
     /// pg_get_ruledef(oid [, pretty]): NULL (the only rules are views'
     /// `_RETURN` rules, which psql leaves out).
     GetRuledef,
+    /// pg_get_constraintdef(oid [, pretty]).
+    GetConstraintdef,
     /// pg_advisory_lock and its variants (bigint or (int, int) keys).
     Advisory(AdvisoryCall),
     /// pg_advisory_unlock_all()

@@ -181,10 +181,12 @@ pub(super) static VIEWS: &[ViewDef] = &[
             ("indpred", Text),
         ],
     ),
-    // NOT NULL is no pg_constraint row in PostgreSQL 15; nothing else exists yet.
-    empty_catalog(
-        "pg_constraint",
-        &[
+    // NOT NULL is no pg_constraint row in PostgreSQL 15.
+    ViewDef {
+        schema: Schema::PgCatalog,
+        name: "pg_constraint",
+        source: Source::Relation("pg_constraint"),
+        columns: &[
             ("oid", Oid),
             ("conname", Name),
             ("connamespace", Oid),
@@ -212,7 +214,8 @@ pub(super) static VIEWS: &[ViewDef] = &[
             ("conexclop", OidArray),
             ("conbin", Text),
         ],
-    ),
+        rows: pg_constraint,
+    },
     empty_catalog(
         "pg_inherits",
         &[
@@ -540,6 +543,76 @@ fn pg_description(cx: &ViewContext<'_>) -> Vec<Row> {
             }),
     );
     rows
+}
+
+/// The constraints of this database's tables. conbin (a node tree in
+/// PostgreSQL) holds a CHECK's SQL text; the operator arrays are NULL.
+fn pg_constraint(cx: &ViewContext<'_>) -> Vec<Row> {
+    use ::catalog::ConstraintKind as K;
+    let int2vector = |v: &[i16]| {
+        let items: Vec<String> = v.iter().map(i16::to_string).collect();
+        text(&format!("{{{}}}", items.join(",")))
+    };
+    cx.catalog
+        .constraints
+        .values()
+        .filter(|c| {
+            cx.catalog
+                .table_by_oid(c.table)
+                .is_some_and(|t| t.db_oid == cx.db_oid)
+        })
+        .map(|c| {
+            let (confrelid, upd, del, matching, confkey) = match &c.kind {
+                K::ForeignKey {
+                    ref_table,
+                    ref_columns,
+                    on_update,
+                    on_delete,
+                    match_full,
+                    ..
+                } => (
+                    *ref_table,
+                    on_update.code().to_string(),
+                    on_delete.code().to_string(),
+                    if *match_full { "f" } else { "s" }.to_string(),
+                    int2vector(ref_columns),
+                ),
+                _ => (0, " ".into(), " ".into(), " ".into(), Value::Null),
+            };
+            let conbin = match &c.kind {
+                K::Check { expr } => text(expr),
+                _ => Value::Null,
+            };
+            vec![
+                Value::Oid(c.oid),
+                text(&c.name),
+                Value::Oid(c.namespace),
+                text(&c.kind.code().to_string()),
+                Value::Bool(c.deferrable),
+                Value::Bool(c.deferred),
+                Value::Bool(c.validated),
+                Value::Oid(c.table),
+                Value::Oid(0),
+                Value::Oid(c.kind.index().unwrap_or(0)),
+                Value::Oid(0),
+                Value::Oid(confrelid),
+                text(&upd),
+                text(&del),
+                text(&matching),
+                Value::Bool(true),
+                Value::Int4(0),
+                Value::Bool(false),
+                int2vector(&c.columns),
+                confkey,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                conbin,
+            ]
+        })
+        .collect()
 }
 
 /// Each view's `_RETURN` rule (psql's `\d+` of a view lists the other

@@ -1100,6 +1100,11 @@ impl Binder<'_, '_> {
                 &[TypeId::Oid, TypeId::Name],
                 TypeId::Text,
             )),
+            "pg_get_constraintdef" => Some(sys(
+                SysFunc::GetConstraintdef,
+                &[TypeId::Oid, TypeId::Bool],
+                TypeId::Text,
+            )),
             "pg_get_ruledef" => Some(sys(
                 SysFunc::GetRuledef,
                 &[TypeId::Oid, TypeId::Bool],
@@ -1140,7 +1145,8 @@ impl Binder<'_, '_> {
                 | SysFunc::ObjDescription
                 | SysFunc::GetViewdef
                 | SysFunc::GetViewdefByName
-                | SysFunc::GetRuledef => 1,
+                | SysFunc::GetRuledef
+                | SysFunc::GetConstraintdef => 1,
                 SysFunc::SetVal => 2,
                 _ => want.len(),
             };
