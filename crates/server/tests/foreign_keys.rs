@@ -331,3 +331,29 @@ fn deferred_check_fails_the_implicit_commit_over_the_extended_protocol() {
     assert_eq!(detail, "Key (p)=(3) is not present in table \"p\".");
     assert_eq!(count(&mut c, "select count(*) from c"), 1);
 }
+
+#[test]
+fn copy_checks_constraints_of_every_row() {
+    use std::io::Write;
+    let s = TestServer::start();
+    setup(&s);
+    let mut c = s.connect();
+    c.batch_execute("create table t (a int check (a > 0))")
+        .unwrap();
+    let mut w = c.copy_in("copy t from stdin").unwrap();
+    w.write_all(b"1\n-1\n").unwrap();
+    let e = w.finish().unwrap_err();
+    let db = e.as_db_error().unwrap();
+    assert_eq!(db.code().code(), "23514");
+    assert_eq!(db.where_(), Some("COPY t, line 2: \"-1\""));
+    // The foreign key's checks run when the COPY ends.
+    let mut w = c.copy_in("copy c from stdin").unwrap();
+    w.write_all(b"1\t1\n2\t5\n").unwrap();
+    let (code, _, detail) = error(w.finish().unwrap_err());
+    assert_eq!(code, "23503");
+    assert_eq!(detail, "Key (p)=(5) is not present in table \"p\".");
+    let mut w = c.copy_in("copy c from stdin").unwrap();
+    w.write_all(b"1\t1\n2\t2\n3\t\\N\n").unwrap();
+    assert_eq!(w.finish().unwrap(), 3);
+    assert_eq!(count(&mut c, "select count(*) from c"), 3);
+}
