@@ -675,6 +675,29 @@ fn eval_sys(
             Value::Null
         }
         SysFunc::Prewarm => prewarm(args, env)?,
+        SysFunc::GetIndexdef => match (&args[0], args.get(1)) {
+            (Value::Oid(o), column) => {
+                let column = match column {
+                    Some(Value::Int4(c)) => *c,
+                    _ => 0,
+                };
+                crate::system_views::indexes::indexdef(env.catalog, *o, column)
+                    .map_or(Value::Null, Value::Text)
+            }
+            _ => Value::Null,
+        },
+        SysFunc::GetConstraintdef => match &args[0] {
+            Value::Oid(o) => crate::system_views::indexes::constraintdef(env.catalog, *o)
+                .map_or(Value::Null, Value::Text),
+            _ => Value::Null,
+        },
+        SysFunc::BtIndexCheck(parent) => match &args[0] {
+            Value::Oid(o) => {
+                crate::system_views::indexes::bt_index_check(env, *o, parent)?;
+                Value::Null
+            }
+            _ => Value::Null,
+        },
         SysFunc::GetUserById => match &args[0] {
             Value::Oid(o) => Value::Text(match sql::reg::role_name(env.catalog, *o) {
                 Some(name) => name.to_string(),
