@@ -243,6 +243,82 @@ pub fn repair_fragmentation(page: &mut [u8]) {
     set_flags(page, if has_free { f | PD_HAS_FREE_LINES } else { f });
 }
 
+/// Start of the special space (where an index keeps its per-page data).
+pub fn special(page: &[u8]) -> usize {
+    get_u16(page, 18) as usize
+}
+
+/// Inserts `data` as item `off` of an ordered page (a B-tree's): line
+/// pointers from `off` on move up by one, so items keep their order
+/// (PostgreSQL's PageAddItem with shuffling). Unused pointers are never
+/// reused here. False if it does not fit or `off` is past the end + 1.
+pub fn insert_item_shifting(page: &mut [u8], off: OffsetNumber, data: &[u8]) -> bool {
+    debug_assert!(!is_new(page), "ordered pages are initialised first");
+    let count = item_count(page);
+    if off == 0 || off > count + 1 {
+        return false;
+    }
+    let aligned = (data.len() + 7) & !7;
+    let (lower, upper) = (lower(page), upper(page));
+    if lower + LINE_POINTER_SIZE + aligned > upper {
+        return false;
+    }
+    let at = PAGE_HEADER_SIZE + (off as usize - 1) * LINE_POINTER_SIZE;
+    page.copy_within(at..lower, at + LINE_POINTER_SIZE);
+    let new_upper = upper - aligned;
+    page[new_upper..new_upper + data.len()].copy_from_slice(data);
+    page[new_upper + data.len()..new_upper + aligned].fill(0);
+    set_lp(page, off, new_upper, ItemState::Normal, data.len());
+    put_u16(page, 14, (lower + LINE_POINTER_SIZE) as u16);
+    put_u16(page, 16, new_upper as u16);
+    true
+}
+
+/// Removes the items at `offsets` (ascending) from an ordered page: the
+/// later line pointers move down to close the gaps and the item bytes are
+/// compacted towards the special space, in one pass (PostgreSQL's
+/// PageIndexMultiDelete). Deterministic, so redo repeats it exactly.
+pub fn delete_items(page: &mut [u8], offsets: &[OffsetNumber]) {
+    if offsets.is_empty() || is_new(page) {
+        return;
+    }
+    debug_assert!(offsets.windows(2).all(|w| w[0] < w[1]), "offsets ascending");
+    let count = item_count(page);
+    let special = special(page);
+    let mut kept: Vec<(usize, usize)> = Vec::with_capacity(count as usize);
+    let mut doomed = offsets.iter().peekable();
+    for off in 1..=count {
+        if doomed.peek() == Some(&&off) {
+            doomed.next();
+            continue;
+        }
+        let (_, at, len) = item_id(page, off);
+        kept.push((at, len));
+    }
+    // Copy the survivors out, then lay them down again from the end in
+    // offset order: simple, and the result depends only on the survivors.
+    let mut scratch = Vec::with_capacity(special - upper(page));
+    let spans: Vec<(usize, usize)> = kept
+        .iter()
+        .map(|&(at, len)| {
+            let start = scratch.len();
+            scratch.extend_from_slice(&page[at..at + len]);
+            (start, len)
+        })
+        .collect();
+    let mut upper = special;
+    for (i, &(start, len)) in spans.iter().enumerate() {
+        upper -= (len + 7) & !7;
+        page[upper..upper + len].copy_from_slice(&scratch[start..start + len]);
+        page[upper + len..upper + ((len + 7) & !7)].fill(0);
+        set_lp(page, (i + 1) as OffsetNumber, upper, ItemState::Normal, len);
+    }
+    let lower = PAGE_HEADER_SIZE + spans.len() * LINE_POINTER_SIZE;
+    put_u16(page, 14, lower as u16);
+    put_u16(page, 16, upper as u16);
+    page[lower..upper].fill(0);
+}
+
 /// Checksum of a page image for `block`: CRC32C over the page with the checksum
 /// field taken as zero, mixed with the block number so a page written to the
 /// wrong place is caught too.
@@ -298,6 +374,36 @@ mod tests {
         }
         assert_eq!(n, 8);
         assert!(free_space(&page) < 1000);
+    }
+
+    #[test]
+    fn ordered_insert_and_multi_delete() {
+        let mut page = vec![0u8; BLCKSZ];
+        init(&mut page, 16);
+        assert_eq!(special(&page), BLCKSZ - 16);
+        for (i, w) in [b"b", b"d", b"a", b"c"].iter().enumerate() {
+            let off = match i {
+                0 => 1,
+                1 => 2,
+                2 => 1,
+                _ => 3,
+            };
+            assert!(insert_item_shifting(&mut page, off, *w));
+        }
+        let all: Vec<&[u8]> = (1..=item_count(&page))
+            .map(|o| item(&page, o).unwrap())
+            .collect();
+        assert_eq!(all, vec![b"a", b"b", b"c", b"d"]);
+        assert!(!insert_item_shifting(&mut page, 9, b"x"));
+        let before = free_space(&page);
+        delete_items(&mut page, &[1, 3]);
+        let all: Vec<&[u8]> = (1..=item_count(&page))
+            .map(|o| item(&page, o).unwrap())
+            .collect();
+        assert_eq!(all, vec![b"b", b"d"]);
+        assert_eq!(free_space(&page), before + 2 * (8 + LINE_POINTER_SIZE));
+        // The special space is untouched and the hole is zero.
+        assert!(page[lower(&page)..upper(&page)].iter().all(|&b| b == 0));
     }
 
     #[test]

@@ -42,6 +42,8 @@ pub mod rmgr {
     pub const HEAP: u8 = 10;
     /// Sequence pages (access::sequence).
     pub const SEQ: u8 = 11;
+    /// B-tree indexes (access::btree).
+    pub const BTREE: u8 = 12;
     /// Number of ids a redo table has.
     pub const COUNT: usize = 16;
 
@@ -52,6 +54,7 @@ pub mod rmgr {
             SMGR => "Storage",
             HEAP => "Heap",
             SEQ => "Sequence",
+            BTREE => "Btree",
             _ => "Unknown",
         }
     }

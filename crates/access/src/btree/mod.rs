@@ -4,18 +4,38 @@
 //! entry exactly; readers hold one page lock at a time and move right past
 //! concurrent splits.
 //!
-//! This file fixes the interface the executor and the catalog build on.
+//! This file is the interface the executor and the catalog build on; the
+//! pages (`page.rs`), tuples (`tuple.rs`), descent (`search.rs`), inserts
+//! and splits (`insert.rs`, `split.rs`), scans (`scan.rs`), the bottom-up
+//! build (`build.rs`), VACUUM (`vacuum.rs`), amcheck (`check.rs`) and the
+//! log records (`log.rs`) are in their own files.
 
 use std::cmp::Ordering;
-use std::sync::Arc;
 
 use common::{PgResult, RelFileLocator, Xid};
-use storage::buffer::BufferPool;
+use storage::buffer::{BufferPool, ReadMode};
+use storage::ForkNumber;
 use txn::TransactionManager;
 use types::{DataType, Value};
 use wal::Wal;
 
 use crate::heap::{Tid, WaitForXid};
+
+mod build;
+mod check;
+mod insert;
+pub mod log;
+mod page;
+mod scan;
+mod search;
+mod split;
+#[cfg(test)]
+mod tests;
+mod tuple;
+mod vacuum;
+
+pub use scan::IndexScan;
+pub use tuple::MAX_TUPLE_SIZE;
 
 /// What an index's key looks like: one entry per key column.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,9 +136,44 @@ pub struct BulkDeleteStats {
 }
 
 /// Creates the index's storage with an empty tree (a metapage), logged.
+/// The file is created (after a logged SMGR CREATE) if it does not exist;
+/// block 0 becomes the metapage and block 1 an empty root leaf, in one
+/// CREATE record.
 pub fn create_empty(pool: &'static BufferPool, wal: &Wal, rel: RelFileLocator) -> PgResult<()> {
-    let _ = (pool, wal, rel);
-    unimplemented!("btree::create_empty")
+    if !pool.smgr().exists(rel, ForkNumber::Main) {
+        crate::heap::create_storage(pool, wal, rel)?;
+    }
+    let smgr = pool.smgr();
+    if smgr.nblocks(rel, ForkNumber::Main)? != 0 {
+        return Err(common::PgError::internal(format!(
+            "index storage {} is not empty",
+            rel.rel_number
+        )));
+    }
+    let meta_blk = smgr.extend(rel, ForkNumber::Main, 2)?;
+    debug_assert_eq!(meta_blk, page::META_BLOCK);
+    let mut meta = vec![0u8; storage::BLCKSZ].into_boxed_slice();
+    page::init_meta(&mut meta, build::FIRST_LEAF, 0);
+    let mut root = vec![0u8; storage::BLCKSZ].into_boxed_slice();
+    page::init(
+        &mut root,
+        0,
+        page::LEAF | page::ROOT,
+        page::NONE,
+        page::NONE,
+    );
+    let mut steps = Vec::with_capacity(2);
+    for (blk, img) in [(page::META_BLOCK, meta), (build::FIRST_LEAF, root)] {
+        let buf = pool.read_buffer(rel, ForkNumber::Main, blk, ReadMode::Zero, None)?;
+        steps.push(log::Step {
+            page: buf.into_write(),
+            change: log::Change::Whole(img),
+        });
+    }
+    log::apply_and_log(wal, rel, log::BTREE_CREATE, &mut steps);
+    drop(steps);
+    search::remember_root(pool, rel, build::FIRST_LEAF);
+    Ok(())
 }
 
 /// Builds the tree bottom-up from entries already sorted in index order
@@ -131,8 +186,7 @@ pub fn build(
     desc: &IndexDesc,
     sorted: &mut dyn Iterator<Item = PgResult<(Vec<Value>, Tid)>>,
 ) -> PgResult<u64> {
-    let _ = (pool, wal, rel, desc, sorted);
-    unimplemented!("btree::build")
+    build::build(pool, wal, rel, desc, sorted)
 }
 
 /// Inserts one entry. With `unique`, entries with an equal key (none of
@@ -147,8 +201,7 @@ pub fn insert(
     tid: Tid,
     unique: Option<UniqueCheck<'_>>,
 ) -> PgResult<InsertOutcome> {
-    let _ = (pool, tm, rel, desc, key, tid, unique);
-    unimplemented!("btree::insert")
+    insert::insert(pool, tm, rel, desc, key, tid, unique)
 }
 
 /// The heap tids of entries whose key equals `key` (ON CONFLICT's and
@@ -159,33 +212,7 @@ pub fn find_equal(
     desc: &IndexDesc,
     key: &[Value],
 ) -> PgResult<Vec<Tid>> {
-    let _ = (pool, rel, desc, key);
-    unimplemented!("btree::find_equal")
-}
-
-/// A range scan. Each leaf page's matching entries are copied out under
-/// its share lock, so no lock is held between calls.
-pub struct IndexScan {
-    _private: (),
-}
-
-impl IndexScan {
-    /// `with_keys`: return each entry's key values (index-only scans).
-    pub fn new(
-        pool: &'static BufferPool,
-        rel: RelFileLocator,
-        desc: Arc<IndexDesc>,
-        range: ScanRange,
-        with_keys: bool,
-    ) -> PgResult<IndexScan> {
-        let _ = (pool, rel, desc, range, with_keys);
-        unimplemented!("btree::IndexScan::new")
-    }
-
-    /// The next entry in range: its heap tid and, if asked for, its key.
-    pub fn next(&mut self) -> PgResult<Option<(Tid, Option<&[Value]>)>> {
-        unimplemented!("btree::IndexScan::next")
-    }
+    scan::find_equal(pool, rel, desc, key)
 }
 
 /// Removes the entries whose tid `dead` says is gone (VACUUM's index pass),
@@ -196,14 +223,12 @@ pub fn bulk_delete(
     rel: RelFileLocator,
     dead: &dyn Fn(Tid) -> bool,
 ) -> PgResult<BulkDeleteStats> {
-    let _ = (pool, wal, rel, dead);
-    unimplemented!("btree::bulk_delete")
+    vacuum::bulk_delete(pool, wal, rel, dead)
 }
 
 /// Levels above the leaves (0 for a tree that is one leaf), for costing.
 pub fn tree_height(pool: &'static BufferPool, rel: RelFileLocator) -> PgResult<u32> {
-    let _ = (pool, rel);
-    unimplemented!("btree::tree_height")
+    Ok(search::read_meta(pool, rel)?.1)
 }
 
 /// amcheck's bt_index_check (`parent == false`: order within pages, high
@@ -216,6 +241,17 @@ pub fn check(
     desc: &IndexDesc,
     parent: bool,
 ) -> PgResult<()> {
-    let _ = (pool, rel, desc, parent);
-    unimplemented!("btree::check")
+    check_named(pool, rel, desc, parent, &rel.rel_number.to_string())
+}
+
+/// `check` with the index's name in the messages, as amcheck words them
+/// (`item order invariant violated for index "t_pkey"`).
+pub fn check_named(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    desc: &IndexDesc,
+    parent: bool,
+    name: &str,
+) -> PgResult<()> {
+    check::check(pool, rel, desc, parent, name)
 }

@@ -22,12 +22,14 @@ use wal::Wal;
 
 use crate::tuple;
 
+mod holder;
 pub mod log;
 mod modify;
 pub mod prune;
 pub mod rowlock;
 pub mod sample;
 pub mod vacuum;
+pub use holder::key_holder;
 pub use modify::{delete, update, ModifyResult, WaitForXid};
 pub use rowlock::{lock_tuple, LockResult, Requester, RowLockMode, WaitPolicy};
 

@@ -959,6 +959,107 @@ impl Buffer {
             page: unsafe { std::slice::from_raw_parts_mut(self.pool.frame_ptr(self.id), BLCKSZ) },
         }
     }
+
+    /// Takes the content lock in shared mode, the guard owning the pin:
+    /// for code that keeps locked pages in collections or moves them
+    /// between functions (a B-tree's descent and splits).
+    pub fn into_read(self) -> OwnedPageRead {
+        let pool = self.pool;
+        let guard = pool.descs[self.id as usize].content.shared();
+        OwnedPageRead {
+            _guard: guard,
+            // SAFETY: shared content lock held for the guard's life; the
+            // frame lives as long as the (never freed) pool.
+            page: unsafe { std::slice::from_raw_parts(pool.frame_ptr(self.id), BLCKSZ) },
+            buffer: self,
+        }
+    }
+
+    /// Takes the content lock in exclusive mode, the guard owning the pin.
+    pub fn into_write(self) -> OwnedPageWrite {
+        let pool = self.pool;
+        let guard = pool.descs[self.id as usize].content.exclusive();
+        OwnedPageWrite {
+            _guard: guard,
+            // SAFETY: exclusive content lock held for the guard's life.
+            page: unsafe { std::slice::from_raw_parts_mut(pool.frame_ptr(self.id), BLCKSZ) },
+            buffer: self,
+        }
+    }
+
+    fn mark_dirty(&self) {
+        let desc = &self.pool.descs[self.id as usize];
+        let s = desc.state.load(Ordering::Relaxed);
+        if s & (DIRTY | JUST_DIRTIED) == DIRTY | JUST_DIRTIED {
+            return;
+        }
+        let (old, _) = update(&desc.state, |s| Some(s | DIRTY | JUST_DIRTIED));
+        if old & DIRTY == 0 {
+            count_usage(|u| u.shared_dirtied += 1);
+        }
+    }
+}
+
+/// A pinned page under its shared content lock (`Buffer::into_read`).
+/// Fields drop in order: the lock goes before the pin.
+pub struct OwnedPageRead {
+    _guard: SharedGuard<'static>,
+    page: &'static [u8],
+    buffer: Buffer,
+}
+
+impl OwnedPageRead {
+    pub fn block(&self) -> BlockNumber {
+        self.buffer.block()
+    }
+    /// Releases the lock, keeping the pin.
+    pub fn unlock(self) -> Buffer {
+        let OwnedPageRead { _guard, buffer, .. } = self;
+        drop(_guard);
+        buffer
+    }
+}
+
+impl std::ops::Deref for OwnedPageRead {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.page
+    }
+}
+
+/// A pinned page under its exclusive content lock (`Buffer::into_write`).
+pub struct OwnedPageWrite {
+    _guard: ExclusiveGuard<'static>,
+    page: &'static mut [u8],
+    buffer: Buffer,
+}
+
+impl OwnedPageWrite {
+    pub fn block(&self) -> BlockNumber {
+        self.buffer.block()
+    }
+    /// Marks the page dirty; the exclusive content lock proves we changed it.
+    pub fn mark_dirty(&mut self) {
+        self.buffer.mark_dirty();
+    }
+    /// Releases the lock, keeping the pin.
+    pub fn unlock(self) -> Buffer {
+        let OwnedPageWrite { _guard, buffer, .. } = self;
+        drop(_guard);
+        buffer
+    }
+}
+
+impl std::ops::Deref for OwnedPageWrite {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.page
+    }
+}
+impl std::ops::DerefMut for OwnedPageWrite {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        self.page
+    }
 }
 
 impl Drop for Buffer {
@@ -986,15 +1087,7 @@ pub struct PageWrite<'a> {
 impl PageWrite<'_> {
     /// Marks the page dirty; the exclusive content lock proves we changed it.
     pub fn mark_dirty(&mut self) {
-        let desc = &self.buffer.pool.descs[self.buffer.id as usize];
-        let s = desc.state.load(Ordering::Relaxed);
-        if s & (DIRTY | JUST_DIRTIED) == DIRTY | JUST_DIRTIED {
-            return;
-        }
-        let (old, _) = update(&desc.state, |s| Some(s | DIRTY | JUST_DIRTIED));
-        if old & DIRTY == 0 {
-            count_usage(|u| u.shared_dirtied += 1);
-        }
+        self.buffer.mark_dirty();
     }
 }
 impl std::ops::Deref for PageWrite<'_> {
