@@ -40,7 +40,8 @@ impl Latch for OwnedPageWrite {
     }
 }
 
-/// Pins and locks block `blk` of the index.
+/// Pins and locks block `blk` of the index, which a link or downlink
+/// named: anything but an initialised B-tree page there is corruption.
 #[inline]
 pub(crate) fn lock<L: Latch>(
     pool: &'static BufferPool,
@@ -48,7 +49,14 @@ pub(crate) fn lock<L: Latch>(
     blk: BlockNumber,
 ) -> PgResult<L> {
     let buf = pool.read_buffer(rel, ForkNumber::Main, blk, ReadMode::Normal, None)?;
-    Ok(L::take(buf))
+    let pg = L::take(buf);
+    if !bp::is_btree_page(&pg) {
+        return Err(corrupt(format!(
+            "block {blk} of index {} is not a B-tree page",
+            rel.rel_number
+        )));
+    }
+    Ok(pg)
 }
 
 pub(crate) fn corrupt(message: impl Into<String>) -> PgError {

@@ -150,10 +150,14 @@ fn oversized_entries_are_refused() {
         "{}",
         err.message
     );
-    // The largest that fits goes in, several times over (three to a page).
-    for i in 0..10 {
-        let v = vec![Value::Text(format!("{i}{}", "y".repeat(2690)))];
+    // The largest that fits goes in, many times over (three to a page, so
+    // internal pages split too).
+    let mut rng = Rng(3);
+    for i in 0..60 {
+        let k = rng.below(1000);
+        let v = vec![Value::Text(format!("{k:03}{}", "y".repeat(2689)))];
         btree::insert(e.pool, &e.tm, REL, &desc, &v, tid(i), None).unwrap();
     }
+    assert!(btree::tree_height(e.pool, REL).unwrap() >= 2);
     btree::check(e.pool, REL, &desc, true).unwrap();
 }
