@@ -220,12 +220,22 @@ pub(crate) fn build(
         first_leaf_taken: false,
     };
     let mut item = Vec::with_capacity(64);
+    let mut prev: Vec<u8> = Vec::new();
     let mut count = 0u64;
     for entry in sorted {
         let (values, tid) = entry?;
         tuple::encode(desc, &values, tid, &mut item)?;
         tuple::check_size(item.len())?;
+        debug_assert!(
+            count == 0
+                || tuple::compare_search(desc, &tuple::SearchKey::entry(&values, tid), &prev)
+                    == std::cmp::Ordering::Greater,
+            "build input out of order at entry {count}"
+        );
         b.add(0, &item)?;
+        if cfg!(debug_assertions) {
+            std::mem::swap(&mut prev, &mut item);
+        }
         count += 1;
     }
     if count > 0 {

@@ -34,7 +34,7 @@ mod tests;
 mod tuple;
 mod vacuum;
 
-pub use scan::IndexScan;
+pub use scan::{IndexScan, ScanEntry};
 pub use tuple::MAX_TUPLE_SIZE;
 
 /// What an index's key looks like: one entry per key column.

@@ -3,5 +3,11 @@
 mod support;
 
 mod basic;
+mod build;
+mod concurrent;
+mod corrupt;
 mod model;
 mod multicol;
+mod perf;
+mod redo;
+mod unique;

@@ -341,7 +341,6 @@ mod tests {
 
     use super::*;
     use crate::heap::{self, HeapScan};
-    use txn::XidStatus;
 
     const REL: RelFileLocator = RelFileLocator {
         spc_oid: common::ids::DEFAULT_TABLESPACE_OID,
