@@ -147,7 +147,7 @@ pub(crate) fn bt_index_check(env: &ExecEnv, oid: Oid, parent: bool) -> PgResult<
             .map_or_else(|| oid.to_string(), |(n, _, _)| n.to_string());
         return Err(PgError::new(
             SqlState::WRONG_OBJECT_TYPE,
-            format!("only B-Tree indexes are supported as targets for verification"),
+            "only B-Tree indexes are supported as targets for verification",
         )
         .with_detail(format!("Relation \"{name}\" is not a B-Tree index.")));
     };
@@ -156,16 +156,13 @@ pub(crate) fn bt_index_check(env: &ExecEnv, oid: Oid, parent: bool) -> PgResult<
         .tables
         .get(&index.table)
         .ok_or_else(|| PgError::internal("index without table"))?;
-    access::btree::check(env.pool, index.locator(), &index.desc(table), parent).map_err(|e| {
-        if e.code == SqlState::INDEX_CORRUPTED {
-            PgError {
-                message: format!("{} (index \"{}\")", e.message, index.name),
-                ..e
-            }
-        } else {
-            e
-        }
-    })
+    access::btree::check_named(
+        env.pool,
+        index.locator(),
+        &index.desc(table),
+        parent,
+        &index.name,
+    )
 }
 
 fn this_db_indexes<'a>(cx: &'a ViewContext<'_>) -> impl Iterator<Item = (&'a Index, &'a Table)> {
