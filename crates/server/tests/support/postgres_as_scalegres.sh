@@ -32,15 +32,18 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$datadir" ] || { echo "postgres_as_scalegres: -D DIR is required" >&2; exit 2; }
 
+sockdir=""
+for a in "${args[@]}"; do
+  case "$a" in
+    unix_socket_directories=*) sockdir=${a#unix_socket_directories=} ;;
+  esac
+done
+
 as_pg=()
 if [ "$(id -u)" -eq 0 ]; then
   as_pg=(setpriv --reuid=postgres --regid=postgres --init-groups --)
   chmod 0755 "$(dirname "$datadir")"
-  for a in "${args[@]}"; do
-    case "$a" in
-      unix_socket_directories=*) chown postgres: "${a#unix_socket_directories=}" ;;
-    esac
-  done
+  [ -z "$sockdir" ] || chown postgres: "$sockdir"
 fi
 
 if [ ! -f "$datadir/PG_VERSION" ]; then
@@ -51,10 +54,23 @@ if [ ! -f "$datadir/PG_VERSION" ]; then
 fi
 
 # A postmaster from before a SIGKILL of this script may still be exiting.
+# Once it is a zombie (init reaps it when it gets round to it) it has let go
+# of everything, but PostgreSQL would still see its pid in postmaster.pid as
+# alive and refuse to start: remove the file (and its socket lock files) then.
 if [ -f "$datadir/postmaster.pid" ]; then
   old=$(head -n 1 "$datadir/postmaster.pid" || true)
   for _ in $(seq 1 200); do
-    if [ -z "$old" ] || ! kill -0 "$old" 2>/dev/null; then break; fi
+    state=$(awk '{print $3}' "/proc/$old/stat" 2>/dev/null || true)
+    if [ -z "$old" ] || [ -z "$state" ]; then break; fi
+    if [ "$state" = Z ]; then
+      rm -f "$datadir/postmaster.pid"
+      for lock in "${sockdir:-/nonexistent}"/.s.PGSQL.*.lock; do
+        if [ -f "$lock" ] && [ "$(head -n 1 "$lock")" = "$old" ]; then
+          rm -f "$lock" "${lock%.lock}"
+        fi
+      done
+      break
+    fi
     sleep 0.05
   done
 fi
