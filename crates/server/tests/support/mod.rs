@@ -6,8 +6,9 @@
 //! Builds nothing itself: the binary is Cargo's `CARGO_BIN_EXE_scalegres`.
 //! `SCALEGRES_TEST_BIN=/path/to/binary` runs the tests against another binary
 //! with the same command line (e.g. `tests/support/postgres_as_scalegres.sh`,
-//! which runs real PostgreSQL 15 that way, to check the tests themselves). `SCALEGRES_TEST_START_TIMEOUT` (seconds, default 30)
-//! and `SCALEGRES_TEST_WATCHDOG` (seconds, default 300: a server still running
+//! which runs real PostgreSQL 15 that way, to check the tests themselves).
+//! `SCALEGRES_TEST_START_TIMEOUT` (seconds, default 30) and
+//! `SCALEGRES_TEST_WATCHDOG` (seconds, default 300: a server still running
 //! then is killed, so a hung test fails instead of hanging CI) tune timing.
 
 #![allow(dead_code)]
