@@ -512,6 +512,8 @@ fn run_extended(c: &mut Client, sql: &str, params: &[Lit]) -> Result<Answer, pos
 
 struct Checker {
     client: Client,
+    /// `INDEX_DIFF_LOG=FILE`: every statement sent, for replaying with psql.
+    log: Option<std::fs::File>,
     seed: u64,
     queries: usize,
     index_plans: usize,
@@ -520,6 +522,18 @@ struct Checker {
 }
 
 impl Checker {
+    fn log(&mut self, sql: &str) {
+        if let Some(f) = &mut self.log {
+            use std::io::Write as _;
+            writeln!(f, "{sql};").unwrap();
+        }
+    }
+
+    fn exec(&mut self, sql: &str) -> Result<(), postgres::Error> {
+        self.log(sql);
+        self.client.batch_execute(sql)
+    }
+
     fn context(&self, round: usize, q: &Query) -> String {
         format!(
             "seed {} (INDEX_DIFF_SEED={} replays it), round {round}, query:\n  {}\n  params: {:?}",
@@ -528,9 +542,9 @@ impl Checker {
     }
 
     fn run(&mut self, settings: &str, q: &Query, ctx: &str) -> Answer {
-        self.client
-            .batch_execute(settings)
+        self.exec(settings)
             .unwrap_or_else(|e| panic!("{settings} failed: {e:?}\n{ctx}"));
+        self.log(&inline(q));
         let got = match &q.params {
             None => run_simple(&mut self.client, &q.sql),
             Some(p) => run_extended(&mut self.client, &q.sql, p),
@@ -545,7 +559,8 @@ impl Checker {
 
     /// The plan's text under `settings` (EXPLAIN with the constants inline).
     fn plan(&mut self, settings: &str, sql: &str, ctx: &str) -> String {
-        self.client.batch_execute(settings).unwrap();
+        self.exec(settings).unwrap();
+        self.log(&format!("explain (costs off) {sql}"));
         run_simple(&mut self.client, &format!("explain (costs off) {sql}"))
             .unwrap_or_else(|e| panic!("EXPLAIN failed: {e:?}\n{ctx}"))
             .into_iter()
@@ -688,6 +703,8 @@ fn index_scans_agree_with_sequential_scans() {
     let server = TestServer::start();
     let mut checker = Checker {
         client: server.connect(),
+        log: std::env::var_os("INDEX_DIFF_LOG")
+            .map(|p| std::fs::File::create(p).expect("create INDEX_DIFF_LOG")),
         seed,
         queries: 0,
         index_plans: 0,
@@ -696,18 +713,15 @@ fn index_scans_agree_with_sequential_scans() {
     let mut tables = tables();
     for t in &mut tables {
         let ddl = create_sql(t);
-        if let Err(e) = checker.client.batch_execute(&ddl) {
+        if let Err(e) = checker.exec(&ddl) {
             panic!("{ddl} failed: {e:?}");
         }
         let rows = if t.name == "di_a" { 3000 } else { 2000 };
         for _ in 0..rows / 250 {
             let sql = insert_rows(t, &mut rng, 250);
-            checker.client.batch_execute(&sql).unwrap();
+            checker.exec(&sql).unwrap();
         }
-        checker
-            .client
-            .batch_execute(&format!("analyze {}", t.name))
-            .unwrap();
+        checker.exec(&format!("analyze {}", t.name)).unwrap();
     }
     for round in 0..ROUNDS {
         for _ in 0..QUERIES_PER_ROUND {
@@ -722,10 +736,10 @@ fn index_scans_agree_with_sequential_scans() {
         } else {
             SEQ_ONLY
         };
-        checker.client.batch_execute(settings).unwrap();
+        checker.exec(settings).unwrap();
         for t in &mut tables {
             for stmt in maintenance(&mut rng, t, round) {
-                if let Err(e) = checker.client.batch_execute(&stmt) {
+                if let Err(e) = checker.exec(&stmt) {
                     panic!("seed {seed}, round {round}: `{stmt}` failed: {e:?}");
                 }
             }
@@ -735,7 +749,7 @@ fn index_scans_agree_with_sequential_scans() {
                 _ => String::new(),
             };
             if !after.is_empty() {
-                checker.client.batch_execute(&after).unwrap();
+                checker.exec(&after).unwrap();
             }
         }
     }
