@@ -15,7 +15,10 @@
 //! same). A quarter of the queries go through the extended protocol with
 //! their constants as parameters.
 //!
-//! The seed is printed with every failure; `INDEX_DIFF_SEED=N` replays it.
+//! The seed is printed with every failure; `INDEX_DIFF_SEED=N` replays it,
+//! and `INDEX_DIFF_LOG=FILE` writes every statement sent (constants inline)
+//! for a replay with `psql -f` against a server started with the test's
+//! settings (`shared_buffers=16MB autovacuum=off`).
 //! Checked against PostgreSQL 15 with
 //! `SCALEGRES_TEST_BIN=crates/server/tests/support/postgres_as_scalegres.sh`.
 
