@@ -267,7 +267,6 @@ fn check_after_restart(server: &TestServer, all: &[Arc<Mutex<Acked>>], seed: u64
 }
 
 #[test]
-#[ignore = "needs B-tree indexes (issue 13)"]
 fn indexes_survive_kills_during_page_splits() {
     let seed = test_seed("INDEX_CRASH_SEED", 13);
     eprintln!("index_crash: seed {seed} (set INDEX_CRASH_SEED to replay another)");

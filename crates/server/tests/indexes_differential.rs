@@ -698,7 +698,6 @@ fn maintenance(rng: &mut TestRng, t: &mut Table, round: usize) -> Vec<String> {
 }
 
 #[test]
-#[ignore = "needs B-tree indexes (issue 13)"]
 fn index_scans_agree_with_sequential_scans() {
     let seed = test_seed("INDEX_DIFF_SEED", DEFAULT_SEED);
     eprintln!("indexes_differential: seed {seed} (set INDEX_DIFF_SEED to replay another)");

@@ -75,7 +75,6 @@ fn check_index(c: &mut Client) {
 }
 
 #[test]
-#[ignore = "needs B-tree indexes (issue 13)"]
 fn four_clients_insert_the_same_keys() {
     let seed = test_seed("UNIQUE_SEED", 1_500);
     let s = TestServer::start();
@@ -166,7 +165,6 @@ fn until_waiting_for_transaction(watcher: &mut Client, pid: i32, what: &str) {
 }
 
 #[test]
-#[ignore = "needs B-tree indexes (issue 13)"]
 fn a_duplicate_waits_for_the_transaction_that_holds_the_key() {
     let s = TestServer::start();
     setup(&s);
