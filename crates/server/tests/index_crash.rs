@@ -115,6 +115,24 @@ fn rows(c: &mut Client, settings: &str, sql: &str) -> Vec<Row> {
         .collect()
 }
 
+/// Up to 10 ids of rows in sorted `a` beyond those in sorted `b` (duplicates
+/// counted), each with how often `b` has it.
+fn multiset_minus(a: &[Row], b: &[Row]) -> Vec<(i64, usize)> {
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < a.len() && out.len() < 10 {
+        if j < b.len() && a[i] == b[j] {
+            i += 1;
+            j += 1;
+        } else if j < b.len() && b[j] < a[i] {
+            j += 1;
+        } else {
+            out.push((a[i].0, b.iter().filter(|r| r.0 == a[i].0).count()));
+            i += 1;
+        }
+    }
+    out
+}
+
 /// Asserts that EXPLAIN of `sql` under the forced index settings uses `index`.
 fn assert_uses_index(c: &mut Client, sql: &str, index: &str) {
     c.batch_execute(INDEX_PATHS).unwrap();
@@ -190,12 +208,19 @@ fn check_after_restart(server: &TestServer, all: &[Arc<Mutex<Acked>>], seed: u64
         assert_uses_index(&mut c, sql, index);
         let mut via_index = rows(&mut c, INDEX_PATHS, sql);
         via_index.sort();
-        assert!(
-            via_index == sorted_heap,
-            "{ctx}: a full scan of {index} finds {} rows, the table has {}",
-            via_index.len(),
-            sorted_heap.len()
-        );
+        if via_index != sorted_heap {
+            panic!(
+                "{ctx}: a full scan of {index} finds {} rows, the table has {}\n\
+                 ids the index gives more often than the table, with how often the \
+                 table has them (first 10): {:?}\n\
+                 ids the table has more often than the index, with how often the index \
+                 gives them (first 10): {:?}",
+                via_index.len(),
+                sorted_heap.len(),
+                multiset_minus(&via_index, &sorted_heap),
+                multiset_minus(&sorted_heap, &via_index),
+            );
+        }
     }
     let totals =
         "select count(*), coalesce(sum(k), 0)::int8, count(distinct s) from t where k >= 0";
