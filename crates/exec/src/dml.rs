@@ -10,6 +10,7 @@ use types::{DataType, Value};
 
 use crate::eval::{eval, eval_qual, value_to_text};
 use crate::ops::build;
+use crate::table_stats::PendingCounts;
 use crate::{ExecEnv, Row};
 
 /// Rows produced by RETURNING, if requested.
@@ -85,19 +86,18 @@ pub fn insert(
     })();
     drop(op);
     // Counted on failure too: the rows inserted so far are dead tuples.
-    count_changes(env, table, n, 0, 0);
+    let c = PendingCounts {
+        inserted: n,
+        ..Default::default()
+    };
+    count_changes(env, table, c);
     r.map(|()| (n, out))
 }
 
 /// Tells the session the statement's row changes to `table` (applied to
 /// its statistics at transaction end).
-fn count_changes(env: &mut ExecEnv, table: &Table, inserted: u64, updated: u64, deleted: u64) {
-    if inserted + updated + deleted > 0 {
-        let c = crate::table_stats::PendingCounts {
-            inserted,
-            updated,
-            deleted,
-        };
+fn count_changes(env: &mut ExecEnv, table: &Table, c: PendingCounts) {
+    if c.inserted + c.updated + c.deleted > 0 {
         env.hooks.count_table_changes(table.oid, c);
     }
 }
@@ -231,7 +231,7 @@ pub fn delete(
         })
         .map_err(|e| wait_error(env, e))?;
         match r {
-            ModifyResult::Done(_) => {
+            ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
                 n += 1;
                 return project_returning(returning, &row, env, &mut out);
             }
@@ -246,8 +246,20 @@ pub fn delete(
             }
         }
     });
-    count_changes(env, table, 0, 0, n);
+    let c = PendingCounts {
+        deleted: n,
+        ..Default::default()
+    };
+    count_changes(env, table, c);
     r.map(|()| (n, out))
+}
+
+/// Whether an UPDATE from `old` to `new` may be heap-only (HOT): no column
+/// that an index of `table` covers changed. Tables have no indexes yet, and
+/// without indexes every update may be.
+fn indexed_columns_unchanged(table: &Table, old: &[Value], new: &[Value]) -> bool {
+    let _ = (table, old, new);
+    true
 }
 
 pub fn update(
@@ -260,7 +272,7 @@ pub fn update(
     let types = table.column_types();
     let mut target = InsertTarget::new();
     let mut buf = Vec::new();
-    let mut n = 0;
+    let (mut n, mut hot) = (0, 0);
     let mut out = Vec::new();
     let rel = table.locator();
     let r = for_each_match(table, qual, env, |mut tid, mut old, env| loop {
@@ -273,11 +285,13 @@ pub fn update(
         let (pool, cid, tm) = (env.pool, env.cid, env.tm);
         let who = env.requester();
         let hooks = &mut *env.hooks;
+        let hot_allowed = indexed_columns_unchanged(table, &old, &new);
         let r = heap::update(
             pool,
             rel,
             tid,
             &mut buf,
+            hot_allowed,
             who,
             cid,
             tm,
@@ -286,8 +300,11 @@ pub fn update(
         )
         .map_err(|e| wait_error(env, e))?;
         match r {
-            ModifyResult::Done(_) => {
+            // `Done`'s new version needs entries in the table's indexes;
+            // a heap-only one needs none.
+            ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
                 n += 1;
+                hot += u64::from(matches!(r, ModifyResult::HeapOnly(_)));
                 return project_returning(returning, &new, env, &mut out);
             }
             ModifyResult::SelfModified => return Ok(()),
@@ -301,6 +318,11 @@ pub fn update(
             }
         }
     });
-    count_changes(env, table, 0, n, 0);
+    let c = PendingCounts {
+        updated: n,
+        hot_updated: hot,
+        ..Default::default()
+    };
+    count_changes(env, table, c);
     r.map(|()| (n, out))
 }

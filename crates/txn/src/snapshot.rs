@@ -36,7 +36,9 @@ impl OwnXids {
             subs: Vec::new(),
         }
     }
-    fn contains(&self, xid: Xid) -> bool {
+    /// Whether `xid` is the top-level transaction or one of its live
+    /// sub-transactions.
+    pub fn contains(&self, xid: Xid) -> bool {
         xid == self.top || (!self.subs.is_empty() && self.subs.binary_search(&xid).is_ok())
     }
 }
