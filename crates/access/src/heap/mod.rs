@@ -98,7 +98,7 @@ fn aligned_len(tuple_bytes: &[u8]) -> usize {
 
 /// Whether `block` still belongs to the relation: VACUUM may have cut it
 /// off since the caller chose it. Checked with the page's content lock
-/// held, which the truncation held too (README rule 15).
+/// held, which the truncation held too (README rule 17).
 fn block_exists(pool: &BufferPool, rel: RelFileLocator, block: BlockNumber) -> PgResult<bool> {
     Ok(block < pool.smgr().nblocks(rel, ForkNumber::Main)?)
 }

@@ -1,7 +1,7 @@
 //! On-page pruning (PostgreSQL's pruneheap.c): versions dead to every
 //! transaction are removed from a page, HOT chains are shortened, and the
 //! page is compacted, under its exclusive content lock, with one PRUNE
-//! record (README.md rules 12-14).
+//! record (README.md rules 12-15).
 //!
 //! A version is dead when its inserter aborted, or when a committed
 //! transaction older than the horizon (`TransactionManager::global_xmin`)

@@ -1,7 +1,7 @@
 //! VACUUM of one heap (PostgreSQL's lazy vacuum, without a visibility
 //! map): pass 1 prunes every page under its exclusive lock and collects the
 //! LP_DEAD pointers left on it; the index pass removes the index entries
-//! pointing at them; pass 2 makes them unused (README rule 15). A table
+//! pointing at them; pass 2 makes them unused (README rules 16-17). A table
 //! without indexes has its dead pointers made unused in pass 1. Free space
 //! goes to the FSM, and empty pages at the end of the relation are cut off.
 

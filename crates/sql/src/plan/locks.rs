@@ -117,7 +117,7 @@ fn collect(stmt: &BoundStatement, out: &mut Vec<(Oid, LockMode)>) {
         }
         // Self-conflicting: one VACUUM (or ANALYZE) of a table at a time,
         // so only one makes its dead line pointers unused (access README
-        // rule 15).
+        // rule 16).
         BoundStatement::Analyze { targets, .. } | BoundStatement::Vacuum { targets, .. } => {
             out.extend(targets.iter().map(|(t, _)| (t.oid, ShareUpdateExclusive)))
         }
