@@ -64,6 +64,30 @@ fn walk_chain<R>(
     None
 }
 
+/// For each offset of page `pg` (block `block`), the root of the HOT chain
+/// whose member it is (PostgreSQL's heap_get_root_tuples): a version that
+/// is not heap-only is its own root; a heap-only one has the offset of the
+/// root (tuple or redirect) its chain starts at; 0 for pointers that hold
+/// no version and heap-only versions no chain reaches. Indexed by offset.
+pub fn chain_roots(pg: &[u8], block: u32) -> Vec<OffsetNumber> {
+    let n = page::item_count(pg);
+    let mut roots = vec![0; n as usize + 1];
+    for off in 1..=n {
+        let is_root = match page::item_id(pg, off).0 {
+            page::ItemState::Redirect => true,
+            page::ItemState::Normal => page::item(pg, off).is_some_and(|t| !tuple::is_heap_only(t)),
+            _ => false,
+        };
+        if is_root {
+            walk_chain(pg, block, off, |member, _| {
+                roots[member as usize] = off;
+                None::<()>
+            });
+        }
+    }
+    roots
+}
+
 /// Reads the page of `tid` under its share lock and walks the chain there;
 /// None when the block is past the end (cut off by VACUUM after the entry
 /// was read) or the offset is no pointer.

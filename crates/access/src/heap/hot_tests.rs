@@ -576,3 +576,57 @@ fn update_statements_see_through_pruned_chains() {
     assert_eq!(f.fetch(root, &f.fresh()), Some((v4, 30)));
     f.replay_matches();
 }
+
+#[test]
+fn index_build_names_chain_roots_and_leaves_hot_updated_old_versions_out() {
+    let f = fixture();
+    let a = f.insert_committed(1, 10);
+    let b = f.insert_committed(2, 10);
+    let c = f.insert_committed(3, 10);
+    let d = f.insert_committed(4, 10);
+    // a: HOT-updated twice, pruned to a redirect to its last version.
+    let a2 = f.hot_update(a, 10);
+    let a3 = f.hot_update(a2, 11);
+    f.prune(0, f.tm.global_xmin());
+    assert_eq!(f.redirect(a), Some(a3.offset));
+    // What follows is recently dead to a transaction older than it.
+    let old = f.tm.begin().unwrap();
+    let b2 = f.hot_update(b, 20);
+    let x = f.tm.begin().unwrap();
+    f.delete(c, x);
+    let ModifyResult::Done(d2) = f.update(d, 40, 10, x, false) else {
+        panic!("HOT update where none was allowed")
+    };
+    f.commit(x);
+    // The building transaction's own insert, HOT-updated by it.
+    let build = f.tm.begin().unwrap();
+    let e = f.insert(5, 10, build);
+    let ModifyResult::HeapOnly(e2) = f.update(e, 50, 10, build, true) else {
+        panic!("not HOT")
+    };
+    let roots = chain_roots(&f.read(0).read(), 0);
+    assert_eq!(roots[a.offset as usize], 0, "a redirect is no version");
+    assert_eq!(roots[a3.offset as usize], a.offset);
+    assert_eq!(roots[b.offset as usize], b.offset);
+    assert_eq!(roots[b2.offset as usize], b.offset);
+    assert_eq!(roots[d2.offset as usize], d2.offset);
+    assert_eq!(roots[e2.offset as usize], e.offset);
+
+    let mut scan = IndexBuildScan::new(f.pool, &f.tm, REL).unwrap();
+    let mut entries = Vec::new();
+    while scan
+        .next_page(&f.tm, |root, t| {
+            entries.push((root, value_of(t)));
+            Ok(())
+        })
+        .unwrap()
+    {}
+    entries.sort();
+    let mut expected = vec![(a, 11), (b, 20), (c, 3), (d, 4), (d2, 40), (e, 50)];
+    expected.sort();
+    assert_eq!(entries, expected);
+    // b's old version is left out though `old` may still see it.
+    assert!(scan.broken_hot_chain());
+    f.commit(build);
+    f.commit(old);
+}

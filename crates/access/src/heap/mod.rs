@@ -28,13 +28,15 @@ use crate::tuple;
 mod fetch;
 #[cfg(test)]
 mod hot_tests;
+mod index_build;
 pub mod log;
 mod modify;
 pub mod prune;
 pub mod rowlock;
 pub mod sample;
 pub mod vacuum;
-pub use fetch::{fetch_visible, key_holder};
+pub use fetch::{chain_roots, fetch_visible, key_holder};
+pub use index_build::IndexBuildScan;
 pub use modify::{delete, update, ModifyResult, WaitForXid};
 pub use rowlock::{lock_tuple, LockResult, Requester, RowLockMode, WaitPolicy};
 
