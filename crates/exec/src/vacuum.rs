@@ -210,8 +210,10 @@ fn finished_message(
     } else {
         "needed"
     };
+    // As PostgreSQL, a line per index that an index pass went over.
     let index_lines: String = indexes
         .iter()
+        .filter(|_| s.index_scans > 0)
         .map(|(name, b)| {
             format!(
                 "index \"{name}\": pages: {} in total, 0 newly deleted, {} currently deleted, {} reusable\n",
