@@ -12,6 +12,7 @@ use crate::eval::{eval, eval_qual, value_to_text};
 use crate::index::TableIndexes;
 use crate::indexscan::{fetch_visible, IndexTids};
 use crate::ops::build;
+use crate::table_stats::PendingCounts;
 use crate::{ExecEnv, Row};
 
 /// Rows produced by RETURNING, if requested.
@@ -91,19 +92,18 @@ pub fn insert(
     })();
     drop(op);
     // Counted on failure too: the rows inserted so far are dead tuples.
-    count_changes(env, table, n, 0, 0);
+    let c = PendingCounts {
+        inserted: n,
+        ..Default::default()
+    };
+    count_changes(env, table, c);
     r.map(|()| (n, out))
 }
 
 /// Tells the session the statement's row changes to `table` (applied to
 /// its statistics at transaction end).
-fn count_changes(env: &mut ExecEnv, table: &Table, inserted: u64, updated: u64, deleted: u64) {
-    if inserted + updated + deleted > 0 {
-        let c = crate::table_stats::PendingCounts {
-            inserted,
-            updated,
-            deleted,
-        };
+fn count_changes(env: &mut ExecEnv, table: &Table, c: PendingCounts) {
+    if c.inserted + c.updated + c.deleted > 0 {
         env.hooks.count_table_changes(table.oid, c);
     }
 }
@@ -183,12 +183,11 @@ fn for_each_index_match(
     let r = (|| {
         while let Some(tid) = tids.next(env)? {
             env.check_cancel()?;
-            let Some(t) = fetch_visible(env, table, tid)? else {
+            // The chain's visible member is the version to change.
+            let Some((tid, row)) = fetch_visible(env, table, &types, tid)? else {
                 continue;
             };
             fetched += 1;
-            let mut row = Vec::with_capacity(types.len());
-            deform_tuple(&t, &types, &mut row)?;
             let mut pass = true;
             for q in qual {
                 if !eval_qual(q, &row, env)? {
@@ -283,7 +282,7 @@ pub fn delete(
         })
         .map_err(|e| wait_error(env, e))?;
         match r {
-            ModifyResult::Done(_) => {
+            ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
                 n += 1;
                 return project_returning(returning, &row, env, &mut out);
             }
@@ -298,9 +297,17 @@ pub fn delete(
             }
         }
     });
-    count_changes(env, table, 0, 0, n);
+    let c = PendingCounts {
+        deleted: n,
+        ..Default::default()
+    };
+    count_changes(env, table, c);
     r.map(|()| (n, out))
 }
+
+/// Whether an UPDATE from `old` to `new` may be heap-only (HOT): no column
+/// that an index of `table` covers changed. Tables have no indexes yet, and
+/// without indexes every update may be.
 
 pub fn update(
     table: &Table,
@@ -313,7 +320,7 @@ pub fn update(
     let types = table.column_types();
     let mut target = InsertTarget::new();
     let mut buf = Vec::new();
-    let mut n = 0;
+    let (mut n, mut hot) = (0, 0);
     let mut out = Vec::new();
     let rel = table.locator();
     let mut indexes = TableIndexes::of(env, table);
@@ -327,11 +334,13 @@ pub fn update(
         let (pool, cid, tm) = (env.pool, env.cid, env.tm);
         let who = env.requester();
         let hooks = &mut *env.hooks;
+        let hot_allowed = indexes.key_columns_unchanged(&old, &new);
         let r = heap::update(
             pool,
             rel,
             tid,
             &mut buf,
+            hot_allowed,
             who,
             cid,
             tm,
@@ -340,11 +349,18 @@ pub fn update(
         )
         .map_err(|e| wait_error(env, e))?;
         match r {
+            // `Done`'s new version needs entries in the table's indexes;
+            // a heap-only one needs none.
             ModifyResult::Done(new_tid) => {
                 n += 1;
                 if !indexes.is_empty() {
                     indexes.insert(env, table, &new, new_tid)?;
                 }
+                return project_returning(returning, &new, env, &mut out);
+            }
+            ModifyResult::HeapOnly(_) => {
+                n += 1;
+                hot += 1;
                 return project_returning(returning, &new, env, &mut out);
             }
             ModifyResult::SelfModified => return Ok(()),
@@ -358,6 +374,11 @@ pub fn update(
             }
         }
     });
-    count_changes(env, table, 0, n, 0);
+    let c = PendingCounts {
+        updated: n,
+        hot_updated: hot,
+        ..Default::default()
+    };
+    count_changes(env, table, c);
     r.map(|()| (n, out))
 }

@@ -4,7 +4,7 @@
 //! builds a tree from the table's rows.
 
 use access::btree::{self, IndexDesc, InsertOutcome, UniqueCheck};
-use access::heap::{prune, HeapScan, Tid};
+use access::heap::{prune, IndexBuildScan, Tid};
 use access::tuple;
 use catalog::{Index, Table};
 use common::{PgError, PgResult, SqlState};
@@ -49,6 +49,15 @@ impl TableIndexes {
 
     pub fn is_empty(&self) -> bool {
         self.targets.is_empty()
+    }
+
+    /// Whether an update from `old` to `new` leaves every indexed column as
+    /// it was, so the new version may be heap-only (HOT): no index then
+    /// needs an entry for it.
+    pub fn key_columns_unchanged(&self, old: &[Value], new: &[Value]) -> bool {
+        self.targets
+            .iter()
+            .all(|t| t.columns.iter().all(|&c| old[c] == new[c]))
     }
 
     /// Adds the entries of the row just stored at `tid`. A unique index
@@ -155,13 +164,14 @@ pub(crate) fn build_index(env: &ExecEnv, table: &Table, index: &Index) -> PgResu
     let own = env.snapshot.own.clone();
     // (key, tid, live): live rows are the ones a unique index must not repeat.
     let mut entries: Vec<(Vec<Value>, Tid, bool)> = Vec::new();
-    let mut scan = HeapScan::new(env.pool, table.locator())?;
+    // Versions the index must cover, under their HOT chain's root tid.
+    let mut scan = IndexBuildScan::new(env.pool, tm, table.locator())?;
     let mut row = Vec::with_capacity(types.len());
     loop {
         env.check_cancel()?;
-        let more = scan.next_page_any(|tid, t| {
+        let more = scan.next_page(tm, |tid, t| {
             let live = match prune::version_state(t, horizon, tm) {
-                prune::VersionState::Dead => return Ok(()),
+                prune::VersionState::Dead => false,
                 prune::VersionState::RecentlyDead => false,
                 prune::VersionState::DeleteInProgress => !own.contains(tuple::xmax(t)),
                 _ => true,

@@ -1,4 +1,4 @@
-//! Bottom-up build from sorted entries (README rule 24), as nbtree's
+//! Bottom-up build from sorted entries (README rule 26), as nbtree's
 //! nbtsort: leaves are filled left to right to 90% (internal pages to
 //! 70%); when a page is full its last item moves to a new right sibling
 //! and that item's key becomes the full page's high key (so the high key

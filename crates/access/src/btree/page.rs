@@ -1,4 +1,4 @@
-//! B-tree pages (README rule 16): the slotted page of `storage::page` with
+//! B-tree pages (README rule 18): the slotted page of `storage::page` with
 //! a 16-byte special space.
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! Range scans (README rule 19): the first leaf is found by descent, then
+//! Range scans (README rule 21): the first leaf is found by descent, then
 //! each leaf's entries in range are copied out under its share lock and
 //! the lock released; the walk goes on through the sibling link read
 //! under that lock. Forward, entries that a later split moves right were

@@ -1,4 +1,4 @@
-//! Finding a key's leaf (README rules 18–19): from the root (its block
+//! Finding a key's leaf (README rules 20–21): from the root (its block
 //! cached in memory, checked against the page's ROOT flag), binary search
 //! on each internal page for the child, and a move right whenever the key
 //! is at or past a page's high key (the page split since its parent was

@@ -1,4 +1,4 @@
-//! Unit tests of the B-tree (README rules 16–25).
+//! Unit tests of the B-tree (README rules 18–27).
 
 mod support;
 

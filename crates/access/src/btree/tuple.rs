@@ -1,4 +1,4 @@
-//! Index tuples: key values and the heap tid (README rule 17).
+//! Index tuples: key values and the heap tid (README rule 19).
 //!
 //! ```text
 //! key tuple (a leaf item, a high key's key, a pivot's key):

@@ -1,4 +1,4 @@
-//! VACUUM's index pass (README rule 23): every leaf in physical order,
+//! VACUUM's index pass (README rule 25): every leaf in physical order,
 //! each under its exclusive lock, loses the entries whose heap tid the
 //! caller says is gone; one VACUUM record per changed page. Emptied pages
 //! stay in the tree (their high key still bounds their key range): pages

@@ -625,6 +625,7 @@ mod tests {
                 REL,
                 tid,
                 &mut row(a, xid),
+                false,
                 Requester::plain(xid),
                 0,
                 &self.tm,
