@@ -39,9 +39,29 @@ pub const KEYS_UPDATED: u16 = 0x0020;
 /// the in-memory locker table (`heap::rowlock`). A hint: set when a locker
 /// is added there, so a tuple without it is never looked up.
 pub const XMAX_HAS_LOCKERS: u16 = 0x0040;
+/// With UPDATED: the newer version is a heap-only tuple on the same page
+/// (PostgreSQL's HEAP_HOT_UPDATED), so an index search that reaches this
+/// version goes on along ctid. Describes xmax's update, so it goes with the
+/// other xmax bits when xmax changes (a lock after an aborted HOT update).
+pub const HOT_UPDATED: u16 = 0x0080;
+/// This version has no index entries of its own (PostgreSQL's
+/// HEAP_ONLY_TUPLE): indexes reach it through its HOT chain's root. Set
+/// when the version is formed by a HOT update, never changed after.
+pub const HEAP_ONLY: u16 = 0x0100;
 /// Every bit that describes xmax.
 pub const XMAX_BITS: u16 =
-    UPDATED | XMAX_LOCK_ONLY | XMAX_SHR_LOCK | KEYS_UPDATED | XMAX_HAS_LOCKERS;
+    UPDATED | XMAX_LOCK_ONLY | XMAX_SHR_LOCK | KEYS_UPDATED | XMAX_HAS_LOCKERS | HOT_UPDATED;
+
+/// Whether this version is a heap-only tuple (see `HEAP_ONLY`).
+pub fn is_heap_only(t: &[u8]) -> bool {
+    infomask(t) & HEAP_ONLY != 0
+}
+
+/// Whether this version was HOT-updated: its ctid leads to the next member
+/// of its HOT chain, on the same page (see `HOT_UPDATED`).
+pub fn is_hot_updated(t: &[u8]) -> bool {
+    infomask(t) & HOT_UPDATED != 0
+}
 
 pub fn xmin(t: &[u8]) -> Xid {
     u64::from_le_bytes(t[0..8].try_into().unwrap())

@@ -41,8 +41,6 @@ impl SqlState {
     pub const INVALID_FOREIGN_KEY: SqlState = SqlState("42830");
     /// 54011 too_many_columns (an index over more than 32 columns).
     pub const TOO_MANY_COLUMNS_IN_INDEX: SqlState = SqlState("54011");
-    /// XX002 index_corrupted (amcheck).
-    pub const INDEX_CORRUPTED: SqlState = SqlState("XX002");
     pub const INVALID_TRANSACTION_STATE: SqlState = SqlState("25000");
     pub const ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25001");
     pub const NO_ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25P01");
@@ -104,6 +102,7 @@ impl SqlState {
     pub const PROTOCOL_VIOLATION: SqlState = SqlState("08P01");
     pub const INTERNAL_ERROR: SqlState = SqlState("XX000");
     pub const DATA_CORRUPTED: SqlState = SqlState("XX001");
+    pub const INDEX_CORRUPTED: SqlState = SqlState("XX002");
 }
 
 /// Severity of a message sent to the client.

@@ -12,6 +12,7 @@ use crate::eval::{eval, eval_qual, value_to_text};
 use crate::indexscan::{fetch_visible, IndexTids};
 use crate::ops::build;
 use crate::ri::RiQueue;
+use crate::table_stats::PendingCounts;
 use crate::writer::TableWriter;
 use crate::{ExecEnv, Row};
 
@@ -99,7 +100,11 @@ pub fn insert(
     })();
     drop(op);
     // Counted on failure too: the rows inserted so far are dead tuples.
-    count_changes(env, table, n, 0, 0);
+    let c = PendingCounts {
+        inserted: n,
+        ..Default::default()
+    };
+    count_changes(env, table, c);
     r?;
     queue.run(env)?;
     Ok((n, out))
@@ -107,13 +112,8 @@ pub fn insert(
 
 /// Tells the session the statement's row changes to `table` (applied to
 /// its statistics at transaction end).
-fn count_changes(env: &mut ExecEnv, table: &Table, inserted: u64, updated: u64, deleted: u64) {
-    if inserted + updated + deleted > 0 {
-        let c = crate::table_stats::PendingCounts {
-            inserted,
-            updated,
-            deleted,
-        };
+fn count_changes(env: &mut ExecEnv, table: &Table, c: PendingCounts) {
+    if c.inserted + c.updated + c.deleted > 0 {
         env.hooks.count_table_changes(table.oid, c);
     }
 }
@@ -193,12 +193,11 @@ fn for_each_index_match(
     let r = (|| {
         while let Some(tid) = tids.next(env)? {
             env.check_cancel()?;
-            let Some(t) = fetch_visible(env, table, tid)? else {
+            // The chain's visible member is the version to change.
+            let Some((tid, row)) = fetch_visible(env, table, &types, tid)? else {
                 continue;
             };
             fetched += 1;
-            let mut row = Vec::with_capacity(types.len());
-            deform_tuple(&t, &types, &mut row)?;
             let mut pass = true;
             for q in qual {
                 if !eval_qual(q, &row, env)? {
@@ -295,7 +294,7 @@ pub fn delete(
         })
         .map_err(|e| wait_error(env, e))?;
         match r {
-            ModifyResult::Done(_) => {
+            ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
                 n += 1;
                 writer.deleted(env, &row, &mut queue);
                 return project_returning(returning, &row, env, &mut out);
@@ -311,7 +310,11 @@ pub fn delete(
             }
         }
     });
-    count_changes(env, table, 0, 0, n);
+    let c = PendingCounts {
+        deleted: n,
+        ..Default::default()
+    };
+    count_changes(env, table, c);
     r?;
     queue.run(env)?;
     Ok((n, out))
@@ -328,7 +331,7 @@ pub fn update(
     let types = table.column_types();
     let mut target = InsertTarget::new();
     let mut buf = Vec::new();
-    let mut n = 0;
+    let (mut n, mut hot) = (0, 0);
     let mut out = Vec::new();
     let rel = table.locator();
     let mut writer = TableWriter::new(env, table)?;
@@ -344,11 +347,13 @@ pub fn update(
         let (pool, cid, tm) = (env.pool, env.cid, env.tm);
         let who = env.requester();
         let hooks = &mut *env.hooks;
+        let hot_allowed = writer.hot_allowed(&old, &new);
         let r = heap::update(
             pool,
             rel,
             tid,
             &mut buf,
+            hot_allowed,
             keys_updated,
             who,
             cid,
@@ -358,9 +363,17 @@ pub fn update(
         )
         .map_err(|e| wait_error(env, e))?;
         match r {
+            // `Done`'s new version needs entries in the table's indexes;
+            // a heap-only one needs none.
             ModifyResult::Done(new_tid) => {
                 n += 1;
-                writer.updated(env, (tid, &old), (new_tid, &new), &mut queue)?;
+                writer.updated(env, (tid, &old), (new_tid, &new), false, &mut queue)?;
+                return project_returning(returning, &new, env, &mut out);
+            }
+            ModifyResult::HeapOnly(new_tid) => {
+                n += 1;
+                hot += 1;
+                writer.updated(env, (tid, &old), (new_tid, &new), true, &mut queue)?;
                 return project_returning(returning, &new, env, &mut out);
             }
             ModifyResult::SelfModified => return Ok(()),
@@ -374,7 +387,12 @@ pub fn update(
             }
         }
     });
-    count_changes(env, table, 0, n, 0);
+    let c = PendingCounts {
+        updated: n,
+        hot_updated: hot,
+        ..Default::default()
+    };
+    count_changes(env, table, c);
     r?;
     queue.run(env)?;
     Ok((n, out))

@@ -675,6 +675,32 @@ fn eval_sys(
             Value::Null
         }
         SysFunc::Prewarm => prewarm(args, env)?,
+        SysFunc::GetIndexdef => match (&args[0], args.get(1)) {
+            (Value::Oid(o), column) => {
+                let column = match column {
+                    Some(Value::Int4(c)) => *c,
+                    _ => 0,
+                };
+                crate::system_views::indexes::indexdef(env.catalog, *o, column)
+                    .map_or(Value::Null, Value::Text)
+            }
+            _ => Value::Null,
+        },
+        SysFunc::GetConstraintdef => match &args[0] {
+            Value::Oid(o) => {
+                let pretty = matches!(args.get(1), Some(Value::Bool(true)));
+                crate::system_views::indexes::constraintdef(env.catalog, *o, pretty)
+                    .map_or(Value::Null, Value::Text)
+            }
+            _ => Value::Null,
+        },
+        SysFunc::BtIndexCheck(parent) => match &args[0] {
+            Value::Oid(o) => {
+                crate::system_views::indexes::bt_index_check(env, *o, parent)?;
+                Value::Null
+            }
+            _ => Value::Null,
+        },
         SysFunc::GetUserById => match &args[0] {
             Value::Oid(o) => Value::Text(match sql::reg::role_name(env.catalog, *o) {
                 Some(name) => name.to_string(),
@@ -742,17 +768,6 @@ fn eval_sys(
             description(env, *objoid, classoid, objsubid).map_or(Value::Null, Value::Text)
         }
         SysFunc::GetRuledef => Value::Null,
-        SysFunc::GetConstraintdef => {
-            let Value::Oid(oid) = args[0] else {
-                return Ok(Value::Null);
-            };
-            let pretty = matches!(args.get(1), Some(Value::Bool(true)));
-            env.catalog
-                .constraints
-                .get(&oid)
-                .and_then(|c| sql::viewdef::constraint_definition(env.catalog, c, pretty))
-                .map_or(Value::Null, Value::Text)
-        }
         SysFunc::GetViewdef | SysFunc::GetViewdefByName => {
             let oid = match &args[0] {
                 Value::Oid(o) => *o,

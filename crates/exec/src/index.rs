@@ -3,12 +3,11 @@
 //! PostgreSQL's executor does after the heap insert), and CREATE INDEX
 //! builds a tree from the table's rows.
 
-use access::btree::{self, IndexDesc, InsertOutcome, KeyHolder, UniqueCheck};
-use access::heap::{prune, HeapScan, Tid};
+use access::btree::{self, IndexDesc, InsertOutcome, UniqueCheck};
+use access::heap::{prune, IndexBuildScan, Tid};
 use access::tuple;
 use catalog::{Index, Table};
 use common::{PgError, PgResult, SqlState};
-use txn::{OwnXids, TransactionManager, XidStatus};
 use types::Value;
 
 use crate::dml::wait_error;
@@ -52,6 +51,15 @@ impl TableIndexes {
         self.targets.is_empty()
     }
 
+    /// Whether an update from `old` to `new` leaves every indexed column as
+    /// it was, so the new version may be heap-only (HOT): no index then
+    /// needs an entry for it.
+    pub fn key_columns_unchanged(&self, old: &[Value], new: &[Value]) -> bool {
+        self.targets
+            .iter()
+            .all(|t| t.columns.iter().all(|&c| old[c] == new[c]))
+    }
+
     /// Adds the entries of the row just stored at `tid`. A unique index
     /// that already holds the key for a live row fails with 23505 (waiting
     /// first for a transaction still deciding about that row).
@@ -87,7 +95,7 @@ fn insert_entry(
         return btree::insert(pool, tm, t.index.locator(), &t.desc, key, tid, None);
     }
     let own = env.snapshot.own.clone();
-    let mut holder = |other: Tid| key_holder(pool, tm, rel, other, &own);
+    let mut holder = |other: Tid| access::heap::key_holder(pool, tm, rel, other, &own);
     let hooks = &mut *env.hooks;
     let mut wait = |x| hooks.wait_for_transaction(x);
     let r = btree::insert(
@@ -103,42 +111,6 @@ fn insert_entry(
         }),
     );
     r.map_err(|e| wait_error(env, e))
-}
-
-/// What the heap tuple at `tid` is to a unique check (PostgreSQL's dirty
-/// snapshot): a row some transaction has committed or is writing holds its
-/// key; one whose inserter aborted, or whose deleter committed, does not.
-/// Our own transaction's rows count as committed.
-pub(crate) fn key_holder(
-    pool: &'static storage::buffer::BufferPool,
-    tm: &TransactionManager,
-    rel: common::RelFileLocator,
-    tid: Tid,
-    own: &OwnXids,
-) -> PgResult<KeyHolder> {
-    let Some(t) = access::heap::fetch_any(pool, rel, tid)? else {
-        return Ok(KeyHolder::Dead);
-    };
-    let xmin = tuple::xmin(&t);
-    if !own.contains(xmin) && xmin != common::ids::BOOTSTRAP_XID {
-        match tm.status(xmin) {
-            XidStatus::InProgress => return Ok(KeyHolder::InProgress(xmin)),
-            XidStatus::Aborted => return Ok(KeyHolder::Dead),
-            XidStatus::Committed => {}
-        }
-    }
-    if !prune::xmax_deletes(&t) {
-        return Ok(KeyHolder::Live);
-    }
-    let xmax = tuple::xmax(&t);
-    if own.contains(xmax) {
-        return Ok(KeyHolder::Dead);
-    }
-    Ok(match tm.status(xmax) {
-        XidStatus::InProgress => KeyHolder::InProgress(xmax),
-        XidStatus::Committed => KeyHolder::Dead,
-        XidStatus::Aborted => KeyHolder::Live,
-    })
 }
 
 /// `(a, b)=(1, 2)`, as PostgreSQL's BuildIndexValueDescription writes a key.
@@ -192,13 +164,14 @@ pub(crate) fn build_index(env: &ExecEnv, table: &Table, index: &Index) -> PgResu
     let own = env.snapshot.own.clone();
     // (key, tid, live): live rows are the ones a unique index must not repeat.
     let mut entries: Vec<(Vec<Value>, Tid, bool)> = Vec::new();
-    let mut scan = HeapScan::new(env.pool, table.locator())?;
+    // Versions the index must cover, under their HOT chain's root tid.
+    let mut scan = IndexBuildScan::new(env.pool, tm, table.locator())?;
     let mut row = Vec::with_capacity(types.len());
     loop {
         env.check_cancel()?;
-        let more = scan.next_page_any(|tid, t| {
+        let more = scan.next_page(tm, |tid, t| {
             let live = match prune::version_state(t, horizon, tm) {
-                prune::VersionState::Dead => return Ok(()),
+                prune::VersionState::Dead => false,
                 prune::VersionState::RecentlyDead => false,
                 prune::VersionState::DeleteInProgress => !own.contains(tuple::xmax(t)),
                 _ => true,

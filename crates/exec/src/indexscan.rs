@@ -127,19 +127,26 @@ pub(crate) fn ranges(
     })
 }
 
-/// The row version at `tid` if `env`'s snapshot sees it.
-pub(crate) fn fetch_visible(env: &ExecEnv, table: &Table, tid: Tid) -> PgResult<Option<Vec<u8>>> {
-    let Some(t) = heap::fetch_any(env.pool, table.locator(), tid)? else {
-        return Ok(None);
-    };
-    let visible = env.snapshot.tuple_visible(
-        tuple::xmin(&t),
-        tuple::cmin(&t),
-        tuple::deleting_xmax(&t),
-        tuple::cmax(&t),
+/// The version of the row an index entry at `tid` leads to (through its
+/// HOT chain) that `env`'s snapshot sees, decoded, with its own tid.
+pub(crate) fn fetch_visible(
+    env: &ExecEnv,
+    table: &Table,
+    types: &[DataType],
+    tid: Tid,
+) -> PgResult<Option<(Tid, Row)>> {
+    let r = heap::fetch_visible(
+        env.pool,
+        table.locator(),
+        tid,
+        env.snapshot,
         env.tm,
-    );
-    Ok(visible.then_some(t))
+        |at, t| {
+            let mut row = Vec::with_capacity(types.len() + 1);
+            tuple::deform_tuple(t, types, &mut row).map(|()| (at, row))
+        },
+    )?;
+    r.transpose()
 }
 
 /// The heap tids an index path selects, range after range.
@@ -205,12 +212,10 @@ impl Operator for IndexScanOp<'_> {
             let Some(tid) = self.tids.next(env)? else {
                 return Ok(None);
             };
-            let Some(t) = fetch_visible(env, self.table, tid)? else {
+            let Some((tid, mut row)) = fetch_visible(env, self.table, &self.types, tid)? else {
                 continue;
             };
             self.fetched += 1;
-            let mut row = Vec::with_capacity(self.types.len() + 1);
-            tuple::deform_tuple(&t, &self.types, &mut row)?;
             let mut pass = true;
             for q in self.qual {
                 if !eval_qual(q, &row, env)? {

@@ -162,6 +162,9 @@ pub struct ExecSettings {
     pub hash_mem_multiplier: f64,
     /// temp_file_limit (None: -1, no limit).
     pub temp_file_limit_kb: Option<u64>,
+    /// maintenance_work_mem: what VACUUM's dead tuple ids may take before
+    /// it cleans the indexes up and goes on.
+    pub maintenance_work_mem_kb: u64,
 }
 
 impl Default for ExecSettings {
@@ -170,6 +173,7 @@ impl Default for ExecSettings {
             work_mem_kb: 4096,
             hash_mem_multiplier: 2.0,
             temp_file_limit_kb: None,
+            maintenance_work_mem_kb: 65536,
         }
     }
 }
@@ -178,6 +182,11 @@ impl ExecSettings {
     /// work_mem in bytes.
     pub fn work_mem(&self) -> usize {
         (self.work_mem_kb as usize).saturating_mul(1024)
+    }
+
+    /// maintenance_work_mem in bytes.
+    pub fn maintenance_work_mem(&self) -> usize {
+        (self.maintenance_work_mem_kb as usize).saturating_mul(1024)
     }
 
     /// What a hash table may hold: work_mem × hash_mem_multiplier.

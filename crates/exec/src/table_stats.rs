@@ -45,7 +45,10 @@ pub struct TableCounters {
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct PendingCounts {
     pub inserted: u64,
+    /// Updates, the heap-only (HOT) ones among them counted again in
+    /// `hot_updated`.
     pub updated: u64,
+    pub hot_updated: u64,
     pub deleted: u64,
 }
 
@@ -58,6 +61,7 @@ impl TableCounters {
         let (ins, upd, del) = (c.inserted as i64, c.updated as i64, c.deleted as i64);
         self.n_tup_ins.fetch_add(c.inserted, Relaxed);
         self.n_tup_upd.fetch_add(c.updated, Relaxed);
+        self.n_tup_hot_upd.fetch_add(c.hot_updated, Relaxed);
         self.n_tup_del.fetch_add(c.deleted, Relaxed);
         self.n_ins_since_vacuum.fetch_add(ins, Relaxed);
         if committed {
@@ -158,6 +162,7 @@ impl PendingTableCounts {
         let e = self.tables.entry(oid).or_default();
         e.inserted += c.inserted;
         e.updated += c.updated;
+        e.hot_updated += c.hot_updated;
         e.deleted += c.deleted;
     }
 
@@ -181,8 +186,7 @@ mod tests {
             1,
             PendingCounts {
                 inserted: 10,
-                updated: 0,
-                deleted: 0,
+                ..Default::default()
             },
         );
         p.apply(&reg, 5, true);
@@ -191,6 +195,7 @@ mod tests {
             PendingCounts {
                 inserted: 3,
                 updated: 4,
+                hot_updated: 1,
                 deleted: 2,
             },
         );
@@ -200,6 +205,7 @@ mod tests {
             PendingCounts {
                 inserted: 0,
                 updated: 5,
+                hot_updated: 3,
                 deleted: 1,
             },
         );
@@ -207,6 +213,8 @@ mod tests {
         let c = reg.get(5, 1);
         assert_eq!(c.n_tup_ins.load(Relaxed), 13);
         assert_eq!(c.n_tup_upd.load(Relaxed), 9);
+        // Aborted HOT updates count too, as PostgreSQL's.
+        assert_eq!(c.n_tup_hot_upd.load(Relaxed), 4);
         assert_eq!(c.n_tup_del.load(Relaxed), 3);
         assert_eq!(c.n_live_tup.load(Relaxed), 9);
         // aborted: 3 inserted + 4 updated; committed: 5 updated + 1 deleted

@@ -1,13 +1,17 @@
 //! VACUUM [ANALYZE]: each table's heap is vacuumed through `access`
-//! (pruning, free space, truncation), its pg_class reltuples/relpages and
-//! cumulative statistics updated, then ANALYZE runs on it when asked.
-//! VERBOSE prints PostgreSQL 15's INFO lines with our figures.
+//! (pruning, dead line pointers cleaned up after an index pass over the
+//! table's indexes, free space, truncation), its pg_class
+//! reltuples/relpages and cumulative statistics updated, then ANALYZE runs
+//! on it when asked. VERBOSE prints PostgreSQL 15's INFO lines with our
+//! figures.
 
 use std::time::Instant;
 
-use access::heap::vacuum::{vacuum_heap, VacuumStats};
+use access::btree::BulkDeleteStats;
+use access::heap::vacuum::{vacuum_heap, IndexPass, VacuumStats, DEAD_TID_BYTES};
+use access::heap::Tid;
 use catalog::Table;
-use common::{PgError, PgResult, SqlState};
+use common::{PgError, PgResult, RelFileLocator, SqlState};
 
 use crate::analyze::AnalyzeTarget;
 use crate::ExecEnv;
@@ -35,7 +39,8 @@ pub fn vacuum(
 ) -> PgResult<()> {
     for t in targets {
         env.check_cancel()?;
-        vacuum_table(&t.0, opts, cx, env, info)?;
+        let indexes = table_indexes(env.catalog, &t.0);
+        vacuum_table(&t.0, &indexes, opts, cx, env, info)?;
         if opts.analyze {
             crate::analyze::analyze(std::slice::from_ref(t), opts.verbose, cx, env, info)?;
         }
@@ -43,8 +48,28 @@ pub fn vacuum(
     Ok(())
 }
 
+/// An index VACUUM cleans up along with its table's heap.
+#[derive(Debug, Clone)]
+pub struct VacuumIndex {
+    pub name: String,
+    pub rel: RelFileLocator,
+}
+
+/// The indexes of `table` whose entries for dead heap tuples VACUUM's
+/// index pass removes.
+fn table_indexes(catalog: &catalog::CatalogData, table: &Table) -> Vec<VacuumIndex> {
+    catalog
+        .indexes_of(table.oid)
+        .map(|i| VacuumIndex {
+            name: i.name.clone(),
+            rel: i.locator(),
+        })
+        .collect()
+}
+
 fn vacuum_table(
     table: &Table,
+    indexes: &[VacuumIndex],
     opts: VacuumOptions,
     cx: &mut crate::commands::CommandContext,
     env: &mut ExecEnv,
@@ -63,11 +88,32 @@ fn vacuum_table(
     let buffers_before = storage::buffer::buffer_usage();
     let wal_before = env.tm.wal().stats();
     let env_ref: &ExecEnv = env;
+    let (pool, wal) = (env_ref.pool, env_ref.tm.wal());
+    let mut index_stats = vec![BulkDeleteStats::default(); indexes.len()];
+    let mut index_pass = |dead: &dyn Fn(Tid) -> bool| -> PgResult<()> {
+        for (index, total) in indexes.iter().zip(index_stats.iter_mut()) {
+            env_ref.check_cancel()?;
+            let s = access::btree::bulk_delete(pool, wal, index.rel, dead)?;
+            *total = BulkDeleteStats {
+                removed: total.removed + s.removed,
+                ..s
+            };
+        }
+        Ok(())
+    };
+    let index_pass: Option<&mut IndexPass<'_>> = if indexes.is_empty() {
+        None
+    } else {
+        Some(&mut index_pass)
+    };
+    let max_dead_tids = env_ref.settings.maintenance_work_mem() / DEAD_TID_BYTES;
     let stats = vacuum_heap(
-        env_ref.pool,
+        pool,
         env_ref.tm,
         table.locator(),
         opts.truncate,
+        index_pass,
+        max_dead_tids,
         || env_ref.check_cancel(),
     )?;
     if opts.verbose && stats.pages_after < stats.pages_before {
@@ -108,7 +154,17 @@ fn vacuum_table(
             wal_bytes: wal.bytes.saturating_sub(wal_before.bytes),
             xids_since: env.tm.next_xid().saturating_sub(stats.horizon),
         };
-        info(info_msg(finished_message(&full_name, &stats, &figures)))?;
+        let index_lines: Vec<(&str, BulkDeleteStats)> = indexes
+            .iter()
+            .map(|i| i.name.as_str())
+            .zip(index_stats)
+            .collect();
+        info(info_msg(finished_message(
+            &full_name,
+            &stats,
+            &index_lines,
+            &figures,
+        )))?;
     }
     Ok(())
 }
@@ -136,8 +192,15 @@ fn pct(part: u64, whole: u64) -> f64 {
 }
 
 /// PostgreSQL 15's "finished vacuuming" message (heap_vacuum_rel), less
-/// the relfrozenxid line: 64-bit xids are never frozen.
-fn finished_message(name: &str, s: &VacuumStats, f: &Figures) -> String {
+/// the relfrozenxid line: 64-bit xids are never frozen. `indexes`: each
+/// index's name and what its index passes found (pages deleted count as
+/// reusable at once).
+fn finished_message(
+    name: &str,
+    s: &VacuumStats,
+    indexes: &[(&str, BulkDeleteStats)],
+    f: &Figures,
+) -> String {
     let mb = |blocks: u64| blocks as f64 * storage::BLCKSZ as f64 / (1024.0 * 1024.0);
     let (read_rate, write_rate) = if f.elapsed > 0.0 {
         (
@@ -148,16 +211,34 @@ fn finished_message(name: &str, s: &VacuumStats, f: &Figures) -> String {
         (0.0, 0.0)
     };
     let before = u64::from(s.pages_before);
+    let needed = if indexes.is_empty() || s.index_scans == 0 {
+        "not needed"
+    } else {
+        "needed"
+    };
+    // As PostgreSQL, a line per index that an index pass went over.
+    let index_lines: String = indexes
+        .iter()
+        .filter(|_| s.index_scans > 0)
+        .map(|(name, b)| {
+            format!(
+                "index \"{name}\": pages: {} in total, 0 newly deleted, {} currently deleted, {} reusable\n",
+                b.pages, b.pages_free, b.pages_free
+            )
+        })
+        .collect();
     format!(
-        "finished vacuuming \"{name}\": index scans: 0\n\
+        "finished vacuuming \"{name}\": index scans: {}\n\
          pages: {} removed, {} remain, {} scanned ({:.2}% of total)\n\
          tuples: {} removed, {} remain, {} are dead but not yet removable\n\
          removable cutoff: {}, which was {} XIDs old when operation ended\n\
-         index scan not needed: {} pages from table ({:.2}% of total) had {} dead item identifiers removed\n\
+         index scan {needed}: {} pages from table ({:.2}% of total) had {} dead item identifiers removed\n\
+         {index_lines}\
          avg read rate: {:.3} MB/s, avg write rate: {:.3} MB/s\n\
          buffer usage: {} hits, {} misses, {} dirtied\n\
          WAL usage: {} records, {} full page images, {} bytes\n\
          system usage: CPU: user: 0.00 s, system: 0.00 s, elapsed: {:.2} s",
+        s.index_scans,
         s.pages_before - s.pages_after,
         s.pages_after,
         s.pages_scanned,
@@ -167,9 +248,9 @@ fn finished_message(name: &str, s: &VacuumStats, f: &Figures) -> String {
         s.recently_dead,
         s.horizon,
         f.xids_since,
-        s.pages_pruned,
-        pct(u64::from(s.pages_pruned), before),
-        s.tuples_removed,
+        s.pages_with_dead_items,
+        pct(u64::from(s.pages_with_dead_items), before),
+        s.dead_items,
         read_rate,
         write_rate,
         f.hits,

@@ -78,6 +78,12 @@ impl TableWriter {
         Ok(())
     }
 
+    /// Whether an update from `old` to `new` leaves every indexed column as
+    /// it was: the new version may then be heap-only (HOT).
+    pub fn hot_allowed(&self, old: &[Value], new: &[Value]) -> bool {
+        self.indexes.key_columns_unchanged(old, new)
+    }
+
     /// Whether an update from `old` to `new` changes a unique index's column.
     pub fn keys_changed(&self, old: &[Value], new: &[Value]) -> bool {
         self.key_columns.iter().any(|&c| !same(&old[c], &new[c]))
@@ -108,18 +114,20 @@ impl TableWriter {
     }
 
     /// After the heap update of the version at `old_tid` (`old`) to `new`
-    /// at `new_tid`: the new version's index entries; a check of each
-    /// foreign key whose key changed (or whose old version this transaction
-    /// wrote: its own check finds that version dead and passes, PostgreSQL's
-    /// rule); and the referenced keys that changed.
+    /// at `new_tid`: the new version's index entries (none for a
+    /// `heap_only` one); a check of each foreign key whose key changed (or
+    /// whose old version this transaction wrote: its own check finds that
+    /// version dead and passes, PostgreSQL's rule); and the referenced keys
+    /// that changed.
     pub fn updated(
         &mut self,
         env: &mut ExecEnv,
         (old_tid, old): (Tid, &[Value]),
         (new_tid, new): (Tid, &[Value]),
+        heap_only: bool,
         queue: &mut RiQueue,
     ) -> PgResult<()> {
-        if !self.indexes.is_empty() {
+        if !heap_only && !self.indexes.is_empty() {
             self.indexes.insert(env, &self.table, new, new_tid)?;
         }
         let mut own_old: Option<bool> = None;

@@ -757,6 +757,13 @@ pub static GUCS: &[GucDef] = &[
         false,
         "Sets the maximum memory to be used for query workspaces.",
     ),
+    g(
+        "maintenance_work_mem",
+        "64MB",
+        User,
+        false,
+        "Sets the maximum memory to be used for maintenance operations.",
+    ),
     // Write-ahead log (crates/wal).
     g(
         "checkpoint_completion_target",
@@ -1017,7 +1024,11 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         | "extra_float_digits" => {
             value.trim().parse::<i64>().map_err(|_| bad())?;
         }
-        "shared_buffers" | "work_mem" | "max_wal_size" | "min_wal_size" => {
+        "shared_buffers"
+        | "work_mem"
+        | "maintenance_work_mem"
+        | "max_wal_size"
+        | "min_wal_size" => {
             parse_memory_kb(value).ok_or_else(bad)?;
         }
         "wal_buffers" if value.trim() != "-1" => {
@@ -1286,6 +1297,9 @@ pub fn exec_settings(s: &Settings) -> exec::ExecSettings {
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(d.hash_mem_multiplier),
         temp_file_limit_kb: kb("temp_file_limit"),
+        maintenance_work_mem_kb: kb("maintenance_work_mem")
+            .unwrap_or(d.maintenance_work_mem_kb)
+            .max(1024),
     }
 }
 

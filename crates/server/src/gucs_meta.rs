@@ -955,6 +955,15 @@ pub static GUC_META: &[GucMeta] = &[
         &[],
     ),
     m(
+        "maintenance_work_mem",
+        Some("kB"),
+        "Resource Usage / Memory",
+        Integer,
+        Some("1024"),
+        Some("2147483647"),
+        &[],
+    ),
+    m(
         "checkpoint_completion_target",
         None,
         "Write-Ahead Log / Checkpoints",

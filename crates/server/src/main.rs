@@ -602,10 +602,12 @@ fn recover(
     tm: &txn::TransactionManager,
 ) -> wal::RecoveryReport {
     let heap = access::heap::log::HeapRedo { pool };
+    let btree = access::btree::log::BtreeRedo { pool };
     let mut handlers: Vec<Option<&dyn wal::Redo>> = vec![None; wal::rmgr::COUNT];
     handlers[wal::rmgr::HEAP as usize] = Some(&heap);
     handlers[wal::rmgr::SMGR as usize] = Some(&heap);
     handlers[wal::rmgr::SEQ as usize] = Some(&heap);
+    handlers[wal::rmgr::BTREE as usize] = Some(&btree);
     handlers[wal::rmgr::XACT as usize] = Some(tm);
     if let Ok(Some(c)) = wal::ControlFile::read(dir) {
         if c.state != wal::DbState::ShutDown {

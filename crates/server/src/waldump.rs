@@ -27,6 +27,7 @@ fn describe(rec: &Record<'_>) -> String {
         }
         rmgr::XACT if rec.info == txn::XACT_COMMIT => "COMMIT".to_string(),
         rmgr::XACT => "ABORT".to_string(),
+        rmgr::BTREE => access::btree::log::describe(rec),
         _ => access::heap::log::describe(rec),
     }
 }

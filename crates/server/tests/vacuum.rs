@@ -1,7 +1,8 @@
 //! VACUUM, on-page pruning and autovacuum over the protocol: space freed by
-//! VACUUM is reused, an update-heavy workload stays bounded in size with
-//! autovacuum on (and loses no update), pg_stat_user_tables counts, and a
-//! crash after or during pruning recovers the same rows.
+//! VACUUM is reused, HOT updates keep a row on its page, an update-heavy
+//! workload stays bounded in size with autovacuum on (and loses no update),
+//! pg_stat_user_tables counts, and a crash after or during pruning recovers
+//! the same rows.
 
 mod support;
 
@@ -98,6 +99,82 @@ fn vacuum_space_is_reused_and_empty_pages_are_cut_off() {
 /// second with low thresholds: the table stays within a few times its
 /// first size, every update is there, and autovacuum's work shows in
 /// pg_stat_user_tables.
+/// Updates of a table without indexes are heap-only (HOT) when the new
+/// version fits on the old one's page: a row updated thousands of times
+/// stays on its page without VACUUM (pruning shortens its chain, leaving a
+/// redirect from the chain's root), every update counts in n_tup_hot_upd,
+/// and VACUUM VERBOSE reports the dead line pointer a delete leaves.
+#[test]
+fn hot_updates_keep_a_row_on_its_page_without_vacuum() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    c.batch_execute(
+        "create table h (id int4, n int8, pad text);
+         insert into h select g, 0, repeat('p', 100) from generate_series(1, 40) g;",
+    )
+    .unwrap();
+    assert_eq!(size(&mut c, "h"), 8192);
+    for _ in 0..3000 {
+        c.batch_execute("update h set n = n + 1 where id = 7")
+            .unwrap();
+    }
+    c.batch_execute("update h set n = n + 1, pad = repeat('q', 100) where id > 30")
+        .unwrap();
+    assert_eq!(size(&mut c, "h"), 8192, "HOT chains outgrew their page");
+    let row = c
+        .query_one(
+            "select n_tup_upd, n_tup_hot_upd from pg_stat_user_tables where relname = 'h'",
+            &[],
+        )
+        .unwrap();
+    assert_eq!((row.get::<_, i64>(0), row.get::<_, i64>(1)), (3010, 3010));
+    let rows = c
+        .query(
+            "select id, n, pad from h where id = 7 or id > 38 order by id",
+            &[],
+        )
+        .unwrap();
+    let got: Vec<(i32, i64, String)> = rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get::<_, String>(2)[..1].to_string()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (7, 3000, "p".into()),
+            (39, 1, "q".into()),
+            (40, 1, "q".into())
+        ]
+    );
+
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut cfg = server.config();
+    let sink = seen.clone();
+    cfg.notice_callback(move |n| sink.lock().unwrap().push(n.message().to_string()));
+    let mut v = cfg.connect(postgres::NoTls).unwrap();
+    v.batch_execute("delete from h where id = 3").unwrap();
+    v.batch_execute("vacuum (verbose) h").unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let finished = seen
+        .iter()
+        .find(|m| m.starts_with("finished vacuuming"))
+        .unwrap_or_else(|| panic!("{seen:?}"));
+    assert!(finished.contains("index scans: 0\n"), "{finished}");
+    assert!(
+        finished.contains(
+            "index scan not needed: 1 pages from table (100.00% of total) had 1 dead item identifiers removed"
+        ),
+        "{finished}"
+    );
+    let n: i64 = c.query_one("select count(*) from h", &[]).unwrap().get(0);
+    assert_eq!(n, 39);
+    let n: i64 = c
+        .query_one("select n from h where id = 7", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 3000);
+}
+
 #[test]
 fn update_heavy_table_stays_bounded_with_autovacuum() {
     let server = TestServer::start_with(&[

@@ -53,6 +53,13 @@ pub enum SysFunc {
     Prewarm,
     /// pg_get_userbyid(oid): a role's name
     GetUserById,
+    /// pg_get_indexdef(oid [, column, pretty]): CREATE INDEX as PostgreSQL prints it.
+    GetIndexdef,
+    /// pg_get_constraintdef(oid [, pretty]).
+    GetConstraintdef,
+    /// amcheck's bt_index_check(regclass) (false) and
+    /// bt_index_parent_check(regclass) (true).
+    BtIndexCheck(bool),
     /// pg_reload_conf(): signals the server to reload its configuration.
     ReloadConf,
     /// pg_cancel_backend(pid), pg_terminate_backend(pid).
@@ -96,8 +103,6 @@ pub enum SysFunc {
     /// pg_get_ruledef(oid [, pretty]): NULL (the only rules are views'
     /// `_RETURN` rules, which psql leaves out).
     GetRuledef,
-    /// pg_get_constraintdef(oid [, pretty]).
-    GetConstraintdef,
     /// pg_advisory_lock and its variants (bigint or (int, int) keys).
     Advisory(AdvisoryCall),
     /// pg_advisory_unlock_all()

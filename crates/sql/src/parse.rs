@@ -515,6 +515,7 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             | "fetch"
             | "move"
             | "lock"
+            | "reindex"
             | "savepoint"
             | "release"
     ) {

@@ -64,89 +64,27 @@ pub fn view_definition(catalog: &CatalogData, view: &View, pretty: bool) -> Opti
     Some(format!("{};", p.query(&query, Some(&names))))
 }
 
-/// `pg_get_constraintdef`: a constraint as PostgreSQL 15 prints it
-/// (`CHECK ((a > 0))`, `FOREIGN KEY (p) REFERENCES t(id) ON DELETE
-/// CASCADE`, `PRIMARY KEY (id)`); `pretty` drops ruleutils' outer
-/// parentheses. A CHECK's text is parsed again and printed with the view
-/// printer's rules (and its known differences).
-pub fn constraint_definition(
+/// A CHECK constraint's expression (its stored SQL text, over `table`'s
+/// columns) as `pg_get_constraintdef` prints it inside `CHECK (...)`:
+/// `(a > 0)`, or `a > 0` when `pretty`. Printed with the view printer's
+/// rules (and its known differences); None if the text no longer parses.
+pub fn check_expression(
     catalog: &CatalogData,
-    c: &catalog::Constraint,
+    table: &catalog::Table,
+    expr: &str,
     pretty: bool,
 ) -> Option<String> {
-    use catalog::{ConstraintKind as K, ReferentialAction as A};
-    let table = catalog.table_by_oid(c.table)?;
-    let names = |t: &catalog::Table, cols: &[i16]| -> Option<String> {
-        let names = cols
-            .iter()
-            .map(|&a| Some(quote(&t.columns.get(a as usize - 1)?.name)))
-            .collect::<Option<Vec<_>>>()?;
-        Some(names.join(", "))
+    let e = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(expr)
+        .and_then(|mut p| p.parse_expr())
+        .ok()?;
+    let p = Printer {
+        catalog,
+        db: table.db_oid,
+        namespace: table.namespace,
+        pretty,
     };
-    let mut out = match &c.kind {
-        K::Check { expr } => {
-            let e = Parser::new(&PostgreSqlDialect {})
-                .try_with_sql(expr)
-                .and_then(|mut p| p.parse_expr())
-                .ok()?;
-            let p = Printer {
-                catalog,
-                db: table.db_oid,
-                namespace: table.namespace,
-                pretty,
-            };
-            format!("CHECK ({})", p.expr(&e, &[], Ctx::Top))
-        }
-        K::PrimaryKey { .. } => format!("PRIMARY KEY ({})", names(table, &c.columns)?),
-        K::Unique { .. } => format!("UNIQUE ({})", names(table, &c.columns)?),
-        K::ForeignKey {
-            ref_table,
-            ref_columns,
-            on_delete,
-            on_update,
-            match_full,
-            ..
-        } => {
-            let parent = catalog.table_by_oid(*ref_table)?;
-            let mut parent_name = quote(&parent.name);
-            if parent.namespace != catalog::PUBLIC_NAMESPACE {
-                let ns = catalog.namespaces.get(&parent.namespace)?;
-                parent_name = format!("{}.{parent_name}", quote(&ns.name));
-            }
-            let mut s = format!(
-                "FOREIGN KEY ({}) REFERENCES {parent_name}({})",
-                names(table, &c.columns)?,
-                names(parent, ref_columns)?
-            );
-            if *match_full {
-                s.push_str(" MATCH FULL");
-            }
-            let action = |a: &A| match a {
-                A::NoAction => None,
-                A::Restrict => Some("RESTRICT"),
-                A::Cascade => Some("CASCADE"),
-                A::SetNull => Some("SET NULL"),
-                A::SetDefault => Some("SET DEFAULT"),
-            };
-            if let Some(a) = action(on_update) {
-                s.push_str(&format!(" ON UPDATE {a}"));
-            }
-            if let Some(a) = action(on_delete) {
-                s.push_str(&format!(" ON DELETE {a}"));
-            }
-            s
-        }
-    };
-    if c.deferrable {
-        out.push_str(" DEFERRABLE");
-    }
-    if c.deferred {
-        out.push_str(" INITIALLY DEFERRED");
-    }
-    if !c.validated {
-        out.push_str(" NOT VALID");
-    }
-    Some(out)
+    Some(p.expr(&e, &[], Ctx::Top))
 }
 
 /// Expression tree nodes ruleutils' parenthesis rules tell apart.

@@ -132,16 +132,43 @@ pub fn item(page: &[u8], off: OffsetNumber) -> Option<&[u8]> {
     (state == ItemState::Normal).then(|| &page[at..at + len])
 }
 
+/// The bytes of item `off` on a page whose items are all normal (an
+/// index page), without the checks `item` makes: the hot path of a
+/// binary search. `off` must be a line pointer of the page.
+#[inline]
+pub fn normal_item(page: &[u8], off: OffsetNumber) -> &[u8] {
+    debug_assert!(off >= 1 && off <= item_count(page));
+    let v = lp_at(page, off);
+    debug_assert_eq!((v >> 15) & 3, ItemState::Normal as u32);
+    let (at, len) = ((v & 0x7fff) as usize, (v >> 17) as usize);
+    &page[at..at + len]
+}
+
 #[inline]
 pub fn item_mut(page: &mut [u8], off: OffsetNumber) -> Option<&mut [u8]> {
     let (state, at, len) = item_id(page, off);
     (state == ItemState::Normal).then(move || &mut page[at..at + len])
 }
 
-/// Marks an item dead (its storage is reclaimed by a later prune).
+/// Marks an item dead: the pointer stays (index entries may point at it)
+/// but holds no storage; its bytes are reclaimed by `repair_fragmentation`.
+/// `add_item` never reuses it: only making it unused again frees the slot.
 pub fn set_item_dead(page: &mut [u8], off: OffsetNumber) {
-    let (_, at, len) = item_id(page, off);
-    set_lp(page, off, at, ItemState::Dead, len);
+    set_lp(page, off, 0, ItemState::Dead, 0);
+}
+
+/// Makes item `off` a redirect to item `target` on the same page (a HOT
+/// chain's root whose tuple is gone), holding no storage.
+pub fn set_item_redirect(page: &mut [u8], off: OffsetNumber, target: OffsetNumber) {
+    debug_assert!(target != 0 && target != off);
+    set_lp(page, off, target as usize, ItemState::Redirect, 0);
+}
+
+/// Where a redirect pointer leads, or None if `off` is no redirect.
+#[inline]
+pub fn redirect_target(page: &[u8], off: OffsetNumber) -> Option<OffsetNumber> {
+    let (state, target, _) = item_id(page, off);
+    (state == ItemState::Redirect).then_some(target as OffsetNumber)
 }
 
 /// Marks an item unused: its slot may be reused by an unrelated item and
@@ -151,7 +178,8 @@ pub fn set_item_unused(page: &mut [u8], off: OffsetNumber) {
 }
 
 /// The offset the next `add_item` will use: the first unused line pointer
-/// when the page says it may have one, else a new one at the end. Clears
+/// when the page says it may have one (dead and redirect pointers are never
+/// reused), else a new one at the end. Clears
 /// PD_HAS_FREE_LINES when the search finds none.
 pub fn next_offset(page: &mut [u8]) -> OffsetNumber {
     let count = item_count(page);
@@ -204,11 +232,12 @@ pub fn add_item_at(page: &mut [u8], off: OffsetNumber, data: &[u8]) -> bool {
     true
 }
 
-/// Compacts the page after items were marked unused: the remaining items'
-/// bytes move together at the end of the page (their offsets stay),
+/// Compacts the page after items were marked unused, dead or redirected
+/// (none of which hold storage): the normal items' bytes move together at
+/// the end of the page (their offsets stay),
 /// trailing unused line pointers go, and PD_HAS_FREE_LINES says whether
 /// unused ones remain before the last. Deterministic, so redo rebuilds the
-/// same page from the same unused set (PostgreSQL's
+/// same page from the same changes (PostgreSQL's
 /// PageRepairFragmentation and PageTruncateLinePointerArray).
 pub fn repair_fragmentation(page: &mut [u8]) {
     if is_new(page) {
@@ -362,6 +391,15 @@ mod tests {
         assert_eq!(item_count(&page), 2);
         set_item_dead(&mut page, 1);
         assert!(item(&page, 1).is_none());
+        set_item_redirect(&mut page, 2, 1);
+        assert_eq!(redirect_target(&page, 2), Some(1));
+        assert_eq!(redirect_target(&page, 1), None);
+        // Dead and redirect pointers hold no storage and are never reused.
+        let before = free_space(&page);
+        repair_fragmentation(&mut page);
+        assert_eq!(free_space(&page), before + 8 + 16);
+        assert_eq!(item_count(&page), 2);
+        assert_eq!(add_item(&mut page, b"new"), Some(3));
     }
 
     #[test]

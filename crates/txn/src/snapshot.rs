@@ -36,7 +36,8 @@ impl OwnXids {
             subs: Vec::new(),
         }
     }
-    /// Whether `xid` is the top-level xid or one of the live subxids.
+    /// Whether `xid` is the top-level transaction or one of its live
+    /// sub-transactions.
     pub fn contains(&self, xid: Xid) -> bool {
         xid == self.top || (!self.subs.is_empty() && self.subs.binary_search(&xid).is_ok())
     }

@@ -1,4 +1,4 @@
-//! Bottom-up build from sorted entries (README rule 24), as nbtree's
+//! Bottom-up build from sorted entries (README rule 26), as nbtree's
 //! nbtsort: leaves are filled left to right to 90% (internal pages to
 //! 70%); when a page is full its last item moves to a new right sibling
 //! and that item's key becomes the full page's high key (so the high key
@@ -220,12 +220,22 @@ pub(crate) fn build(
         first_leaf_taken: false,
     };
     let mut item = Vec::with_capacity(64);
+    let mut prev: Vec<u8> = Vec::new();
     let mut count = 0u64;
     for entry in sorted {
         let (values, tid) = entry?;
         tuple::encode(desc, &values, tid, &mut item)?;
         tuple::check_size(item.len())?;
+        debug_assert!(
+            count == 0
+                || tuple::compare_search(desc, &tuple::SearchKey::entry(&values, tid), &prev)
+                    == std::cmp::Ordering::Greater,
+            "build input out of order at entry {count}"
+        );
         b.add(0, &item)?;
+        if cfg!(debug_assertions) {
+            std::mem::swap(&mut prev, &mut item);
+        }
         count += 1;
     }
     if count > 0 {

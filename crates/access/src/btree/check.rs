@@ -1,4 +1,4 @@
-//! amcheck's bt_index_check and bt_index_parent_check (README rule 25).
+//! amcheck's bt_index_check and bt_index_parent_check (README rule 27).
 //!
 //! Each level is walked left to right from its leftmost page. Every page:
 //! its level and flags, data items in strictly ascending order (tid last),

@@ -1,4 +1,4 @@
-//! Inserting an entry (README rules 19–21): descend to the leaf holding
+//! Inserting an entry (README rules 21–23): descend to the leaf holding
 //! it (exclusively locked), for a unique index check the equal keys first,
 //! then add the entry, splitting the leaf and as many parents as overflow.
 //!

@@ -1,4 +1,4 @@
-//! The B-tree's log records and their redo (rmgr BTREE, README rule 22).
+//! The B-tree's log records and their redo (rmgr BTREE, README rule 24).
 //!
 //! Every record is a list of block references, each with a role byte in
 //! the main data saying what happened to that page; forward path and redo

@@ -1,5 +1,5 @@
 //! B-tree indexes: a Lehman–Yao B-link tree as PostgreSQL's nbtree (see
-//! README.md, rules 16–). Every entry is (key values, heap tid) and the tid
+//! README.md, rules 18–). Every entry is (key values, heap tid) and the tid
 //! is the last key column, so entries are unique and a deletion finds its
 //! entry exactly; readers hold one page lock at a time and move right past
 //! concurrent splits.
@@ -34,7 +34,7 @@ mod tests;
 mod tuple;
 mod vacuum;
 
-pub use scan::IndexScan;
+pub use scan::{IndexScan, ScanEntry};
 pub use tuple::MAX_TUPLE_SIZE;
 
 /// What an index's key looks like: one entry per key column.

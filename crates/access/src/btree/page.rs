@@ -1,4 +1,4 @@
-//! B-tree pages (README rule 16): the slotted page of `storage::page` with
+//! B-tree pages (README rule 18): the slotted page of `storage::page` with
 //! a 16-byte special space.
 //!
 //! ```text
@@ -119,7 +119,7 @@ pub(crate) fn max_offset(pg: &[u8]) -> OffsetNumber {
 /// Item `off`'s bytes; B-tree pages hold only normal items.
 #[inline]
 pub(crate) fn item(pg: &[u8], off: OffsetNumber) -> &[u8] {
-    page::item(pg, off).expect("B-tree pages hold only normal items")
+    page::normal_item(pg, off)
 }
 
 /// The key tuple of an item on a page of this kind.
@@ -183,13 +183,11 @@ pub(crate) fn fill<'a>(
     high_key: Option<&'a [u8]>,
     items: impl IntoIterator<Item = &'a [u8]>,
 ) {
-    let mut off = 1;
-    for it in high_key.into_iter().chain(items) {
+    for (off, it) in (1..).zip(high_key.into_iter().chain(items)) {
         assert!(
             page::insert_item_shifting(pg, off, it),
             "page sized by caller"
         );
-        off += 1;
     }
 }
 

@@ -1,4 +1,4 @@
-//! Range scans (README rule 19): the first leaf is found by descent, then
+//! Range scans (README rule 21): the first leaf is found by descent, then
 //! each leaf's entries in range are copied out under its share lock and
 //! the lock released; the walk goes on through the sibling link read
 //! under that lock. Forward, entries that a later split moves right were
@@ -16,7 +16,7 @@ use storage::page::OffsetNumber;
 use types::Value;
 
 use super::page::{self as bp, NONE};
-use super::search::{corrupt, descend_read, leaf_search, lock, Goal};
+use super::search::{corrupt, descend_read, lock, Goal};
 use super::tuple::{self, compare_prefix, SearchKey};
 use super::{IndexDesc, ScanBound, ScanRange};
 use crate::heap::Tid;
@@ -115,6 +115,10 @@ fn collect_backward(
     })
 }
 
+/// What `IndexScan::next` returns: a heap tid and, for index-only scans,
+/// the entry's key values.
+pub type ScanEntry<'a> = (Tid, Option<&'a [Value]>);
+
 /// A range scan. Each leaf page's matching entries are copied out under
 /// its share lock, so no lock is held between calls.
 pub struct IndexScan {
@@ -152,7 +156,9 @@ impl IndexScan {
     }
 
     /// The next entry in range: its heap tid and, if asked for, its key.
-    pub fn next(&mut self) -> PgResult<Option<(Tid, Option<&[Value]>)>> {
+    // Not an Iterator: the key borrows the scan, and each step can fail.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> PgResult<Option<ScanEntry<'_>>> {
         while self.pos >= self.batch.tids.len() {
             self.batch.tids.clear();
             self.batch.keys.clear();
@@ -181,11 +187,7 @@ impl IndexScan {
                 Some(b) if b.inclusive => Goal::Key(SearchKey::before(&b.prefix)),
                 Some(b) => Goal::Key(SearchKey::after(&b.prefix)),
             };
-            let pg = descend_read(self.pool, self.rel, desc, &goal)?;
-            let start = match &goal {
-                Goal::Key(k) => leaf_search(&pg, desc, k),
-                _ => bp::first_data(&pg),
-            };
+            let (pg, start) = descend_read(self.pool, self.rel, desc, &goal)?;
             collect_forward(desc, range, &pg, start, &mut self.batch)
         } else {
             let goal = match &range.upper {
@@ -193,12 +195,9 @@ impl IndexScan {
                 Some(b) if b.inclusive => Goal::Key(SearchKey::after(&b.prefix)),
                 Some(b) => Goal::Key(SearchKey::before(&b.prefix)),
             };
-            let pg = descend_read(self.pool, self.rel, desc, &goal)?;
-            let start = match &goal {
-                Goal::Key(k) => leaf_search(&pg, desc, k) - 1,
-                _ => bp::max_offset(&pg),
-            };
-            collect_backward(desc, range, &pg, start, &mut self.batch)
+            // The last entry before the position found.
+            let (pg, off) = descend_read(self.pool, self.rel, desc, &goal)?;
+            collect_backward(desc, range, &pg, off - 1, &mut self.batch)
         }
     }
 
@@ -236,9 +235,7 @@ pub(crate) fn find_equal(
     desc: &IndexDesc,
     key: &[Value],
 ) -> PgResult<Vec<Tid>> {
-    let search = SearchKey::before(key);
-    let mut pg = descend_read(pool, rel, desc, &Goal::Key(search))?;
-    let mut start = leaf_search(&pg, desc, &search);
+    let (mut pg, mut start) = descend_read(pool, rel, desc, &Goal::Key(SearchKey::before(key)))?;
     let mut out = Vec::new();
     loop {
         for off in start..=bp::max_offset(&pg) {

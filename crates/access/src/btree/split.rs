@@ -1,4 +1,4 @@
-//! Page images for a split and a new root (README rule 20). A split is
+//! Page images for a split and a new root (README rule 22). A split is
 //! planned in memory while the page is locked: the page's data items with
 //! the new one in place are divided where the two halves use about the same
 //! space, except on the rightmost page of a level, where the left half is

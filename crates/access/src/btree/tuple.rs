@@ -1,4 +1,4 @@
-//! Index tuples: key values and the heap tid (README rule 17).
+//! Index tuples: key values and the heap tid (README rule 19).
 //!
 //! ```text
 //! key tuple (a leaf item, a high key's key, a pivot's key):
@@ -399,41 +399,76 @@ pub(crate) struct SearchKey<'a> {
     /// Without a tid: true places the search after every entry equal to
     /// the prefix, false before them.
     pub after_equal: bool,
+    /// A one-value prefix that is an integer: compared without decoding
+    /// when the stored first column is a non-null integer (the common
+    /// point lookup).
+    int: Option<i64>,
 }
 
 impl<'a> SearchKey<'a> {
-    pub fn before(values: &'a [Value]) -> Self {
+    fn new(values: &'a [Value], tid: Option<Tid>, after_equal: bool) -> Self {
+        let int = match values {
+            [Value::Int4(x)] => Some(*x as i64),
+            [Value::Int8(x)] => Some(*x),
+            [Value::Int2(x)] => Some(*x as i64),
+            _ => None,
+        };
         SearchKey {
             values,
-            tid: None,
-            after_equal: false,
+            tid,
+            after_equal,
+            int,
         }
+    }
+    pub fn before(values: &'a [Value]) -> Self {
+        Self::new(values, None, false)
     }
     pub fn after(values: &'a [Value]) -> Self {
-        SearchKey {
-            values,
-            tid: None,
-            after_equal: true,
-        }
+        Self::new(values, None, true)
     }
     pub fn entry(values: &'a [Value], tid: Tid) -> Self {
-        SearchKey {
-            values,
-            tid: Some(tid),
-            after_equal: false,
-        }
+        Self::new(values, Some(tid), false)
     }
+}
+
+/// The stored first column as an integer, if it is a non-null integer
+/// (Oid included: `compare_typed` compares it with integers by value).
+#[inline]
+fn first_int(desc: &IndexDesc, kt: &[u8]) -> Option<i64> {
+    if kt[6] != 0 {
+        return None; // NULLs, or minus infinity
+    }
+    let b = &kt[KEY_HEADER..];
+    Some(match desc.columns[0].ty.id {
+        TypeId::Int4 => i32::from_le_bytes(le(&b[..4])) as i64,
+        TypeId::Int8 => i64::from_le_bytes(le(&b[..8])),
+        TypeId::Int2 => i16::from_le_bytes(le(&b[..2])) as i64,
+        t if t == TypeId::Oid || t.is_reg() => u32::from_le_bytes(le(&b[..4])) as i64,
+        _ => return None,
+    })
 }
 
 /// The search key against a stored key: Equal only for the same entry.
 #[inline]
 pub(crate) fn compare_search(desc: &IndexDesc, key: &SearchKey<'_>, kt: &[u8]) -> Ordering {
-    if is_minus_infinity(kt) {
-        return Ordering::Greater;
-    }
-    match compare_prefix(desc, kt, key.values) {
-        Ordering::Equal => {}
-        o => return o.reverse(),
+    let prefix = match key.int.and_then(|y| Some((first_int(desc, kt)?, y))) {
+        Some((x, y)) => {
+            let o = x.cmp(&y);
+            if desc.columns[0].descending {
+                o.reverse()
+            } else {
+                o
+            }
+        }
+        None => {
+            if is_minus_infinity(kt) {
+                return Ordering::Greater;
+            }
+            compare_prefix(desc, kt, key.values)
+        }
+    };
+    if prefix != Ordering::Equal {
+        return prefix.reverse();
     }
     match key.tid {
         Some(t) if key.values.len() == desc.columns.len() => t.cmp(&tid(kt)),
@@ -540,6 +575,48 @@ mod tests {
         let mut mi = Vec::new();
         minus_infinity(&mut mi);
         assert_eq!(compare_search(&desc, &before, &mi), Ordering::Greater);
+    }
+
+    #[test]
+    fn the_integer_fast_path_agrees_with_decoding() {
+        for (id, descending) in [
+            (TypeId::Int4, true),
+            (TypeId::Int8, false),
+            (TypeId::Oid, false),
+        ] {
+            let desc = IndexDesc {
+                columns: vec![col(id, descending, false), col(TypeId::Text, false, false)],
+            };
+            let stored = |v: i64| match id {
+                TypeId::Int4 => Value::Int4(v as i32),
+                TypeId::Int8 => Value::Int8(v),
+                _ => Value::Oid(v as u32),
+            };
+            let t = Tid {
+                block: 1,
+                offset: 1,
+            };
+            let mut buf = Vec::new();
+            for x in [0i64, 5, 9] {
+                encode(&desc, &[stored(x), Value::text("a")], t, &mut buf).unwrap();
+                for y in [
+                    Value::Int4(5),
+                    Value::Int8(9),
+                    Value::Int2(0),
+                    Value::Int8(-3),
+                ] {
+                    let vals = [y];
+                    for fast in [SearchKey::before(&vals), SearchKey::after(&vals)] {
+                        assert!(fast.int.is_some());
+                        let slow = SearchKey { int: None, ..fast };
+                        assert_eq!(
+                            compare_search(&desc, &fast, &buf),
+                            compare_search(&desc, &slow, &buf)
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -13,7 +13,11 @@
 //! | DELETE | the page | offset, cid, next tid, stamp flags |
 //! | UPDATE | new page [, old page] | new: offset, tuple; old: as DELETE |
 //! | LOCK | the page | offset, xmax, xmax's infomask bits |
-//! | PRUNE | the page | offsets made unused (the page is then compacted) |
+//! | PRUNE | the page | counts, then offsets: (root, target) redirected, made dead, made unused (the page is then compacted) |
+//! | VACUUM | the page | LP_DEAD offsets made unused (the page is then compacted) |
+//!
+//! An UPDATE's stamp flags say whether it was a HOT update (the new
+//! version's own header, logged whole, carries `HEAP_ONLY`).
 //!
 //! SMGR records name a relation in their main data: CREATE, DROP,
 //! DROP_DATABASE, and TRUNCATE (plus the new main-fork size in blocks).
@@ -24,6 +28,7 @@ use storage::page::{self, OffsetNumber};
 use storage::ForkNumber;
 use wal::{rmgr, BlockRef, BlockTag, Record, RecordBuilder, Redo, RedoError, Wal};
 
+use super::prune::PrunePlan;
 use super::Tid;
 use crate::tuple;
 
@@ -33,6 +38,7 @@ pub const HEAP_DELETE: u8 = 0x20;
 pub const HEAP_UPDATE: u8 = 0x30;
 pub const HEAP_LOCK: u8 = 0x40;
 pub const HEAP_PRUNE: u8 = 0x50;
+pub const HEAP_VACUUM: u8 = 0x60;
 
 pub const SMGR_CREATE: u8 = 0x10;
 pub const SMGR_DROP: u8 = 0x20;
@@ -105,19 +111,73 @@ pub(crate) fn log_multi_insert(
     page::set_lsn(pg, lsn);
 }
 
-/// Logs a prune of the page: the offsets it made unused.
+/// Logs a prune of the page: the pointers it redirected, made dead and
+/// made unused.
 pub(crate) fn log_prune(
     wal: &Wal,
     rel: RelFileLocator,
     block: u32,
     pg: &mut PageWrite<'_>,
-    unused: &[OffsetNumber],
+    plan: &PrunePlan,
 ) {
     let lsn = {
         let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_PRUNE, 0);
         let b = rec.register_block(tag(rel, block), pg, false);
         let d = rec.block_data(b);
-        for off in unused {
+        for count in [plan.redirected.len(), plan.dead.len(), plan.unused.len()] {
+            d.extend_from_slice(&(count as u16).to_le_bytes());
+        }
+        for (root, target) in &plan.redirected {
+            d.extend_from_slice(&root.to_le_bytes());
+            d.extend_from_slice(&target.to_le_bytes());
+        }
+        for off in plan.dead.iter().chain(&plan.unused) {
+            d.extend_from_slice(&off.to_le_bytes());
+        }
+        insert_or_panic(wal, &rec)
+    };
+    page::set_lsn(pg, lsn);
+}
+
+fn get_prune_plan(d: &[u8]) -> Result<PrunePlan, String> {
+    let (nredirected, ndead, nunused) = (
+        u16_at(d, 0)? as usize,
+        u16_at(d, 2)? as usize,
+        u16_at(d, 4)? as usize,
+    );
+    let mut at = 6;
+    let mut next = || {
+        let v = u16_at(d, at);
+        at += 2;
+        v
+    };
+    let mut plan = PrunePlan::default();
+    for _ in 0..nredirected {
+        plan.redirected.push((next()?, next()?));
+    }
+    for _ in 0..ndead {
+        plan.dead.push(next()?);
+    }
+    for _ in 0..nunused {
+        plan.unused.push(next()?);
+    }
+    Ok(plan)
+}
+
+/// Logs VACUUM's second pass over the page: the LP_DEAD pointers it made
+/// unused (their index entries are gone).
+pub(crate) fn log_vacuum(
+    wal: &Wal,
+    rel: RelFileLocator,
+    block: u32,
+    pg: &mut PageWrite<'_>,
+    offsets: &[OffsetNumber],
+) {
+    let lsn = {
+        let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_VACUUM, 0);
+        let b = rec.register_block(tag(rel, block), pg, false);
+        let d = rec.block_data(b);
+        for off in offsets {
             d.extend_from_slice(&off.to_le_bytes());
         }
         insert_or_panic(wal, &rec)
@@ -126,10 +186,13 @@ pub(crate) fn log_prune(
 }
 
 /// Stamp flags: an update (ctid points at the new version), a delete (the
-/// key changed), lockers in the locker table besides the new xmax.
+/// key changed), lockers in the locker table besides the new xmax, a HOT
+/// update.
 pub(crate) const STAMP_UPDATED: u8 = 0x01;
 pub(crate) const STAMP_KEYS_UPDATED: u8 = 0x02;
 pub(crate) const STAMP_HAS_LOCKERS: u8 = 0x04;
+/// A HOT update: the new version is a heap-only tuple on the same page.
+pub(crate) const STAMP_HOT_UPDATED: u8 = 0x08;
 
 /// What `stamp_old` did to an old version, as redo repeats it.
 #[derive(Debug, Clone, Copy)]
@@ -397,11 +460,15 @@ impl HeapRedo {
                 Ok(())
             }),
             HEAP_PRUNE => redo_block(self.pool, rec, b0, |pg| {
-                let unused: Vec<OffsetNumber> = d
+                super::prune::apply_prune(pg, &get_prune_plan(d)?);
+                Ok(())
+            }),
+            HEAP_VACUUM => redo_block(self.pool, rec, b0, |pg| {
+                let offsets: Vec<OffsetNumber> = d
                     .chunks_exact(2)
                     .map(|c| u16::from_le_bytes([c[0], c[1]]))
                     .collect();
-                super::prune::apply_prune(pg, &unused);
+                super::prune::apply_vacuum(pg, &offsets);
                 Ok(())
             }),
             HEAP_DELETE => redo_block(self.pool, rec, b0, |pg| {
@@ -522,6 +589,7 @@ pub fn describe(rec: &Record<'_>) -> String {
         (rmgr::HEAP, HEAP_UPDATE) => "UPDATE",
         (rmgr::HEAP, HEAP_LOCK) => "LOCK",
         (rmgr::HEAP, HEAP_PRUNE) => "PRUNE",
+        (rmgr::HEAP, HEAP_VACUUM) => "VACUUM",
         (rmgr::SMGR, SMGR_TRUNCATE) => "TRUNCATE",
         (rmgr::SMGR, SMGR_CREATE) => "CREATE",
         (rmgr::SMGR, SMGR_DROP) => "DROP",

@@ -6,7 +6,10 @@
 //! 2. Updates set xmax on the old version, add the new one and point the old
 //!    ctid at it, in one call (`modify::update`); the old version stays until
 //!    it is dead to everyone and pruned (`prune.rs`), by VACUUM or by a
-//!    writer or scan that finds its page short of space.
+//!    writer or scan that finds its page short of space. An update that
+//!    changes no indexed column and fits on the old page is a HOT update:
+//!    the new version is heap-only, found from the chain's root
+//!    (`fetch.rs`), and gets no index entries.
 //! 3. A writer that finds xmax set by a running transaction waits for it; if
 //!    that transaction committed, it reports where the row went (`Updated`)
 //!    and the executor re-checks the newest version (READ COMMITTED).
@@ -22,14 +25,18 @@ use wal::Wal;
 
 use crate::tuple;
 
-mod holder;
+mod fetch;
+#[cfg(test)]
+mod hot_tests;
+mod index_build;
 pub mod log;
 mod modify;
 pub mod prune;
 pub mod rowlock;
 pub mod sample;
 pub mod vacuum;
-pub use holder::key_holder;
+pub use fetch::{chain_roots, fetch_visible, key_holder};
+pub use index_build::IndexBuildScan;
 pub use modify::{delete, update, ModifyResult, WaitForXid};
 pub use rowlock::{lock_tuple, LockResult, Requester, RowLockMode, WaitPolicy};
 
@@ -93,7 +100,7 @@ fn aligned_len(tuple_bytes: &[u8]) -> usize {
 
 /// Whether `block` still belongs to the relation: VACUUM may have cut it
 /// off since the caller chose it. Checked with the page's content lock
-/// held, which the truncation held too (README rule 15).
+/// held, which the truncation held too (README rule 17).
 fn block_exists(pool: &BufferPool, rel: RelFileLocator, block: BlockNumber) -> PgResult<bool> {
     Ok(block < pool.smgr().nblocks(rel, ForkNumber::Main)?)
 }
@@ -112,7 +119,14 @@ fn prune_for_space(
     if free >= needed || page::item_count(pg) == 0 {
         return (free, false);
     }
-    let r = prune::prune_page(pg, rel, block, tm.global_xmin(), tm);
+    let r = prune::prune_page(
+        pg,
+        rel,
+        block,
+        tm.global_xmin(),
+        tm,
+        prune::DeadPointers::Keep,
+    );
     (r.free, r.removed > 0)
 }
 
@@ -329,8 +343,11 @@ pub fn fetch_any(
 
 /// The bytes of the version at `tid` whatever its visibility, if it is the
 /// one `inserter` wrote (following an update chain: `inserter` is the prior
-/// version's xmax). None when the slot is empty or holds another tuple:
-/// the version was pruned and its slot reused, so the row is gone.
+/// version's xmax, `tid` the prior version's ctid, which names the newer
+/// version's own pointer, never a HOT chain's root). None when the slot is
+/// not a normal one or holds another tuple: the version was pruned (a
+/// redirect or dead pointer is left where a root was, an unused one where a
+/// heap-only version was, perhaps reused since), so the row is gone.
 pub fn fetch_version(
     pool: &'static BufferPool,
     rel: RelFileLocator,
@@ -412,7 +429,8 @@ impl HeapScan {
         drop(pg);
         if maybe_dead > 0 && short {
             let pruned = buf.try_write().and_then(|mut pg| {
-                let r = prune::prune_page(&mut pg, self.rel, block, horizon, tm);
+                let keep = prune::DeadPointers::Keep;
+                let r = prune::prune_page(&mut pg, self.rel, block, horizon, tm, keep);
                 (r.removed > 0).then_some(r.free)
             });
             drop(buf);

@@ -23,8 +23,13 @@ use crate::tuple;
 /// Outcome of trying to delete/update one tuple version.
 #[derive(Debug, PartialEq, Eq)]
 pub enum ModifyResult {
-    /// Deleted; for an update, the new version's tid.
+    /// Deleted; for an update, the new version's tid (a version with index
+    /// entries of its own to make).
     Done(Tid),
+    /// Updated, the new version (at this tid) being a heap-only tuple on
+    /// the old one's page: reached through its HOT chain's root, it needs
+    /// no index entries.
+    HeapOnly(Tid),
     /// Already deleted or updated by this command (not an error: skip it).
     SelfModified,
     /// A concurrent transaction committed an update (Some: the newer
@@ -70,6 +75,9 @@ pub(crate) fn stamp_old(t: &mut [u8], xid: Xid, cid: u32, next: Tid, flags: u8) 
     }
     if flags & log::STAMP_HAS_LOCKERS != 0 {
         m |= tuple::XMAX_HAS_LOCKERS;
+    }
+    if flags & log::STAMP_HOT_UPDATED != 0 {
+        m |= tuple::HOT_UPDATED;
     }
     tuple::set_infomask(t, m);
 }
@@ -151,6 +159,11 @@ fn hand_over_lockers(
 /// are handled as in `delete`; on `Updated(Some(next))` nothing was written
 /// and the caller may retry on `next` with a tuple recomputed from it.
 ///
+/// `hot_allowed`: no column any index of the table covers changed (or the
+/// table has no indexes). Then a new version on the old page is a
+/// heap-only tuple continuing the old one's HOT chain, reported as
+/// `HeapOnly`, and the caller makes no index entries for it.
+///
 /// `keys_updated`: a column of one of the table's unique indexes changed.
 /// The update then takes the row lock a DELETE takes (FOR UPDATE's), which
 /// FOR KEY SHARE lockers (foreign key checks) conflict with, and marks the
@@ -161,6 +174,7 @@ pub fn update(
     rel: RelFileLocator,
     tid: Tid,
     new_tuple: &mut [u8],
+    hot_allowed: bool,
     keys_updated: bool,
     who: Requester<'_>,
     cid: u32,
@@ -205,7 +219,7 @@ pub fn update(
                         block: tid.block,
                         offset: page::next_offset(&mut pg),
                     };
-                    let flags = key_flag
+                    let mut flags = key_flag
                         | hand_over_lockers(
                             pool,
                             rel,
@@ -215,6 +229,11 @@ pub fn update(
                             new_tuple,
                             tm,
                         )?;
+                    if hot_allowed {
+                        flags |= log::STAMP_HOT_UPDATED;
+                        let m = tuple::infomask(new_tuple) | tuple::HEAP_ONLY;
+                        tuple::set_infomask(new_tuple, m);
+                    }
                     tuple::set_ctid(new_tuple, new.block, new.offset);
                     assert!(
                         page::add_item_at(&mut pg, new.offset, new_tuple),
@@ -240,7 +259,11 @@ pub fn update(
                         None,
                         stamp,
                     );
-                    return Ok(ModifyResult::Done(new));
+                    return Ok(if hot_allowed {
+                        ModifyResult::HeapOnly(new)
+                    } else {
+                        ModifyResult::Done(new)
+                    });
                 }
                 Verdict::Proceed(_) => {}
                 Verdict::SelfModified => return Ok(ModifyResult::SelfModified),
@@ -358,7 +381,6 @@ mod tests {
 
     use super::*;
     use crate::heap::{self, HeapScan};
-    use txn::XidStatus;
 
     const REL: RelFileLocator = RelFileLocator {
         spc_oid: common::ids::DEFAULT_TABLESPACE_OID,
@@ -419,6 +441,7 @@ mod tests {
             small1,
             &mut form(10, 10, xid, 1),
             false,
+            false,
             Requester::plain(xid),
             1,
             &tm,
@@ -436,6 +459,7 @@ mod tests {
             small2,
             &mut form(20, 1000, xid, 1),
             false,
+            false,
             Requester::plain(xid),
             1,
             &tm,
@@ -452,6 +476,7 @@ mod tests {
             REL,
             small2,
             &mut form(30, 10, xid, 1),
+            false,
             false,
             Requester::plain(xid),
             1,

@@ -628,6 +628,7 @@ mod tests {
                 tid,
                 &mut row(a, xid),
                 false,
+                false,
                 Requester::plain(xid),
                 0,
                 &self.tm,

@@ -1,15 +1,18 @@
-//! VACUUM of one heap (PostgreSQL's lazy vacuum, without indexes or a
-//! visibility map): every page is pruned under its exclusive lock, its free
-//! space goes to the FSM, and empty pages at the end of the relation are cut
-//! off (README rule 15).
+//! VACUUM of one heap (PostgreSQL's lazy vacuum, without a visibility
+//! map): pass 1 prunes every page under its exclusive lock and collects the
+//! LP_DEAD pointers left on it; the index pass removes the index entries
+//! pointing at them; pass 2 makes them unused (README rules 16-17). A table
+//! without indexes has its dead pointers made unused in pass 1. Free space
+//! goes to the FSM, and empty pages at the end of the relation are cut off.
 
 use common::{BlockNumber, PgResult, RelFileLocator, Xid};
 use storage::buffer::{BufferPool, BufferStrategy, ReadMode, StrategyKind};
-use storage::page;
+use storage::page::{self, ItemState, OffsetNumber};
 use storage::{fsm, ForkNumber};
 use txn::TransactionManager;
 
-use super::{log, prune};
+use super::prune::{self, DeadPointers};
+use super::{log, Tid};
 
 /// What one VACUUM of a heap found and did (VACUUM VERBOSE's figures).
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -29,7 +32,27 @@ pub struct VacuumStats {
     pub inserting: u64,
     /// The horizon below which deleters' versions were removed.
     pub horizon: Xid,
+    /// Rounds of index pass and pass 2 (more than one when the dead tids
+    /// outgrew their memory).
+    pub index_scans: u32,
+    /// Pages that had LP_DEAD pointers after pruning, and how many there
+    /// were: all made unused by the end.
+    pub pages_with_dead_items: BlockNumber,
+    pub dead_items: u64,
 }
+
+/// VACUUM's index pass: called once per round with the test "is this tid
+/// dead" (a tid collected in pass 1); removes the entries whose tid it
+/// says is dead from every index of the table.
+pub type IndexPass<'a> = dyn FnMut(&dyn Fn(Tid) -> bool) -> PgResult<()> + 'a;
+
+/// Bytes one collected dead tid costs (maintenance_work_mem's unit).
+pub const DEAD_TID_BYTES: usize = std::mem::size_of::<Tid>();
+
+/// Most LP_DEAD pointers one page can hold: a round runs before a page
+/// once the store might not take all of that page's.
+const MAX_DEAD_PER_PAGE: usize =
+    (storage::BLCKSZ - page::PAGE_HEADER_SIZE) / page::LINE_POINTER_SIZE;
 
 /// Truncation is tried when at least this many pages, or a sixteenth of the
 /// relation, are empty at its end (PostgreSQL's REL_TRUNCATE_MINIMUM and
@@ -40,14 +63,19 @@ const TRUNCATE_FRACTION: BlockNumber = 16;
 /// Most pages one truncation round holds locked (and pinned) at once.
 const TRUNCATE_BATCH: BlockNumber = 256;
 
-/// Vacuums `rel`: prunes every page, records free space, truncates empty
-/// pages at the end when `truncate` (VACUUM's TRUNCATE option). `check` is
-/// called once per page (cancellation).
+/// Vacuums `rel`: prunes every page, records free space, cleans up dead
+/// pointers, truncates empty pages at the end when `truncate` (VACUUM's
+/// TRUNCATE option). `index_pass` is None when the table has no indexes;
+/// otherwise it runs whenever `max_dead_tids` (at least one page's worth)
+/// dead tids are collected, and at the end. `check` is called once per
+/// page (cancellation).
 pub fn vacuum_heap(
     pool: &'static BufferPool,
     tm: &TransactionManager,
     rel: RelFileLocator,
     truncate: bool,
+    mut index_pass: Option<&mut IndexPass<'_>>,
+    max_dead_tids: usize,
     mut check: impl FnMut() -> PgResult<()>,
 ) -> PgResult<VacuumStats> {
     let horizon = tm.global_xmin();
@@ -58,11 +86,22 @@ pub fn vacuum_heap(
         horizon,
         ..Default::default()
     };
+    let mode = if index_pass.is_some() {
+        DeadPointers::Keep
+    } else {
+        DeadPointers::Unused
+    };
     let mut ring = BufferStrategy::new(StrategyKind::Vacuum, pool.nbuffers());
-    // One past the last page that holds anything.
+    let mut dead: Vec<Tid> = Vec::new();
+    // One past the last page that holds anything once dead pointers are gone.
     let mut nonempty_end = 0;
     for block in 0..nblocks {
         check()?;
+        if let Some(pass) = index_pass.as_deref_mut() {
+            if !dead.is_empty() && dead.len() + MAX_DEAD_PER_PAGE > max_dead_tids {
+                vacuum_round(pool, tm, rel, &mut dead, pass, &mut ring, &mut stats)?;
+            }
+        }
         let buf = pool.read_buffer(
             rel,
             ForkNumber::Main,
@@ -70,19 +109,27 @@ pub fn vacuum_heap(
             ReadMode::Normal,
             Some(&mut ring),
         )?;
-        let (res, empty) = {
+        let (res, has_tuples, dead_here) = {
             let mut pg = buf.write();
             if page::is_new(&pg) {
-                (
-                    prune::PruneResult {
-                        free: page::MAX_ITEM_SIZE,
-                        ..Default::default()
-                    },
-                    true,
-                )
+                let res = prune::PruneResult {
+                    free: page::MAX_ITEM_SIZE,
+                    ..Default::default()
+                };
+                (res, false, 0)
             } else {
-                let r = prune::prune_page(&mut pg, rel, block, horizon, tm);
-                (r, page::item_count(&pg) == 0)
+                let r = prune::prune_page(&mut pg, rel, block, horizon, tm, mode);
+                let before = dead.len();
+                let mut has_tuples = false;
+                for off in 1..=page::item_count(&pg) {
+                    match page::item_id(&pg, off).0 {
+                        ItemState::Dead => dead.push(Tid { block, offset: off }),
+                        ItemState::Normal | ItemState::Redirect => has_tuples = true,
+                        ItemState::Unused => {}
+                    }
+                }
+                let dead_here = dead.len() - before + r.dead_made_unused;
+                (r, has_tuples, dead_here)
             }
         };
         drop(buf);
@@ -90,14 +137,23 @@ pub fn vacuum_heap(
         if res.removed > 0 {
             stats.pages_pruned += 1;
         }
+        if dead_here > 0 {
+            stats.pages_with_dead_items += 1;
+            stats.dead_items += dead_here as u64;
+        }
         stats.tuples_removed += res.removed as u64;
         stats.live += res.live as u64;
         stats.recently_dead += res.recently_dead as u64;
         stats.inserting += res.inserting as u64;
-        if !empty {
+        if has_tuples {
             nonempty_end = block + 1;
         }
         fsm::record_free_space(pool, rel, block, res.free)?;
+    }
+    if let Some(pass) = index_pass {
+        if !dead.is_empty() {
+            vacuum_round(pool, tm, rel, &mut dead, pass, &mut ring, &mut stats)?;
+        }
     }
     let freeable = nblocks - nonempty_end;
     if truncate
@@ -107,6 +163,54 @@ pub fn vacuum_heap(
         stats.pages_after = truncate_empty_end(pool, tm, rel)?;
     }
     Ok(stats)
+}
+
+/// One round: the index pass over the collected dead tids (sorted, as
+/// pass 1 walks blocks and offsets in order), then pass 2 makes them
+/// unused page by page, each page logged; empties `dead`.
+fn vacuum_round(
+    pool: &'static BufferPool,
+    tm: &TransactionManager,
+    rel: RelFileLocator,
+    dead: &mut Vec<Tid>,
+    index_pass: &mut IndexPass<'_>,
+    ring: &mut BufferStrategy,
+    stats: &mut VacuumStats,
+) -> PgResult<()> {
+    debug_assert!(dead.windows(2).all(|w| w[0] < w[1]));
+    {
+        let sorted: &[Tid] = dead;
+        index_pass(&|tid| sorted.binary_search(&tid).is_ok())?;
+    }
+    stats.index_scans += 1;
+    let mut offsets: Vec<OffsetNumber> = Vec::new();
+    for page_tids in dead.chunk_by(|a, b| a.block == b.block) {
+        let block = page_tids[0].block;
+        let buf = pool.read_buffer(rel, ForkNumber::Main, block, ReadMode::Normal, Some(ring))?;
+        let free = {
+            let mut pg = buf.write();
+            // Only VACUUM makes dead pointers unused, and one VACUUM of a
+            // table runs at a time: they are all still dead.
+            offsets.clear();
+            offsets.extend(
+                page_tids
+                    .iter()
+                    .map(|t| t.offset)
+                    .filter(|&o| page::item_id(&pg, o).0 == ItemState::Dead),
+            );
+            debug_assert_eq!(offsets.len(), page_tids.len());
+            if !offsets.is_empty() {
+                prune::apply_vacuum(&mut pg, &offsets);
+                pg.mark_dirty();
+                log::log_vacuum(tm.wal(), rel, block, &mut pg, &offsets);
+            }
+            page::free_space(&pg)
+        };
+        drop(buf);
+        fsm::record_free_space(pool, rel, block, free)?;
+    }
+    dead.clear();
+    Ok(())
 }
 
 /// Cuts off the empty pages at the end of `rel`, a batch at a time from

@@ -267,7 +267,7 @@ fn delete_referencing(
         })
         .map_err(|e| wait_error(env, e))?;
         match r {
-            ModifyResult::Done(_) => {
+            ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
                 writer.deleted(env, &row, queue);
                 return Ok(true);
             }
@@ -315,6 +315,7 @@ fn update_referencing(
         }
         writer.check_row(&new, env)?;
         access::tuple::form_tuple(&types, &new, env.xid, env.cid, &mut buf);
+        let hot_allowed = writer.hot_allowed(&row, &new);
         let keys_updated = writer.keys_changed(&row, &new);
         let (pool, cid, tm) = (env.pool, env.cid, env.tm);
         let who = env.requester();
@@ -324,6 +325,7 @@ fn update_referencing(
             rel,
             tid,
             &mut buf,
+            hot_allowed,
             keys_updated,
             who,
             cid,
@@ -333,8 +335,9 @@ fn update_referencing(
         )
         .map_err(|e| wait_error(env, e))?;
         match r {
-            ModifyResult::Done(new_tid) => {
-                writer.updated(env, (tid, &row), (new_tid, &new), queue)?;
+            ModifyResult::Done(new_tid) | ModifyResult::HeapOnly(new_tid) => {
+                let heap_only = matches!(r, ModifyResult::HeapOnly(_));
+                writer.updated(env, (tid, &row), (new_tid, &new), heap_only, queue)?;
                 return Ok(true);
             }
             ModifyResult::SelfModified | ModifyResult::Updated(None) => {

@@ -53,18 +53,16 @@ pub(super) fn to_parent_types(
         .collect()
 }
 
-/// The version of the row at `tid` (an index entry's) that the statement's
-/// snapshot sees, and where it is. Heap-only tuples will make this a walk
-/// of the entry's HOT chain (`access::heap::fetch_visible`).
+/// The version of the row at index entry `tid` (a HOT chain's root) that
+/// the statement's snapshot sees, and where it is.
 fn visible_version(
     env: &ExecEnv,
     rel: common::RelFileLocator,
     tid: Tid,
 ) -> PgResult<Option<(Tid, Vec<u8>)>> {
-    let Some(t) = heap::fetch_any(env.pool, rel, tid)? else {
-        return Ok(None);
-    };
-    Ok(visible(env.snapshot, &t, env).then_some((tid, t)))
+    heap::fetch_visible(env.pool, rel, tid, env.snapshot, env.tm, |at, t| {
+        (at, t.to_vec())
+    })
 }
 
 fn visible(snapshot: &Snapshot, t: &[u8], env: &ExecEnv) -> bool {

@@ -355,6 +355,7 @@ struct ClassRow<'a> {
     relkind: &'a str,
     natts: usize,
     hasrules: bool,
+    hasindex: bool,
 }
 
 fn class_row(c: ClassRow<'_>) -> Row {
@@ -374,7 +375,7 @@ fn class_row(c: ClassRow<'_>) -> Row {
         Value::Float4(c.reltuples),
         Value::Int4(0),
         Value::Oid(0),
-        Value::Bool(false),
+        Value::Bool(c.hasindex),
         Value::Bool(false),
         text("p"),
         text(c.relkind),
@@ -410,8 +411,30 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
             relkind: "r",
             natts: t.columns.len(),
             hasrules: false,
+            hasindex: cx.catalog.indexes_of(t.oid).next().is_some(),
         })
     });
+    let db = cx.db_oid;
+    let indexes = cx
+        .catalog
+        .indexes
+        .values()
+        .filter(move |i| i.db_oid == db)
+        .map(|i| {
+            class_row(ClassRow {
+                oid: i.oid,
+                name: &i.name,
+                namespace: i.namespace,
+                relam: super::indexes::BTREE_AM,
+                relfilenode: i.relfilenode,
+                relpages: access::heap::relation_blocks(cx.pool, i.locator()) as i32,
+                reltuples: -1.0,
+                relkind: "i",
+                natts: i.keys.len(),
+                hasrules: false,
+                hasindex: false,
+            })
+        });
     let views = views(cx).map(|v| {
         class_row(ClassRow {
             oid: v.oid,
@@ -424,6 +447,7 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
             relkind: "v",
             natts: v.columns.len(),
             hasrules: true,
+            hasindex: false,
         })
     });
     let sequences = sequences(cx).map(|q| {
@@ -438,9 +462,14 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
             relkind: "S",
             natts: 3,
             hasrules: false,
+            hasindex: false,
         })
     });
-    tables.chain(views).chain(sequences).collect()
+    tables
+        .chain(views)
+        .chain(sequences)
+        .chain(indexes)
+        .collect()
 }
 
 /// This database's sequences.

@@ -13,6 +13,7 @@
 
 mod catalog;
 mod describe;
+pub(crate) mod indexes;
 mod information_schema;
 mod locks;
 mod roles;
@@ -113,10 +114,11 @@ impl ViewDef {
 }
 
 /// Every system view, by family.
-fn families() -> [&'static [ViewDef]; 9] {
+fn families() -> [&'static [ViewDef]; 10] {
     [
         catalog::VIEWS,
         describe::VIEWS,
+        indexes::VIEWS,
         stats::VIEWS,
         information_schema::VIEWS,
         server::VIEWS,

@@ -5,9 +5,10 @@
 //!
 //! Builds nothing itself: the binary is Cargo's `CARGO_BIN_EXE_scalegres`.
 //! `SCALEGRES_TEST_BIN=/path/to/binary` runs the tests against another binary
-//! with the same command line (e.g. a wrapper around real PostgreSQL, to check
-//! the tests themselves). `SCALEGRES_TEST_START_TIMEOUT` (seconds, default 30)
-//! and `SCALEGRES_TEST_WATCHDOG` (seconds, default 300: a server still running
+//! with the same command line (e.g. `tests/support/postgres_as_scalegres.sh`,
+//! which runs real PostgreSQL 15 that way, to check the tests themselves).
+//! `SCALEGRES_TEST_START_TIMEOUT` (seconds, default 30) and
+//! `SCALEGRES_TEST_WATCHDOG` (seconds, default 300: a server still running
 //! then is killed, so a hung test fails instead of hanging CI) tune timing.
 
 #![allow(dead_code)]
@@ -714,5 +715,62 @@ impl Drop for TestServer {
             );
         }
         self.kill();
+    }
+}
+
+/// A small deterministic generator (SplitMix64) for randomised tests: the
+/// same seed gives the same sequence on every platform, so a failure's seed
+/// reproduces it.
+#[derive(Clone, Debug)]
+pub struct TestRng(u64);
+
+impl TestRng {
+    pub fn new(seed: u64) -> TestRng {
+        TestRng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `lo..=hi`.
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        assert!(lo <= hi, "empty range {lo}..={hi}");
+        let span = (hi - lo) as u64 + 1;
+        lo + (self.next_u64() % span) as i64
+    }
+
+    /// True with probability `percent`/100.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next_u64() % 100 < percent
+    }
+
+    /// One element of a non-empty slice.
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.range(0, items.len() as i64 - 1) as usize]
+    }
+
+    /// Fisher–Yates shuffle in place.
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = self.range(0, i as i64) as usize;
+            items.swap(i, j);
+        }
+    }
+}
+
+/// The seed for a randomised test: `$var` if set (to reproduce a failure),
+/// otherwise `default`. Tests print it in every failure message.
+pub fn test_seed(var: &str, default: u64) -> u64 {
+    match std::env::var(var) {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{var}={v:?} is not an unsigned integer")),
+        Err(_) => default,
     }
 }

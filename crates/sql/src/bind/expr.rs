@@ -1085,6 +1085,26 @@ impl Binder<'_, '_> {
             }
             "pg_stat_lwlock_reset" => Some(sys(SysFunc::StatLwlockReset, &[], TypeId::Void)),
             "pg_get_userbyid" => Some(sys(SysFunc::GetUserById, &[TypeId::Oid], TypeId::Name)),
+            "pg_get_indexdef" => Some(sys(
+                SysFunc::GetIndexdef,
+                &[TypeId::Oid, TypeId::Int4, TypeId::Bool],
+                TypeId::Text,
+            )),
+            "pg_get_constraintdef" => Some(sys(
+                SysFunc::GetConstraintdef,
+                &[TypeId::Oid, TypeId::Bool],
+                TypeId::Text,
+            )),
+            "bt_index_check" => Some(sys(
+                SysFunc::BtIndexCheck(false),
+                &[TypeId::RegClass, TypeId::Bool],
+                TypeId::Void,
+            )),
+            "bt_index_parent_check" => Some(sys(
+                SysFunc::BtIndexCheck(true),
+                &[TypeId::RegClass, TypeId::Bool, TypeId::Bool],
+                TypeId::Void,
+            )),
             "obj_description" => Some(sys(
                 SysFunc::ObjDescription,
                 &[TypeId::Oid, TypeId::Name],
@@ -1098,11 +1118,6 @@ impl Binder<'_, '_> {
             "shobj_description" => Some(sys(
                 SysFunc::ShobjDescription,
                 &[TypeId::Oid, TypeId::Name],
-                TypeId::Text,
-            )),
-            "pg_get_constraintdef" => Some(sys(
-                SysFunc::GetConstraintdef,
-                &[TypeId::Oid, TypeId::Bool],
                 TypeId::Text,
             )),
             "pg_get_ruledef" => Some(sys(
@@ -1144,9 +1159,11 @@ impl Binder<'_, '_> {
                 | SysFunc::Prewarm
                 | SysFunc::ObjDescription
                 | SysFunc::GetViewdef
+                | SysFunc::GetIndexdef
+                | SysFunc::GetConstraintdef
+                | SysFunc::BtIndexCheck(_)
                 | SysFunc::GetViewdefByName
-                | SysFunc::GetRuledef
-                | SysFunc::GetConstraintdef => 1,
+                | SysFunc::GetRuledef => 1,
                 SysFunc::SetVal => 2,
                 _ => want.len(),
             };

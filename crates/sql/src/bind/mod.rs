@@ -305,7 +305,7 @@ impl Binder<'_, '_> {
                 name,
                 if_not_exists: _,
             } => match name.as_str() {
-                "pg_prewarm" | "pg_buffercache" | "plpgsql" => {
+                "pg_prewarm" | "pg_buffercache" | "plpgsql" | "amcheck" => {
                     BoundStatement::NoOp("CREATE EXTENSION".into())
                 }
                 _ => {

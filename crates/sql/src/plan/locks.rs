@@ -1,7 +1,7 @@
 //! The heavyweight locks a bound statement takes before it runs, held to
 //! the end of the transaction: PostgreSQL's modes for opening relations
 //! (reads AccessShare, the target of INSERT/UPDATE/DELETE/COPY FROM
-//! RowExclusive, ANALYZE ShareUpdateExclusive, DROP/TRUNCATE/ALTER
+//! RowExclusive, VACUUM and ANALYZE ShareUpdateExclusive, DROP/TRUNCATE/ALTER
 //! AccessExclusive), and the catalog-change lock for statements that
 //! change the catalog.
 
@@ -152,7 +152,10 @@ fn collect(stmt: &BoundStatement, out: &mut Vec<(Oid, LockMode)>) {
         BoundStatement::DropSequence { sequences, .. } => {
             out.extend(sequences.iter().map(|s| (s.oid, AccessExclusive)))
         }
-        BoundStatement::Analyze { targets, .. } => {
+        // Self-conflicting: one VACUUM (or ANALYZE) of a table at a time,
+        // so only one makes its dead line pointers unused (access README
+        // rule 16).
+        BoundStatement::Analyze { targets, .. } | BoundStatement::Vacuum { targets, .. } => {
             out.extend(targets.iter().map(|(t, _)| (t.oid, ShareUpdateExclusive)))
         }
         _ => {}

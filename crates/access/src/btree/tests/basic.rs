@@ -30,7 +30,9 @@ fn inserts_split_and_scan_in_order() {
     while let Some((_, keys)) = scan.next().unwrap() {
         let k = keys.unwrap()[0].clone();
         if let Some(l) = &last {
-            assert!(desc.compare_prefix(&[l.clone()], &[k.clone()]).is_lt());
+            assert!(desc
+                .compare_prefix(std::slice::from_ref(l), std::slice::from_ref(&k))
+                .is_lt());
         }
         last = Some(k);
         count += 1;

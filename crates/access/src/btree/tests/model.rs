@@ -59,7 +59,7 @@ fn random_inserts_deletes_and_scans_match_a_model() {
         let doomed: HashSet<Tid> = model
             .iter()
             .map(|(_, t)| *t)
-            .filter(|t| (t.block as u64 * 7 + t.offset as u64 + round) % 3 == 0)
+            .filter(|t| (t.block as u64 * 7 + t.offset as u64 + round).is_multiple_of(3))
             .collect();
         let stats = btree::bulk_delete(e.pool, e.tm.wal(), REL, &|t| doomed.contains(&t)).unwrap();
         model.retain(|(_, t)| !doomed.contains(t));
