@@ -473,9 +473,14 @@ pub fn reg_catalog<'a>(env: &'a ExecEnv) -> sql::reg::RegCatalog<'a> {
     }
 }
 
-fn table_of(v: &Value, env: &ExecEnv) -> Option<catalog::Table> {
+/// The storage of the table or index `v` names (sizes, file paths).
+fn storage_of(v: &Value, env: &ExecEnv) -> Option<common::RelFileLocator> {
     match v {
-        Value::Oid(o) => env.catalog.table_by_oid(*o).cloned(),
+        Value::Oid(o) => env
+            .catalog
+            .table_by_oid(*o)
+            .map(|t| t.locator())
+            .or_else(|| env.catalog.indexes.get(o).map(|i| i.locator())),
         _ => None,
     }
 }
@@ -541,7 +546,7 @@ fn eval_sys(
             Value::Text(env.hooks.set_config(&name, &value, local)?)
         }
         SysFunc::RelationSize | SysFunc::TotalRelationSize => {
-            let Some(t) = table_of(&args[0], env) else {
+            let Some(rel) = storage_of(&args[0], env) else {
                 // A view has no storage: 0 bytes, as in PostgreSQL (\dv+).
                 return Ok(match &args[0] {
                     Value::Oid(o) if env.catalog.views.contains_key(o) => Value::Int8(0),
@@ -556,14 +561,14 @@ fn eval_sys(
                 },
             };
             Value::Int8(if func == SysFunc::TotalRelationSize {
-                relation::fork_size(env.pool, t.locator(), fork)?
-                    + relation::fork_size(env.pool, t.locator(), relation::ForkNumber::Fsm)?
+                relation::fork_size(env.pool, rel, fork)?
+                    + relation::fork_size(env.pool, rel, relation::ForkNumber::Fsm)?
             } else {
-                relation::fork_size(env.pool, t.locator(), fork)?
+                relation::fork_size(env.pool, rel, fork)?
             })
         }
-        SysFunc::RelationFilepath => match table_of(&args[0], env) {
-            Some(t) => Value::Text(relation::filepath(t.locator())),
+        SysFunc::RelationFilepath => match storage_of(&args[0], env) {
+            Some(rel) => Value::Text(relation::filepath(rel)),
             None => Value::Null,
         },
         SysFunc::NextVal
@@ -571,8 +576,8 @@ fn eval_sys(
         | SysFunc::SetVal
         | SysFunc::LastVal
         | SysFunc::GetSerialSequence => return crate::sequence_funcs::eval(func, args, env),
-        SysFunc::RelationFilenode => match table_of(&args[0], env) {
-            Some(t) => Value::Oid(t.relfilenode),
+        SysFunc::RelationFilenode => match storage_of(&args[0], env) {
+            Some(rel) => Value::Oid(rel.rel_number),
             None => Value::Null,
         },
         SysFunc::BackendPid => Value::Int4(env.hooks.backend_pid()),
@@ -716,7 +721,9 @@ fn eval_sys(
             Value::Oid(o) => Value::Bool(types::functions::builtin_by_oid(*o).is_some()),
             _ => Value::Null,
         },
-        SysFunc::RelationIsPublishable => Value::Bool(table_of(&args[0], env).is_some()),
+        SysFunc::RelationIsPublishable => {
+            Value::Bool(matches!(&args[0], Value::Oid(o) if env.catalog.table_by_oid(*o).is_some()))
+        }
         SysFunc::ToReg(ty) => match text_arg(0) {
             Some(name) => match reg_catalog(env).input(ty, &name) {
                 Ok(oid) => Value::Oid(oid),
@@ -812,7 +819,7 @@ fn int4_array_text(v: Vec<i32>) -> String {
 }
 
 fn prewarm(args: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
-    let Some(t) = table_of(&args[0], env) else {
+    let Some(rel) = storage_of(&args[0], env) else {
         return Err(PgError::new(
             SqlState::NULL_VALUE_NOT_ALLOWED,
             "relation cannot be null",
@@ -830,7 +837,6 @@ fn prewarm(args: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
             format!("invalid fork name \"{fork_name}\""),
         ));
     };
-    let rel = t.locator();
     let nblocks = i64::from(relation::nblocks(env.pool, rel, fork)?);
     let bound = |i: usize, d: i64| -> PgResult<i64> {
         match args.get(i) {

@@ -64,11 +64,14 @@ pub struct IndexPath {
     pub estimate: Estimate,
 }
 
-/// A value the scan can compute before it starts.
+/// A value the scan can compute before it starts: constants and
+/// parameters under operators and casts (`$1 + 100`), never a column, a
+/// subquery or a function call (which may be volatile).
 fn is_pseudo_constant(e: &Expr) -> bool {
     match e {
         Expr::Const(..) | Expr::Param(..) => true,
-        Expr::Cast { expr, .. } => is_pseudo_constant(expr),
+        Expr::Cast { expr, .. } | Expr::Neg(expr, _) => is_pseudo_constant(expr),
+        Expr::Binary { left, right, .. } => is_pseudo_constant(left) && is_pseudo_constant(right),
         _ => false,
     }
 }
