@@ -74,10 +74,19 @@ pub fn check_expression(
     expr: &str,
     pretty: bool,
 ) -> Option<String> {
-    let e = Parser::new(&PostgreSqlDialect {})
+    let mut e = Parser::new(&PostgreSqlDialect {})
         .try_with_sql(expr)
         .and_then(|mut p| p.parse_expr())
         .ok()?;
+    // Columns print unqualified, as ruleutils prints a CHECK's Vars.
+    let _ = ast::visit_expressions_mut(&mut e, |x| {
+        if let E::CompoundIdentifier(parts) = x {
+            if let Some(column) = parts.pop() {
+                *x = E::Identifier(column);
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
     let p = Printer {
         catalog,
         db: table.db_oid,

@@ -322,6 +322,28 @@ pub(super) fn validate(
     catalog.replace_constraint(cx.changes(env)?, env.cid, c)
 }
 
+/// A renamed column or table in the text of the table's CHECK constraints.
+pub(super) fn rename_in_checks(
+    cx: &mut CommandContext,
+    env: &ExecEnv,
+    table: Oid,
+    rename: &sql::bind::Rename<'_>,
+) -> PgResult<()> {
+    let current = Arc::clone(cx.changes(env)?.catalog());
+    for c in current.constraints_of(table) {
+        let ConstraintKind::Check { expr } = &c.kind else {
+            continue;
+        };
+        if let Some(text) = sql::bind::rename_in_check(expr, rename)? {
+            let mut c = c.clone();
+            c.kind = ConstraintKind::Check { expr: text };
+            let catalog = cx.catalog;
+            catalog.replace_constraint(cx.changes(env)?, env.cid, c)?;
+        }
+    }
+    Ok(())
+}
+
 /// `constraint c_p_fkey on table c`, as PostgreSQL names a dependent.
 fn describe(catalog: &CatalogData, c: &Constraint) -> String {
     let table = catalog

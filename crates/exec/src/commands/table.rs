@@ -154,12 +154,24 @@ pub(super) fn alter(
         let changes = cx.changes(env)?;
         table = match action {
             AlterTableAction::RenameTable(name) => {
-                catalog.rename_table(changes, env.cid, table.oid, name)?
+                let renamed = catalog.rename_table(changes, env.cid, table.oid, name)?;
+                let rename = sql::bind::Rename::Table {
+                    old: &table.name,
+                    new: name,
+                };
+                super::constraint::rename_in_checks(cx, env, table.oid, &rename)?;
+                renamed
             }
             AlterTableAction::RenameColumn { index, name } => {
                 let mut c = table.columns[*index].clone();
                 c.name = name.clone();
-                catalog.replace_column(changes, env.cid, table.oid, *index, c)?
+                let renamed = catalog.replace_column(changes, env.cid, table.oid, *index, c)?;
+                let rename = sql::bind::Rename::Column {
+                    old: &table.columns[*index].name,
+                    new: name,
+                };
+                super::constraint::rename_in_checks(cx, env, table.oid, &rename)?;
+                renamed
             }
             AlterTableAction::SetDefault { index, default } => {
                 let mut c = table.columns[*index].clone();

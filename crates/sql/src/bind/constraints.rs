@@ -756,3 +756,46 @@ impl Binder<'_, '_> {
         Ok(Some(found))
     }
 }
+
+/// What a rename changes in the SQL text of a table's CHECK constraints.
+pub enum Rename<'a> {
+    Column { old: &'a str, new: &'a str },
+    Table { old: &'a str, new: &'a str },
+}
+
+/// A CHECK constraint's stored text with a column or its table renamed
+/// (PostgreSQL keeps the expression as a tree of attnums, which renames
+/// leave alone; the text here names them). None if nothing changed.
+pub fn rename_in_check(text: &str, rename: &Rename<'_>) -> PgResult<Option<String>> {
+    use sqlparser::ast::visit_expressions_mut;
+    let mut e = parse_stored_expr(text, "check constraint")?;
+    let quoted = |s: &str| {
+        let mut i = ast::Ident::new(s);
+        if ::types::functions::ident_needs_quotes(s) {
+            i.quote_style = Some('"');
+        }
+        i
+    };
+    let mut changed = false;
+    let _ = visit_expressions_mut(&mut e, |x| {
+        match (x, rename) {
+            (ast::Expr::Identifier(i), Rename::Column { old, new }) if ident_name(i) == *old => {
+                *i = quoted(new);
+                changed = true;
+            }
+            (ast::Expr::CompoundIdentifier(parts), r) if parts.len() == 2 => {
+                let (k, old, new) = match r {
+                    Rename::Table { old, new } => (0, old, new),
+                    Rename::Column { old, new } => (1, old, new),
+                };
+                if ident_name(&parts[k]) == **old {
+                    parts[k] = quoted(new);
+                    changed = true;
+                }
+            }
+            _ => {}
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    Ok(changed.then(|| e.to_string()))
+}

@@ -30,7 +30,7 @@ use crate::plan::{
     AlterTableAction, BoundStatement, ConstraintSpecKind, OutputColumn, Plan, TransactionOp,
 };
 
-pub use constraints::{bind_check, bind_column_default};
+pub use constraints::{bind_check, bind_column_default, rename_in_check, Rename};
 pub use portal::coerce_execute_arg;
 pub use types::{format_type, parse_type_name};
 
