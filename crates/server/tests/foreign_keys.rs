@@ -357,3 +357,43 @@ fn copy_checks_constraints_of_every_row() {
     assert_eq!(w.finish().unwrap(), 3);
     assert_eq!(count(&mut c, "select count(*) from c"), 3);
 }
+
+#[test]
+fn repeatable_read_checks_against_its_snapshot() {
+    let s = TestServer::start();
+    setup(&s);
+    let mut a = s.connect();
+    let mut b = s.connect();
+    let rr = "begin isolation level repeatable read; select count(*) from p";
+    // A referenced row committed after the snapshot is not there for it.
+    a.batch_execute(rr).unwrap();
+    b.batch_execute("insert into p values (3, 0)").unwrap();
+    let (code, _, detail) = error(a.batch_execute("insert into c values (1, 3)").unwrap_err());
+    assert_eq!(code, "23503");
+    assert_eq!(detail, "Key (p)=(3) is not present in table \"p\".");
+    a.batch_execute("rollback").unwrap();
+    // One updated since is still there for it, unless its key changed.
+    a.batch_execute(rr).unwrap();
+    b.batch_execute("update p set v = 1 where id = 1").unwrap();
+    a.batch_execute("insert into c values (1, 1); rollback")
+        .unwrap();
+    a.batch_execute(rr).unwrap();
+    b.batch_execute("update p set id = 10 where id = 2")
+        .unwrap();
+    let (code, message, _) = error(a.batch_execute("insert into c values (1, 2)").unwrap_err());
+    assert_eq!(
+        (code.as_str(), message.as_str()),
+        (
+            "40001",
+            "could not serialize access due to concurrent update"
+        )
+    );
+    a.batch_execute("rollback").unwrap();
+    // A referencing row committed since is found all the same.
+    a.batch_execute(rr).unwrap();
+    b.batch_execute("insert into c values (5, 3)").unwrap();
+    let (code, _, detail) = error(a.batch_execute("delete from p where id = 3").unwrap_err());
+    assert_eq!(code, "23503");
+    assert_eq!(detail, "Key (id)=(3) is still referenced from table \"c\".");
+    a.batch_execute("rollback").unwrap();
+}

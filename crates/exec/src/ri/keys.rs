@@ -91,9 +91,11 @@ pub(super) fn live_to_self(t: &[u8], env: &ExecEnv) -> bool {
 
 /// Locks the version at `tid` of `rel` FOR KEY SHARE for the statement's
 /// transaction. A version a committed transaction updated meanwhile is
-/// followed to its newest one (READ COMMITTED; REPEATABLE READ fails with
-/// 40001) while `still_matches` says its row still holds the key. Returns
-/// the version locked, or None when the row is gone or no longer matches.
+/// followed to its newest one while `still_matches` says its row still
+/// holds the key; REPEATABLE READ follows only an update that left the
+/// unique indexes' columns alone (PostgreSQL's FOR KEY SHARE does not
+/// conflict with it), else fails with 40001. Returns the version locked,
+/// or None when the row is gone or no longer matches.
 pub(super) fn lock_key_share(
     env: &mut ExecEnv,
     rel: common::RelFileLocator,
@@ -121,7 +123,9 @@ pub(super) fn lock_key_share(
             LockResult::SelfModified | LockResult::WouldBlock | LockResult::Updated(None) => {
                 return Ok(None)
             }
-            LockResult::Updated(Some(_)) if env.isolation.uses_transaction_snapshot() => {
+            LockResult::Updated(Some(_))
+                if env.isolation.uses_transaction_snapshot() && keys_updated(env, rel, tid)? =>
+            {
                 return Err(serialization_failure())
             }
             LockResult::Updated(Some((next, updater))) => {
@@ -137,6 +141,13 @@ pub(super) fn lock_key_share(
             }
         }
     }
+}
+
+/// Whether the version at `tid` was replaced by an update that changed a
+/// unique index's column (`access::heap::update`'s `keys_updated`).
+fn keys_updated(env: &ExecEnv, rel: common::RelFileLocator, tid: Tid) -> PgResult<bool> {
+    Ok(heap::fetch_any(env.pool, rel, tid)?
+        .is_none_or(|t| tuple::infomask(&t) & tuple::KEYS_UPDATED != 0))
 }
 
 /// Whether the referenced table holds `key` (in the referenced columns'
