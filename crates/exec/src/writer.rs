@@ -15,7 +15,7 @@ use types::Value;
 use crate::checks::TableChecks;
 use crate::dml::check_not_null;
 use crate::index::TableIndexes;
-use crate::ri::{ForeignKey, RiEvent, RiQueue};
+use crate::ri::{ForeignKey, KeyRemoved, RiEvent, RiQueue};
 use crate::ExecEnv;
 
 pub(crate) struct TableWriter {
@@ -166,11 +166,11 @@ impl TableWriter {
             if was.iter().zip(&now).all(|(a, b)| same(a, b)) {
                 continue;
             }
-            let event = RiEvent::Removed {
+            let event = RiEvent::Removed(Box::new(KeyRemoved {
                 constraint: fk.oid,
                 old: was,
                 new: Some(now),
-            };
+            }));
             queue.push(env, fk, event);
         }
         Ok(())
@@ -183,11 +183,11 @@ impl TableWriter {
             if was.iter().any(Value::is_null) {
                 continue;
             }
-            let event = RiEvent::Removed {
+            let event = RiEvent::Removed(Box::new(KeyRemoved {
                 constraint: fk.oid,
                 old: was,
                 new: None,
-            };
+            }));
             queue.push(env, fk, event);
         }
     }

@@ -147,6 +147,8 @@ pub enum Utility {
     DropIndex {
         names: Vec<Vec<String>>,
         if_exists: bool,
+        /// CASCADE: foreign keys relying on the indexes go too.
+        cascade: bool,
     },
     /// REINDEX INDEX|TABLE name (`table` true for TABLE).
     Reindex {
@@ -667,6 +669,7 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             Some(Utility::DropIndex {
                 names: qualified_names(strip_behavior(rest))?,
                 if_exists,
+                cascade: ends_with_cascade(rest),
             })
         }
         ["reindex", kind @ ("index" | "table"), ..] => {

@@ -422,19 +422,17 @@ pub(super) fn drop_referencing_foreign_keys(
     Ok(())
 }
 
-/// Dropping a PRIMARY KEY or UNIQUE constraint (or its index) that foreign
-/// keys rely on: refused (2BP01), or with CASCADE they go first.
+/// Dropping a unique index (`dropped`: `index u_idx`, or the PRIMARY KEY
+/// or UNIQUE constraint owning it, `constraint t_pkey on table t`) that
+/// foreign keys rely on: refused (2BP01), or with CASCADE they go first.
 pub(super) fn drop_foreign_keys_on_index(
     cx: &mut CommandContext,
     env: &ExecEnv,
     notices: &mut Notices,
-    owner: &Constraint,
-    table: &Table,
+    index: Oid,
+    dropped: &str,
     cascade: bool,
 ) -> PgResult<()> {
-    let Some(index) = owner.kind.index() else {
-        return Ok(());
-    };
     let current = Arc::clone(cx.changes(env)?.catalog());
     let deps: Vec<&Constraint> = current
         .constraints
@@ -446,19 +444,17 @@ pub(super) fn drop_foreign_keys_on_index(
     if deps.is_empty() {
         return Ok(());
     }
+    let index_name = current.indexes.get(&index).map_or("", |i| i.name.as_str());
     let names: Vec<String> = deps.iter().map(|c| describe(&current, c)).collect();
     if !cascade {
         return Err(PgError::new(
             SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
-            format!(
-                "cannot drop constraint {} on table {} because other objects depend on it",
-                owner.name, table.name
-            ),
+            format!("cannot drop {dropped} because other objects depend on it"),
         )
         .with_detail(
             names
                 .iter()
-                .map(|n| format!("{n} depends on index {}", owner.name))
+                .map(|n| format!("{n} depends on index {index_name}"))
                 .collect::<Vec<_>>()
                 .join("\n"),
         )

@@ -309,8 +309,9 @@ pub(super) fn drop_constraint(
         }
         return Err(e);
     };
-    if !matches!(c.kind, ConstraintKind::ForeignKey { .. }) {
-        super::constraint::drop_foreign_keys_on_index(cx, env, notices, c, table, cascade)?;
+    if let (Some(index), false) = (c.kind.index(), c.kind.code() == 'f') {
+        let dropped = format!("constraint {} on table {}", c.name, table.name);
+        super::constraint::drop_foreign_keys_on_index(cx, env, notices, index, &dropped, cascade)?;
     }
     let catalog = cx.catalog;
     catalog.drop_constraint(cx.changes(env)?, env.cid, c.oid)
@@ -322,6 +323,7 @@ pub(super) fn drop_indexes(
     notices: &mut Notices,
     indexes: &[Arc<Index>],
     missing: &[String],
+    cascade: bool,
 ) -> PgResult<String> {
     for m in missing {
         notices(&PgError::new(
@@ -331,6 +333,8 @@ pub(super) fn drop_indexes(
     }
     let catalog = cx.catalog;
     for i in indexes {
+        let dropped = format!("index {}", i.name);
+        super::constraint::drop_foreign_keys_on_index(cx, env, notices, i.oid, &dropped, cascade)?;
         catalog.drop_index(cx.changes(env)?, env.cid, i.oid)?;
     }
     Ok("DROP INDEX".into())

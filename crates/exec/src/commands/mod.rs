@@ -96,9 +96,12 @@ pub fn run(
         BoundStatement::CreateIndex { table, spec } => {
             index::create_index(cx, env, notices, table, spec)?
         }
-        BoundStatement::DropIndex { indexes, missing } => {
-            index::drop_indexes(cx, env, notices, indexes, missing)?
-        }
+        BoundStatement::DropIndex {
+            indexes,
+            missing,
+            cascade,
+            ..
+        } => index::drop_indexes(cx, env, notices, indexes, missing, *cascade)?,
         BoundStatement::Reindex { indexes } => index::reindex(cx, env, indexes)?,
         BoundStatement::CreateSequence { seq, if_not_exists } => {
             sequence::create(cx, env, notices, seq, *if_not_exists)?

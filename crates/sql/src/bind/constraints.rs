@@ -513,6 +513,7 @@ impl Binder<'_, '_> {
         &mut self,
         names: &[Vec<String>],
         if_exists: bool,
+        cascade: bool,
     ) -> PgResult<BoundStatement> {
         let mut indexes = Vec::new();
         let mut missing = Vec::new();
@@ -555,7 +556,25 @@ impl Binder<'_, '_> {
                 }
             }
         }
-        Ok(BoundStatement::DropIndex { indexes, missing })
+        let mut related: Vec<Oid> = Vec::new();
+        if cascade {
+            for i in &indexes {
+                for fk in self.ctx.catalog.constraints.values() {
+                    if fk.kind.code() == 'f'
+                        && fk.kind.index() == Some(i.oid)
+                        && !related.contains(&fk.table)
+                    {
+                        related.push(fk.table);
+                    }
+                }
+            }
+        }
+        Ok(BoundStatement::DropIndex {
+            indexes,
+            missing,
+            cascade,
+            related,
+        })
     }
 
     pub(super) fn bind_reindex(

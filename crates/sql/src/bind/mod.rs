@@ -365,7 +365,11 @@ impl Binder<'_, '_> {
             Utility::DropSequence { names, if_exists } => {
                 self.bind_drop_sequence(names, *if_exists)?
             }
-            Utility::DropIndex { names, if_exists } => self.bind_drop_index(names, *if_exists)?,
+            Utility::DropIndex {
+                names,
+                if_exists,
+                cascade,
+            } => self.bind_drop_index(names, *if_exists, *cascade)?,
             Utility::Reindex { table, name } => self.bind_reindex(*table, name)?,
             Utility::DropView { names, if_exists } => {
                 let mut views = Vec::new();

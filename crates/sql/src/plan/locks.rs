@@ -134,11 +134,14 @@ fn collect(stmt: &BoundStatement, out: &mut Vec<(Oid, LockMode)>) {
         }
         // Writers wait for the build (PostgreSQL's ShareLock), readers not.
         BoundStatement::CreateIndex { table, .. } => out.push((table.oid, Share)),
-        BoundStatement::DropIndex { indexes, .. } => {
+        BoundStatement::DropIndex {
+            indexes, related, ..
+        } => {
             for i in indexes {
                 out.push((i.table, AccessExclusive));
                 out.push((i.oid, AccessExclusive));
             }
+            out.extend(related.iter().map(|&t| (t, AccessExclusive)));
         }
         BoundStatement::Reindex { indexes } => {
             for i in indexes {

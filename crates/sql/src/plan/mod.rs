@@ -445,6 +445,10 @@ pub enum BoundStatement {
     DropIndex {
         indexes: Vec<Arc<catalog::Index>>,
         missing: Vec<String>,
+        /// CASCADE: foreign keys relying on the indexes are dropped.
+        cascade: bool,
+        /// The tables of those foreign keys (locked AccessExclusive).
+        related: Vec<Oid>,
     },
     /// REINDEX INDEX / TABLE: the indexes rebuilt.
     Reindex {
