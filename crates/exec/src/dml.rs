@@ -305,10 +305,6 @@ pub fn delete(
     r.map(|()| (n, out))
 }
 
-/// Whether an UPDATE from `old` to `new` may be heap-only (HOT): no column
-/// that an index of `table` covers changed. Tables have no indexes yet, and
-/// without indexes every update may be.
-
 pub fn update(
     table: &Table,
     qual: &[Expr],
