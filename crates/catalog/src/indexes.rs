@@ -407,6 +407,13 @@ impl CatalogData {
     pub fn constraint_by_name(&self, table: Oid, name: &str) -> Option<&Constraint> {
         self.constraints_of(table).find(|c| c.name == name)
     }
+    /// Whether any constraint in schema `namespace` is called `name` (a
+    /// generated name avoids them all, as PostgreSQL's ChooseConstraintName).
+    pub fn constraint_name_used(&self, namespace: Oid, name: &str) -> bool {
+        self.constraints
+            .values()
+            .any(|c| c.namespace == namespace && c.name == name)
+    }
     /// The constraint that owns index `index` (PRIMARY KEY or UNIQUE).
     pub fn constraint_of_index(&self, index: Oid) -> Option<&Constraint> {
         self.constraints.values().find(|c| {
@@ -584,16 +591,21 @@ impl Catalog {
         w.delete(&PG_CONSTRAINT, row)
     }
 
-    /// Drops what belongs to a table being dropped: its constraints (other
-    /// tables' foreign keys referencing it are the caller's to refuse or
-    /// drop first) and its indexes.
+    /// Drops what belongs to a table being dropped: its constraints, other
+    /// tables' foreign keys referencing it (the caller refuses the drop or
+    /// reports them first, as DROP TABLE ... CASCADE does), and its indexes.
     pub(crate) fn drop_table_dependents(
         &self,
         txn: &mut CatalogTxn,
         cid: u32,
         table: Oid,
     ) -> PgResult<()> {
-        let constraints: Vec<Oid> = txn.working.constraints_of(table).map(|c| c.oid).collect();
+        let constraints: Vec<Oid> = txn
+            .working
+            .foreign_keys_referencing(table)
+            .chain(txn.working.constraints_of(table))
+            .map(|c| c.oid)
+            .collect();
         for c in constraints {
             if txn.working.constraints.contains_key(&c) {
                 self.drop_constraint(txn, cid, c)?;

@@ -37,6 +37,8 @@ impl SqlState {
     pub const UNIQUE_VIOLATION: SqlState = SqlState("23505");
     pub const CHECK_VIOLATION: SqlState = SqlState("23514");
     pub const FOREIGN_KEY_VIOLATION: SqlState = SqlState("23503");
+    /// 42830 invalid_foreign_key (no unique index matches the referenced keys).
+    pub const INVALID_FOREIGN_KEY: SqlState = SqlState("42830");
     /// 54011 too_many_columns (an index over more than 32 columns).
     pub const TOO_MANY_COLUMNS_IN_INDEX: SqlState = SqlState("54011");
     pub const INVALID_TRANSACTION_STATE: SqlState = SqlState("25000");

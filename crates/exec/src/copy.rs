@@ -14,9 +14,9 @@ use sql::plan::CopyFromTarget;
 use types::io::{format_text, parse_text};
 use types::{DataType, Value};
 
-use crate::dml::check_not_null;
 use crate::eval::eval;
-use crate::index::TableIndexes;
+use crate::ri::RiQueue;
+use crate::writer::TableWriter;
 use crate::{ExecEnv, Row};
 
 fn bad_format(msg: impl Into<String>) -> PgError {
@@ -459,8 +459,9 @@ pub struct CopyLoader<'t> {
     batch_bytes: usize,
     row: Row,
     pub rows: u64,
-    /// The table's indexes, if it has any.
-    indexes: Option<TableIndexes>,
+    /// Checks, index entries and foreign key events of the rows written.
+    writer: TableWriter,
+    queue: RiQueue,
 }
 
 /// A batch is inserted once it holds this many bytes of tuples (about eight
@@ -469,17 +470,23 @@ const BATCH_BYTES: usize = 64 * 1024;
 const BATCH_ROWS: usize = 1000;
 
 impl<'t> CopyLoader<'t> {
-    pub fn new(target: &'t CopyFromTarget, env: &ExecEnv) -> Self {
-        CopyLoader {
+    pub fn new(target: &'t CopyFromTarget, env: &ExecEnv) -> PgResult<Self> {
+        Ok(CopyLoader {
             types: target.table.column_types(),
             insert_target: InsertTarget::bulk(env.pool),
             batch: Vec::new(),
             batch_bytes: 0,
             row: Vec::new(),
             rows: 0,
-            indexes: Some(TableIndexes::of(env, &target.table)).filter(|i| !i.is_empty()),
+            writer: TableWriter::new(env, &target.table)?,
+            queue: RiQueue::default(),
             target,
-        }
+        })
+    }
+
+    /// After the last flush: the foreign key checks of the rows loaded.
+    pub fn finish(&mut self, env: &mut ExecEnv) -> PgResult<()> {
+        self.queue.run(env)
     }
 
     fn table(&self) -> &Table {
@@ -540,7 +547,8 @@ impl<'t> CopyLoader<'t> {
             let v = eval(expr, &[], env)?;
             self.row[*col] = v;
         }
-        check_not_null(self.table(), &self.row, &env.io)
+        self.writer
+            .check_row(&self.row, env)
             .map_err(|e| e.with_context(context(None)))?;
         let mut buf = Vec::new();
         tuple::form_tuple(&self.types, &self.row, env.xid, env.cid, &mut buf);
@@ -566,14 +574,15 @@ impl<'t> CopyLoader<'t> {
             &mut self.batch,
             &mut self.insert_target,
         )?;
-        if let Some(indexes) = self.indexes.as_mut() {
+        if self.writer.acts_after_insert() {
             // Each tuple's ctid now says where it went.
             let types = &self.types;
             for t in &self.batch {
                 let (block, offset) = tuple::ctid(t);
                 let mut row = Vec::with_capacity(types.len());
                 tuple::deform_tuple(t, types, &mut row)?;
-                indexes.insert(env, &self.target.table, &row, Tid { block, offset })?;
+                let tid = Tid { block, offset };
+                self.writer.inserted(env, &row, tid, &mut self.queue)?;
             }
         }
         let c = crate::table_stats::PendingCounts {

@@ -9,23 +9,29 @@ use sql::plan::{IndexPath, Plan};
 use types::{DataType, Value};
 
 use crate::eval::{eval, eval_qual, value_to_text};
-use crate::index::TableIndexes;
 use crate::indexscan::{fetch_visible, IndexTids};
 use crate::ops::build;
+use crate::ri::RiQueue;
 use crate::table_stats::PendingCounts;
+use crate::writer::TableWriter;
 use crate::{ExecEnv, Row};
 
 /// Rows produced by RETURNING, if requested.
 pub type Returning = Vec<Row>;
 
+/// `(1, null, x)`: a row as PostgreSQL's "Failing row contains" shows it.
+pub(crate) fn failing_row(table: &Table, row: &[Value], io: &types::IoSettings) -> String {
+    let shown: Vec<String> = row
+        .iter()
+        .zip(&table.columns)
+        .map(|(v, c)| value_to_text(v, c.data_type().id, io))
+        .collect();
+    format!("({})", shown.join(", "))
+}
+
 pub(crate) fn check_not_null(table: &Table, row: &[Value], io: &types::IoSettings) -> PgResult<()> {
     for (c, v) in table.columns.iter().zip(row) {
         if c.not_null && v.is_null() {
-            let shown: Vec<String> = row
-                .iter()
-                .zip(&table.columns)
-                .map(|(v, c)| value_to_text(v, c.data_type().id, io))
-                .collect();
             return Err(PgError::new(
                 SqlState::NOT_NULL_VIOLATION,
                 format!(
@@ -33,7 +39,10 @@ pub(crate) fn check_not_null(table: &Table, row: &[Value], io: &types::IoSetting
                     c.name, table.name
                 ),
             )
-            .with_detail(format!("Failing row contains ({}).", shown.join(", "))));
+            .with_detail(format!(
+                "Failing row contains {}.",
+                failing_row(table, row, io)
+            )));
         }
     }
     Ok(())
@@ -70,18 +79,17 @@ pub fn insert(
         InsertTarget::new()
     };
     let mut op = build(source, env, None)?;
-    let mut indexes = TableIndexes::of(env, table);
+    let mut writer = TableWriter::new(env, table)?;
+    let mut queue = RiQueue::default();
     let mut buf = Vec::new();
     let mut n = 0u64;
     let mut out = Vec::new();
-    let r = (|| {
+    let r: PgResult<()> = (|| {
         while let Some(row) = op.next(env)? {
-            check_not_null(table, &row, &env.io)?;
+            writer.check_row(&row, env)?;
             tuple::form_tuple(&types, &row, env.xid, env.cid, &mut buf);
             let tid = heap::insert(env.pool, env.tm, table.locator(), &mut buf, &mut target)?;
-            if !indexes.is_empty() {
-                indexes.insert(env, table, &row, tid)?;
-            }
+            writer.inserted(env, &row, tid, &mut queue)?;
             n += 1;
             if n.is_multiple_of(4096) {
                 env.check_cancel()?;
@@ -97,7 +105,9 @@ pub fn insert(
         ..Default::default()
     };
     count_changes(env, table, c);
-    r.map(|()| (n, out))
+    r?;
+    queue.run(env)?;
+    Ok((n, out))
 }
 
 /// Tells the session the statement's row changes to `table` (applied to
@@ -273,6 +283,8 @@ pub fn delete(
     let mut n = 0;
     let mut out = Vec::new();
     let rel = table.locator();
+    let writer = TableWriter::new(env, table)?;
+    let mut queue = RiQueue::default();
     let r = for_each_match(table, qual, index, env, |mut tid, mut row, env| loop {
         let (pool, cid, tm) = (env.pool, env.cid, env.tm);
         let who = env.requester();
@@ -284,6 +296,7 @@ pub fn delete(
         match r {
             ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
                 n += 1;
+                writer.deleted(env, &row, &mut queue);
                 return project_returning(returning, &row, env, &mut out);
             }
             ModifyResult::SelfModified => return Ok(()),
@@ -302,7 +315,9 @@ pub fn delete(
         ..Default::default()
     };
     count_changes(env, table, c);
-    r.map(|()| (n, out))
+    r?;
+    queue.run(env)?;
+    Ok((n, out))
 }
 
 pub fn update(
@@ -319,24 +334,27 @@ pub fn update(
     let (mut n, mut hot) = (0, 0);
     let mut out = Vec::new();
     let rel = table.locator();
-    let mut indexes = TableIndexes::of(env, table);
+    let mut writer = TableWriter::new(env, table)?;
+    let mut queue = RiQueue::default();
     let r = for_each_match(table, qual, index, env, |mut tid, mut old, env| loop {
         let mut new = old.clone();
         for (i, e) in assignments {
             new[*i] = eval(e, &old, env)?;
         }
-        check_not_null(table, &new, &env.io)?;
+        writer.check_row(&new, env)?;
         tuple::form_tuple(&types, &new, env.xid, env.cid, &mut buf);
+        let keys_updated = writer.keys_changed(&old, &new);
         let (pool, cid, tm) = (env.pool, env.cid, env.tm);
         let who = env.requester();
         let hooks = &mut *env.hooks;
-        let hot_allowed = indexes.key_columns_unchanged(&old, &new);
+        let hot_allowed = writer.hot_allowed(&old, &new);
         let r = heap::update(
             pool,
             rel,
             tid,
             &mut buf,
             hot_allowed,
+            keys_updated,
             who,
             cid,
             tm,
@@ -349,14 +367,13 @@ pub fn update(
             // a heap-only one needs none.
             ModifyResult::Done(new_tid) => {
                 n += 1;
-                if !indexes.is_empty() {
-                    indexes.insert(env, table, &new, new_tid)?;
-                }
+                writer.updated(env, (tid, &old), (new_tid, &new), false, &mut queue)?;
                 return project_returning(returning, &new, env, &mut out);
             }
-            ModifyResult::HeapOnly(_) => {
+            ModifyResult::HeapOnly(new_tid) => {
                 n += 1;
                 hot += 1;
+                writer.updated(env, (tid, &old), (new_tid, &new), true, &mut queue)?;
                 return project_returning(returning, &new, env, &mut out);
             }
             ModifyResult::SelfModified => return Ok(()),
@@ -376,5 +393,7 @@ pub fn update(
         ..Default::default()
     };
     count_changes(env, table, c);
-    r.map(|()| (n, out))
+    r?;
+    queue.run(env)?;
+    Ok((n, out))
 }

@@ -692,8 +692,11 @@ fn eval_sys(
             _ => Value::Null,
         },
         SysFunc::GetConstraintdef => match &args[0] {
-            Value::Oid(o) => crate::system_views::indexes::constraintdef(env.catalog, *o)
-                .map_or(Value::Null, Value::Text),
+            Value::Oid(o) => {
+                let pretty = matches!(args.get(1), Some(Value::Bool(true)));
+                crate::system_views::indexes::constraintdef(env.catalog, *o, pretty)
+                    .map_or(Value::Null, Value::Text)
+            }
             _ => Value::Null,
         },
         SysFunc::BtIndexCheck(parent) => match &args[0] {

@@ -3,6 +3,7 @@
 
 pub mod agg;
 pub mod analyze;
+mod checks;
 pub mod commands;
 pub mod copy;
 pub mod dml;
@@ -13,12 +14,14 @@ mod indexscan;
 mod join;
 mod lockrows;
 pub mod ops;
+pub mod ri;
 mod sequence_funcs;
 mod sort;
 mod spill;
 pub mod system_views;
 pub mod table_stats;
 pub mod vacuum;
+mod writer;
 
 use common::interrupt::Interrupts;
 
@@ -94,6 +97,24 @@ pub trait SessionHooks: system_views::ServerState {
     fn is_autovacuum(&self) -> bool {
         false
     }
+    /// A new command id of the statement's transaction, after every one
+    /// the statement has used: referential actions run as later commands
+    /// (PostgreSQL's CommandCounterIncrement), and the session's next
+    /// statement starts after the last one handed out.
+    fn next_command_id(&mut self) -> u32;
+    /// Whether deferrable constraint `constraint` is deferred in the
+    /// current transaction: SET CONSTRAINTS said so, else its INITIALLY
+    /// DEFERRED (`initially_deferred`).
+    fn constraint_deferred(&self, constraint: common::Oid, initially_deferred: bool) -> bool;
+    /// Keeps a deferred constraint's event for the transaction's commit.
+    fn defer_ri_event(&mut self, event: ri::RiEvent);
+    /// The deferred events kept so far, taken (a lone statement's
+    /// transaction commits when it ends: `ri::fire_statement_deferred`).
+    fn take_deferred_events(&mut self) -> Vec<ri::RiEvent>;
+    /// Locks relation `rel` in `mode` to the end of the transaction (a
+    /// table a statement reaches through a foreign key), waiting as a
+    /// statement's own locks do.
+    fn lock_relation(&mut self, rel: common::Oid, mode: txn::lock::LockMode) -> PgResult<()>;
 }
 
 /// Everything a statement's execution needs.

@@ -51,9 +51,10 @@ pub(crate) fn copy_from(
     sink: &mut dyn ResultSink,
     env: &mut ExecEnv,
     data_dir: &Path,
+    in_block: bool,
 ) -> PgResult<()> {
     let mut parser = CopyParser::new(&target.options);
-    let mut loader = CopyLoader::new(target, env);
+    let mut loader = CopyLoader::new(target, env)?;
     let mut chunk = Vec::with_capacity(FILE_CHUNK);
     match &target.endpoint {
         CopyEndpoint::Client => {
@@ -93,6 +94,10 @@ pub(crate) fn copy_from(
     }
     drain(&mut parser, &mut loader, env, true, target)?;
     loader.flush(env)?;
+    loader.finish(env)?;
+    if !in_block {
+        exec::ri::fire_statement_deferred(env)?;
+    }
     sink.complete(&format!("COPY {}", loader.rows))
 }
 

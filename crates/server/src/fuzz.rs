@@ -275,7 +275,9 @@ impl SessionHandler for EchoSession {
             self.status = b'E';
         }
     }
-    fn sync(&mut self) {}
+    fn sync(&mut self) -> PgResult<()> {
+        Ok(())
+    }
     fn io_settings(&self) -> types::IoSettings {
         types::IoSettings::UTC
     }

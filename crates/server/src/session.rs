@@ -2,6 +2,7 @@
 //! cursors and PREPARE/EXECUTE are in `sql_cursors.rs` and `sql_prepared.rs`,
 //! what statements reach of the session (`SessionHooks`) in `hooks.rs`.
 
+mod deferred;
 mod fetch;
 mod hooks;
 mod locks;
@@ -133,6 +134,9 @@ pub struct Session {
     table_counts: exec::table_stats::PendingTableCounts,
     /// An autovacuum worker's session (`crate::autovacuum`).
     autovacuum: bool,
+    /// Deferred constraint events and modes of the open transaction, and
+    /// the command ids referential actions take (`session/deferred.rs`).
+    ri: deferred::ConstraintState,
 }
 
 fn column_desc(c: &OutputColumn) -> ColumnDesc {
@@ -375,6 +379,7 @@ impl Session {
     }
 
     fn end_block(&mut self, commit: bool) {
+        self.ri.end_transaction();
         if let TxnState::Block(t) = std::mem::replace(&mut self.txn, TxnState::Idle) {
             let mut committed = commit && !t.failed;
             if let Some(x) = t.top {
@@ -549,6 +554,10 @@ impl Session {
                 return sink.complete("SHOW");
             }
             BoundStatement::NoOp(tag) => return sink.complete(tag),
+            BoundStatement::SetConstraints {
+                constraints,
+                deferred,
+            } => return self.set_constraints(constraints, *deferred, sink),
             BoundStatement::AlterSystem { name, value } => {
                 if matches!(self.txn, TxnState::Block(_)) {
                     return Err(PgError::new(
@@ -599,6 +608,7 @@ impl Session {
         // Catalog changes are writes too: their rows carry the xid.
         let st = self.statement_txn(transaction::write_command(stmt))?;
         let top = st.snapshot.own.top;
+        self.ri.next_cid = st.cid + 1;
         let mut result = self.execute_dml_or_query(stmt, params, sink, &st);
         for n in std::mem::take(&mut self.pending_notices) {
             if let Err(e) = sink.notice(&n) {
@@ -606,14 +616,19 @@ impl Session {
             }
         }
         if let TxnState::Block(t) = &mut self.txn {
-            t.cid += 1;
+            // Past the command ids its referential actions took.
+            t.cid = self.ri.next_cid.max(t.cid + 1);
         }
         if implicit {
             if top != 0 {
+                if result.is_ok() {
+                    result = self.fire_deferred_of_statement(top);
+                }
                 if let Err(e) = self.end_transaction(top, &[], result.is_ok()) {
                     result = Err(e);
                 }
             }
+            self.ri.end_transaction();
             self.proc.clear_xmin();
             self.count_xact(result.is_ok());
             self.release_transaction_locks();
@@ -792,6 +807,7 @@ impl Session {
             interrupts: &self.interrupts,
             deadline,
             notices: &mut self.pending_notices,
+            ri: &mut self.ri,
         };
         let mut env = ExecEnv {
             pool: ctx.pool,
@@ -880,6 +896,9 @@ impl Session {
                 for r in rows {
                     sink.row(&r)?;
                 }
+                if !in_block {
+                    exec::ri::fire_statement_deferred(env)?;
+                }
                 sink.complete(&format!("INSERT 0 {n}"))
             }
             BoundStatement::Update {
@@ -903,6 +922,9 @@ impl Session {
                 for r in rows {
                     sink.row(&r)?;
                 }
+                if !in_block {
+                    exec::ri::fire_statement_deferred(env)?;
+                }
                 sink.complete(&format!("UPDATE {n}"))
             }
             BoundStatement::Delete {
@@ -924,10 +946,13 @@ impl Session {
                 for r in rows {
                     sink.row(&r)?;
                 }
+                if !in_block {
+                    exec::ri::fire_statement_deferred(env)?;
+                }
                 sink.complete(&format!("DELETE {n}"))
             }
             BoundStatement::CopyFrom(target) => {
-                crate::copy_session::copy_from(target, sink, env, &ctx.data_dir)
+                crate::copy_session::copy_from(target, sink, env, &ctx.data_dir, in_block)
             }
             BoundStatement::CopyTo(source) => {
                 crate::copy_session::copy_to(source, sink, env, &ctx.data_dir)
@@ -1013,7 +1038,7 @@ impl SessionHandler for Session {
         self.absorb_reload();
         // A Query message ends an implicit block left open without a Sync.
         if self.in_implicit_block() {
-            self.end_block(true);
+            self.end_implicit_block(true)?;
         }
         let stmts = split_statements(sql);
         if stmts.is_empty() {
@@ -1039,7 +1064,9 @@ impl SessionHandler for Session {
         }
         self.cursors.in_multi_statement_query = false;
         if self.in_implicit_block() {
-            self.end_block(result.is_ok());
+            if let Err(e) = self.end_implicit_block(result.is_ok()) {
+                result = Err(e);
+            }
         }
         self.release_locks_if_idle();
         self.flush_io_counts();
@@ -1192,13 +1219,16 @@ impl SessionHandler for Session {
         self.fail();
     }
 
-    fn sync(&mut self) {
-        // Sync ends an implicit block: commit unless a statement in it failed.
+    fn sync(&mut self) -> PgResult<()> {
+        // Sync ends an implicit block: commit unless a statement in it
+        // failed (or its deferred constraints do now).
+        let mut r = Ok(());
         if self.in_implicit_block() {
-            self.end_block(true);
+            r = self.end_implicit_block(true);
             self.set_activity(self.idle_state(), None);
         }
         self.release_locks_if_idle();
+        r
     }
 
     fn io_settings(&self) -> IoSettings {
@@ -1429,6 +1459,7 @@ impl Factory {
             statements: Default::default(),
             cursors: Default::default(),
             table_counts: Default::default(),
+            ri: Default::default(),
             autovacuum,
         })
     }

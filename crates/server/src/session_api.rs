@@ -176,7 +176,7 @@ pub trait SessionHandler {
     /// transaction block becomes failed until ROLLBACK.
     fn on_extended_error(&mut self);
     /// Called at Sync: ends an implicit transaction if no block is open.
-    fn sync(&mut self);
+    fn sync(&mut self) -> PgResult<()>;
     /// The settings values are read and written with now (TimeZone): Bind's
     /// text parameters, and rows the protocol layer sends itself.
     fn io_settings(&self) -> IoSettings;

@@ -126,9 +126,19 @@ pub enum Utility {
     DropTable {
         names: Vec<Vec<String>>,
         if_exists: bool,
+        /// CASCADE: foreign keys of other tables referencing these go too.
+        cascade: bool,
     },
     Truncate {
         names: Vec<Vec<String>>,
+        /// CASCADE: tables with foreign keys referencing these are emptied too.
+        cascade: bool,
+    },
+    /// SET CONSTRAINTS {ALL | names} {DEFERRED | IMMEDIATE}: `names` None
+    /// is ALL.
+    SetConstraints {
+        names: Option<Vec<Vec<String>>>,
+        deferred: bool,
     },
     DropView {
         names: Vec<Vec<String>>,
@@ -137,6 +147,8 @@ pub enum Utility {
     DropIndex {
         names: Vec<Vec<String>>,
         if_exists: bool,
+        /// CASCADE: foreign keys relying on the indexes go too.
+        cascade: bool,
     },
     /// REINDEX INDEX|TABLE name (`table` true for TABLE).
     Reindex {
@@ -566,6 +578,17 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             value: None,
             local: false,
         }),
+        ["set", "constraints", .., mode @ ("deferred" | "immediate")] => {
+            let list = &toks[2..toks.len() - 1];
+            let names = match words.get(2..words.len() - 1) {
+                Some(["all"]) => None,
+                _ => Some(qualified_names(list)?),
+            };
+            Some(Utility::SetConstraints {
+                names,
+                deferred: *mode == "deferred",
+            })
+        }
         ["set", rest @ ..] => {
             let (local, rest, off) = match rest {
                 ["local", r @ ..] => (true, r, 2),
@@ -614,20 +637,16 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             };
             Some(Utility::Set { name, value, local })
         }
-        ["drop", "table", "if", "exists", ..] => {
-            let rest = strip_behavior(&toks[4..]);
-            Some(Utility::DropTable {
-                names: qualified_names(rest)?,
-                if_exists: true,
-            })
-        }
-        ["drop", "table", ..] => {
-            let rest = strip_behavior(&toks[2..]);
-            Some(Utility::DropTable {
-                names: qualified_names(rest)?,
-                if_exists: false,
-            })
-        }
+        ["drop", "table", "if", "exists", ..] => Some(Utility::DropTable {
+            names: qualified_names(strip_behavior(&toks[4..]))?,
+            if_exists: true,
+            cascade: ends_with_cascade(&toks),
+        }),
+        ["drop", "table", ..] => Some(Utility::DropTable {
+            names: qualified_names(strip_behavior(&toks[2..]))?,
+            if_exists: false,
+            cascade: ends_with_cascade(&toks),
+        }),
         ["drop", "sequence", "if", "exists", ..] => Some(Utility::DropSequence {
             names: qualified_names(strip_behavior(&toks[4..]))?,
             if_exists: true,
@@ -650,6 +669,7 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             Some(Utility::DropIndex {
                 names: qualified_names(strip_behavior(rest))?,
                 if_exists,
+                cascade: ends_with_cascade(rest),
             })
         }
         ["reindex", kind @ ("index" | "table"), ..] => {
@@ -697,9 +717,11 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
         ["lock", ..] => parse_lock(&toks),
         ["truncate", "table", ..] => Some(Utility::Truncate {
             names: qualified_names(strip_behavior(&toks[2..]))?,
+            cascade: ends_with_cascade(&toks),
         }),
         ["truncate", ..] => Some(Utility::Truncate {
             names: qualified_names(strip_behavior(&toks[1..]))?,
+            cascade: ends_with_cascade(&toks),
         }),
         ["drop", "database", "if", "exists", _] => Some(Utility::DropDatabase {
             name: toks[4].0.clone(),
@@ -778,6 +800,13 @@ fn parse_lock(toks: &[(String, bool)]) -> Option<Utility> {
         mode,
         nowait,
     })
+}
+
+/// Whether the statement's trailing options say CASCADE (TRUNCATE's
+/// RESTART/CONTINUE IDENTITY may stand before it).
+fn ends_with_cascade(toks: &[(String, bool)]) -> bool {
+    let rest = strip_behavior(toks);
+    toks[rest.len()..].iter().any(|t| !t.1 && t.0 == "cascade")
 }
 
 fn strip_behavior(toks: &[(String, bool)]) -> &[(String, bool)] {
@@ -982,9 +1011,35 @@ mod tests {
             parse_utility("drop table if exists a, b cascade"),
             Some(Utility::DropTable {
                 if_exists: true,
+                cascade: true,
                 ..
             })
         ));
+        assert!(matches!(
+            parse_utility("truncate a restart identity cascade"),
+            Some(Utility::Truncate { cascade: true, .. })
+        ));
+        assert!(matches!(
+            parse_utility("truncate a restrict"),
+            Some(Utility::Truncate { cascade: false, .. })
+        ));
+        assert!(matches!(
+            parse_utility("SET CONSTRAINTS ALL IMMEDIATE"),
+            Some(Utility::SetConstraints {
+                names: None,
+                deferred: false
+            })
+        ));
+        match parse_utility("set constraints s.c1, \"C2\" deferred") {
+            Some(Utility::SetConstraints {
+                names: Some(n),
+                deferred: true,
+            }) => assert_eq!(
+                n,
+                vec![vec!["s".to_string(), "c1".into()], vec!["C2".into()]]
+            ),
+            other => panic!("{other:?}"),
+        }
         assert!(matches!(
             parse_utility("show all"),
             Some(Utility::Show { .. })

@@ -64,6 +64,38 @@ pub fn view_definition(catalog: &CatalogData, view: &View, pretty: bool) -> Opti
     Some(format!("{};", p.query(&query, Some(&names))))
 }
 
+/// A CHECK constraint's expression (its stored SQL text, over `table`'s
+/// columns) as `pg_get_constraintdef` prints it inside `CHECK (...)`:
+/// `(a > 0)`, or `a > 0` when `pretty`. Printed with the view printer's
+/// rules (and its known differences); None if the text no longer parses.
+pub fn check_expression(
+    catalog: &CatalogData,
+    table: &catalog::Table,
+    expr: &str,
+    pretty: bool,
+) -> Option<String> {
+    let mut e = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(expr)
+        .and_then(|mut p| p.parse_expr())
+        .ok()?;
+    // Columns print unqualified, as ruleutils prints a CHECK's Vars.
+    let _ = ast::visit_expressions_mut(&mut e, |x| {
+        if let E::CompoundIdentifier(parts) = x {
+            if let Some(column) = parts.pop() {
+                *x = E::Identifier(column);
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    let p = Printer {
+        catalog,
+        db: table.db_oid,
+        namespace: table.namespace,
+        pretty,
+    };
+    Some(p.expr(&e, &[], Ctx::Top))
+}
+
 /// Expression tree nodes ruleutils' parenthesis rules tell apart.
 #[derive(Clone, Copy, PartialEq)]
 enum Ctx {

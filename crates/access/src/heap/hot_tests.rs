@@ -91,6 +91,7 @@ impl Fixture {
             tid,
             &mut form(a, pad, xid, 0),
             hot,
+            false,
             Requester::plain(xid),
             0,
             &self.tm,

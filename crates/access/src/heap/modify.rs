@@ -163,6 +163,11 @@ fn hand_over_lockers(
 /// table has no indexes). Then a new version on the old page is a
 /// heap-only tuple continuing the old one's HOT chain, reported as
 /// `HeapOnly`, and the caller makes no index entries for it.
+///
+/// `keys_updated`: a column of one of the table's unique indexes changed.
+/// The update then takes the row lock a DELETE takes (FOR UPDATE's), which
+/// FOR KEY SHARE lockers (foreign key checks) conflict with, and marks the
+/// old version key-updated; otherwise FOR NO KEY UPDATE's.
 #[allow(clippy::too_many_arguments)]
 pub fn update(
     pool: &'static BufferPool,
@@ -170,6 +175,7 @@ pub fn update(
     tid: Tid,
     new_tuple: &mut [u8],
     hot_allowed: bool,
+    keys_updated: bool,
     who: Requester<'_>,
     cid: u32,
     tm: &TransactionManager,
@@ -179,6 +185,16 @@ pub fn update(
     check_tuple_size(new_tuple)?;
     let xid = who.xid;
     let needed = aligned_len(new_tuple);
+    let intent = if keys_updated {
+        Intent::KeyUpdate
+    } else {
+        Intent::Update
+    };
+    let key_flag = if keys_updated {
+        log::STAMP_KEYS_UPDATED
+    } else {
+        0
+    };
     let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
     loop {
         // Free space a prune of the old page left that is too little for
@@ -186,7 +202,7 @@ pub fn update(
         let mut pruned_free = None;
         {
             let mut pg = buf.write();
-            let verdict = rowlock::inspect(&pg, pool, rel, tid, who, Intent::Update, tm)?;
+            let verdict = rowlock::inspect(&pg, pool, rel, tid, who, intent, tm)?;
             // Short of space: prune first (our version is live, it stays),
             // so an update-heavy page keeps its rows on it.
             let (free, pruned) = match verdict {
@@ -203,15 +219,16 @@ pub fn update(
                         block: tid.block,
                         offset: page::next_offset(&mut pg),
                     };
-                    let mut flags = hand_over_lockers(
-                        pool,
-                        rel,
-                        (&pg, tid),
-                        (&pg, new),
-                        holders,
-                        new_tuple,
-                        tm,
-                    )?;
+                    let mut flags = key_flag
+                        | hand_over_lockers(
+                            pool,
+                            rel,
+                            (&pg, tid),
+                            (&pg, new),
+                            holders,
+                            new_tuple,
+                            tm,
+                        )?;
                     if hot_allowed {
                         flags |= log::STAMP_HOT_UPDATED;
                         let m = tuple::infomask(new_tuple) | tuple::HEAP_ONLY;
@@ -301,8 +318,7 @@ pub fn update(
             fsm::record_free_space(pool, rel, other.block(), free)?;
             continue;
         }
-        let Verdict::Proceed(holders) =
-            rowlock::inspect(&old_pg, pool, rel, tid, who, Intent::Update, tm)?
+        let Verdict::Proceed(holders) = rowlock::inspect(&old_pg, pool, rel, tid, who, intent, tm)?
         else {
             // Changed while unlocked: go round and let the old page decide.
             drop((old_pg, new_pg));
@@ -314,15 +330,16 @@ pub fn update(
             block: other.block(),
             offset: page::next_offset(&mut new_pg),
         };
-        let flags = hand_over_lockers(
-            pool,
-            rel,
-            (&old_pg, tid),
-            (&new_pg, new),
-            holders,
-            new_tuple,
-            tm,
-        )?;
+        let flags = key_flag
+            | hand_over_lockers(
+                pool,
+                rel,
+                (&old_pg, tid),
+                (&new_pg, new),
+                holders,
+                new_tuple,
+                tm,
+            )?;
         tuple::set_ctid(new_tuple, new.block, new.offset);
         assert!(
             page::add_item_at(&mut new_pg, new.offset, new_tuple),
@@ -424,6 +441,7 @@ mod tests {
             small1,
             &mut form(10, 10, xid, 1),
             false,
+            false,
             Requester::plain(xid),
             1,
             &tm,
@@ -441,6 +459,7 @@ mod tests {
             small2,
             &mut form(20, 1000, xid, 1),
             false,
+            false,
             Requester::plain(xid),
             1,
             &tm,
@@ -457,6 +476,7 @@ mod tests {
             REL,
             small2,
             &mut form(30, 10, xid, 1),
+            false,
             false,
             Requester::plain(xid),
             1,

@@ -128,6 +128,8 @@ impl Requester<'_> {
 pub(crate) enum Intent {
     Lock(RowLockMode),
     Update,
+    /// An update changing a unique index's column.
+    KeyUpdate,
     Delete,
 }
 
@@ -136,7 +138,7 @@ impl Intent {
         match self {
             Intent::Lock(m) => m,
             Intent::Update => RowLockMode::NoKeyExclusive,
-            Intent::Delete => RowLockMode::Exclusive,
+            Intent::KeyUpdate | Intent::Delete => RowLockMode::Exclusive,
         }
     }
 }
@@ -625,6 +627,7 @@ mod tests {
                 REL,
                 tid,
                 &mut row(a, xid),
+                false,
                 false,
                 Requester::plain(xid),
                 0,

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use catalog::{CatalogData, Constraint, ConstraintKind, Index, IndexKey, Table};
-use common::{Oid, PgError, PgResult, SqlState};
+use common::{PgError, PgResult, SqlState};
 use sql::plan::{ConstraintSpec, ConstraintSpecKind, IndexSpec};
 
 use super::{CommandContext, Notices};
@@ -48,7 +48,7 @@ fn make_object_name(name1: &str, name2: Option<&str>, label: &str) -> String {
 
 /// PostgreSQL's ChooseRelationName: the first of `t_a_label`, `t_a_label1`,
 /// `t_a_label2`, ... that `taken` does not hold.
-fn choose_name(
+pub(super) fn choose_name(
     name1: &str,
     name2: Option<&str>,
     label: &str,
@@ -70,7 +70,7 @@ fn choose_name(
 }
 
 /// The key columns' names joined by `_` (ChooseIndexNameAddition).
-fn column_names(table: &Table, attnums: impl IntoIterator<Item = i16>) -> String {
+pub(super) fn column_names(table: &Table, attnums: impl IntoIterator<Item = i16>) -> String {
     let mut out = String::new();
     for a in attnums {
         if !out.is_empty() {
@@ -87,6 +87,16 @@ fn column_names(table: &Table, attnums: impl IntoIterator<Item = i16>) -> String
 fn relation_taken<'c>(catalog: &'c CatalogData, table: &Table) -> impl Fn(&str) -> bool + 'c {
     let (db, ns) = (table.db_oid, table.namespace);
     move |n: &str| catalog.relation_exists(db, ns, n)
+}
+
+/// A constraint's index name avoids the schema's constraint names too
+/// (ChooseRelationName's isconstraint).
+fn constraint_index_taken<'c>(
+    catalog: &'c CatalogData,
+    table: &Table,
+) -> impl Fn(&str) -> bool + 'c {
+    let (db, ns) = (table.db_oid, table.namespace);
+    move |n: &str| catalog.relation_exists(db, ns, n) || catalog.constraint_name_used(ns, n)
 }
 
 /// Creates and builds an index on `table`.
@@ -161,13 +171,14 @@ pub(super) fn create_index(
     Ok("CREATE INDEX".into())
 }
 
-/// Adds a constraint to `table` (CREATE TABLE's, or ALTER TABLE ADD
-/// CONSTRAINT); returns the table as it is afterwards.
+/// Adds a constraint to `table` (CREATE TABLE's, `creating`, or ALTER
+/// TABLE ADD CONSTRAINT); returns the table as it is afterwards.
 pub(super) fn add_constraint(
     cx: &mut CommandContext,
-    env: &ExecEnv,
+    env: &mut ExecEnv,
     table: &Table,
     spec: &ConstraintSpec,
+    creating: bool,
 ) -> PgResult<Table> {
     let current = Arc::clone(cx.changes(env)?.catalog());
     let mut table = current
@@ -192,16 +203,19 @@ pub(super) fn add_constraint(
             }
             let name = match &spec.name {
                 Some(n) => n.clone(),
-                None if primary => {
-                    choose_name(&table.name, None, "pkey", relation_taken(&current, &table))
-                }
+                None if primary => choose_name(
+                    &table.name,
+                    None,
+                    "pkey",
+                    constraint_index_taken(&current, &table),
+                ),
                 None => {
                     let cols = column_names(&table, keys.iter().map(|k| k.attnum));
                     choose_name(
                         &table.name,
                         Some(&cols),
                         "key",
-                        relation_taken(&current, &table),
+                        constraint_index_taken(&current, &table),
                     )
                 }
             };
@@ -228,10 +242,11 @@ pub(super) fn add_constraint(
                 },
             )?;
         }
-        ConstraintSpecKind::Check { .. } | ConstraintSpecKind::ForeignKey { .. } => {
-            return Err(PgError::unsupported(
-                "CHECK and FOREIGN KEY constraints are not supported yet",
-            ))
+        ConstraintSpecKind::Check { .. } => {
+            super::constraint::add_check(cx, env, &table, spec, creating)?
+        }
+        ConstraintSpecKind::ForeignKey { .. } => {
+            super::constraint::add_foreign_key(cx, env, &table, spec, creating)?
         }
     }
     Ok(table)
@@ -274,6 +289,7 @@ pub(super) fn drop_constraint(
     table: &Table,
     name: &str,
     if_exists: bool,
+    cascade: bool,
 ) -> PgResult<()> {
     let current = Arc::clone(cx.changes(env)?.catalog());
     let Some(c) = current.constraint_by_name(table.oid, name) else {
@@ -293,62 +309,12 @@ pub(super) fn drop_constraint(
         }
         return Err(e);
     };
-    refuse_referenced_index(&current, c.kind.index().filter(|_| c.kind.code() != 'f'))?;
+    if let (Some(index), false) = (c.kind.index(), c.kind.code() == 'f') {
+        let dropped = format!("constraint {} on table {}", c.name, table.name);
+        super::constraint::drop_foreign_keys_on_index(cx, env, notices, index, &dropped, cascade)?;
+    }
     let catalog = cx.catalog;
     catalog.drop_constraint(cx.changes(env)?, env.cid, c.oid)
-}
-
-/// VALIDATE CONSTRAINT: a NOT VALID constraint's existing rows are checked
-/// and it is marked validated; other constraints are valid already.
-pub(super) fn validate_constraint(
-    cx: &mut CommandContext,
-    env: &ExecEnv,
-    table: &Table,
-    name: &str,
-) -> PgResult<()> {
-    let current = Arc::clone(cx.changes(env)?.catalog());
-    let Some(c) = current.constraint_by_name(table.oid, name) else {
-        return Err(PgError::new(
-            SqlState::UNDEFINED_OBJECT,
-            format!(
-                "constraint \"{name}\" of relation \"{}\" does not exist",
-                table.name
-            ),
-        ));
-    };
-    if c.validated {
-        return Ok(());
-    }
-    Err(PgError::unsupported(
-        "validating CHECK and FOREIGN KEY constraints is not supported yet",
-    ))
-}
-
-/// A unique index a foreign key relies on cannot go (PostgreSQL's 2BP01).
-fn refuse_referenced_index(catalog: &CatalogData, index: Option<Oid>) -> PgResult<()> {
-    let Some(index) = index else {
-        return Ok(());
-    };
-    if let Some(fk) = catalog.constraints.values().find(
-        |c| matches!(c.kind, ConstraintKind::ForeignKey { ref_index, .. } if ref_index == index),
-    ) {
-        let owner = catalog
-            .constraint_of_index(index)
-            .map_or(String::new(), |c| c.name.clone());
-        let table = catalog
-            .table_by_oid(fk.table)
-            .map_or(String::new(), |t| t.name.clone());
-        return Err(PgError::new(
-            SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
-            format!("cannot drop constraint {owner} because other objects depend on it"),
-        )
-        .with_detail(format!(
-            "constraint {} on table {table} depends on index {owner}",
-            fk.name
-        ))
-        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
-    }
-    Ok(())
 }
 
 pub(super) fn drop_indexes(
@@ -357,6 +323,7 @@ pub(super) fn drop_indexes(
     notices: &mut Notices,
     indexes: &[Arc<Index>],
     missing: &[String],
+    cascade: bool,
 ) -> PgResult<String> {
     for m in missing {
         notices(&PgError::new(
@@ -366,6 +333,8 @@ pub(super) fn drop_indexes(
     }
     let catalog = cx.catalog;
     for i in indexes {
+        let dropped = format!("index {}", i.name);
+        super::constraint::drop_foreign_keys_on_index(cx, env, notices, i.oid, &dropped, cascade)?;
         catalog.drop_index(cx.changes(env)?, env.cid, i.oid)?;
     }
     Ok("DROP INDEX".into())

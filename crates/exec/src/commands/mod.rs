@@ -4,6 +4,7 @@
 //! `catalog::Catalog` as part of the session's transaction (`CatalogTxn`).
 
 mod comment;
+mod constraint;
 mod database;
 mod index;
 mod role;
@@ -95,9 +96,12 @@ pub fn run(
         BoundStatement::CreateIndex { table, spec } => {
             index::create_index(cx, env, notices, table, spec)?
         }
-        BoundStatement::DropIndex { indexes, missing } => {
-            index::drop_indexes(cx, env, notices, indexes, missing)?
-        }
+        BoundStatement::DropIndex {
+            indexes,
+            missing,
+            cascade,
+            ..
+        } => index::drop_indexes(cx, env, notices, indexes, missing, *cascade)?,
         BoundStatement::Reindex { indexes } => index::reindex(cx, env, indexes)?,
         BoundStatement::CreateSequence { seq, if_not_exists } => {
             sequence::create(cx, env, notices, seq, *if_not_exists)?
@@ -105,16 +109,21 @@ pub fn run(
         BoundStatement::DropSequence { sequences, missing } => {
             sequence::drop(cx, env, notices, sequences, missing)?
         }
-        BoundStatement::DropTable { tables, missing } => {
-            table::drop_tables(cx, env, notices, tables, missing)?
-        }
-        BoundStatement::Truncate { tables } => table::truncate(cx, env, tables)?,
+        BoundStatement::DropTable {
+            tables,
+            missing,
+            cascade,
+            ..
+        } => table::drop_tables(cx, env, notices, tables, missing, *cascade)?,
+        BoundStatement::Truncate {
+            tables, cascaded, ..
+        } => table::truncate(cx, env, notices, tables, cascaded)?,
         BoundStatement::AddColumn {
             table,
             column,
             if_not_exists,
         } => table::add_column(cx, env, notices, table, column, *if_not_exists)?,
-        BoundStatement::AlterTable { table, actions } => {
+        BoundStatement::AlterTable { table, actions, .. } => {
             table::alter(cx, env, notices, table, actions)?
         }
         BoundStatement::CreateView {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use access::heap::HeapScan;
 use catalog::{Column, Table};
 use common::{Oid, PgError, PgResult, SqlState};
-use sql::plan::{AlterTableAction, Plan};
+use sql::plan::{AlterTableAction, ConstraintSpec, ConstraintSpecKind, Plan};
 
 use super::{CommandContext, Notices};
 use crate::ExecEnv;
@@ -50,9 +50,18 @@ pub(super) fn create_table(
         seq.owned_by = seq.owned_by.map(|(_, attnum)| (table.oid, attnum));
         catalog.create_sequence(cx.changes(env)?, env.cid, seq)?;
     }
+    // PostgreSQL's order, which decides generated names: CHECKs with the
+    // table, then the indexes of PRIMARY KEY and UNIQUE, then FOREIGN KEYs.
+    let rank = |c: &&ConstraintSpec| match c.kind {
+        ConstraintSpecKind::Check { .. } => 0,
+        ConstraintSpecKind::PrimaryKey { .. } | ConstraintSpecKind::Unique { .. } => 1,
+        ConstraintSpecKind::ForeignKey { .. } => 2,
+    };
+    let mut ordered: Vec<&ConstraintSpec> = stmt.constraints.iter().collect();
+    ordered.sort_by_key(rank);
     let mut table = table;
-    for c in stmt.constraints {
-        table = super::index::add_constraint(cx, env, &table, c)?;
+    for c in ordered {
+        table = super::index::add_constraint(cx, env, &table, c, true)?;
     }
     if let Some(plan) = stmt.source {
         let (n, _) = crate::dml::insert(&table, plan, true, None, env)?;
@@ -67,6 +76,7 @@ pub(super) fn drop_tables(
     notices: &mut Notices,
     tables: &[Arc<Table>],
     missing: &[String],
+    cascade: bool,
 ) -> PgResult<String> {
     for m in missing {
         notices(&PgError::new(
@@ -74,6 +84,7 @@ pub(super) fn drop_tables(
             format!("table \"{m}\" does not exist, skipping"),
         ))?;
     }
+    super::constraint::drop_referencing_foreign_keys(cx, env, notices, tables, cascade)?;
     let catalog = cx.catalog;
     for t in tables {
         catalog.drop_table(cx.changes(env)?, env.cid, t.oid)?;
@@ -82,13 +93,25 @@ pub(super) fn drop_tables(
 }
 
 /// Each table gets a new, empty relfilenode; the old files go at commit.
+/// A table other tables' foreign keys reference is refused unless those
+/// are emptied too (named, or found by CASCADE: `cascaded`).
 pub(super) fn truncate(
     cx: &mut CommandContext,
     env: &ExecEnv,
+    notices: &mut Notices,
     tables: &[Arc<Table>],
+    cascaded: &[Arc<Table>],
 ) -> PgResult<String> {
+    for t in cascaded {
+        notices(&PgError::new(
+            SqlState::SUCCESSFUL_COMPLETION,
+            format!("truncate cascades to table \"{}\"", t.name),
+        ))?;
+    }
+    let all: Vec<Arc<Table>> = tables.iter().chain(cascaded).cloned().collect();
+    super::constraint::refuse_truncate_referenced(env.catalog, &all)?;
     let catalog = cx.catalog;
-    for t in tables {
+    for t in &all {
         catalog.new_relfilenode(cx.changes(env)?, env.cid, t.oid)?;
     }
     Ok("TRUNCATE TABLE".into())
@@ -120,7 +143,7 @@ pub(super) fn add_column(
 /// ALTER TABLE's actions, in order, each on the table as the previous left it.
 pub(super) fn alter(
     cx: &mut CommandContext,
-    env: &ExecEnv,
+    env: &mut ExecEnv,
     notices: &mut Notices,
     table: &Table,
     actions: &[AlterTableAction],
@@ -131,12 +154,24 @@ pub(super) fn alter(
         let changes = cx.changes(env)?;
         table = match action {
             AlterTableAction::RenameTable(name) => {
-                catalog.rename_table(changes, env.cid, table.oid, name)?
+                let renamed = catalog.rename_table(changes, env.cid, table.oid, name)?;
+                let rename = sql::bind::Rename::Table {
+                    old: &table.name,
+                    new: name,
+                };
+                super::constraint::rename_in_checks(cx, env, table.oid, &rename)?;
+                renamed
             }
             AlterTableAction::RenameColumn { index, name } => {
                 let mut c = table.columns[*index].clone();
                 c.name = name.clone();
-                catalog.replace_column(changes, env.cid, table.oid, *index, c)?
+                let renamed = catalog.replace_column(changes, env.cid, table.oid, *index, c)?;
+                let rename = sql::bind::Rename::Column {
+                    old: &table.columns[*index].name,
+                    new: name,
+                };
+                super::constraint::rename_in_checks(cx, env, table.oid, &rename)?;
+                renamed
             }
             AlterTableAction::SetDefault { index, default } => {
                 let mut c = table.columns[*index].clone();
@@ -159,14 +194,20 @@ pub(super) fn alter(
                 catalog.replace_column(cx.changes(env)?, env.cid, table.oid, *index, c)?
             }
             AlterTableAction::AddConstraint(spec) => {
-                super::index::add_constraint(cx, env, &table, spec)?
+                super::index::add_constraint(cx, env, &table, spec, false)?
             }
-            AlterTableAction::DropConstraint { name, if_exists } => {
-                super::index::drop_constraint(cx, env, notices, &table, name, *if_exists)?;
+            AlterTableAction::DropConstraint {
+                name,
+                if_exists,
+                cascade,
+            } => {
+                super::index::drop_constraint(
+                    cx, env, notices, &table, name, *if_exists, *cascade,
+                )?;
                 table
             }
             AlterTableAction::ValidateConstraint(name) => {
-                super::index::validate_constraint(cx, env, &table, name)?;
+                super::constraint::validate(cx, env, &table, name)?;
                 table
             }
         };

@@ -87,8 +87,9 @@ fn action_text(a: ReferentialAction) -> Option<&'static str> {
     }
 }
 
-/// A constraint's definition as pg_get_constraintdef prints it.
-pub(crate) fn constraintdef(cat: &CatalogData, oid: Oid) -> Option<String> {
+/// A constraint's definition as pg_get_constraintdef prints it (`pretty`:
+/// without ruleutils' outer parentheses in a CHECK's expression).
+pub(crate) fn constraintdef(cat: &CatalogData, oid: Oid, pretty: bool) -> Option<String> {
     let c = cat.constraints.get(&oid)?;
     let table = cat.tables.get(&c.table)?;
     let mut out = match &c.kind {
@@ -96,7 +97,10 @@ pub(crate) fn constraintdef(cat: &CatalogData, oid: Oid) -> Option<String> {
             format!("PRIMARY KEY ({})", column_list(table, &c.columns))
         }
         ConstraintKind::Unique { .. } => format!("UNIQUE ({})", column_list(table, &c.columns)),
-        ConstraintKind::Check { expr } => format!("CHECK ({expr})"),
+        ConstraintKind::Check { expr } => format!(
+            "CHECK ({})",
+            sql::viewdef::check_expression(cat, table, expr, pretty)?
+        ),
         ConstraintKind::ForeignKey {
             ref_table,
             ref_columns,

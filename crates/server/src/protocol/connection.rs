@@ -138,7 +138,8 @@ impl<'a, S: Read + Write> Connection<'a, S> {
                 let e = PgError::unsupported("function call protocol is not supported");
                 self.io.out.error(&e);
                 self.session.on_extended_error();
-                self.session.sync();
+                // The block just failed: its end commits nothing that could fail.
+                let _ = self.session.sync();
                 self.ready_for_query();
                 Flow::Continue
             }
@@ -212,7 +213,13 @@ impl<'a, S: Read + Write> Connection<'a, S> {
 
     fn sync(&mut self) -> Flow {
         self.skip_until_sync = false;
-        self.session.sync();
+        if let Err(e) = self.session.sync() {
+            // The implicit transaction's deferred constraints failed at its
+            // commit: reported before ReadyForQuery.
+            if self.send_error(&e) == Flow::Close {
+                return Flow::Close;
+            }
+        }
         self.ready_for_query();
         Flow::Continue
     }

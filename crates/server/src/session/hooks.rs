@@ -34,6 +34,8 @@ pub(super) struct Hooks<'a> {
     pub(super) deadline: Option<std::time::Instant>,
     /// WARNINGs and NOTICEs raised by functions, sent after the statement.
     pub(super) notices: &'a mut Vec<common::PgError>,
+    /// Deferred constraints and command ids (`session/deferred.rs`).
+    pub(super) ri: &'a mut super::deferred::ConstraintState,
 }
 
 /// The values nextval()/setval() gave this session (currval, lastval).
@@ -65,6 +67,39 @@ impl SessionHooks for Hooks<'_> {
     }
     fn is_autovacuum(&self) -> bool {
         self.autovacuum
+    }
+    fn next_command_id(&mut self) -> u32 {
+        self.ri.next_command_id()
+    }
+    fn constraint_deferred(&self, constraint: common::Oid, initially_deferred: bool) -> bool {
+        self.ri.is_deferred(constraint, initially_deferred)
+    }
+    fn defer_ri_event(&mut self, event: exec::ri::RiEvent) {
+        self.ri.deferred.push(event);
+    }
+    fn take_deferred_events(&mut self) -> Vec<exec::ri::RiEvent> {
+        std::mem::take(&mut self.ri.deferred)
+    }
+    fn lock_relation(&mut self, rel: common::Oid, mode: txn::lock::LockMode) -> PgResult<()> {
+        use txn::lock::{LockError, LockScope, LockTag, WaitContext};
+        let tag = LockTag::Relation {
+            db: self.db_oid,
+            rel,
+        };
+        // Most requests are granted at once (held already by the statement).
+        match self.locks.acquire(tag, mode, LockScope::Transaction, None) {
+            Err(LockError::NotAvailable) => {}
+            r => return r.map_err(|e| e.into_pg(|| unreachable!("no wait"))),
+        }
+        let (interrupts, deadline) = (self.interrupts, self.deadline);
+        let mut check = || super::locks::wait_check(interrupts, deadline);
+        let mut ctx = WaitContext {
+            settings: self.lock_settings,
+            check: &mut check,
+        };
+        self.locks
+            .acquire(tag, mode, LockScope::Transaction, Some(&mut ctx))
+            .map_err(|e| e.into_pg(|| unreachable!("the wait was allowed")))
     }
     fn sequence_value_used(&mut self, seq: common::Oid, value: i64) {
         self.sequences.last.insert(seq, value);

@@ -62,6 +62,9 @@ pub(super) struct Savepoint {
     /// The heavyweight locks as the savepoint found them: ROLLBACK TO
     /// releases those taken since.
     pub locks: txn::lock::ReleaseMark,
+    /// How many deferred constraint events were queued when it began:
+    /// ROLLBACK TO drops those queued since.
+    pub deferred_events: usize,
 }
 
 impl Transaction {
@@ -103,6 +106,17 @@ impl Transaction {
             top: self.top.unwrap_or(0),
             subs: self.all_subxids(),
         }
+    }
+
+    /// The xid deferred constraint checks lock rows under: the innermost
+    /// level's, else the nearest enclosing one that has an xid.
+    pub(super) fn locking_xid(&self) -> Xid {
+        self.savepoints
+            .iter()
+            .rev()
+            .find_map(|s| s.xid)
+            .or(self.top)
+            .unwrap_or(0)
     }
 
     /// The xid writes go under now: the innermost level's (0: none yet).
@@ -434,7 +448,10 @@ impl Session {
                     sink.notice(&no_transaction_warning())?;
                 }
                 if tag == "COMMIT" {
-                    if let Err(e) = self.persist_holdable_cursors() {
+                    if let Err(e) = self
+                        .fire_deferred_at_commit()
+                        .and_then(|()| self.persist_holdable_cursors())
+                    {
                         self.end_block(false);
                         return Err(e);
                     }
@@ -470,6 +487,7 @@ impl Session {
                     xids: Vec::new(),
                     catalog,
                     locks: self.locks.mark(),
+                    deferred_events: self.ri.deferred.len(),
                 });
                 sink.complete("SAVEPOINT")
             }
@@ -572,6 +590,7 @@ impl Session {
         t.failed = false;
         let mark = level.catalog.clone();
         let locks = level.locks;
+        self.ri.deferred.truncate(level.deferred_events);
         match (&mut self.catalog_changes, mark) {
             (Some(changes), Some(mark)) => {
                 if let Err(e) = self.ctx.catalog.rollback_to(changes, mark) {

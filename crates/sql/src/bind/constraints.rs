@@ -4,11 +4,15 @@
 use std::sync::Arc;
 
 use catalog::{Column, IndexKey, ReferentialAction, Table};
-use common::{PgError, PgResult, SqlState};
+use common::{Oid, PgError, PgResult, SqlState};
 use sqlparser::ast;
 
-use super::{ident_name, object_name_parts, Binder};
-use crate::plan::{BoundStatement, ConstraintSpec, ConstraintSpecKind, IndexSpec};
+use super::{ident_name, object_name_parts, BindContext, Binder, Relation, ScopeColumn};
+use crate::expr::Expr;
+use crate::plan::{
+    AlterTableAction, BoundStatement, ConstraintSpec, ConstraintSpecKind, IndexSpec,
+};
+use txn::lock::LockMode;
 
 /// A constraint written on a column (`a int PRIMARY KEY`) as the table
 /// constraint it stands for.
@@ -107,12 +111,18 @@ fn index_keys(
     Ok(keys)
 }
 
-fn characteristics(c: &Option<ast::ConstraintCharacteristics>) -> (bool, bool) {
+/// DEFERRABLE and INITIALLY DEFERRED (which implies DEFERRABLE).
+fn characteristics(c: &Option<ast::ConstraintCharacteristics>) -> PgResult<(bool, bool)> {
     let Some(c) = c else {
-        return (false, false);
+        return Ok((false, false));
     };
     let deferred = matches!(c.initially, Some(ast::DeferrableInitial::Deferred));
-    (c.deferrable.unwrap_or(deferred), deferred)
+    if deferred && c.deferrable == Some(false) {
+        return Err(PgError::syntax(
+            "constraint declared INITIALLY DEFERRED must be DEFERRABLE",
+        ));
+    }
+    Ok((c.deferrable.unwrap_or(deferred), deferred))
 }
 
 fn referential(a: &Option<ast::ReferentialAction>) -> ReferentialAction {
@@ -123,6 +133,74 @@ fn referential(a: &Option<ast::ReferentialAction>) -> ReferentialAction {
         Some(ast::ReferentialAction::SetNull) => ReferentialAction::SetNull,
         Some(ast::ReferentialAction::SetDefault) => ReferentialAction::SetDefault,
     }
+}
+
+/// The scope of a table CREATE TABLE is making (no oid yet).
+fn new_table_scope(table_name: &str, columns: &[Column]) -> super::Scope {
+    columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ScopeColumn {
+            qualifier: Some(table_name.to_string()),
+            name: c.name.clone(),
+            ty: c.data_type(),
+            table_oid: 0,
+            attnum: i as i16 + 1,
+            hidden: false,
+        })
+        .collect()
+}
+
+/// The row columns `e` reads, each once, in the order they first appear.
+fn columns_read(e: &Expr) -> Vec<usize> {
+    let mut out = Vec::new();
+    e.visit(&mut |x| {
+        if let Expr::Column(i, _) = x {
+            if !out.contains(i) {
+                out.push(*i);
+            }
+        }
+    });
+    out
+}
+
+/// Parses an expression the catalog stores as SQL text (a CHECK, a DEFAULT).
+pub(super) fn parse_stored_expr(text: &str, what: &str) -> PgResult<ast::Expr> {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| PgError::internal(format!("stored {what} does not parse: {e}")))
+}
+
+/// A CHECK constraint's stored text bound over `table`'s rows: the
+/// executor binds each check of a table once per statement that writes it.
+pub fn bind_check(ctx: &mut BindContext<'_>, table: &Table, text: &str) -> PgResult<Expr> {
+    let e = parse_stored_expr(text, "check constraint")?;
+    let mut b = Binder {
+        ctx,
+        outer: Vec::new(),
+        src: None,
+        locking: None,
+    };
+    let scope = Binder::table_scope(table, None);
+    b.bind_check_expr(&e, &scope)
+}
+
+/// Column `index`'s DEFAULT (NULL without one) coerced to its type, as
+/// ON DELETE / ON UPDATE SET DEFAULT assigns it.
+pub fn bind_column_default(
+    ctx: &mut BindContext<'_>,
+    table: &Table,
+    index: usize,
+) -> PgResult<Expr> {
+    let mut b = Binder {
+        ctx,
+        outer: Vec::new(),
+        src: None,
+        locking: None,
+    };
+    b.column_default(table, index)
 }
 
 impl Binder<'_, '_> {
@@ -159,14 +237,14 @@ impl Binder<'_, '_> {
                 ConstraintSpecKind::PrimaryKey {
                     keys: index_keys(columns, true, &pk.columns)?,
                 },
-                characteristics(&pk.characteristics),
+                characteristics(&pk.characteristics)?,
             ),
             T::Unique(u) => (
                 name(&u.name),
                 ConstraintSpecKind::Unique {
                     keys: index_keys(columns, true, &u.columns)?,
                 },
-                characteristics(&u.characteristics),
+                characteristics(&u.characteristics)?,
             ),
             T::Check(ch) => (
                 name(&ch.name),
@@ -176,7 +254,7 @@ impl Binder<'_, '_> {
             T::ForeignKey(fk) => (
                 name(&fk.name),
                 self.bind_foreign_key(table_name, table, columns, fk)?,
-                characteristics(&fk.characteristics),
+                characteristics(&fk.characteristics)?,
             ),
             other => {
                 return Err(PgError::unsupported(format!(
@@ -215,31 +293,137 @@ impl Binder<'_, '_> {
     }
 
     /// CHECK (expr): bound against the columns to validate it now; the
-    /// SQL text is what the catalog keeps.
+    /// SQL text is what the catalog keeps, with the columns it reads in
+    /// the order they first appear (PostgreSQL's conkey).
     fn bind_check_constraint(
         &mut self,
-        _table_name: &str,
-        _table: Option<&Table>,
-        _columns: &[Column],
-        _ch: &ast::CheckConstraint,
+        table_name: &str,
+        table: Option<&Table>,
+        columns: &[Column],
+        ch: &ast::CheckConstraint,
     ) -> PgResult<ConstraintSpecKind> {
-        Err(PgError::unsupported(
-            "CHECK constraints are not supported yet",
-        ))
+        let scope = match table {
+            Some(t) => Binder::table_scope(t, None),
+            None => new_table_scope(table_name, columns),
+        };
+        let bound = self.bind_check_expr(&ch.expr, &scope)?;
+        Ok(ConstraintSpecKind::Check {
+            expr: ch.expr.to_string(),
+            columns: columns_read(&bound),
+            no_inherit: ch.no_inherit,
+        })
     }
 
-    /// FOREIGN KEY (columns) REFERENCES table (columns).
+    /// A CHECK expression over one table's row: boolean, without
+    /// subqueries or aggregates (PostgreSQL's messages).
+    fn bind_check_expr(&mut self, e: &ast::Expr, scope: &super::Scope) -> PgResult<Expr> {
+        let bound = self.bind_expr(e, scope)?;
+        let mut subquery = false;
+        bound.visit(&mut |x| {
+            subquery |= matches!(
+                x,
+                Expr::ScalarSubquery(..)
+                    | Expr::ArraySubquery(..)
+                    | Expr::Exists { .. }
+                    | Expr::InSubquery { .. }
+            )
+        });
+        if subquery {
+            return Err(self.locate(
+                PgError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "cannot use subquery in check constraint",
+                ),
+                e,
+            ));
+        }
+        if bound.contains_agg() {
+            return Err(self.locate(
+                PgError::new(
+                    SqlState::GROUPING_ERROR,
+                    "aggregate functions are not allowed in check constraints",
+                ),
+                e,
+            ));
+        }
+        self.coerce_bool(bound, "CHECK")
+            .map_err(|err| self.locate(err, e))
+    }
+
+    /// FOREIGN KEY (columns) REFERENCES table [(columns)]: names resolved
+    /// here; the referenced key (the primary key when no columns are
+    /// given), its unique index and the column types are checked where the
+    /// constraint is added, when a primary key made by the same CREATE
+    /// TABLE exists.
     fn bind_foreign_key(
         &mut self,
-        _table_name: &str,
-        _table: Option<&Table>,
-        _columns: &[Column],
+        table_name: &str,
+        table: Option<&Table>,
+        columns: &[Column],
         fk: &ast::ForeignKeyConstraint,
     ) -> PgResult<ConstraintSpecKind> {
-        let _ = (referential(&fk.on_delete), &fk.match_kind);
-        Err(PgError::unsupported(
-            "FOREIGN KEY constraints are not supported yet",
-        ))
+        if matches!(
+            fk.match_kind,
+            Some(ast::ConstraintReferenceMatchKind::Partial)
+        ) {
+            return Err(PgError::unsupported("MATCH PARTIAL not yet implemented"));
+        }
+        let parts = object_name_parts(&fk.foreign_table)?;
+        // CREATE TABLE t (... REFERENCES t): the table being made.
+        let self_reference =
+            table.is_none() && parts.last().map(String::as_str) == Some(table_name);
+        let referenced: Option<Arc<Table>> = if self_reference {
+            None
+        } else {
+            match self.lookup_relation(&parts)? {
+                Some(Relation::Table(t)) => Some(t),
+                Some(Relation::View(_)) => {
+                    return Err(PgError::new(
+                        SqlState::WRONG_OBJECT_TYPE,
+                        format!("referenced relation \"{}\" is not a table", parts.join(".")),
+                    ))
+                }
+                None => {
+                    return Err(PgError::new(
+                        SqlState::UNDEFINED_TABLE,
+                        format!("relation \"{}\" does not exist", parts.join(".")),
+                    ))
+                }
+            }
+        };
+        let (ref_table, ref_columns): (Oid, &[Column]) = match &referenced {
+            Some(t) => (t.oid, &t.columns),
+            None => (0, columns),
+        };
+        let fk_column = |cols: &[Column], name: &ast::Ident| {
+            let name = ident_name(name);
+            cols.iter().position(|c| c.name == name).ok_or_else(|| {
+                PgError::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!(
+                        "column \"{name}\" referenced in foreign key constraint does not exist"
+                    ),
+                )
+            })
+        };
+        let own = fk
+            .columns
+            .iter()
+            .map(|c| fk_column(columns, c))
+            .collect::<PgResult<Vec<_>>>()?;
+        let referenced = fk
+            .referred_columns
+            .iter()
+            .map(|c| fk_column(ref_columns, c))
+            .collect::<PgResult<Vec<_>>>()?;
+        Ok(ConstraintSpecKind::ForeignKey {
+            columns: own,
+            ref_table,
+            ref_columns: referenced,
+            on_delete: referential(&fk.on_delete),
+            on_update: referential(&fk.on_update),
+            match_full: matches!(fk.match_kind, Some(ast::ConstraintReferenceMatchKind::Full)),
+        })
     }
 
     pub(super) fn bind_create_index(&mut self, ci: &ast::CreateIndex) -> PgResult<BoundStatement> {
@@ -329,6 +513,7 @@ impl Binder<'_, '_> {
         &mut self,
         names: &[Vec<String>],
         if_exists: bool,
+        cascade: bool,
     ) -> PgResult<BoundStatement> {
         let mut indexes = Vec::new();
         let mut missing = Vec::new();
@@ -371,7 +556,25 @@ impl Binder<'_, '_> {
                 }
             }
         }
-        Ok(BoundStatement::DropIndex { indexes, missing })
+        let mut related: Vec<Oid> = Vec::new();
+        if cascade {
+            for i in &indexes {
+                for fk in self.ctx.catalog.constraints.values() {
+                    if fk.kind.code() == 'f'
+                        && fk.kind.index() == Some(i.oid)
+                        && !related.contains(&fk.table)
+                    {
+                        related.push(fk.table);
+                    }
+                }
+            }
+        }
+        Ok(BoundStatement::DropIndex {
+            indexes,
+            missing,
+            cascade,
+            related,
+        })
     }
 
     pub(super) fn bind_reindex(
@@ -399,4 +602,219 @@ impl Binder<'_, '_> {
         };
         Ok(BoundStatement::Reindex { indexes })
     }
+}
+
+/// The tables whose foreign keys DROP TABLE removes besides the dropped
+/// tables' own: those the dropped tables reference, and with CASCADE those
+/// referencing them (PostgreSQL locks both AccessExclusive).
+pub(super) fn drop_table_related(
+    catalog: &catalog::CatalogData,
+    tables: &[Arc<Table>],
+    cascade: bool,
+) -> Vec<Oid> {
+    let dropped = |oid: Oid| tables.iter().any(|t| t.oid == oid);
+    let mut out: Vec<Oid> = Vec::new();
+    let mut add = |oid: Oid| {
+        if !dropped(oid) && !out.contains(&oid) {
+            out.push(oid);
+        }
+    };
+    for t in tables {
+        for c in catalog.constraints_of(t.oid) {
+            if let catalog::ConstraintKind::ForeignKey { ref_table, .. } = c.kind {
+                add(ref_table);
+            }
+        }
+        if cascade {
+            for c in catalog.foreign_keys_referencing(t.oid) {
+                add(c.table);
+            }
+        }
+    }
+    out
+}
+
+/// TRUNCATE ... CASCADE: the tables referencing `tables` through foreign
+/// keys, and those referencing them, in the order found.
+pub(super) fn truncate_cascade(
+    catalog: &catalog::CatalogData,
+    tables: &[Arc<Table>],
+) -> Vec<Arc<Table>> {
+    let mut seen: Vec<Oid> = tables.iter().map(|t| t.oid).collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < seen.len() {
+        let mut referencing: Vec<Oid> = catalog
+            .foreign_keys_referencing(seen[i])
+            .map(|c| c.table)
+            .collect();
+        referencing.sort_unstable();
+        for oid in referencing {
+            if seen.contains(&oid) {
+                continue;
+            }
+            seen.push(oid);
+            if let Some(t) = catalog.table_by_oid(oid) {
+                out.push(Arc::new(t.clone()));
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The other tables ALTER TABLE's actions reach, with PostgreSQL's locks:
+/// a new foreign key's referenced table ShareRowExclusive, a dropped
+/// foreign key's referenced table AccessExclusive (and with CASCADE the
+/// tables whose foreign keys rely on a dropped unique constraint), a
+/// validated foreign key's referenced table RowShare.
+pub(super) fn alter_table_related(
+    catalog: &catalog::CatalogData,
+    table: &Table,
+    actions: &[AlterTableAction],
+) -> Vec<(Oid, LockMode)> {
+    let mut out = Vec::new();
+    let mut add = |oid: Oid, mode: LockMode| {
+        if oid != 0 && oid != table.oid && !out.contains(&(oid, mode)) {
+            out.push((oid, mode));
+        }
+    };
+    for a in actions {
+        match a {
+            AlterTableAction::AddConstraint(ConstraintSpec {
+                kind: ConstraintSpecKind::ForeignKey { ref_table, .. },
+                ..
+            }) => add(*ref_table, LockMode::ShareRowExclusive),
+            AlterTableAction::DropConstraint { name, cascade, .. } => {
+                match catalog.constraint_by_name(table.oid, name).map(|c| &c.kind) {
+                    Some(catalog::ConstraintKind::ForeignKey { ref_table, .. }) => {
+                        add(*ref_table, LockMode::AccessExclusive)
+                    }
+                    Some(k) if *cascade => {
+                        if let Some(index) = k.index() {
+                            for fk in catalog.foreign_keys_referencing(table.oid) {
+                                if fk.kind.index() == Some(index) {
+                                    add(fk.table, LockMode::AccessExclusive);
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            AlterTableAction::ValidateConstraint(name) => {
+                if let Some(catalog::ConstraintKind::ForeignKey { ref_table, .. }) =
+                    catalog.constraint_by_name(table.oid, name).map(|c| &c.kind)
+                {
+                    add(*ref_table, LockMode::RowShare);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+impl Binder<'_, '_> {
+    /// SET CONSTRAINTS: each name is looked up in its schema, or in the
+    /// first schema of the search path holding a constraint of that name
+    /// (every constraint of that name there); all must be deferrable.
+    pub(super) fn bind_set_constraints(
+        &mut self,
+        names: Option<&[Vec<String>]>,
+    ) -> PgResult<Option<Vec<Oid>>> {
+        let Some(names) = names else {
+            return Ok(None);
+        };
+        let cat = self.ctx.catalog;
+        let mut found = Vec::new();
+        for parts in names {
+            let (schemas, name): (Vec<Oid>, &str) = match parts.as_slice() {
+                [name] => (
+                    self.ctx
+                        .search_path
+                        .iter()
+                        .filter_map(|s| cat.namespace_by_name(self.ctx.db_oid, s))
+                        .map(|n| n.oid)
+                        .collect(),
+                    name,
+                ),
+                [schema, name] | [_, schema, name] => (vec![self.namespace_oid(schema)?], name),
+                _ => {
+                    return Err(PgError::syntax(
+                        "improper qualified name (too many dotted names)",
+                    ))
+                }
+            };
+            let in_first: Vec<&catalog::Constraint> = schemas
+                .iter()
+                .map(|ns| {
+                    cat.constraints
+                        .values()
+                        .filter(|c| c.namespace == *ns && c.name == name)
+                        .collect::<Vec<_>>()
+                })
+                .find(|v| !v.is_empty())
+                .unwrap_or_default();
+            if in_first.is_empty() {
+                return Err(PgError::new(
+                    SqlState::UNDEFINED_OBJECT,
+                    format!("constraint \"{name}\" does not exist"),
+                ));
+            }
+            for c in in_first {
+                if !c.deferrable {
+                    return Err(PgError::new(
+                        SqlState::WRONG_OBJECT_TYPE,
+                        format!("constraint \"{name}\" is not deferrable"),
+                    ));
+                }
+                found.push(c.oid);
+            }
+        }
+        Ok(Some(found))
+    }
+}
+
+/// What a rename changes in the SQL text of a table's CHECK constraints.
+pub enum Rename<'a> {
+    Column { old: &'a str, new: &'a str },
+    Table { old: &'a str, new: &'a str },
+}
+
+/// A CHECK constraint's stored text with a column or its table renamed
+/// (PostgreSQL keeps the expression as a tree of attnums, which renames
+/// leave alone; the text here names them). None if nothing changed.
+pub fn rename_in_check(text: &str, rename: &Rename<'_>) -> PgResult<Option<String>> {
+    use sqlparser::ast::visit_expressions_mut;
+    let mut e = parse_stored_expr(text, "check constraint")?;
+    let quoted = |s: &str| {
+        let mut i = ast::Ident::new(s);
+        if ::types::functions::ident_needs_quotes(s) {
+            i.quote_style = Some('"');
+        }
+        i
+    };
+    let mut changed = false;
+    let _ = visit_expressions_mut(&mut e, |x| {
+        match (x, rename) {
+            (ast::Expr::Identifier(i), Rename::Column { old, new }) if ident_name(i) == *old => {
+                *i = quoted(new);
+                changed = true;
+            }
+            (ast::Expr::CompoundIdentifier(parts), r) if parts.len() == 2 => {
+                let (k, old, new) = match r {
+                    Rename::Table { old, new } => (0, old, new),
+                    Rename::Column { old, new } => (1, old, new),
+                };
+                if ident_name(&parts[k]) == **old {
+                    parts[k] = quoted(new);
+                    changed = true;
+                }
+            }
+            _ => {}
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    Ok(changed.then(|| e.to_string()))
 }

@@ -30,12 +30,13 @@ use crate::plan::{
     AlterTableAction, BoundStatement, ConstraintSpecKind, OutputColumn, Plan, TransactionOp,
 };
 
+pub use constraints::{bind_check, bind_column_default, rename_in_check, Rename};
 pub use portal::coerce_execute_arg;
 pub use types::{format_type, parse_type_name};
 
 /// What the binder needs to know about the session.
 pub struct BindContext<'a> {
-    pub catalog: &'a Arc<CatalogData>,
+    pub catalog: &'a CatalogData,
     pub db_oid: Oid,
     pub db_name: &'a str,
     /// current_user (SET ROLE changes it).
@@ -314,7 +315,11 @@ impl Binder<'_, '_> {
                     ))
                 }
             },
-            Utility::DropTable { names, if_exists } => {
+            Utility::DropTable {
+                names,
+                if_exists,
+                cascade,
+            } => {
                 let mut tables = Vec::new();
                 let mut missing = Vec::new();
                 for n in names {
@@ -333,7 +338,13 @@ impl Binder<'_, '_> {
                         }
                     }
                 }
-                BoundStatement::DropTable { tables, missing }
+                let related = constraints::drop_table_related(self.ctx.catalog, &tables, *cascade);
+                BoundStatement::DropTable {
+                    tables,
+                    missing,
+                    cascade: *cascade,
+                    related,
+                }
             }
             Utility::Analyze {
                 verbose,
@@ -354,7 +365,11 @@ impl Binder<'_, '_> {
             Utility::DropSequence { names, if_exists } => {
                 self.bind_drop_sequence(names, *if_exists)?
             }
-            Utility::DropIndex { names, if_exists } => self.bind_drop_index(names, *if_exists)?,
+            Utility::DropIndex {
+                names,
+                if_exists,
+                cascade,
+            } => self.bind_drop_index(names, *if_exists, *cascade)?,
             Utility::Reindex { table, name } => self.bind_reindex(*table, name)?,
             Utility::DropView { names, if_exists } => {
                 let mut views = Vec::new();
@@ -407,11 +422,25 @@ impl Binder<'_, '_> {
                 mode,
                 nowait,
             } => self.bind_lock(names, mode, *nowait)?,
-            Utility::Truncate { names } => BoundStatement::Truncate {
-                tables: names
+            Utility::Truncate { names, cascade } => {
+                let tables: Vec<Arc<Table>> = names
                     .iter()
                     .map(|n| self.require_table(n))
-                    .collect::<PgResult<_>>()?,
+                    .collect::<PgResult<_>>()?;
+                let cascaded = if *cascade {
+                    constraints::truncate_cascade(self.ctx.catalog, &tables)
+                } else {
+                    Vec::new()
+                };
+                BoundStatement::Truncate {
+                    tables,
+                    cascaded,
+                    cascade: *cascade,
+                }
+            }
+            Utility::SetConstraints { names, deferred } => BoundStatement::SetConstraints {
+                constraints: self.bind_set_constraints(names.as_deref()),
+                deferred: *deferred,
             },
         })
     }
@@ -845,7 +874,12 @@ impl Binder<'_, '_> {
                     .iter()
                     .map(|op| self.bind_alter_action(&table, op))
                     .collect::<PgResult<Vec<_>>>()?;
-                Ok(BoundStatement::AlterTable { table, actions })
+                let related = constraints::alter_table_related(self.ctx.catalog, &table, &actions);
+                Ok(BoundStatement::AlterTable {
+                    table,
+                    actions,
+                    related,
+                })
             }
         }
     }
@@ -949,10 +983,13 @@ impl Binder<'_, '_> {
                 AlterTableAction::AddConstraint(specs.remove(0))
             }
             A::DropConstraint {
-                if_exists, name, ..
+                if_exists,
+                name,
+                drop_behavior,
             } => AlterTableAction::DropConstraint {
                 name: ident_name(name),
                 if_exists: *if_exists,
+                cascade: matches!(drop_behavior, Some(ast::DropBehavior::Cascade)),
             },
             A::ValidateConstraint { name } => {
                 AlterTableAction::ValidateConstraint(ident_name(name))

@@ -108,19 +108,40 @@ fn collect(stmt: &BoundStatement, out: &mut Vec<(Oid, LockMode)>) {
             source: Some((plan, _)),
             ..
         } => plan_relations(plan, AccessShare, out),
-        BoundStatement::DropTable { tables, .. } | BoundStatement::Truncate { tables } => {
-            out.extend(tables.iter().map(|t| (t.oid, AccessExclusive)))
+        BoundStatement::DropTable {
+            tables, related, ..
+        } => {
+            out.extend(tables.iter().map(|t| (t.oid, AccessExclusive)));
+            out.extend(related.iter().map(|&t| (t, AccessExclusive)));
         }
-        BoundStatement::AddColumn { table, .. } | BoundStatement::AlterTable { table, .. } => {
-            out.push((table.oid, AccessExclusive))
+        BoundStatement::Truncate {
+            tables, cascaded, ..
+        } => out.extend(
+            tables
+                .iter()
+                .chain(cascaded)
+                .map(|t| (t.oid, AccessExclusive)),
+        ),
+        BoundStatement::AddColumn { table, .. } => out.push((table.oid, AccessExclusive)),
+        BoundStatement::AlterTable {
+            table,
+            actions,
+            related,
+        } => {
+            let mode = actions.iter().map(alter_action_lock).max();
+            out.push((table.oid, mode.unwrap_or(AccessExclusive)));
+            out.extend(related.iter().copied());
         }
         // Writers wait for the build (PostgreSQL's ShareLock), readers not.
         BoundStatement::CreateIndex { table, .. } => out.push((table.oid, Share)),
-        BoundStatement::DropIndex { indexes, .. } => {
+        BoundStatement::DropIndex {
+            indexes, related, ..
+        } => {
             for i in indexes {
                 out.push((i.table, AccessExclusive));
                 out.push((i.oid, AccessExclusive));
             }
+            out.extend(related.iter().map(|&t| (t, AccessExclusive)));
         }
         BoundStatement::Reindex { indexes } => {
             for i in indexes {
@@ -141,6 +162,20 @@ fn collect(stmt: &BoundStatement, out: &mut Vec<(Oid, LockMode)>) {
             out.extend(targets.iter().map(|(t, _)| (t.oid, ShareUpdateExclusive)))
         }
         _ => {}
+    }
+}
+
+/// The lock an ALTER TABLE action takes on its table (PostgreSQL's
+/// AlterTableGetLockLevel): adding a foreign key lets readers in, and
+/// VALIDATE CONSTRAINT writers too.
+fn alter_action_lock(action: &super::AlterTableAction) -> LockMode {
+    use super::{AlterTableAction as A, ConstraintSpecKind as K};
+    match action {
+        A::AddConstraint(c) if matches!(c.kind, K::ForeignKey { .. }) => {
+            LockMode::ShareRowExclusive
+        }
+        A::ValidateConstraint(_) => LockMode::ShareUpdateExclusive,
+        _ => LockMode::AccessExclusive,
     }
 }
 

@@ -28,6 +28,7 @@ pub use planner::{plan_statement, PlannerContext};
 use std::sync::Arc;
 
 use catalog::Table;
+use common::Oid;
 use types::DataType;
 
 use crate::expr::{AggCall, Expr};
@@ -383,6 +384,8 @@ pub enum AlterTableAction {
     DropConstraint {
         name: String,
         if_exists: bool,
+        /// CASCADE: foreign keys relying on the constraint's index go too.
+        cascade: bool,
     },
     ValidateConstraint(String),
 }
@@ -442,6 +445,10 @@ pub enum BoundStatement {
     DropIndex {
         indexes: Vec<Arc<catalog::Index>>,
         missing: Vec<String>,
+        /// CASCADE: foreign keys relying on the indexes are dropped.
+        cascade: bool,
+        /// The tables of those foreign keys (locked AccessExclusive).
+        related: Vec<Oid>,
     },
     /// REINDEX INDEX / TABLE: the indexes rebuilt.
     Reindex {
@@ -450,9 +457,19 @@ pub enum BoundStatement {
     DropTable {
         tables: Vec<Arc<Table>>,
         missing: Vec<String>,
+        /// CASCADE: other tables' foreign keys referencing these are dropped.
+        cascade: bool,
+        /// Other tables whose foreign keys the drop removes (those the
+        /// dropped tables reference, and with CASCADE those referencing
+        /// them): locked AccessExclusive, as PostgreSQL does.
+        related: Vec<Oid>,
     },
     Truncate {
         tables: Vec<Arc<Table>>,
+        /// With CASCADE: the tables referencing those (transitively) that
+        /// are emptied too, each with a NOTICE.
+        cascaded: Vec<Arc<Table>>,
+        cascade: bool,
     },
     AddColumn {
         table: Arc<Table>,
@@ -463,6 +480,17 @@ pub enum BoundStatement {
     AlterTable {
         table: Arc<Table>,
         actions: Vec<AlterTableAction>,
+        /// Other tables the actions reach (a foreign key's referenced
+        /// table, the referencing tables of a constraint dropped with
+        /// CASCADE), with the lock PostgreSQL takes on each.
+        related: Vec<(Oid, txn::lock::LockMode)>,
+    },
+    /// SET CONSTRAINTS: the deferrable constraints named (None: ALL), or
+    /// why the names do not do (raised when it runs, after the WARNING
+    /// outside a transaction block, as PostgreSQL orders them).
+    SetConstraints {
+        constraints: Result<Option<Vec<Oid>>, common::PgError>,
+        deferred: bool,
     },
     CreateSchema {
         name: String,

@@ -284,8 +284,9 @@ impl SessionHandler for MockSession {
         }
         self.log.lock().unwrap().events.push("ext_error".into());
     }
-    fn sync(&mut self) {
+    fn sync(&mut self) -> PgResult<()> {
         self.log.lock().unwrap().events.push("sync".into());
+        Ok(())
     }
     fn io_settings(&self) -> types::IoSettings {
         types::IoSettings::UTC

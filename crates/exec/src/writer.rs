@@ -1,0 +1,204 @@
+//! What writing a row to a table involves besides the heap, for one
+//! statement: NOT NULL and CHECK before the row is stored, index entries
+//! after it, and the foreign keys' events (its own keys to check, and keys
+//! other tables reference going away: `ri`). INSERT, UPDATE, DELETE, COPY
+//! and the referential actions that change other tables all go through it.
+
+use std::sync::Arc;
+
+use access::heap::{self, Tid};
+use access::tuple;
+use catalog::Table;
+use common::PgResult;
+use types::Value;
+
+use crate::checks::TableChecks;
+use crate::dml::check_not_null;
+use crate::index::TableIndexes;
+use crate::ri::{ForeignKey, KeyRemoved, RiEvent, RiQueue};
+use crate::ExecEnv;
+
+pub(crate) struct TableWriter {
+    pub table: Table,
+    checks: TableChecks,
+    indexes: TableIndexes,
+    /// Foreign keys of this table (the keys its rows reference).
+    outgoing: Vec<Arc<ForeignKey>>,
+    /// Foreign keys referencing this table.
+    incoming: Vec<Arc<ForeignKey>>,
+    /// Columns of the table's unique indexes: an UPDATE changing one is a
+    /// key update (`access::heap::update`'s `keys_updated`).
+    key_columns: Vec<usize>,
+}
+
+/// Whether two values are the same for a foreign key's change test (NULL
+/// the same as NULL).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => true,
+        (false, false) => types::ops::compare(a, b) == std::cmp::Ordering::Equal,
+        _ => false,
+    }
+}
+
+impl TableWriter {
+    /// Looks up (and binds) everything for writing `table` in this statement.
+    pub fn new(env: &ExecEnv, table: &Table) -> PgResult<TableWriter> {
+        let (outgoing, incoming) = ForeignKey::of_table(env.catalog, table.oid);
+        let mut key_columns: Vec<usize> = Vec::new();
+        for i in env.catalog.indexes_of(table.oid).filter(|i| i.unique) {
+            for k in &i.keys {
+                let c = k.attnum as usize - 1;
+                if !key_columns.contains(&c) {
+                    key_columns.push(c);
+                }
+            }
+        }
+        Ok(TableWriter {
+            checks: TableChecks::of(env, table)?,
+            indexes: TableIndexes::of(env, table),
+            outgoing,
+            incoming,
+            key_columns,
+            table: table.clone(),
+        })
+    }
+
+    /// Whether `inserted` does anything (index entries, foreign key checks).
+    pub fn acts_after_insert(&self) -> bool {
+        !self.indexes.is_empty() || !self.outgoing.is_empty()
+    }
+
+    /// NOT NULL, then the CHECK constraints, on a row about to be stored.
+    pub fn check_row(&self, row: &[Value], env: &mut ExecEnv) -> PgResult<()> {
+        check_not_null(&self.table, row, &env.io)?;
+        if !self.checks.is_empty() {
+            self.checks.check(&self.table, row, env)?;
+        }
+        Ok(())
+    }
+
+    /// Whether an update from `old` to `new` leaves every indexed column as
+    /// it was: the new version may then be heap-only (HOT).
+    pub fn hot_allowed(&self, old: &[Value], new: &[Value]) -> bool {
+        self.indexes.key_columns_unchanged(old, new)
+    }
+
+    /// Whether an update from `old` to `new` changes a unique index's column.
+    pub fn keys_changed(&self, old: &[Value], new: &[Value]) -> bool {
+        self.key_columns.iter().any(|&c| !same(&old[c], &new[c]))
+    }
+
+    /// After the heap insert of `row` at `tid`: its index entries, and a
+    /// check of each foreign key whose key it sets.
+    pub fn inserted(
+        &mut self,
+        env: &mut ExecEnv,
+        row: &[Value],
+        tid: Tid,
+        queue: &mut RiQueue,
+    ) -> PgResult<()> {
+        if !self.indexes.is_empty() {
+            self.indexes.insert(env, &self.table, row, tid)?;
+        }
+        for fk in &self.outgoing {
+            if needs_check(fk, &fk.child_key(row)) {
+                let event = RiEvent::Check {
+                    constraint: fk.oid,
+                    tid,
+                };
+                queue.push(env, fk, event);
+            }
+        }
+        Ok(())
+    }
+
+    /// After the heap update of the version at `old_tid` (`old`) to `new`
+    /// at `new_tid`: the new version's index entries (none for a
+    /// `heap_only` one); a check of each foreign key whose key changed (or
+    /// whose old version this transaction wrote: its own check finds that
+    /// version dead and passes, PostgreSQL's rule); and the referenced keys
+    /// that changed.
+    pub fn updated(
+        &mut self,
+        env: &mut ExecEnv,
+        (old_tid, old): (Tid, &[Value]),
+        (new_tid, new): (Tid, &[Value]),
+        heap_only: bool,
+        queue: &mut RiQueue,
+    ) -> PgResult<()> {
+        if !heap_only && !self.indexes.is_empty() {
+            self.indexes.insert(env, &self.table, new, new_tid)?;
+        }
+        let mut own_old: Option<bool> = None;
+        for fk in &self.outgoing {
+            let key = fk.child_key(new);
+            if !needs_check(fk, &key) {
+                continue;
+            }
+            let unchanged = fk.child_key(old).iter().zip(&key).all(|(a, b)| same(a, b));
+            if unchanged {
+                let own = match own_old {
+                    Some(o) => o,
+                    None => {
+                        let t = heap::fetch_any(env.pool, self.table.locator(), old_tid)?;
+                        let o = t.is_some_and(|t| env.snapshot.own.contains(tuple::xmin(&t)));
+                        own_old = Some(o);
+                        o
+                    }
+                };
+                if !own {
+                    continue;
+                }
+            }
+            let event = RiEvent::Check {
+                constraint: fk.oid,
+                tid: new_tid,
+            };
+            queue.push(env, fk, event);
+        }
+        for fk in &self.incoming {
+            let was = fk.parent_key(old);
+            if was.iter().any(Value::is_null) {
+                continue; // nothing can reference a key with a NULL
+            }
+            let now = fk.parent_key(new);
+            if was.iter().zip(&now).all(|(a, b)| same(a, b)) {
+                continue;
+            }
+            let event = RiEvent::Removed(Box::new(KeyRemoved {
+                constraint: fk.oid,
+                old: was,
+                new: Some(now),
+            }));
+            queue.push(env, fk, event);
+        }
+        Ok(())
+    }
+
+    /// After the heap delete of `old`: the referenced keys that went.
+    pub fn deleted(&self, env: &mut ExecEnv, old: &[Value], queue: &mut RiQueue) {
+        for fk in &self.incoming {
+            let was = fk.parent_key(old);
+            if was.iter().any(Value::is_null) {
+                continue;
+            }
+            let event = RiEvent::Removed(Box::new(KeyRemoved {
+                constraint: fk.oid,
+                old: was,
+                new: None,
+            }));
+            queue.push(env, fk, event);
+        }
+    }
+}
+
+/// Whether a referencing key needs looking up: MATCH SIMPLE's with no
+/// NULL, MATCH FULL's with any non-NULL (a mixed one fails when checked).
+fn needs_check(fk: &ForeignKey, key: &[Value]) -> bool {
+    if fk.match_full {
+        key.iter().any(|v| !v.is_null())
+    } else {
+        key.iter().all(|v| !v.is_null())
+    }
+}
