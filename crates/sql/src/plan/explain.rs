@@ -364,7 +364,10 @@ impl Explainer<'_> {
                 let labels: Vec<String> =
                     table.columns.iter().map(|c| quote_ident(&c.name)).collect();
                 let conds: Vec<&Expr> = path.conds.iter().map(|c| &c.clause).collect();
-                let mut d = vec![Detail("Index Cond".into(), self.qual_text(&conds, &labels))];
+                let mut d = Vec::new();
+                if !conds.is_empty() {
+                    d.push(Detail("Index Cond".into(), self.qual_text(&conds, &labels)));
+                }
                 if !qual.is_empty() {
                     let refs: Vec<&Expr> = qual.iter().collect();
                     d.push(Detail("Filter".into(), self.qual_text(&refs, &labels)));

@@ -17,6 +17,7 @@ use types::TypeId;
 
 use super::cost::{self, Estimate, PlannerSettings, RelationSizes, DISABLE_COST};
 use super::selfuncs::{self, SelCtx};
+use super::Plan;
 use crate::expr::Expr;
 
 /// What the planner knows of one index of a table.
@@ -216,6 +217,149 @@ fn pages_fetched(tuples: f64, pages: f64, cache: f64) -> f64 {
         }
     };
     pf.ceil()
+}
+
+/// A Sort over a table scan (through a projection of plain columns) that
+/// an index of the table already returns in order: the scan is made an
+/// index scan in that order (backward when every key is reversed) and the
+/// Sort dropped. Only scans without a filter, or already bounded by that
+/// index, are changed: a filter that rejects most rows could make the
+/// walk long (PostgreSQL decides that by cost).
+pub(crate) fn sort_by_index(plan: Plan, cx: &super::PlannerContext) -> Plan {
+    let Plan::Sort { input, keys } = plan else {
+        return plan;
+    };
+    let (scan, exprs) = match *input {
+        Plan::Project { input, exprs } => (*input, Some(exprs)),
+        other => (other, None),
+    };
+    let table_column = |c: usize| match &exprs {
+        None => Some(c),
+        Some(e) => match e.get(c) {
+            Some(Expr::Column(i, _)) => Some(*i),
+            _ => None,
+        },
+    };
+    let rebuild = |scan: Plan, exprs: Option<Vec<Expr>>, keys| {
+        let input = match exprs {
+            Some(exprs) => Plan::Project {
+                input: Box::new(scan),
+                exprs,
+            },
+            None => scan,
+        };
+        Plan::Sort {
+            input: Box::new(input),
+            keys,
+        }
+    };
+    let Plan::SeqScan {
+        table,
+        qual,
+        alias,
+        tid,
+        index,
+    } = scan
+    else {
+        return rebuild(scan, exprs, keys);
+    };
+    let wanted: Option<Vec<(usize, bool, bool)>> = keys
+        .iter()
+        .map(|k| table_column(k.column).map(|c| (c, k.descending, k.nulls_first)))
+        .collect();
+    let candidates: Vec<IndexInfo> = cx.sizes.indexes(&table);
+    let direction = |i: &Index| -> Option<bool> {
+        let wanted = wanted.as_ref()?;
+        if wanted.len() > i.keys.len() {
+            return None;
+        }
+        let mut backward = None;
+        for (k, (c, desc, nulls_first)) in i.keys.iter().zip(wanted) {
+            if k.attnum as usize != c + 1 {
+                return None;
+            }
+            let same = k.descending == *desc && k.nulls_first == *nulls_first;
+            let reversed = k.descending != *desc && k.nulls_first != *nulls_first;
+            let b = match (same, reversed) {
+                (true, _) => false,
+                (_, true) => true,
+                _ => return None,
+            };
+            if *backward.get_or_insert(b) != b {
+                return None;
+            }
+        }
+        backward
+    };
+    let chosen = match &index {
+        Some(path) => direction(&path.index).map(|b| {
+            let mut p = path.clone();
+            p.backward = b;
+            p
+        }),
+        None if qual.is_empty() => candidates.iter().find_map(|info| {
+            direction(&info.index).map(|b| Box::new(full_index_path(&table, info, b, cx)))
+        }),
+        None => None,
+    };
+    match chosen {
+        Some(path) => {
+            let scan = Plan::SeqScan {
+                table,
+                qual,
+                alias,
+                tid,
+                index: Some(path),
+            };
+            match exprs {
+                Some(exprs) => Plan::Project {
+                    input: Box::new(scan),
+                    exprs,
+                },
+                None => scan,
+            }
+        }
+        None => rebuild(
+            Plan::SeqScan {
+                table,
+                qual,
+                alias,
+                tid,
+                index,
+            },
+            exprs,
+            keys,
+        ),
+    }
+}
+
+/// A scan of the whole index in order (no conditions), costed as reading
+/// every entry and a random heap page per row.
+fn full_index_path(
+    table: &Table,
+    info: &IndexInfo,
+    backward: bool,
+    cx: &super::PlannerContext,
+) -> IndexPath {
+    let s = cx.settings;
+    let (heap_pages, tuples) = cost::table_size(table, cx.sizes.blocks(table));
+    let descent =
+        (tuples.max(2.0).log2().ceil() + f64::from(info.height + 1) * 50.0) * s.cpu_operator_cost;
+    let total = descent
+        + info.pages.max(1) as f64 * s.random_page_cost
+        + tuples * (s.cpu_index_tuple_cost + s.cpu_tuple_cost)
+        + pages_fetched(tuples, heap_pages, s.effective_cache_size) * s.random_page_cost;
+    IndexPath {
+        index: Arc::clone(&info.index),
+        conds: Vec::new(),
+        backward,
+        estimate: Estimate {
+            startup: descent,
+            total,
+            rows: cost::clamp_rows(tuples),
+            width: cost::table_width(table),
+        },
+    }
 }
 
 /// The best index path for a scan of `table` filtered by `quals`, with its

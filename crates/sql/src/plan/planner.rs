@@ -370,11 +370,21 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             input,
             limit,
             offset,
-        } => Plan::Limit {
-            input: Box::new(plan_tree(*input, cx)),
-            limit,
-            offset,
-        },
+        } => {
+            let input = plan_tree(*input, cx);
+            // ORDER BY ... LIMIT: an index in the sort's order returns the
+            // first rows without reading and sorting the rest.
+            let input = if limit.is_some() {
+                super::indexpath::sort_by_index(input, cx)
+            } else {
+                input
+            };
+            Plan::Limit {
+                input: Box::new(input),
+                limit,
+                offset,
+            }
+        }
         Plan::Distinct { input } => Plan::Distinct {
             input: Box::new(plan_tree(*input, cx)),
         },
