@@ -143,6 +143,18 @@ pub struct PgError {
     pub position: Option<u32>,
     /// Where it happened (the `W` field: "COPY t, line 3, column a: ...").
     pub context: Option<Box<str>>,
+    /// The object an integrity error is about (the `s`, `t`, `c` and `n`
+    /// fields drivers map errors to models and constraints by).
+    pub object: Option<Box<ErrorObject>>,
+}
+
+/// The schema, table, column and constraint an error names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ErrorObject {
+    pub schema: String,
+    pub table: String,
+    pub column: Option<String>,
+    pub constraint: Option<String>,
 }
 
 impl PgError {
@@ -155,6 +167,7 @@ impl PgError {
             hint: None,
             position: None,
             context: None,
+            object: None,
         }
     }
     pub fn fatal(code: SqlState, message: impl Into<String>) -> Self {
@@ -178,6 +191,26 @@ impl PgError {
     }
     pub fn with_context(mut self, context: impl Into<String>) -> Self {
         self.context = Some(context.into().into_boxed_str());
+        self
+    }
+    /// Names the constraint of table `schema.table` the error is about.
+    pub fn with_constraint(mut self, schema: &str, table: &str, constraint: &str) -> Self {
+        self.object = Some(Box::new(ErrorObject {
+            schema: schema.into(),
+            table: table.into(),
+            column: None,
+            constraint: Some(constraint.into()),
+        }));
+        self
+    }
+    /// Names the column of table `schema.table` the error is about.
+    pub fn with_column(mut self, schema: &str, table: &str, column: &str) -> Self {
+        self.object = Some(Box::new(ErrorObject {
+            schema: schema.into(),
+            table: table.into(),
+            column: Some(column.into()),
+            constraint: None,
+        }));
         self
     }
     pub fn with_position(mut self, position: u32) -> Self {

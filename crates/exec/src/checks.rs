@@ -65,8 +65,14 @@ impl TableChecks {
         self.checks.is_empty()
     }
 
-    /// 23514 for the first check `row` fails.
-    pub fn check(&self, table: &Table, row: &[Value], env: &mut ExecEnv) -> PgResult<()> {
+    /// 23514 for the first check `row` fails (`schema`: the table's).
+    pub fn check(
+        &self,
+        table: &Table,
+        schema: &str,
+        row: &[Value],
+        env: &mut ExecEnv,
+    ) -> PgResult<()> {
         for c in &self.checks {
             if let Value::Bool(false) = eval(&c.expr, row, env)? {
                 return Err(PgError::new(
@@ -79,7 +85,8 @@ impl TableChecks {
                 .with_detail(format!(
                     "Failing row contains {}.",
                     failing_row(table, row, &env.io)
-                )));
+                ))
+                .with_constraint(schema, &table.name, &c.name));
             }
         }
         Ok(())
@@ -109,6 +116,11 @@ pub(crate) fn validate(env: &mut ExecEnv, table: &Table, name: &str, expr: &Expr
                         "check constraint \"{name}\" of relation \"{}\" is violated by some row",
                         table.name
                     ),
+                )
+                .with_constraint(
+                    &crate::dml::schema_name(env.catalog, table.namespace),
+                    &table.name,
+                    name,
                 ));
             }
         }

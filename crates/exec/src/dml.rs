@@ -29,7 +29,14 @@ pub(crate) fn failing_row(table: &Table, row: &[Value], io: &types::IoSettings) 
     format!("({})", shown.join(", "))
 }
 
-pub(crate) fn check_not_null(table: &Table, row: &[Value], io: &types::IoSettings) -> PgResult<()> {
+/// 23502 for a NULL in a NOT NULL column (`schema` is the table's, for
+/// the error's fields).
+pub(crate) fn check_not_null(
+    table: &Table,
+    schema: &str,
+    row: &[Value],
+    io: &types::IoSettings,
+) -> PgResult<()> {
     for (c, v) in table.columns.iter().zip(row) {
         if c.not_null && v.is_null() {
             return Err(PgError::new(
@@ -42,10 +49,19 @@ pub(crate) fn check_not_null(table: &Table, row: &[Value], io: &types::IoSetting
             .with_detail(format!(
                 "Failing row contains {}.",
                 failing_row(table, row, io)
-            )));
+            ))
+            .with_column(schema, &table.name, &c.name));
         }
     }
     Ok(())
+}
+
+/// The name of schema `namespace` (an error's schema field).
+pub(crate) fn schema_name(catalog: &catalog::CatalogData, namespace: common::Oid) -> String {
+    catalog
+        .namespaces
+        .get(&namespace)
+        .map_or_else(String::new, |n| n.name.clone())
 }
 
 fn project_returning(

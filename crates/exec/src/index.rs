@@ -148,6 +148,11 @@ fn duplicate_key_error(env: &ExecEnv, table: &Table, index: &Index, key: &[Value
         "Key {} already exists.",
         key_description(env, table, index, key)
     ))
+    .with_constraint(
+        &crate::dml::schema_name(env.catalog, table.namespace),
+        &table.name,
+        &index.name,
+    )
 }
 
 /// Fills a new, empty index from the table's rows: every version not dead

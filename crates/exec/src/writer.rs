@@ -13,13 +13,15 @@ use common::PgResult;
 use types::Value;
 
 use crate::checks::TableChecks;
-use crate::dml::check_not_null;
+use crate::dml::{check_not_null, schema_name};
 use crate::index::TableIndexes;
 use crate::ri::{ForeignKey, KeyRemoved, RiEvent, RiQueue};
 use crate::ExecEnv;
 
 pub(crate) struct TableWriter {
     pub table: Table,
+    /// The table's schema, for errors' fields.
+    schema: String,
     checks: TableChecks,
     indexes: TableIndexes,
     /// Foreign keys of this table (the keys its rows reference).
@@ -55,6 +57,7 @@ impl TableWriter {
             }
         }
         Ok(TableWriter {
+            schema: schema_name(env.catalog, table.namespace),
             checks: TableChecks::of(env, table)?,
             indexes: TableIndexes::of(env, table),
             outgoing,
@@ -71,9 +74,9 @@ impl TableWriter {
 
     /// NOT NULL, then the CHECK constraints, on a row about to be stored.
     pub fn check_row(&self, row: &[Value], env: &mut ExecEnv) -> PgResult<()> {
-        check_not_null(&self.table, row, &env.io)?;
+        check_not_null(&self.table, &self.schema, row, &env.io)?;
         if !self.checks.is_empty() {
-            self.checks.check(&self.table, row, env)?;
+            self.checks.check(&self.table, &self.schema, row, env)?;
         }
         Ok(())
     }

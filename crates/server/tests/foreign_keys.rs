@@ -247,6 +247,12 @@ fn drivers_see_details_hints_and_cascade_notices() {
     });
     let mut c = cfg.connect(postgres::NoTls).unwrap();
     let e = c.batch_execute("insert into c values (1, 5)").unwrap_err();
+    let db = e.as_db_error().unwrap();
+    // The fields drivers map errors to constraints by.
+    assert_eq!(
+        (db.schema(), db.table(), db.column(), db.constraint()),
+        (Some("public"), Some("c"), None, Some("c_p_fkey"))
+    );
     let (code, message, detail) = error(e);
     assert_eq!(code, "23503");
     assert_eq!(
@@ -260,6 +266,11 @@ fn drivers_see_details_hints_and_cascade_notices() {
     let e = c
         .batch_execute("insert into t values (0, 'x')")
         .unwrap_err();
+    let db = e.as_db_error().unwrap();
+    assert_eq!(
+        (db.schema(), db.table(), db.constraint()),
+        (Some("public"), Some("t"), Some("t_a_check"))
+    );
     assert_eq!(
         error(e),
         (
@@ -270,6 +281,19 @@ fn drivers_see_details_hints_and_cascade_notices() {
     );
 
     c.batch_execute("insert into c values (1, 1)").unwrap();
+    let e = c.batch_execute("delete from p where id = 1").unwrap_err();
+    let db = e.as_db_error().unwrap();
+    assert_eq!(
+        (db.code().code(), db.table(), db.constraint()),
+        ("23503", Some("c"), Some("c_p_fkey"))
+    );
+    c.batch_execute("create table nn (a int not null)").unwrap();
+    let e = c.batch_execute("insert into nn values (null)").unwrap_err();
+    let db = e.as_db_error().unwrap();
+    assert_eq!(
+        (db.schema(), db.table(), db.column(), db.constraint()),
+        (Some("public"), Some("nn"), Some("a"), None)
+    );
     let e = c.batch_execute("drop table p").unwrap_err();
     let db = e.as_db_error().unwrap();
     assert_eq!(db.code().code(), "2BP01");

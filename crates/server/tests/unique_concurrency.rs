@@ -248,7 +248,6 @@ fn a_duplicate_waits_for_the_transaction_that_holds_the_key() {
 }
 
 #[test]
-#[ignore = "needs schema, table and constraint fields in ErrorResponse (issue 13)"]
 fn a_unique_violation_names_its_schema_table_and_constraint() {
     // PostgreSQL sends them with 23505 (fields s, t and n), and drivers map
     // errors to models and constraints by them.

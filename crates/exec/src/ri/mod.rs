@@ -62,8 +62,10 @@ pub(crate) struct ForeignKey {
     pub name: String,
     pub deferrable: bool,
     pub initially_deferred: bool,
-    /// The referencing table and its key columns (0-based).
+    /// The referencing table, its schema (for errors' fields) and its key
+    /// columns (0-based).
     pub child: Table,
+    pub child_schema: String,
     pub child_cols: Vec<usize>,
     /// The referenced table and its key columns, in the constraint's order.
     pub parent: Table,
@@ -103,6 +105,7 @@ impl ForeignKey {
             .map(|k| parent_cols.iter().position(|&p| p + 1 == k.attnum as usize))
             .collect::<Option<Vec<_>>>()?;
         Some(ForeignKey {
+            child_schema: crate::dml::schema_name(catalog, child.namespace),
             oid: c.oid,
             name: c.name.clone(),
             deferrable: c.deferrable,
@@ -176,6 +179,7 @@ impl ForeignKey {
             self.describe_key(true, key, io),
             self.parent.name
         ))
+        .with_constraint(&self.child_schema, &self.child.name, &self.name)
     }
 
     /// 23503 for MATCH FULL's mixed NULL and non-NULL key.
@@ -188,6 +192,7 @@ impl ForeignKey {
             ),
         )
         .with_detail("MATCH FULL does not allow mixing of null and nonnull key values.")
+        .with_constraint(&self.child_schema, &self.child.name, &self.name)
     }
 
     /// 23503 for a referenced key still referenced (NO ACTION, RESTRICT).
@@ -204,6 +209,7 @@ impl ForeignKey {
             self.describe_key(false, key, io),
             self.child.name
         ))
+        .with_constraint(&self.child_schema, &self.child.name, &self.name)
     }
 
     /// Whether a referencing key is checked: MATCH SIMPLE skips a key with

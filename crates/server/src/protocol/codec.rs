@@ -364,6 +364,20 @@ impl MessageBuf {
             self.put_u8(b'W');
             self.put_cstr(w);
         }
+        if let Some(o) = &e.object {
+            self.put_u8(b's');
+            self.put_cstr(&o.schema);
+            self.put_u8(b't');
+            self.put_cstr(&o.table);
+            if let Some(c) = &o.column {
+                self.put_u8(b'c');
+                self.put_cstr(c);
+            }
+            if let Some(n) = &o.constraint {
+                self.put_u8(b'n');
+                self.put_cstr(n);
+            }
+        }
         self.put_u8(0);
     }
 
