@@ -397,3 +397,59 @@ fn repeatable_read_checks_against_its_snapshot() {
     assert_eq!(detail, "Key (id)=(3) is still referenced from table \"c\".");
     a.batch_execute("rollback").unwrap();
 }
+
+/// The relation locks PostgreSQL takes for foreign keys (it holds a few
+/// AccessShare locks besides, for its own catalog reads).
+#[test]
+fn foreign_keys_lock_the_tables_they_reach() {
+    let s = TestServer::start();
+    s.psql("create table lk_p (id int primary key); create table lk_c (p int)");
+    let mut c = s.connect();
+    let locks = |c: &mut Client| -> Vec<String> {
+        c.query(
+            "select relation::regclass::text || ' ' || mode from pg_locks \
+             where locktype = 'relation' and pid = pg_backend_pid() \
+             and relation in ('lk_p'::regclass, 'lk_c'::regclass) order by 1",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+    };
+    let has = |all: &[String], want: &[&str]| {
+        for w in want {
+            assert!(all.iter().any(|l| l == w), "{w} not in {all:?}");
+        }
+    };
+    c.batch_execute("begin; alter table lk_c add foreign key (p) references lk_p")
+        .unwrap();
+    let l = locks(&mut c);
+    has(
+        &l,
+        &["lk_c ShareRowExclusiveLock", "lk_p ShareRowExclusiveLock"],
+    );
+    assert!(
+        !l.iter().any(|l| l.ends_with("AccessExclusiveLock")),
+        "{l:?}"
+    );
+    c.batch_execute("commit; begin; insert into lk_c values (null)")
+        .unwrap();
+    // A NULL key is not looked up: the referenced table is not reached.
+    assert_eq!(locks(&mut c), ["lk_c RowExclusiveLock"]);
+    c.batch_execute("rollback").unwrap();
+    c.batch_execute("insert into lk_p values (1)").unwrap();
+    c.batch_execute("begin; insert into lk_c values (1)")
+        .unwrap();
+    assert_eq!(
+        locks(&mut c),
+        ["lk_c RowExclusiveLock", "lk_p RowShareLock"]
+    );
+    c.batch_execute("commit; begin; alter table lk_c drop constraint lk_c_p_fkey")
+        .unwrap();
+    has(
+        &locks(&mut c),
+        &["lk_c AccessExclusiveLock", "lk_p AccessExclusiveLock"],
+    );
+    c.batch_execute("commit").unwrap();
+}

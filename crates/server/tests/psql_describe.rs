@@ -1,6 +1,7 @@
 //! psql 15's describe commands (`\l`, `\dn`, `\dt`, `\d t`, `\d+ t`, `\di`,
-//! `\ds`, `\dv`, `\df`, `\du`, `\dx`) print exactly what they print against
-//! PostgreSQL 15 for the same objects.
+//! `\ds`, `\dv`, `\df`, `\du`, `\dx`; `\d` of tables with CHECK and foreign
+//! key constraints) print exactly what they print against PostgreSQL 15 for
+//! the same objects.
 //!
 //! The expected outputs in `tests/psql_describe/NAME.out` come from a real
 //! PostgreSQL 15 (`tests/psql_describe/regenerate.sh`), set up with the

@@ -261,14 +261,12 @@ pub(crate) struct RiQueue {
 
 impl RiQueue {
     /// Queues `event` of foreign key `fk`, or hands it to the session when
-    /// the constraint is deferred (`action` is the one a `Removed` event
-    /// takes: only NO ACTION defers).
+    /// the constraint is deferred (a `Removed` event only under NO ACTION).
     pub fn push(&mut self, env: &mut ExecEnv, fk: &ForeignKey, event: RiEvent) {
         let deferrable = match &event {
             RiEvent::Check { .. } => true,
             RiEvent::Removed(r) => {
-                let new = &r.new;
-                let action = if new.is_some() {
+                let action = if r.new.is_some() {
                     fk.on_update
                 } else {
                     fk.on_delete

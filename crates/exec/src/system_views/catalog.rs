@@ -356,6 +356,10 @@ struct ClassRow<'a> {
     natts: usize,
     hasrules: bool,
     hasindex: bool,
+    /// relchecks: the table's CHECK constraints.
+    checks: usize,
+    /// relhastriggers: PostgreSQL's foreign keys are triggers on both tables.
+    hastriggers: bool,
 }
 
 fn class_row(c: ClassRow<'_>) -> Row {
@@ -380,9 +384,9 @@ fn class_row(c: ClassRow<'_>) -> Row {
         text("p"),
         text(c.relkind),
         Value::Int2(c.natts as i16),
-        Value::Int2(0),
+        Value::Int2(c.checks as i16),
         Value::Bool(c.hasrules),
-        Value::Bool(false),
+        Value::Bool(c.hastriggers),
         Value::Bool(false),
         Value::Bool(false),
         Value::Bool(false),
@@ -412,6 +416,16 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
             natts: t.columns.len(),
             hasrules: false,
             hasindex: cx.catalog.indexes_of(t.oid).next().is_some(),
+            checks: cx
+                .catalog
+                .constraints_of(t.oid)
+                .filter(|c| c.kind.code() == 'c')
+                .count(),
+            hastriggers: cx
+                .catalog
+                .constraints_of(t.oid)
+                .any(|c| c.kind.code() == 'f')
+                || cx.catalog.foreign_keys_referencing(t.oid).next().is_some(),
         })
     });
     let db = cx.db_oid;
@@ -433,6 +447,8 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
                 natts: i.keys.len(),
                 hasrules: false,
                 hasindex: false,
+                checks: 0,
+                hastriggers: false,
             })
         });
     let views = views(cx).map(|v| {
@@ -448,6 +464,8 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
             natts: v.columns.len(),
             hasrules: true,
             hasindex: false,
+            checks: 0,
+            hastriggers: false,
         })
     });
     let sequences = sequences(cx).map(|q| {
@@ -463,6 +481,8 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
             natts: 3,
             hasrules: false,
             hasindex: false,
+            checks: 0,
+            hastriggers: false,
         })
     });
     tables

@@ -15,3 +15,12 @@ comment on column tv.name is 'the name';
 -- No varlena columns: no TOAST table, whose index PostgreSQL counts in \dt+'s Size.
 create table nums(n int);
 comment on table nums is 'just numbers';
+-- Constraints: \d shows the CHECKs, foreign keys and the tables referencing one.
+create table cp(id int primary key, k text unique);
+create table cc(
+    id int check (id > 0),
+    p int references cp on delete cascade,
+    k text,
+    foreign key (k) references cp (k) deferrable,
+    check (id < p)
+);

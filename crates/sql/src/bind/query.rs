@@ -56,6 +56,23 @@ fn figure_name(e: &ast::Expr) -> Option<String> {
     }
 }
 
+/// `pg_partition_ancestors(rel)`, which psql's `\d` runs on the table it
+/// describes (for "Referenced by:").
+fn is_partition_ancestors(e: &ast::Expr) -> Option<&ast::Function> {
+    match e {
+        ast::Expr::Function(f)
+            if f.name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .is_some_and(|i| i.value.eq_ignore_ascii_case("pg_partition_ancestors")) =>
+        {
+            Some(f)
+        }
+        _ => None,
+    }
+}
+
 fn is_generate_series(e: &ast::Expr) -> Option<&ast::Function> {
     match e {
         ast::Expr::Function(f)
@@ -447,15 +464,75 @@ impl Binder<'_, '_> {
         Ok((plan, scope))
     }
 
+    /// `pg_partition_ancestors(rel) [WITH ORDINALITY] [AS a(relid, depth)]`
+    /// in FROM (psql's `\d` reads it for a table's triggers): no relation
+    /// is a partition, and for any other PostgreSQL returns no rows.
+    fn bind_partition_ancestors(
+        &mut self,
+        args: &[ast::FunctionArg],
+        alias: &Option<ast::TableAlias>,
+        with_ordinality: bool,
+    ) -> PgResult<(Plan, Scope)> {
+        let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))] = args else {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                "function pg_partition_ancestors with these arguments does not exist",
+            ));
+        };
+        let arg = self.bind_expr(x, &Vec::new())?;
+        self.coerce(arg, TypeId::RegClass.into(), CastContext::Implicit)?;
+        let mut columns = vec![("relid", DataType::from(TypeId::RegClass))];
+        if with_ordinality {
+            columns.push(("ordinality", TypeId::Int8.into()));
+        }
+        let none = columns
+            .iter()
+            .map(|(_, ty)| Expr::Const(Value::Null, *ty))
+            .collect();
+        let plan = Plan::Filter {
+            input: Box::new(Plan::Values {
+                rows: vec![none],
+                width: columns.len(),
+            }),
+            qual: Expr::Const(Value::Bool(false), TypeId::Bool.into()),
+        };
+        let qualifier = alias
+            .as_ref()
+            .map_or_else(|| "pg_partition_ancestors".into(), |a| ident_name(&a.name));
+        let scope = columns
+            .iter()
+            .enumerate()
+            .map(|(i, (name, ty))| ScopeColumn {
+                qualifier: Some(qualifier.clone()),
+                name: alias
+                    .as_ref()
+                    .and_then(|a| a.columns.get(i))
+                    .map_or_else(|| name.to_string(), |c| ident_name(&c.name)),
+                ty: *ty,
+                table_oid: 0,
+                attnum: 0,
+                hidden: false,
+            })
+            .collect();
+        Ok((plan, scope))
+    }
+
     fn bind_table_factor(&mut self, tf: &ast::TableFactor) -> PgResult<(Plan, Scope)> {
         match tf {
             ast::TableFactor::Table {
-                name, alias, args, ..
+                name,
+                alias,
+                args,
+                with_ordinality,
+                ..
             } => {
                 let parts = object_name_parts(name)?;
                 let alias_name = alias.as_ref().map(|a| ident_name(&a.name));
                 if let Some(args) = args {
                     let fname = parts.last().unwrap();
+                    if fname == "pg_partition_ancestors" {
+                        return self.bind_partition_ancestors(&args.args, alias, *with_ordinality);
+                    }
                     if fname != "generate_series" && fname != "unnest" {
                         return Err(PgError::new(
                             SqlState::UNDEFINED_FUNCTION,
@@ -913,6 +990,45 @@ impl Binder<'_, '_> {
                 | ast::SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
                 _ => None,
             };
+            if let Some(f) = e.and_then(is_partition_ancestors) {
+                // No relation is a partition, and for any other relation
+                // PostgreSQL's pg_partition_ancestors returns no rows: an
+                // empty series in its place.
+                let ast::FunctionArguments::List(list) = &f.args else {
+                    return Err(PgError::unsupported("pg_partition_ancestors arguments"));
+                };
+                if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))] =
+                    list.args.as_slice()
+                {
+                    let arg = self.bind_expr(x, &scope)?;
+                    self.coerce(arg, TypeId::RegClass.into(), CastContext::Implicit)?;
+                } else {
+                    return Err(PgError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        "function pg_partition_ancestors with these arguments does not exist",
+                    ));
+                }
+                if srf.is_some() {
+                    return Err(PgError::unsupported(
+                        "more than one set-returning function in a select list",
+                    ));
+                }
+                let none = vec![
+                    Expr::Const(Value::Int4(1), TypeId::Int4.into()),
+                    Expr::Const(Value::Int4(0), TypeId::Int4.into()),
+                ];
+                let (args, _) = self.series_args(none)?;
+                srf = Some((exprs.len(), args));
+                let ty: DataType = TypeId::RegClass.into();
+                exprs.push(Expr::Const(Value::Null, ty));
+                cols.push(OutputColumn {
+                    name: "pg_partition_ancestors".into(),
+                    ty,
+                    table_oid: 0,
+                    column_id: 0,
+                });
+                continue;
+            }
             if let Some(f) = e.and_then(is_generate_series) {
                 if srf.is_some() {
                     return Err(PgError::unsupported(

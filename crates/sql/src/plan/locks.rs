@@ -105,9 +105,22 @@ fn collect(stmt: &BoundStatement, out: &mut Vec<(Oid, LockMode)>) {
         BoundStatement::CopyFrom(target) => out.push((target.table.oid, RowExclusive)),
         BoundStatement::CopyTo(source) => plan_relations(&source.plan, AccessShare, out),
         BoundStatement::CreateTable {
-            source: Some((plan, _)),
+            source,
+            constraints,
             ..
-        } => plan_relations(plan, AccessShare, out),
+        } => {
+            if let Some((plan, _)) = source {
+                plan_relations(plan, AccessShare, out);
+            }
+            // A foreign key's referenced table, as ADD FOREIGN KEY locks it.
+            for c in constraints {
+                if let super::ConstraintSpecKind::ForeignKey { ref_table, .. } = c.kind {
+                    if ref_table != 0 {
+                        out.push((ref_table, ShareRowExclusive));
+                    }
+                }
+            }
+        }
         BoundStatement::DropTable {
             tables, related, ..
         } => {

@@ -259,6 +259,15 @@ static BUILTINS: &[BuiltinFunction] = &[
         Text,
         catalog::no_such_object,
     ),
+    // pg_trigger has no rows (foreign keys are no triggers here), so there
+    // is never a trigger to print.
+    f("pg_get_triggerdef", &[Oid], Text, catalog::no_such_object),
+    f(
+        "pg_get_triggerdef",
+        &[Oid, Bool],
+        Text,
+        catalog::no_such_object,
+    ),
     f("pg_get_indexdef", &[Oid], Text, catalog::no_such_object),
     f(
         "pg_get_indexdef",
