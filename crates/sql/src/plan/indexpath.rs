@@ -226,6 +226,9 @@ fn pages_fetched(tuples: f64, pages: f64, cache: f64) -> f64 {
 /// index, are changed: a filter that rejects most rows could make the
 /// walk long (PostgreSQL decides that by cost).
 pub(crate) fn sort_by_index(plan: Plan, cx: &super::PlannerContext) -> Plan {
+    if !cx.settings.enable_indexscan {
+        return plan;
+    }
     let Plan::Sort { input, keys } = plan else {
         return plan;
     };
