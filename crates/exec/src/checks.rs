@@ -16,8 +16,13 @@ use crate::dml::failing_row;
 use crate::eval::eval;
 use crate::ExecEnv;
 
-/// Binds a CHECK expression stored as `text` over `table`'s rows.
-pub(crate) fn bind(env: &ExecEnv, table: &Table, text: &str) -> PgResult<Expr> {
+/// Runs `f` with a binder context for SQL text the catalog stores (CHECK
+/// expressions, column defaults): the statement's catalog, `public` as the
+/// search path, no parameters.
+pub(crate) fn with_stored_text_binder<R>(
+    env: &ExecEnv,
+    f: impl FnOnce(&mut sql::BindContext<'_>) -> R,
+) -> R {
     let user = env.hooks.current_user();
     let mut ctx = sql::BindContext {
         catalog: env.catalog,
@@ -31,7 +36,12 @@ pub(crate) fn bind(env: &ExecEnv, table: &Table, text: &str) -> PgResult<Expr> {
         io: env.io,
         system_views: None,
     };
-    sql::bind::bind_check(&mut ctx, table, text)
+    f(&mut ctx)
+}
+
+/// Binds a CHECK expression stored as `text` over `table`'s rows.
+pub(crate) fn bind(env: &ExecEnv, table: &Table, text: &str) -> PgResult<Expr> {
+    with_stored_text_binder(env, |ctx| sql::bind::bind_check(ctx, table, text))
 }
 
 struct Check {

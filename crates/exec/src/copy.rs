@@ -456,6 +456,9 @@ pub struct CopyLoader<'t> {
     types: Vec<DataType>,
     insert_target: InsertTarget,
     batch: Vec<Vec<u8>>,
+    /// The batch's rows as values, kept only when the writer needs them
+    /// after the heap insert (index entries, foreign key checks).
+    batch_rows: Vec<Row>,
     batch_bytes: usize,
     row: Row,
     pub rows: u64,
@@ -475,6 +478,7 @@ impl<'t> CopyLoader<'t> {
             types: target.table.column_types(),
             insert_target: InsertTarget::bulk(env.pool),
             batch: Vec::new(),
+            batch_rows: Vec::new(),
             batch_bytes: 0,
             row: Vec::new(),
             rows: 0,
@@ -554,6 +558,11 @@ impl<'t> CopyLoader<'t> {
         tuple::form_tuple(&self.types, &self.row, env.xid, env.cid, &mut buf);
         self.batch_bytes += buf.len();
         self.batch.push(buf);
+        if self.writer.acts_after_insert() {
+            let width = self.row.len();
+            self.batch_rows
+                .push(std::mem::replace(&mut self.row, Vec::with_capacity(width)));
+        }
         self.rows += 1;
         if self.batch.len() >= BATCH_ROWS || self.batch_bytes >= BATCH_BYTES {
             self.flush(env)?;
@@ -574,16 +583,11 @@ impl<'t> CopyLoader<'t> {
             &mut self.batch,
             &mut self.insert_target,
         )?;
-        if self.writer.acts_after_insert() {
-            // Each tuple's ctid now says where it went.
-            let types = &self.types;
-            for t in &self.batch {
-                let (block, offset) = tuple::ctid(t);
-                let mut row = Vec::with_capacity(types.len());
-                tuple::deform_tuple(t, types, &mut row)?;
-                let tid = Tid { block, offset };
-                self.writer.inserted(env, &row, tid, &mut self.queue)?;
-            }
+        // Each tuple's ctid now says where it went.
+        for (t, row) in self.batch.iter().zip(&self.batch_rows) {
+            let (block, offset) = tuple::ctid(t);
+            let tid = Tid { block, offset };
+            self.writer.inserted(env, row, tid, &mut self.queue)?;
         }
         let c = crate::table_stats::PendingCounts {
             inserted: self.batch.len() as u64,
@@ -591,6 +595,7 @@ impl<'t> CopyLoader<'t> {
         };
         env.hooks.count_table_changes(self.target.table.oid, c);
         self.batch.clear();
+        self.batch_rows.clear();
         self.batch_bytes = 0;
         Ok(())
     }

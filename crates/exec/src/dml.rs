@@ -344,12 +344,10 @@ pub fn update(
     returning: Option<&[Expr]>,
     env: &mut ExecEnv,
 ) -> PgResult<(u64, Returning)> {
-    let types = table.column_types();
     let mut target = InsertTarget::new();
     let mut buf = Vec::new();
     let (mut n, mut hot) = (0, 0);
     let mut out = Vec::new();
-    let rel = table.locator();
     let mut writer = TableWriter::new(env, table)?;
     let mut queue = RiQueue::default();
     let r = for_each_match(table, qual, index, env, |mut tid, mut old, env| loop {
@@ -357,27 +355,7 @@ pub fn update(
         for (i, e) in assignments {
             new[*i] = eval(e, &old, env)?;
         }
-        writer.check_row(&new, env)?;
-        tuple::form_tuple(&types, &new, env.xid, env.cid, &mut buf);
-        let keys_updated = writer.keys_changed(&old, &new);
-        let (pool, cid, tm) = (env.pool, env.cid, env.tm);
-        let who = env.requester();
-        let hooks = &mut *env.hooks;
-        let hot_allowed = writer.hot_allowed(&old, &new);
-        let r = heap::update(
-            pool,
-            rel,
-            tid,
-            &mut buf,
-            hot_allowed,
-            keys_updated,
-            who,
-            cid,
-            tm,
-            &mut target,
-            &mut |x| hooks.wait_for_transaction(x),
-        )
-        .map_err(|e| wait_error(env, e))?;
+        let r = writer.store_update(env, tid, &old, &new, &mut buf, &mut target)?;
         match r {
             // `Done`'s new version needs entries in the table's indexes;
             // a heap-only one needs none.

@@ -94,8 +94,9 @@ fn insert_entry(
     if !t.index.unique {
         return btree::insert(pool, tm, t.index.locator(), &t.desc, key, tid, None);
     }
-    let own = env.snapshot.own.clone();
-    let mut holder = |other: Tid| access::heap::key_holder(pool, tm, rel, other, &own);
+    // The snapshot is borrowed for the statement, not from `env`.
+    let snapshot = env.snapshot;
+    let mut holder = |other: Tid| access::heap::key_holder(pool, tm, rel, other, &snapshot.own);
     let hooks = &mut *env.hooks;
     let mut wait = |x| hooks.wait_for_transaction(x);
     let r = btree::insert(

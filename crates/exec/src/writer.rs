@@ -10,7 +10,7 @@ use access::heap::{self, Tid};
 use access::tuple;
 use catalog::Table;
 use common::PgResult;
-use types::Value;
+use types::{DataType, Value};
 
 use crate::checks::TableChecks;
 use crate::dml::{check_not_null, schema_name};
@@ -20,6 +20,8 @@ use crate::ExecEnv;
 
 pub(crate) struct TableWriter {
     pub table: Table,
+    /// The table's column types (forming new versions).
+    types: Vec<DataType>,
     /// The table's schema, for errors' fields.
     schema: String,
     checks: TableChecks,
@@ -63,6 +65,7 @@ impl TableWriter {
             outgoing,
             incoming,
             key_columns,
+            types: table.column_types(),
             table: table.clone(),
         })
     }
@@ -79,6 +82,43 @@ impl TableWriter {
             self.checks.check(&self.table, &self.schema, row, env)?;
         }
         Ok(())
+    }
+
+    /// Stores `new` as the next version of the row at `tid` (`old`): NOT
+    /// NULL and CHECK first, then `heap::update`, heap-only when no indexed
+    /// column changed and with a key update's lock when a unique column
+    /// did. `buf` and `target` are the caller's, reused across rows; what
+    /// follows a `Done`/`HeapOnly` is `updated`'s.
+    pub fn store_update(
+        &self,
+        env: &mut ExecEnv,
+        tid: Tid,
+        old: &[Value],
+        new: &[Value],
+        buf: &mut Vec<u8>,
+        target: &mut heap::InsertTarget,
+    ) -> PgResult<heap::ModifyResult> {
+        self.check_row(new, env)?;
+        tuple::form_tuple(&self.types, new, env.xid, env.cid, buf);
+        let hot_allowed = self.hot_allowed(old, new);
+        let keys_updated = self.keys_changed(old, new);
+        let (pool, cid, tm) = (env.pool, env.cid, env.tm);
+        let who = env.requester();
+        let hooks = &mut *env.hooks;
+        heap::update(
+            pool,
+            self.table.locator(),
+            tid,
+            buf,
+            hot_allowed,
+            keys_updated,
+            who,
+            cid,
+            tm,
+            target,
+            &mut |x| hooks.wait_for_transaction(x),
+        )
+        .map_err(|e| crate::dml::wait_error(env, e))
     }
 
     /// Whether an update from `old` to `new` leaves every indexed column as

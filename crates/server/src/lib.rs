@@ -14,6 +14,7 @@ mod explain;
 pub mod fuzz;
 pub mod gucs;
 mod gucs_meta;
+mod gucs_typed;
 pub mod lockfile;
 mod plan_cache;
 pub mod prepared_statements;

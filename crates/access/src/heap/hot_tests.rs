@@ -11,9 +11,10 @@ use storage::page::{self, ItemState};
 use storage::smgr::Smgr;
 use storage::ForkNumber;
 use txn::{OwnXids, Snapshot, TransactionManager, XidStatus};
-use types::{DataType, TypeId, Value};
+use types::Value;
 
 use super::prune::{prune_page, DeadPointers};
+use super::test_rows::{form, TYPES};
 use super::vacuum::{vacuum_heap, IndexPass};
 use super::*;
 use crate::btree::KeyHolder;
@@ -23,7 +24,6 @@ const REL: RelFileLocator = RelFileLocator {
     db_oid: 5,
     rel_number: 16500,
 };
-const TYPES: [DataType; 2] = [DataType::new(TypeId::Int8), DataType::new(TypeId::Text)];
 
 struct Fixture {
     dir: tempfile::TempDir,
@@ -38,13 +38,6 @@ fn fixture() -> Fixture {
     let pool = BufferPool::new(64, Arc::new(Smgr::new(dir.path())));
     create_storage(pool, tm.wal(), REL).unwrap();
     Fixture { dir, tm, pool }
-}
-
-fn form(a: i64, pad: usize, xid: Xid, cid: u32) -> Vec<u8> {
-    let mut out = Vec::new();
-    let row = [Value::Int8(a), Value::Text("x".repeat(pad))];
-    tuple::form_tuple(&TYPES, &row, xid, cid, &mut out);
-    out
 }
 
 fn value_of(t: &[u8]) -> i64 {

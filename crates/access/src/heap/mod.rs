@@ -34,6 +34,8 @@ mod modify;
 pub mod prune;
 pub mod rowlock;
 pub mod sample;
+#[cfg(test)]
+mod test_rows;
 pub mod vacuum;
 pub use fetch::{chain_roots, fetch_visible, key_holder};
 pub use index_build::IndexBuildScan;

@@ -377,9 +377,10 @@ mod tests {
     use std::sync::Arc;
 
     use storage::smgr::Smgr;
-    use types::{DataType, TypeId, Value};
+    use types::Value;
 
     use super::*;
+    use crate::heap::test_rows::{form, TYPES};
     use crate::heap::{self, HeapScan};
 
     const REL: RelFileLocator = RelFileLocator {
@@ -387,14 +388,6 @@ mod tests {
         db_oid: 5,
         rel_number: 16384,
     };
-    const TYPES: [DataType; 2] = [DataType::new(TypeId::Int8), DataType::new(TypeId::Text)];
-
-    fn form(a: i64, pad: usize, xid: Xid, cid: u32) -> Vec<u8> {
-        let mut out = Vec::new();
-        let row = [Value::Int8(a), Value::Text("x".repeat(pad))];
-        tuple::form_tuple(&TYPES, &row, xid, cid, &mut out);
-        out
-    }
 
     /// The `a` of every version visible to (xid, cid), in scan order.
     fn visible(pool: &'static BufferPool, tm: &TransactionManager, xid: Xid, cid: u32) -> Vec<i64> {

@@ -348,9 +348,10 @@ mod tests {
     use storage::buffer::{BufferPool, ReadMode};
     use storage::smgr::Smgr;
     use storage::ForkNumber;
-    use types::{DataType, TypeId, Value};
+    use types::Value;
 
     use super::*;
+    use crate::heap::test_rows::{form, TYPES};
     use crate::heap::{self, HeapScan, InsertTarget, ModifyResult, Tid};
 
     const REL: RelFileLocator = RelFileLocator {
@@ -358,14 +359,6 @@ mod tests {
         db_oid: 5,
         rel_number: 16390,
     };
-    const TYPES: [DataType; 2] = [DataType::new(TypeId::Int8), DataType::new(TypeId::Text)];
-
-    fn form(a: i64, pad: usize, xid: Xid, cid: u32) -> Vec<u8> {
-        let mut out = Vec::new();
-        let row = [Value::Int8(a), Value::Text("x".repeat(pad))];
-        tuple::form_tuple(&TYPES, &row, xid, cid, &mut out);
-        out
-    }
 
     fn visible(pool: &'static BufferPool, tm: &TransactionManager) -> Vec<i64> {
         let snap = tm.snapshot(0, 0);

@@ -325,12 +325,7 @@ pub(super) fn drop_indexes(
     missing: &[String],
     cascade: bool,
 ) -> PgResult<String> {
-    for m in missing {
-        notices(&PgError::new(
-            SqlState::SUCCESSFUL_COMPLETION,
-            format!("index \"{m}\" does not exist, skipping"),
-        ))?;
-    }
+    super::notice_missing(notices, "index", missing)?;
     let catalog = cx.catalog;
     for i in indexes {
         let dropped = format!("index {}", i.name);

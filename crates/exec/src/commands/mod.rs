@@ -22,6 +22,21 @@ use crate::ExecEnv;
 /// Where a command's notices go (to the client, in order, before its result).
 pub type Notices<'n> = dyn FnMut(&PgError) -> PgResult<()> + 'n;
 
+/// DROP ... IF EXISTS's notice for each name that named nothing.
+pub(crate) fn notice_missing(
+    notices: &mut Notices,
+    kind: &str,
+    missing: &[String],
+) -> PgResult<()> {
+    for m in missing {
+        notices(&PgError::new(
+            common::SqlState::SUCCESSFUL_COMPLETION,
+            format!("{kind} \"{m}\" does not exist, skipping"),
+        ))?;
+    }
+    Ok(())
+}
+
 /// What a utility command needs beyond the execution environment.
 pub struct CommandContext<'c> {
     /// The catalog to change (the environment holds only a snapshot of it).

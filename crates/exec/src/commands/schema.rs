@@ -58,12 +58,7 @@ pub(super) fn drop(
     missing: &[String],
     cascade: bool,
 ) -> PgResult<String> {
-    for m in missing {
-        notices(&PgError::new(
-            SqlState::SUCCESSFUL_COMPLETION,
-            format!("schema \"{m}\" does not exist, skipping"),
-        ))?;
-    }
+    super::notice_missing(notices, "schema", missing)?;
     for ns in schemas {
         if ns.db_oid == 0 {
             // The built-in schemas are shared by every database here.

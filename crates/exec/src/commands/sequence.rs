@@ -38,12 +38,7 @@ pub(super) fn drop(
     sequences: &[Arc<Sequence>],
     missing: &[String],
 ) -> PgResult<String> {
-    for m in missing {
-        notices(&PgError::new(
-            SqlState::SUCCESSFUL_COMPLETION,
-            format!("sequence \"{m}\" does not exist, skipping"),
-        ))?;
-    }
+    super::notice_missing(notices, "sequence", missing)?;
     let catalog = cx.catalog;
     for q in sequences {
         catalog.drop_sequence(cx.changes(env)?, env.cid, q.oid)?;

@@ -78,12 +78,7 @@ pub(super) fn drop_tables(
     missing: &[String],
     cascade: bool,
 ) -> PgResult<String> {
-    for m in missing {
-        notices(&PgError::new(
-            SqlState::SUCCESSFUL_COMPLETION,
-            format!("table \"{m}\" does not exist, skipping"),
-        ))?;
-    }
+    super::notice_missing(notices, "table", missing)?;
     super::constraint::drop_referencing_foreign_keys(cx, env, notices, tables, cascade)?;
     let catalog = cx.catalog;
     for t in tables {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use catalog::{Column, View};
-use common::{Oid, PgError, PgResult, SqlState};
+use common::{Oid, PgResult};
 
 use super::{CommandContext, Notices};
 use crate::ExecEnv;
@@ -38,12 +38,7 @@ pub(super) fn drop(
     views: &[Arc<View>],
     missing: &[String],
 ) -> PgResult<String> {
-    for m in missing {
-        notices(&PgError::new(
-            SqlState::SUCCESSFUL_COMPLETION,
-            format!("view \"{m}\" does not exist, skipping"),
-        ))?;
-    }
+    super::notice_missing(notices, "view", missing)?;
     let catalog = cx.catalog;
     for v in views {
         catalog.drop_view(cx.changes(env)?, env.cid, v.oid)?;

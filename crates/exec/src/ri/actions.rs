@@ -150,24 +150,12 @@ impl RiContext {
     /// The referencing table's DEFAULTs of the key's columns (SET DEFAULT),
     /// evaluated once per referenced key (a default may call nextval()).
     fn defaults(&mut self, fk: &ForeignKey, env: &mut ExecEnv) -> PgResult<Vec<Value>> {
-        let user = env.hooks.current_user();
-        let mut ctx = sql::BindContext {
-            catalog: env.catalog,
-            db_oid: env.db_oid,
-            db_name: env.db_name,
-            user: &user,
-            session_user: &user,
-            search_path: vec!["public".into()],
-            param_types: Vec::new(),
-            server_version: "",
-            io: env.io,
-            system_views: None,
-        };
-        let exprs: Vec<Expr> = fk
-            .child_cols
-            .iter()
-            .map(|&c| sql::bind::bind_column_default(&mut ctx, &fk.child, c))
-            .collect::<PgResult<_>>()?;
+        let exprs: Vec<Expr> = crate::checks::with_stored_text_binder(env, |ctx| {
+            fk.child_cols
+                .iter()
+                .map(|&c| sql::bind::bind_column_default(ctx, &fk.child, c))
+                .collect::<PgResult<_>>()
+        })?;
         exprs.iter().map(|e| eval(e, &[], env)).collect()
     }
 
@@ -301,8 +289,6 @@ fn update_referencing(
     queue: &mut RiQueue,
     env: &mut ExecEnv,
 ) -> PgResult<bool> {
-    let rel = fk.child.locator();
-    let types = fk.child.column_types();
     let mut target = heap::InsertTarget::new();
     let mut buf = Vec::new();
     let Referencing {
@@ -313,27 +299,7 @@ fn update_referencing(
         for (&c, v) in fk.child_cols.iter().zip(values) {
             new[c] = v.clone();
         }
-        writer.check_row(&new, env)?;
-        access::tuple::form_tuple(&types, &new, env.xid, env.cid, &mut buf);
-        let hot_allowed = writer.hot_allowed(&row, &new);
-        let keys_updated = writer.keys_changed(&row, &new);
-        let (pool, cid, tm) = (env.pool, env.cid, env.tm);
-        let who = env.requester();
-        let hooks = &mut *env.hooks;
-        let r = heap::update(
-            pool,
-            rel,
-            tid,
-            &mut buf,
-            hot_allowed,
-            keys_updated,
-            who,
-            cid,
-            tm,
-            &mut target,
-            &mut |x| hooks.wait_for_transaction(x),
-        )
-        .map_err(|e| wait_error(env, e))?;
+        let r = writer.store_update(env, tid, &row, &new, &mut buf, &mut target)?;
         match r {
             ModifyResult::Done(new_tid) | ModifyResult::HeapOnly(new_tid) => {
                 let heap_only = matches!(r, ModifyResult::HeapOnly(_));
