@@ -96,6 +96,9 @@ pub fn infomask(t: &[u8]) -> u16 {
 pub fn natts(t: &[u8]) -> usize {
     u16::from_le_bytes(t[32..34].try_into().unwrap()) as usize
 }
+pub fn set_xmin(t: &mut [u8], xid: Xid) {
+    t[0..8].copy_from_slice(&xid.to_le_bytes());
+}
 pub fn set_xmax(t: &mut [u8], xid: Xid, cid: u32) {
     t[8..16].copy_from_slice(&xid.to_le_bytes());
     t[20..24].copy_from_slice(&cid.to_le_bytes());

@@ -5,7 +5,7 @@ use access::tuple::{self, deform_tuple};
 use catalog::Table;
 use common::{PgError, PgResult, SqlState};
 use sql::expr::Expr;
-use sql::plan::{IndexPath, Plan};
+use sql::plan::{IndexPath, OnConflict, Plan};
 use types::{DataType, Value};
 
 use crate::eval::{eval, eval_qual, value_to_text};
@@ -13,6 +13,7 @@ use crate::indexscan::{fetch_visible, IndexTids};
 use crate::ops::build;
 use crate::ri::RiQueue;
 use crate::table_stats::PendingCounts;
+use crate::upsert::{Upsert, Upserter};
 use crate::writer::TableWriter;
 use crate::{ExecEnv, Row};
 
@@ -85,9 +86,13 @@ pub fn insert(
     table: &Table,
     source: &Plan,
     bulk: bool,
+    on_conflict: Option<&OnConflict>,
     returning: Option<&[Expr]>,
     env: &mut ExecEnv,
 ) -> PgResult<(u64, Returning)> {
+    if let Some(clause) = on_conflict {
+        return insert_on_conflict(table, source, clause, returning, env);
+    }
     let types: Vec<DataType> = table.column_types();
     let mut target = if bulk {
         InsertTarget::bulk(env.pool)
@@ -126,6 +131,46 @@ pub fn insert(
     Ok((n, out))
 }
 
+/// INSERT … ON CONFLICT: each row inserted or its conflict resolved
+/// (`upsert`). The count is of rows inserted or updated, as PostgreSQL's.
+fn insert_on_conflict(
+    table: &Table,
+    source: &Plan,
+    clause: &OnConflict,
+    returning: Option<&[Expr]>,
+    env: &mut ExecEnv,
+) -> PgResult<(u64, Returning)> {
+    let mut op = build(source, env, None)?;
+    let mut writer = TableWriter::new(env, table)?;
+    let mut upserter = Upserter::new(clause, &writer);
+    let mut queue = RiQueue::default();
+    let mut counts = PendingCounts::default();
+    let mut out = Vec::new();
+    let r: PgResult<()> = (|| {
+        while let Some(row) = op.next(env)? {
+            match upserter.insert(&mut writer, &row, &mut queue, env)? {
+                Upsert::Inserted => {
+                    counts.inserted += 1;
+                    project_returning(returning, &row, env, &mut out)?;
+                }
+                Upsert::Updated { row, heap_only } => {
+                    counts.updated += 1;
+                    counts.hot_updated += u64::from(heap_only);
+                    project_returning(returning, &row, env, &mut out)?;
+                }
+                Upsert::Skipped => {}
+            }
+        }
+        Ok(())
+    })();
+    drop(op);
+    let n = counts.inserted + counts.updated;
+    count_changes(env, table, counts);
+    r?;
+    queue.run(env)?;
+    Ok((n, out))
+}
+
 /// Tells the session the statement's row changes to `table` (applied to
 /// its statistics at transaction end).
 fn count_changes(env: &mut ExecEnv, table: &Table, c: PendingCounts) {
@@ -157,6 +202,8 @@ fn for_each_match(
     let (snapshot, tm) = (env.snapshot, env.tm);
     let counters = env.hooks.counters_to_update(table.oid);
     let mut tuples = 0u64;
+    // Quals that may wait or read pages run after the page lock is let go.
+    let late = !qual.iter().all(Expr::safe_under_page_lock);
     let r = loop {
         if let Err(e) = env.check_cancel() {
             break Err(e);
@@ -165,9 +212,11 @@ fn for_each_match(
             tuples += 1;
             let mut row = Vec::with_capacity(types.len());
             deform_tuple(t, &types, &mut row)?;
-            for q in qual {
-                if !eval_qual(q, &row, env)? {
-                    return Ok(());
+            if !late {
+                for q in qual {
+                    if !eval_qual(q, &row, env)? {
+                        return Ok(());
+                    }
                 }
             }
             page.push((tid, row));
@@ -177,10 +226,17 @@ fn for_each_match(
             Ok(m) => m,
             Err(e) => break Err(e),
         };
-        if let Err(e) = page
-            .drain(..)
-            .try_for_each(|(tid, row)| modify(tid, row, env))
-        {
+        let r = page.drain(..).try_for_each(|(tid, row)| {
+            if late {
+                for q in qual {
+                    if !eval_qual(q, &row, env)? {
+                        return Ok(());
+                    }
+                }
+            }
+            modify(tid, row, env)
+        });
+        if let Err(e) = r {
             break Err(e);
         }
         if !more {
@@ -255,7 +311,7 @@ pub(crate) fn wait_error(env: &ExecEnv, e: PgError) -> PgError {
 /// transaction that committed after the statement's snapshot: READ
 /// COMMITTED goes on with the newest version (or skips a deleted row);
 /// REPEATABLE READ cannot, its snapshot would not see what it overwrites.
-fn serialization_check(env: &ExecEnv, change: &str) -> PgResult<()> {
+pub(crate) fn serialization_check(env: &ExecEnv, change: &str) -> PgResult<()> {
     if env.isolation.uses_transaction_snapshot() {
         return Err(PgError::new(
             common::SqlState::SERIALIZATION_FAILURE,

@@ -3,15 +3,16 @@
 //! PostgreSQL's executor does after the heap insert), and CREATE INDEX
 //! builds a tree from the table's rows.
 
-use access::btree::{self, IndexDesc, InsertOutcome, UniqueCheck};
+use access::btree::{self, IndexDesc, InsertOutcome, KeyHolder, UniqueCheck};
 use access::heap::{prune, IndexBuildScan, Tid};
 use access::tuple;
 use catalog::{Index, Table};
-use common::{PgError, PgResult, SqlState};
+use common::{Oid, PgError, PgResult, SqlState};
 use types::Value;
 
 use crate::dml::wait_error;
 use crate::eval::value_to_text;
+use crate::upsert::Conflict;
 use crate::ExecEnv;
 
 /// One index of the table being changed, ready for inserts.
@@ -79,6 +80,80 @@ impl TableIndexes {
             }
         }
         Ok(())
+    }
+}
+
+impl TableIndexes {
+    /// `insert` for ON CONFLICT: the `arbiters` first, where a live or
+    /// committed duplicate makes the result false (entries already made
+    /// stay, pointing at a version the caller takes back); the other
+    /// unique indexes fail with 23505 as usual.
+    pub fn insert_arbitrated(
+        &mut self,
+        env: &mut ExecEnv,
+        table: &Table,
+        row: &[Value],
+        tid: Tid,
+        arbiters: &[Oid],
+    ) -> PgResult<bool> {
+        let (first, rest): (Vec<&Target>, Vec<&Target>) = self
+            .targets
+            .iter()
+            .partition(|t| arbiters.contains(&t.index.oid));
+        for t in first.into_iter().chain(rest) {
+            self.key.clear();
+            self.key.extend(t.columns.iter().map(|&c| row[c].clone()));
+            if let InsertOutcome::Duplicate(_) = insert_entry(env, table, t, &self.key, tid)? {
+                if arbiters.contains(&t.index.oid) {
+                    return Ok(false);
+                }
+                return Err(duplicate_key_error(env, table, &t.index, &self.key));
+            }
+        }
+        Ok(true)
+    }
+
+    /// The version holding `row`'s key in one of the `arbiters` indexes,
+    /// as a unique check sees versions (PostgreSQL's SnapshotDirty): one
+    /// whose inserter or deleter is still running is waited for and the
+    /// look starts over.
+    pub fn find_conflict(
+        &self,
+        env: &mut ExecEnv,
+        table: &Table,
+        row: &[Value],
+        arbiters: &[Oid],
+    ) -> PgResult<Option<Conflict>> {
+        let (pool, tm) = (env.pool, env.tm);
+        let rel = table.locator();
+        'again: loop {
+            for t in self
+                .targets
+                .iter()
+                .filter(|t| arbiters.contains(&t.index.oid))
+            {
+                let key: Vec<Value> = t.columns.iter().map(|&c| row[c].clone()).collect();
+                if key.iter().any(Value::is_null) {
+                    continue; // NULLs never conflict
+                }
+                for entry in btree::find_equal(pool, t.index.locator(), &t.desc, &key)? {
+                    let own = &env.snapshot.own;
+                    match access::heap::key_holding_version(pool, tm, rel, entry, own)? {
+                        None | Some((_, KeyHolder::Dead, _)) => {}
+                        Some((tid, KeyHolder::Live, bytes)) => {
+                            return Ok(Some(Conflict { tid, bytes }));
+                        }
+                        Some((_, KeyHolder::InProgress(x), _)) => {
+                            env.hooks
+                                .wait_for_transaction(x)
+                                .map_err(|e| wait_error(env, e))?;
+                            continue 'again;
+                        }
+                    }
+                }
+            }
+            return Ok(None);
+        }
     }
 }
 

@@ -20,6 +20,7 @@ mod sort;
 mod spill;
 pub mod system_views;
 pub mod table_stats;
+mod upsert;
 pub mod vacuum;
 mod writer;
 

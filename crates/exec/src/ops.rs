@@ -216,7 +216,10 @@ fn build_node<'p>(
                     )
                 })
                 .collect();
+            let late_quals = !qual.iter().all(Expr::safe_under_page_lock);
             Box::new(SeqScanOp {
+                late_quals,
+                late: Vec::new(),
                 counters: env.hooks.counters_to_update(table.oid),
                 tuples: 0,
                 scan: HeapScan::new(env.pool, table.locator())?,
@@ -442,6 +445,56 @@ struct SeqScanOp<'p> {
     buffered: VecDeque<Row>,
     /// The plan node (EXPLAIN ANALYZE's rows removed by the filter).
     key: usize,
+    /// A qual may wait or read other pages (`Expr::safe_under_page_lock`):
+    /// the page's rows are decoded under its lock and the quals evaluated
+    /// after it is released, through `late`.
+    late_quals: bool,
+    late: Vec<(access::heap::Tid, Row)>,
+}
+
+impl SeqScanOp<'_> {
+    /// One page with the quals evaluated after its lock is released.
+    fn next_page_late(&mut self, env: &mut ExecEnv) -> PgResult<bool> {
+        let (snapshot, tm) = (env.snapshot, env.tm);
+        let types = &self.types;
+        let mask = self.mask.as_deref();
+        let columns_out = self.out.min(types.len());
+        let decode = self
+            .quals
+            .iter()
+            .map(|(_, need)| *need)
+            .max()
+            .unwrap_or(0)
+            .max(columns_out);
+        let late = &mut self.late;
+        let tuples = &mut self.tuples;
+        let more = self.scan.next_page(snapshot, tm, |tid, t| {
+            *tuples += 1;
+            let mut row = Vec::with_capacity(decode + 1);
+            Deformer::new(t).deform_masked(types, decode, mask, &mut row)?;
+            late.push((tid, row));
+            Ok(())
+        })?;
+        let mut removed = 0u64;
+        let rows = std::mem::take(&mut self.late);
+        'rows: for (tid, mut row) in rows {
+            for (q, _) in &self.quals {
+                if !eval_qual(q, &row, env)? {
+                    removed += 1;
+                    continue 'rows;
+                }
+            }
+            row.truncate(columns_out);
+            if self.out > columns_out {
+                row.push(crate::lockrows::tid_value(tid));
+            }
+            self.buffered.push_back(row);
+        }
+        if env.instrument.is_some() {
+            count_removed(env, self.key, removed);
+        }
+        Ok(more)
+    }
 }
 
 impl Operator for SeqScanOp<'_> {
@@ -451,6 +504,12 @@ impl Operator for SeqScanOp<'_> {
                 return Ok(Some(r));
             }
             env.check_cancel()?;
+            if self.late_quals {
+                if !self.next_page_late(env)? && self.buffered.is_empty() {
+                    return Ok(None);
+                }
+                continue;
+            }
             let (snapshot, tm) = (env.snapshot, env.tm);
             let types = &self.types;
             let quals = &self.quals;

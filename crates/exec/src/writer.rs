@@ -9,13 +9,14 @@ use std::sync::Arc;
 use access::heap::{self, Tid};
 use access::tuple;
 use catalog::Table;
-use common::PgResult;
+use common::{Oid, PgResult};
 use types::{DataType, Value};
 
 use crate::checks::TableChecks;
 use crate::dml::{check_not_null, schema_name};
 use crate::index::TableIndexes;
 use crate::ri::{ForeignKey, KeyRemoved, RiEvent, RiQueue};
+use crate::upsert::Conflict;
 use crate::ExecEnv;
 
 pub(crate) struct TableWriter {
@@ -132,6 +133,22 @@ impl TableWriter {
         self.key_columns.iter().any(|&c| !same(&old[c], &new[c]))
     }
 
+    /// Whether column `c` (0-based) is a column of a unique index.
+    pub fn is_key_column(&self, c: usize) -> bool {
+        self.key_columns.contains(&c)
+    }
+
+    /// ON CONFLICT's look for an existing row holding `row`'s key in one of
+    /// the `arbiters` indexes.
+    pub fn find_conflict(
+        &self,
+        env: &mut ExecEnv,
+        row: &[Value],
+        arbiters: &[Oid],
+    ) -> PgResult<Option<Conflict>> {
+        self.indexes.find_conflict(env, &self.table, row, arbiters)
+    }
+
     /// After the heap insert of `row` at `tid`: its index entries, and a
     /// check of each foreign key whose key it sets.
     pub fn inserted(
@@ -144,6 +161,34 @@ impl TableWriter {
         if !self.indexes.is_empty() {
             self.indexes.insert(env, &self.table, row, tid)?;
         }
+        self.queue_checks(env, row, tid, queue);
+        Ok(())
+    }
+
+    /// `inserted` for ON CONFLICT's speculative insertion: false, with
+    /// nothing queued, when an `arbiters` index already holds the key (a
+    /// concurrent insert got there first); the caller takes the version
+    /// back.
+    pub fn inserted_unless_conflict(
+        &mut self,
+        env: &mut ExecEnv,
+        row: &[Value],
+        tid: Tid,
+        queue: &mut RiQueue,
+        arbiters: &[Oid],
+    ) -> PgResult<bool> {
+        if !self
+            .indexes
+            .insert_arbitrated(env, &self.table, row, tid, arbiters)?
+        {
+            return Ok(false);
+        }
+        self.queue_checks(env, row, tid, queue);
+        Ok(true)
+    }
+
+    /// The checks of the foreign keys whose key the new row at `tid` sets.
+    fn queue_checks(&self, env: &mut ExecEnv, row: &[Value], tid: Tid, queue: &mut RiQueue) {
         for fk in &self.outgoing {
             if needs_check(fk, &fk.child_key(row)) {
                 let event = RiEvent::Check {
@@ -153,7 +198,6 @@ impl TableWriter {
                 queue.push(env, fk, event);
             }
         }
-        Ok(())
     }
 
     /// After the heap update of the version at `old_tid` (`old`) to `new`

@@ -173,6 +173,15 @@ pub(crate) fn run_explain(
                 ));
             } else {
                 lines = modify_lines(verb, table, source, options, &sizes, settings, &env.io);
+                if let BoundStatement::Insert {
+                    on_conflict: Some(oc),
+                    ..
+                } = statement
+                {
+                    let details =
+                        conflict_lines(oc, table, options, &sizes, settings, &env.io, env);
+                    lines.splice(1..1, details);
+                }
             }
         }
         _ => unreachable!("the binder explains only queries and DML"),
@@ -189,6 +198,46 @@ pub(crate) fn run_explain(
         sink.row(&[Value::Text(l)])?;
     }
     sink.complete("EXPLAIN")
+}
+
+/// The ON CONFLICT lines under `Insert on t`, as PostgreSQL prints them.
+fn conflict_lines(
+    oc: &sql::plan::OnConflict,
+    table: &Table,
+    options: &ExplainOptions,
+    sizes: &PoolSizes,
+    settings: &PlannerSettings,
+    io: &types::IoSettings,
+    env: &exec::ExecEnv,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    let (resolution, qual) = match &oc.action {
+        sql::plan::ConflictAction::Nothing => ("NOTHING", None),
+        sql::plan::ConflictAction::Update { qual, .. } => ("UPDATE", Some(qual)),
+    };
+    lines.push(format!("  Conflict Resolution: {resolution}"));
+    if oc.explicit {
+        let names: Vec<String> = oc
+            .arbiters
+            .iter()
+            .filter_map(|oid| env.catalog.indexes.get(oid))
+            .map(|i| quote_ident(&i.name))
+            .collect();
+        lines.push(format!("  Conflict Arbiter Indexes: {}", names.join(", ")));
+    }
+    if let Some(qual) = qual.filter(|q| !q.is_empty()) {
+        let own = |n: &str| format!("{}.{}", quote_ident(&table.name), quote_ident(n));
+        let mut labels: Vec<String> = table.columns.iter().map(|c| own(&c.name)).collect();
+        labels.extend(
+            table
+                .columns
+                .iter()
+                .map(|c| format!("excluded.{}", quote_ident(&c.name))),
+        );
+        let text = sql::plan::explain::qual_text(qual, &labels, options, sizes, settings, io);
+        lines.push(format!("  Conflict Filter: {text}"));
+    }
+    lines
 }
 
 /// `Insert on t` over the plan of its rows, as PostgreSQL's ModifyTable.

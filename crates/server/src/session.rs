@@ -882,6 +882,7 @@ impl Session {
                 source,
                 returning,
                 bulk,
+                on_conflict,
             } => {
                 if let Some((_, cols)) = returning {
                     sink.columns(&cols.iter().map(column_desc).collect::<Vec<_>>())?;
@@ -890,6 +891,7 @@ impl Session {
                     table,
                     source,
                     *bulk,
+                    on_conflict.as_deref(),
                     returning.as_ref().map(|r| r.0.as_slice()),
                     env,
                 )?;

@@ -348,6 +348,25 @@ impl Expr {
         found
     }
 
+    /// Whether evaluating the expression can neither wait (advisory locks,
+    /// pg_sleep) nor read pages (subqueries, sequences, catalog and size
+    /// functions): only then may a scan evaluate it under a page's content
+    /// lock. `Sys` functions and subqueries are taken to do either.
+    pub fn safe_under_page_lock(&self) -> bool {
+        let mut safe = true;
+        self.visit(&mut |e| {
+            safe &= !matches!(
+                e,
+                Expr::Sys { .. }
+                    | Expr::ScalarSubquery(..)
+                    | Expr::ArraySubquery(..)
+                    | Expr::Exists { .. }
+                    | Expr::InSubquery { .. }
+            )
+        });
+        safe
+    }
+
     /// Pre-order walk over this expression and its children (not into subquery plans).
     pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
         use Expr::*;

@@ -277,6 +277,30 @@ impl SourceMap {
     }
 }
 
+impl SourceMap {
+    /// The position of the last occurrence (ASCII case ignored) of
+    /// `words[0]` that is followed by the others in order, the last of
+    /// them before `to`: a clause's keywords, found back from an element
+    /// of the clause (`["on", "conflict"]`).
+    pub fn rfind_before(&self, to: sqlparser::tokenizer::Location, words: &[&str]) -> Option<u32> {
+        let mut end = self.index(to)?.min(self.chars.len());
+        let mut at = None;
+        for w in words.iter().rev() {
+            let w: Vec<char> = w.chars().collect();
+            let i = (0..end).rev().find(|&i| {
+                i + w.len() <= end
+                    && self.chars[i..i + w.len()]
+                        .iter()
+                        .zip(&w)
+                        .all(|(a, b)| a.eq_ignore_ascii_case(b))
+            })?;
+            at = Some(i);
+            end = i;
+        }
+        at.map(|i| (self.base + i + 1) as u32)
+    }
+}
+
 /// Simple tokens for the pre-parser: words (lowercased unless quoted),
 /// strings, numbers and punctuation.
 pub(crate) fn tokens(s: &str) -> Option<Vec<(String, bool)>> {

@@ -329,6 +329,11 @@ impl TransactionManager {
 
     /// Status of a finished or crashed transaction; running ones report InProgress.
     pub fn status(&self, xid: Xid) -> XidStatus {
+        if xid == common::ids::INVALID_XID {
+            // The xmin of a version ON CONFLICT took back at once
+            // (`access::heap::kill_speculative`): never committed.
+            return XidStatus::Aborted;
+        }
         match self.clog.status(xid) {
             XidStatus::InProgress if !self.is_running(xid) => {
                 // It may have ended between the two reads: its status was

@@ -182,3 +182,24 @@ pub fn key_holder(
 ) -> PgResult<KeyHolder> {
     Ok(with_chain(pool, rel, tid, |_, t| dirty_holder(t, tm, own))?.unwrap_or(KeyHolder::Dead))
 }
+
+/// The chain member `key_holder` decides by, for ON CONFLICT: its own tid,
+/// what it is to a unique check and a copy of its bytes. None when no
+/// member holds the key (the entry is dead).
+pub fn key_holding_version(
+    pool: &'static BufferPool,
+    tm: &TransactionManager,
+    rel: RelFileLocator,
+    tid: Tid,
+    own: &OwnXids,
+) -> PgResult<Option<(Tid, KeyHolder, Vec<u8>)>> {
+    with_chain(pool, rel, tid, |off, t| {
+        dirty_holder(t, tm, own).map(|h| {
+            let member = Tid {
+                block: tid.block,
+                offset: off,
+            };
+            (member, h, t.to_vec())
+        })
+    })
+}

@@ -15,6 +15,7 @@
 //! | LOCK | the page | offset, xmax, xmax's infomask bits |
 //! | PRUNE | the page | counts, then offsets: (root, target) redirected, made dead, made unused (the page is then compacted) |
 //! | VACUUM | the page | LP_DEAD offsets made unused (the page is then compacted) |
+//! | KILL | the page | offset of a version whose xmin became invalid (ON CONFLICT's super-delete) |
 //!
 //! An UPDATE's stamp flags say whether it was a HOT update (the new
 //! version's own header, logged whole, carries `HEAP_ONLY`).
@@ -39,6 +40,7 @@ pub const HEAP_UPDATE: u8 = 0x30;
 pub const HEAP_LOCK: u8 = 0x40;
 pub const HEAP_PRUNE: u8 = 0x50;
 pub const HEAP_VACUUM: u8 = 0x60;
+pub const HEAP_KILL: u8 = 0x90;
 
 pub const SMGR_CREATE: u8 = 0x10;
 pub const SMGR_DROP: u8 = 0x20;
@@ -238,6 +240,24 @@ pub(crate) fn log_delete(
         let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_DELETE, xid);
         let b = rec.register_block(tag(rel, block), pg, false);
         put_stamp(rec.block_data(b), &stamp);
+        insert_or_panic(wal, &rec)
+    };
+    page::set_lsn(pg, lsn);
+}
+
+/// Logs `kill_speculative`'s change: the version at `off` lost its xmin.
+pub(crate) fn log_kill(
+    wal: &Wal,
+    rel: RelFileLocator,
+    block: u32,
+    pg: &mut PageWrite<'_>,
+    xid: Xid,
+    off: OffsetNumber,
+) {
+    let lsn = {
+        let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_KILL, xid);
+        let b = rec.register_block(tag(rel, block), pg, false);
+        rec.block_data(b).extend_from_slice(&off.to_le_bytes());
         insert_or_panic(wal, &rec)
     };
     page::set_lsn(pg, lsn);
@@ -474,6 +494,13 @@ impl HeapRedo {
             HEAP_DELETE => redo_block(self.pool, rec, b0, |pg| {
                 apply_stamp(pg, rec.xid, get_stamp(d).ok_or_else(short)?)
             }),
+            HEAP_KILL => redo_block(self.pool, rec, b0, |pg| {
+                let off = u16_at(d, 0)?;
+                let t =
+                    page::item_mut(pg, off).ok_or_else(|| format!("no tuple at offset {off}"))?;
+                tuple::set_xmin(t, common::ids::INVALID_XID);
+                Ok(())
+            }),
             HEAP_LOCK => redo_block(self.pool, rec, b0, |pg| {
                 let s = get_lock_stamp(d).ok_or_else(short)?;
                 let t = page::item_mut(pg, s.offset)
@@ -590,6 +617,7 @@ pub fn describe(rec: &Record<'_>) -> String {
         (rmgr::HEAP, HEAP_LOCK) => "LOCK",
         (rmgr::HEAP, HEAP_PRUNE) => "PRUNE",
         (rmgr::HEAP, HEAP_VACUUM) => "VACUUM",
+        (rmgr::HEAP, HEAP_KILL) => "KILL",
         (rmgr::SMGR, SMGR_TRUNCATE) => "TRUNCATE",
         (rmgr::SMGR, SMGR_CREATE) => "CREATE",
         (rmgr::SMGR, SMGR_DROP) => "DROP",

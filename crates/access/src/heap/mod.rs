@@ -37,9 +37,9 @@ pub mod sample;
 #[cfg(test)]
 mod test_rows;
 pub mod vacuum;
-pub use fetch::{chain_roots, fetch_visible, key_holder};
+pub use fetch::{chain_roots, fetch_visible, key_holder, key_holding_version};
 pub use index_build::IndexBuildScan;
-pub use modify::{delete, update, ModifyResult, WaitForXid};
+pub use modify::{delete, kill_speculative, update, ModifyResult, WaitForXid};
 pub use rowlock::{lock_tuple, LockResult, Requester, RowLockMode, WaitPolicy};
 
 /// A tuple's address: block and 1-based offset.

@@ -99,9 +99,15 @@ pub fn delete(
         let mut pg = buf.write();
         match rowlock::inspect(&pg, pool, rel, tid, who, Intent::Delete, tm)? {
             Verdict::Proceed(holders) => {
-                // Every other lock conflicts with a delete: none stays.
-                rowlock::lockers_after_change(&pg, pool, rel, tid, holders, tm)?;
-                let flags = log::STAMP_KEYS_UPDATED;
+                // Every other transaction's lock conflicts with a delete;
+                // only our enclosing transaction's stays (it must survive a
+                // rollback of the savepoint that deletes).
+                let stay = rowlock::lockers_after_change(&pg, pool, rel, tid, holders, tm)?;
+                let flags = if stay.is_empty() {
+                    log::STAMP_KEYS_UPDATED
+                } else {
+                    log::STAMP_KEYS_UPDATED | log::STAMP_HAS_LOCKERS
+                };
                 let t = page::item_mut(&mut pg, tid.offset).expect("inspected");
                 stamp_old(t, xid, cid, tid, flags);
                 pg.mark_dirty();
@@ -122,6 +128,30 @@ pub fn delete(
             }
         }
     }
+}
+
+/// Takes back the version at `tid` that `xid` has just inserted (ON
+/// CONFLICT's speculative insertion, which found a conflicting key after
+/// the heap insert): its xmin becomes `INVALID_XID`, which every
+/// transaction reads as aborted, so the version is dead to everyone at
+/// once: no unique check waits for our transaction because of it, and
+/// pruning removes it (PostgreSQL's "super-delete"). Nothing else can have
+/// locked or changed a version no one else could see.
+pub fn kill_speculative(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    tid: Tid,
+    xid: Xid,
+    tm: &TransactionManager,
+) -> PgResult<()> {
+    let buf = pool.read_buffer(rel, ForkNumber::Main, tid.block, ReadMode::Normal, None)?;
+    let mut pg = buf.write();
+    let t = page::item_mut(&mut pg, tid.offset).expect("the version just inserted");
+    assert_eq!(tuple::xmin(t), xid, "kill_speculative of another's version");
+    tuple::set_xmin(t, common::ids::INVALID_XID);
+    pg.mark_dirty();
+    log::log_kill(tm.wal(), rel, tid.block, &mut pg, xid, tid.offset);
+    Ok(())
 }
 
 /// For an update `inspect` let through (both pages locked): the lockers

@@ -64,7 +64,7 @@ pub(super) fn create_table(
         table = super::index::add_constraint(cx, env, &table, c, true)?;
     }
     if let Some(plan) = stmt.source {
-        let (n, _) = crate::dml::insert(&table, plan, true, None, env)?;
+        let (n, _) = crate::dml::insert(&table, plan, true, None, None, env)?;
         return Ok(format!("SELECT {n}"));
     }
     Ok("CREATE TABLE".into())

@@ -71,6 +71,25 @@ impl Binder<'_, '_> {
                     .iter()
                     .any(|s| s.iter().any(|c| c.qualifier.as_deref() == Some(q.as_str())));
             if !known {
+                // A table in scope under an alias, named by its own name.
+                let aliased = scope.iter().chain(self.outer.iter().flatten()).find(|c| {
+                    c.qualifier.is_some()
+                        && self
+                            .ctx
+                            .catalog
+                            .table_by_oid(c.table_oid)
+                            .is_some_and(|t| t.name == *q)
+                });
+                if let Some(c) = aliased {
+                    let alias = c.qualifier.as_deref().unwrap_or_default();
+                    return Err(PgError::new(
+                        SqlState::UNDEFINED_TABLE,
+                        format!("invalid reference to FROM-clause entry for table \"{q}\""),
+                    )
+                    .with_hint(format!(
+                        "Perhaps you meant to reference the table alias \"{alias}\"."
+                    )));
+                }
                 return Err(PgError::new(
                     SqlState::UNDEFINED_TABLE,
                     format!("missing FROM-clause entry for table \"{q}\""),

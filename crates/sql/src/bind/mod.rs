@@ -9,6 +9,7 @@ mod explain;
 mod expr;
 mod lock;
 mod locking;
+mod on_conflict;
 mod portal;
 mod pos;
 mod query;
@@ -1057,13 +1058,17 @@ impl Binder<'_, '_> {
         let ast::TableObject::TableName(name) = &ins.table else {
             return Err(PgError::unsupported("INSERT into a table function"));
         };
-        if ins.on.is_some() {
-            return Err(PgError::unsupported(
-                "INSERT ... ON CONFLICT is not supported yet",
-            ));
-        }
         let table = self.require_table(&object_name_parts(name)?)?;
         let alias = ins.table_alias.as_ref().map(|a| ident_name(&a.alias));
+        let on_conflict = match &ins.on {
+            None => None,
+            Some(ast::OnInsert::OnConflict(oc)) => Some(Box::new(self.bind_on_conflict(
+                oc,
+                &table,
+                alias.as_deref(),
+            )?)),
+            Some(_) => return Err(PgError::unsupported("INSERT ... ON DUPLICATE KEY UPDATE")),
+        };
         // Target column index for each source position.
         let targets: Vec<usize> = if ins.columns.is_empty() {
             // Without a column list, fewer values fill the leading columns.
@@ -1192,6 +1197,7 @@ impl Binder<'_, '_> {
             // PostgreSQL uses the bulk-write ring for COPY and CREATE TABLE AS
             // only; INSERT ... SELECT leaves its pages in the pool.
             bulk: false,
+            on_conflict,
         })
     }
 
@@ -1233,32 +1239,7 @@ impl Binder<'_, '_> {
         let (table, alias) = self.single_table(&u.table)?;
         let scope = Self::table_scope(&table, alias.as_deref());
         let qual = self.bind_where(&u.selection, &scope)?;
-        let mut assignments = Vec::new();
-        for a in &u.assignments {
-            let ast::AssignmentTarget::ColumnName(n) = &a.target else {
-                return Err(PgError::unsupported(
-                    "multi-column assignment is not supported yet",
-                ));
-            };
-            let parts = object_name_parts(n)?;
-            let cname = parts.last().unwrap();
-            let i = table.column_index(cname).ok_or_else(|| {
-                PgError::new(
-                    SqlState::UNDEFINED_COLUMN,
-                    format!(
-                        "column \"{cname}\" of relation \"{}\" does not exist",
-                        table.name
-                    ),
-                )
-            })?;
-            let e = if is_default_keyword(&a.value) {
-                self.column_default(&table, i)?
-            } else {
-                let b = self.bind_expr(&a.value, &scope)?;
-                self.coerce_assign(b, table.columns[i].data_type(), cname)?
-            };
-            assignments.push((i, e));
-        }
+        let assignments = self.bind_assignments(&u.assignments, &table, &scope)?;
         let returning = self.bind_returning(&u.returning, &scope)?;
         Ok(BoundStatement::Update {
             table,
@@ -1267,6 +1248,49 @@ impl Binder<'_, '_> {
             returning,
             index: None,
         })
+    }
+
+    /// SET's `column = value` list (UPDATE, ON CONFLICT DO UPDATE), values
+    /// bound over `scope` and coerced to their columns.
+    pub(crate) fn bind_assignments(
+        &mut self,
+        list: &[ast::Assignment],
+        table: &Table,
+        scope: &Scope,
+    ) -> PgResult<Vec<(usize, Expr)>> {
+        let mut assignments: Vec<(usize, Expr)> = Vec::new();
+        for a in list {
+            let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+                return Err(PgError::unsupported(
+                    "multi-column assignment is not supported yet",
+                ));
+            };
+            let parts = object_name_parts(n)?;
+            let cname = parts.last().unwrap();
+            let i = table.column_index(cname).ok_or_else(|| {
+                let err = PgError::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!(
+                        "column \"{cname}\" of relation \"{}\" does not exist",
+                        table.name
+                    ),
+                );
+                self.at(err, n.span())
+            })?;
+            if assignments.iter().any(|(j, _)| *j == i) {
+                return Err(PgError::syntax(format!(
+                    "multiple assignments to same column \"{cname}\""
+                )));
+            }
+            let e = if is_default_keyword(&a.value) {
+                self.column_default(table, i)?
+            } else {
+                let b = self.bind_expr(&a.value, scope)?;
+                self.coerce_assign(b, table.columns[i].data_type(), cname)?
+            };
+            assignments.push((i, e));
+        }
+        Ok(assignments)
     }
 
     fn bind_delete(&mut self, d: &ast::Delete) -> PgResult<BoundStatement> {

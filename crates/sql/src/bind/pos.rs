@@ -110,6 +110,19 @@ impl Binder<'_, '_> {
         self.src.as_ref()?.position(span.start)
     }
 
+    /// Attaches the position of the keywords `words` found back from `to`
+    /// (`SourceMap::rfind_before`) to `err`.
+    pub(crate) fn at_words_before(&self, err: PgError, to: Span, words: &[&str]) -> PgError {
+        match self
+            .src
+            .as_ref()
+            .and_then(|s| s.rfind_before(to.start, words))
+        {
+            Some(p) if err.position.is_none() => err.with_position(p),
+            _ => err,
+        }
+    }
+
     /// Attaches `span`'s position to `err` unless it already has one.
     pub(crate) fn at(&self, err: PgError, span: Span) -> PgError {
         if err.position.is_some() {

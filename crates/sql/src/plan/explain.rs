@@ -181,6 +181,29 @@ pub fn explain_plan(
     e.lines
 }
 
+/// Quals as EXPLAIN prints a filter (`(a > 1)`), their columns named by
+/// `labels` (ModifyTable's `Conflict Filter`).
+pub fn qual_text(
+    quals: &[Expr],
+    labels: &[String],
+    options: &ExplainOptions,
+    sizes: &dyn RelationSizes,
+    settings: &PlannerSettings,
+    io: &IoSettings,
+) -> String {
+    let e = Explainer {
+        options,
+        sizes,
+        settings,
+        stats: None,
+        io,
+        prefix: true,
+        names: HashMap::new(),
+        lines: Vec::new(),
+    };
+    e.qual_text(&quals.iter().collect::<Vec<_>>(), labels)
+}
+
 fn count_relations(p: &Plan) -> usize {
     let own = match p {
         Plan::SeqScan { .. }

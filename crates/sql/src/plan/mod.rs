@@ -390,6 +390,49 @@ pub enum AlterTableAction {
     ValidateConstraint(String),
 }
 
+/// INSERT's ON CONFLICT clause, bound.
+#[derive(Debug, Clone)]
+pub struct OnConflict {
+    /// The unique indexes whose conflicts the clause handles (its
+    /// arbiters): the ones the conflict target names or infers, or for DO
+    /// NOTHING without a target every unique index of the table.
+    pub arbiters: Vec<Oid>,
+    /// The clause names its arbiters (a conflict target): EXPLAIN lists
+    /// them only then.
+    pub explicit: bool,
+    pub action: ConflictAction,
+}
+
+impl OnConflict {
+    /// The clause with `f` applied to each of DO UPDATE's expressions.
+    pub fn map_exprs(self, f: &mut dyn FnMut(Expr) -> Expr) -> OnConflict {
+        let action = match self.action {
+            ConflictAction::Nothing => ConflictAction::Nothing,
+            ConflictAction::Update { assignments, qual } => ConflictAction::Update {
+                assignments: assignments.into_iter().map(|(i, e)| (i, f(e))).collect(),
+                qual: qual.into_iter().map(f).collect(),
+            },
+        };
+        OnConflict {
+            arbiters: self.arbiters,
+            explicit: self.explicit,
+            action,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum ConflictAction {
+    Nothing,
+    /// DO UPDATE SET … WHERE …: the expressions read a row made of the
+    /// existing row's columns followed by EXCLUDED's (the row proposed for
+    /// insertion), so EXCLUDED's column i is `Column(width + i)`.
+    Update {
+        assignments: Vec<(usize, Expr)>,
+        qual: Vec<Expr>,
+    },
+}
+
 #[derive(Debug, Clone)]
 pub enum BoundStatement {
     /// EXPLAIN of a query or DML statement.
@@ -410,6 +453,7 @@ pub enum BoundStatement {
         source: Plan,
         returning: Option<(Vec<Expr>, Vec<OutputColumn>)>,
         bulk: bool,
+        on_conflict: Option<Box<OnConflict>>,
     },
     Update {
         table: Arc<Table>,

@@ -134,11 +134,13 @@ fn map_statement(stmt: BoundStatement, f: &mut ExprMap) -> BoundStatement {
             source,
             returning: r,
             bulk,
+            on_conflict,
         } => B::Insert {
             table,
             source: map_plan(source, f),
             returning: returning(r, f),
             bulk,
+            on_conflict: on_conflict.map(|oc| Box::new(oc.map_exprs(&mut |e| f(e)))),
         },
         B::Update {
             table,

@@ -40,11 +40,13 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             source,
             returning,
             bulk,
+            on_conflict,
         } => B::Insert {
             table,
             source: plan_tree(source, cx),
             returning: returning.map(|(e, c)| (plan_exprs(e, cx), c)),
             bulk,
+            on_conflict: on_conflict.map(|oc| Box::new(oc.map_exprs(&mut |e| plan_expr(e, cx)))),
         },
         B::Update {
             table,
