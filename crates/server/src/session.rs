@@ -351,6 +351,16 @@ impl Session {
         matches!(&self.txn, TxnState::Block(t) if t.failed)
     }
 
+    /// Whether a command that cannot run inside a transaction block
+    /// (CREATE DATABASE, VACUUM) must fail: in an explicit block, in a
+    /// multi-statement Query, in an extended-protocol pipeline.
+    fn block_forbids_utility(&self) -> bool {
+        match &self.txn {
+            TxnState::Idle => false,
+            TxnState::Block(t) => !(t.implicit && t.lone_execute),
+        }
+    }
+
     fn in_implicit_block(&self) -> bool {
         matches!(&self.txn, TxnState::Block(t) if t.implicit)
     }
@@ -559,7 +569,7 @@ impl Session {
                 deferred,
             } => return self.set_constraints(constraints, *deferred, sink),
             BoundStatement::AlterSystem { name, value } => {
-                if matches!(self.txn, TxnState::Block(_)) {
+                if self.block_forbids_utility() {
                     return Err(PgError::new(
                         SqlState::ACTIVE_SQL_TRANSACTION,
                         "ALTER SYSTEM cannot run inside a transaction block",
@@ -568,7 +578,7 @@ impl Session {
                 gucs::alter_system(&self.ctx.data_dir, name.as_deref(), value.as_deref())?;
                 return sink.complete("ALTER SYSTEM");
             }
-            BoundStatement::Vacuum { .. } if !matches!(self.txn, TxnState::Idle) => {
+            BoundStatement::Vacuum { .. } if self.block_forbids_utility() => {
                 return Err(PgError::new(
                     SqlState::ACTIVE_SQL_TRANSACTION,
                     "VACUUM cannot run inside a transaction block",
@@ -759,7 +769,7 @@ impl Session {
         let (snapshot, xid, cid) = (&st.snapshot, st.xid, st.cid);
         let catalog = self.catalog_version();
         let db_oid = self.db_oid;
-        let in_block = !matches!(self.txn, TxnState::Idle);
+        let in_block = self.block_forbids_utility();
         let mut changes = self.catalog_changes.take();
         let r = self.with_env(&catalog, snapshot, xid, cid, params, |env| {
             env.isolation = st.isolation;
@@ -1150,8 +1160,15 @@ impl SessionHandler for Session {
             return Ok(None);
         };
         self.absorb_reload();
-        if let TxnState::Idle = self.txn {
-            self.txn = TxnState::Block(transaction::Transaction::new(&self.settings, true));
+        match &mut self.txn {
+            TxnState::Idle => {
+                let mut t = transaction::Transaction::new(&self.settings, true);
+                t.lone_execute = true;
+                self.txn = TxnState::Block(t);
+            }
+            // A second Execute before Sync: a pipeline, one transaction.
+            TxnState::Block(t) if t.implicit => t.lone_execute = false,
+            TxnState::Block(_) => {}
         }
         let bound = loop {
             let version = self.catalog_version();

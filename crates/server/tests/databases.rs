@@ -80,3 +80,36 @@ fn max_connections_is_enforced() {
     }
     assert!(ok, "connections were not freed");
 }
+
+/// Drivers send CREATE/DROP DATABASE through the extended protocol (one
+/// Parse/Bind/Execute/Sync): that is not a transaction block.
+#[test]
+fn create_and_drop_database_through_the_extended_protocol() {
+    let s = TestServer::start();
+    let mut c = s.connect();
+    c.execute("create database ext_db", &[]).unwrap();
+    let mut d = s
+        .config()
+        .dbname("ext_db")
+        .connect(postgres::NoTls)
+        .unwrap();
+    d.execute("create table t (k int primary key)", &[])
+        .unwrap();
+    drop(d);
+    c.execute("drop database ext_db", &[]).unwrap();
+}
+
+/// VACUUM through the extended protocol runs; in a pipeline or block it
+/// does not.
+#[test]
+fn vacuum_through_the_extended_protocol() {
+    let s = TestServer::start();
+    let mut c = s.connect();
+    c.batch_execute("create table t (k int); insert into t select generate_series(1, 100); delete from t where k < 50")
+        .unwrap();
+    c.execute("vacuum t", &[]).unwrap();
+    assert_eq!(s.psql("select count(*) from t"), "51");
+    let mut tx = c.transaction().unwrap();
+    let e = tx.execute("vacuum t", &[]).unwrap_err();
+    assert_eq!(e.code().unwrap().code(), "25001");
+}

@@ -39,6 +39,10 @@ pub(super) struct Transaction {
     /// Opened by an extended-protocol Execute or a multi-statement Query
     /// outside BEGIN: it lasts until the next Sync or the Query's end.
     pub implicit: bool,
+    /// An implicit block one extended-protocol Execute opened and no other
+    /// statement has joined yet (no pipelining): commands that cannot run
+    /// in a transaction block may run in it, as in PostgreSQL.
+    pub lone_execute: bool,
     pub isolation: IsolationLevel,
     pub read_only: bool,
     pub deferrable: bool,
@@ -82,6 +86,7 @@ impl Transaction {
             cid: 0,
             failed: false,
             implicit,
+            lone_execute: false,
             isolation: default_isolation(settings),
             read_only: flag("default_transaction_read_only"),
             deferrable: flag("default_transaction_deferrable"),
