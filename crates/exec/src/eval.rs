@@ -255,7 +255,13 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
             for a in args {
                 vals.push(eval(a, row, env)?);
             }
-            eval_sys(*func, &vals, *ty, env)?
+            let strict_null = vals.iter().any(Value::is_null);
+            match eval_sys(*func, &vals, *ty, env)? {
+                // A void function's result is not NULL (it prints as an
+                // empty string), unless a NULL argument skipped the call.
+                Value::Null if ty.id == TypeId::Void && !strict_null => Value::Text(String::new()),
+                v => v,
+            }
         }
         Expr::Case { whens, else_, .. } => {
             for (cond, result) in whens {

@@ -166,6 +166,9 @@ pub struct ExecSettings {
     /// maintenance_work_mem: what VACUUM's dead tuple ids may take before
     /// it cleans the indexes up and goes on.
     pub maintenance_work_mem_kb: u64,
+    /// max_parallel_maintenance_workers: threads CREATE INDEX may sort
+    /// with besides the session's own.
+    pub max_parallel_maintenance_workers: u32,
 }
 
 impl Default for ExecSettings {
@@ -175,6 +178,7 @@ impl Default for ExecSettings {
             hash_mem_multiplier: 2.0,
             temp_file_limit_kb: None,
             maintenance_work_mem_kb: 65536,
+            max_parallel_maintenance_workers: 2,
         }
     }
 }

@@ -545,6 +545,13 @@ pub static GUCS: &[GucDef] = &[
         "Sets the maximum number of concurrent connections.",
     ),
     g(
+        "max_parallel_maintenance_workers",
+        "2",
+        User,
+        false,
+        "Sets the maximum number of parallel processes per maintenance operation.",
+    ),
+    g(
         "max_parallel_workers",
         "8",
         User,
@@ -1022,6 +1029,7 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         | "bgwriter_lru_maxpages"
         | "max_parallel_workers_per_gather"
         | "max_parallel_workers"
+        | "max_parallel_maintenance_workers"
         | "max_worker_processes"
         | "superuser_reserved_connections"
         | "tcp_keepalives_count"

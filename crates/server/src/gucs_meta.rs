@@ -644,6 +644,15 @@ pub static GUC_META: &[GucMeta] = &[
         &[],
     ),
     m(
+        "max_parallel_maintenance_workers",
+        None,
+        "Resource Usage / Asynchronous Behavior",
+        Integer,
+        Some("0"),
+        Some("1024"),
+        &[],
+    ),
+    m(
         "max_parallel_workers",
         None,
         "Resource Usage / Asynchronous Behavior",

@@ -70,6 +70,11 @@ pub fn exec_settings(s: &Settings) -> exec::ExecSettings {
         maintenance_work_mem_kb: kb("maintenance_work_mem")
             .unwrap_or(d.maintenance_work_mem_kb)
             .max(1024),
+        max_parallel_maintenance_workers: s
+            .get("max_parallel_maintenance_workers")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(d.max_parallel_maintenance_workers),
     }
 }
 

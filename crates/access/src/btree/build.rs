@@ -191,12 +191,12 @@ impl Builder<'_> {
     }
 }
 
-pub(crate) fn build(
+pub(crate) fn build<K: AsRef<[Value]>>(
     pool: &'static BufferPool,
     wal: &Wal,
     rel: RelFileLocator,
     desc: &IndexDesc,
-    sorted: &mut dyn Iterator<Item = PgResult<(Vec<Value>, Tid)>>,
+    sorted: &mut dyn Iterator<Item = PgResult<(K, Tid)>>,
 ) -> PgResult<u64> {
     let (root, level) = read_meta(pool, rel)?;
     let nblocks = pool.smgr().nblocks(rel, ForkNumber::Main)?;
@@ -224,11 +224,12 @@ pub(crate) fn build(
     let mut count = 0u64;
     for entry in sorted {
         let (values, tid) = entry?;
-        tuple::encode(desc, &values, tid, &mut item)?;
+        let values = values.as_ref();
+        tuple::encode(desc, values, tid, &mut item)?;
         tuple::check_size(item.len())?;
         debug_assert!(
             count == 0
-                || tuple::compare_search(desc, &tuple::SearchKey::entry(&values, tid), &prev)
+                || tuple::compare_search(desc, &tuple::SearchKey::entry(values, tid), &prev)
                     == std::cmp::Ordering::Greater,
             "build input out of order at entry {count}"
         );

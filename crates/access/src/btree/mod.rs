@@ -81,6 +81,77 @@ impl IndexDesc {
     }
 }
 
+/// An order-preserving summary of a key's first column for sorting many
+/// keys (PostgreSQL's abbreviated keys): keys whose abbreviations differ
+/// compare as the abbreviations do; keys with equal ones must be compared
+/// in full, unless `IndexDesc::abbreviation_is_exact`. The high half ranks
+/// NULL before or after every value, the low half holds the value's bits:
+/// integers with the sign flipped, text's first eight bytes (C order),
+/// inverted for DESC; types without a summary (floats, numeric, char(n))
+/// have 0, so every such key is compared in full.
+pub type Abbreviation = u128;
+
+impl IndexDesc {
+    pub fn abbreviate(&self, key: &[Value]) -> Abbreviation {
+        let (Some(col), Some(v)) = (self.columns.first(), key.first()) else {
+            return 0;
+        };
+        if v.is_null() {
+            let rank: u128 = if col.nulls_first { 0 } else { 2 };
+            return rank << 64;
+        }
+        let bits = abbreviated_bits(col.ty.id, v).unwrap_or(0);
+        let bits = if col.descending { !bits } else { bits };
+        (1u128 << 64) | bits as u128
+    }
+
+    /// Whether equal abbreviations mean equal keys: a one-column key of an
+    /// integer-like type.
+    pub fn abbreviation_is_exact(&self) -> bool {
+        match self.columns.as_slice() {
+            [col] => integer_like(col.ty.id),
+            _ => false,
+        }
+    }
+}
+
+fn integer_like(ty: types::TypeId) -> bool {
+    use types::TypeId as T;
+    matches!(
+        ty,
+        T::Bool | T::Int2 | T::Int4 | T::Int8 | T::Oid | T::Date | T::Timestamp | T::Timestamptz
+    ) || ty.is_reg()
+}
+
+/// The summary bits of a non-null value of a column of type `ty` (None: no
+/// summary for the type).
+fn abbreviated_bits(ty: types::TypeId, v: &Value) -> Option<u64> {
+    use types::TypeId as T;
+    const SIGN: u64 = 1 << 63;
+    if integer_like(ty) {
+        let x: i64 = match v {
+            Value::Bool(b) => *b as i64,
+            Value::Int2(x) => *x as i64,
+            Value::Int4(x) => *x as i64,
+            Value::Int8(x) => *x,
+            Value::Oid(x) => *x as i64,
+            Value::Date(d) => *d as i64,
+            Value::Timestamp(t) | Value::Timestamptz(t) => *t,
+            _ => return None,
+        };
+        return Some(x as u64 ^ SIGN);
+    }
+    match (ty, v) {
+        (T::Text | T::Varchar | T::Name, Value::Text(s)) => {
+            let mut b = [0u8; 8];
+            let n = s.len().min(8);
+            b[..n].copy_from_slice(&s.as_bytes()[..n]);
+            Some(u64::from_be_bytes(b))
+        }
+        _ => None,
+    }
+}
+
 /// One end of a scan's range, a key prefix in index order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScanBound {
@@ -179,12 +250,12 @@ pub fn create_empty(pool: &'static BufferPool, wal: &Wal, rel: RelFileLocator) -
 /// Builds the tree bottom-up from entries already sorted in index order
 /// (ties broken by tid) into storage `create_empty` made; the pages are
 /// logged whole. Returns the number of entries.
-pub fn build(
+pub fn build<K: AsRef<[Value]>>(
     pool: &'static BufferPool,
     wal: &Wal,
     rel: RelFileLocator,
     desc: &IndexDesc,
-    sorted: &mut dyn Iterator<Item = PgResult<(Vec<Value>, Tid)>>,
+    sorted: &mut dyn Iterator<Item = PgResult<(K, Tid)>>,
 ) -> PgResult<u64> {
     build::build(pool, wal, rel, desc, sorted)
 }

@@ -2,6 +2,7 @@
 
 mod support;
 
+mod abbrev;
 mod basic;
 mod build;
 mod concurrent;

@@ -120,7 +120,7 @@ fn wide_keys_build_several_levels_and_empty_input_builds_nothing() {
         ..REL
     };
     btree::create_empty(e.pool, e.tm.wal(), rel2).unwrap();
-    let mut none = std::iter::empty();
+    let mut none = std::iter::empty::<common::PgResult<(Vec<Value>, Tid)>>();
     assert_eq!(
         btree::build(e.pool, e.tm.wal(), rel2, &desc, &mut none).unwrap(),
         0
