@@ -20,7 +20,7 @@ fn column(ty: TypeId, descending: bool, nulls_first: bool) -> IndexDesc {
 }
 
 fn value(ty: TypeId, rng: &mut Rng) -> Value {
-    if rng.next() % 10 == 0 {
+    if rng.next().is_multiple_of(10) {
         return Value::Null;
     }
     let n = rng.next();
