@@ -1,15 +1,10 @@
-//! Index maintenance and builds: every row a statement adds to a table gets
-//! an entry in each of the table's indexes (unique ones checked first, as
-//! PostgreSQL's executor does after the heap insert), and CREATE INDEX
-//! builds a tree from the table's rows.
-
-use std::cmp::Ordering;
-
-use smallvec::SmallVec;
+//! Index maintenance: every row a statement adds to a table gets an entry
+//! in each of the table's indexes (unique ones checked first, as
+//! PostgreSQL's executor does after the heap insert), and ON CONFLICT's
+//! look for a conflicting key. CREATE INDEX's build is `index_build`.
 
 use access::btree::{self, IndexDesc, InsertOutcome, KeyHolder, UniqueCheck};
-use access::heap::{prune, IndexBuildScan, Tid};
-use access::tuple;
+use access::heap::Tid;
 use catalog::{Index, Table};
 use common::{Oid, PgError, PgResult, SqlState};
 use types::Value;
@@ -194,7 +189,12 @@ fn insert_entry(
 }
 
 /// `(a, b)=(1, 2)`, as PostgreSQL's BuildIndexValueDescription writes a key.
-fn key_description(env: &ExecEnv, table: &Table, index: &Index, key: &[Value]) -> String {
+pub(crate) fn key_description(
+    env: &ExecEnv,
+    table: &Table,
+    index: &Index,
+    key: &[Value],
+) -> String {
     let names: Vec<&str> = index
         .keys
         .iter()
@@ -233,191 +233,4 @@ fn duplicate_key_error(env: &ExecEnv, table: &Table, index: &Index, key: &[Value
         &table.name,
         &index.name,
     )
-}
-
-/// A key's values, in the entry itself for one or two columns: the merge
-/// reads entries in key order, far from where they were made, and a
-/// separate allocation per key would be a cache miss each.
-type KeyValues = SmallVec<[Value; 2]>;
-
-/// One entry of an index build.
-struct BuildEntry {
-    abbrev: btree::Abbreviation,
-    key: KeyValues,
-    tid: Tid,
-    /// A live row: a unique index must not repeat its key.
-    live: bool,
-}
-
-/// Fills a new, empty index from the table's rows: every version not dead
-/// to everyone gets an entry (an old snapshot may still need a recently
-/// deleted one), sorted and built bottom-up. The sort compares abbreviated
-/// keys first and runs in up to 1 + max_parallel_maintenance_workers
-/// threads, whose sorted runs are merged as the build consumes them. For a
-/// unique index, two entries with equal keys among rows that are still
-/// live fail the build as PostgreSQL's "could not create unique index".
-pub(crate) fn build_index(env: &ExecEnv, table: &Table, index: &Index) -> PgResult<u64> {
-    let desc = index.desc(table);
-    let types = table.column_types();
-    let columns: Vec<usize> = index.keys.iter().map(|k| k.attnum as usize - 1).collect();
-    // Only the key's columns are decoded.
-    let decode = columns.iter().max().map_or(0, |&c| c + 1);
-    let horizon = env.tm.global_xmin();
-    let tm = env.tm;
-    let own = env.snapshot.own.clone();
-    let mut entries: Vec<BuildEntry> = Vec::new();
-    // Versions the index must cover, under their HOT chain's root tid.
-    let mut scan = IndexBuildScan::new(env.pool, tm, table.locator())?;
-    let mut row = Vec::with_capacity(decode);
-    loop {
-        env.check_cancel()?;
-        let more = scan.next_page(tm, |tid, t| {
-            let live = match prune::version_state(t, horizon, tm) {
-                prune::VersionState::Dead => false,
-                prune::VersionState::RecentlyDead => false,
-                prune::VersionState::DeleteInProgress => !own.contains(tuple::xmax(t)),
-                _ => true,
-            };
-            row.clear();
-            tuple::Deformer::new(t).deform_masked(&types, decode, None, &mut row)?;
-            let key: KeyValues = columns.iter().map(|&c| row[c].clone()).collect();
-            entries.push(BuildEntry {
-                abbrev: desc.abbreviate(&key),
-                key,
-                tid,
-                live,
-            });
-            Ok(())
-        })?;
-        if !more {
-            break;
-        }
-    }
-    let threads = 1 + env.settings.max_parallel_maintenance_workers as usize;
-    let runs = sort_in_runs(entries, &desc, threads);
-    if index.unique {
-        check_build_duplicates(env, table, index, &desc, MergedRuns::new(&runs, &desc))?;
-    }
-    let n = runs.iter().map(Vec::len).sum::<usize>() as u64;
-    let mut sorted = MergedRuns::new(&runs, &desc).map(|e| Ok((e.key.as_slice(), e.tid)));
-    btree::build(env.pool, env.tm.wal(), index.locator(), &desc, &mut sorted)?;
-    Ok(n)
-}
-
-/// Index order: abbreviation, then the full key when the abbreviation
-/// cannot tell, then tid.
-fn entry_order(desc: &IndexDesc, exact: bool, a: &BuildEntry, b: &BuildEntry) -> Ordering {
-    a.abbrev
-        .cmp(&b.abbrev)
-        .then_with(|| {
-            if exact {
-                Ordering::Equal
-            } else {
-                desc.compare_prefix(&a.key, &b.key)
-            }
-        })
-        .then(a.tid.cmp(&b.tid))
-}
-
-/// Sorts `entries` as up to `threads` runs sorted side by side (one when
-/// there are few entries).
-fn sort_in_runs(
-    mut entries: Vec<BuildEntry>,
-    desc: &IndexDesc,
-    threads: usize,
-) -> Vec<Vec<BuildEntry>> {
-    const MIN_PER_THREAD: usize = 64 * 1024;
-    let exact = desc.abbreviation_is_exact();
-    let threads = threads.clamp(1, (entries.len() / MIN_PER_THREAD).max(1));
-    let chunk = entries.len().div_ceil(threads);
-    let mut runs = Vec::with_capacity(threads);
-    while entries.len() > chunk {
-        let rest = entries.split_off(chunk);
-        runs.push(std::mem::replace(&mut entries, rest));
-    }
-    runs.push(entries);
-    std::thread::scope(|s| {
-        let (first, rest) = runs.split_first_mut().expect("one run at least");
-        for run in rest {
-            s.spawn(move || run.sort_unstable_by(|a, b| entry_order(desc, exact, a, b)));
-        }
-        first.sort_unstable_by(|a, b| entry_order(desc, exact, a, b));
-    });
-    runs
-}
-
-/// The entries of sorted runs in index order (a merge of few runs: the
-/// smallest head is found by a linear look).
-struct MergedRuns<'r> {
-    runs: &'r [Vec<BuildEntry>],
-    next: Vec<usize>,
-    desc: &'r IndexDesc,
-    exact: bool,
-}
-
-impl<'r> MergedRuns<'r> {
-    fn new(runs: &'r [Vec<BuildEntry>], desc: &'r IndexDesc) -> MergedRuns<'r> {
-        MergedRuns {
-            runs,
-            next: vec![0; runs.len()],
-            desc,
-            exact: desc.abbreviation_is_exact(),
-        }
-    }
-}
-
-impl<'r> Iterator for MergedRuns<'r> {
-    type Item = &'r BuildEntry;
-
-    fn next(&mut self) -> Option<&'r BuildEntry> {
-        let mut best: Option<(usize, &'r BuildEntry)> = None;
-        for (i, run) in self.runs.iter().enumerate() {
-            let Some(e) = run.get(self.next[i]) else {
-                continue;
-            };
-            let better = match best {
-                None => true,
-                Some((_, b)) => entry_order(self.desc, self.exact, e, b) == Ordering::Less,
-            };
-            if better {
-                best = Some((i, e));
-            }
-        }
-        let (i, e) = best?;
-        self.next[i] += 1;
-        Some(e)
-    }
-}
-
-/// Two live rows with one key (none of its values NULL) fail a unique
-/// build; `sorted` gives the entries in index order.
-fn check_build_duplicates<'r>(
-    env: &ExecEnv,
-    table: &Table,
-    index: &Index,
-    desc: &IndexDesc,
-    sorted: impl Iterator<Item = &'r BuildEntry>,
-) -> PgResult<()> {
-    // The first live entry of the current key.
-    let mut live_of_key: Option<&BuildEntry> = None;
-    for e in sorted {
-        if !e.live || e.key.iter().any(Value::is_null) {
-            continue;
-        }
-        if let Some(prev) = live_of_key {
-            if prev.abbrev == e.abbrev && desc.compare_prefix(&prev.key, &e.key) == Ordering::Equal
-            {
-                return Err(PgError::new(
-                    SqlState::UNIQUE_VIOLATION,
-                    format!("could not create unique index \"{}\"", index.name),
-                )
-                .with_detail(format!(
-                    "Key {} is duplicated.",
-                    key_description(env, table, index, &e.key)
-                )));
-            }
-        }
-        live_of_key = Some(e);
-    }
-    Ok(())
 }

@@ -10,6 +10,7 @@ pub mod dml;
 pub mod eval;
 mod hashagg;
 pub(crate) mod index;
+mod index_build;
 mod indexscan;
 mod join;
 mod lockrows;

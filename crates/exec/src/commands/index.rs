@@ -8,7 +8,7 @@ use common::{PgError, PgResult, SqlState};
 use sql::plan::{ConstraintSpec, ConstraintSpecKind, IndexSpec};
 
 use super::{CommandContext, Notices};
-use crate::index::build_index;
+use crate::index_build::build_index;
 use crate::ExecEnv;
 
 /// NAMEDATALEN - 1: the longest name PostgreSQL keeps.
