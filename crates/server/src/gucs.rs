@@ -835,7 +835,19 @@ pub static GUCS: &[GucDef] = &[
 ];
 
 pub fn lookup(name: &str) -> Option<&'static GucDef> {
-    GUCS.iter().find(|d| d.name.eq_ignore_ascii_case(name))
+    // Looked up on every statement (search_path, TimeZone, timeouts): a
+    // hash of the lowercased names instead of a walk over every setting.
+    static BY_NAME: std::sync::LazyLock<std::collections::HashMap<String, &'static GucDef>> =
+        std::sync::LazyLock::new(|| {
+            GUCS.iter()
+                .map(|d| (d.name.to_ascii_lowercase(), d))
+                .collect()
+        });
+    if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        BY_NAME.get(&name.to_ascii_lowercase()).copied()
+    } else {
+        BY_NAME.get(name).copied()
+    }
 }
 
 fn unrecognized(name: &str) -> PgError {
