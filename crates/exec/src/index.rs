@@ -156,7 +156,38 @@ impl TableIndexes {
     }
 }
 
+/// The access method's 54000 for an oversized entry, with the index's
+/// and the table's names as PostgreSQL words it (`for index "t_v_idx"`,
+/// `... in relation "t".`).
+pub(crate) fn name_oversized_entry(e: PgError, index: &Index, table: &Table) -> PgError {
+    if e.code != SqlState::PROGRAM_LIMIT_EXCEEDED {
+        return e;
+    }
+    let mut e = e;
+    e.message = format!("{} for index \"{}\"", e.message, index.name);
+    if let Some(d) = e.detail.take() {
+        let d = format!(
+            "{} in relation \"{}\".",
+            d.trim_end_matches('.'),
+            table.name
+        );
+        e = e.with_detail(d);
+    }
+    e
+}
+
 fn insert_entry(
+    env: &mut ExecEnv,
+    table: &Table,
+    t: &Target,
+    key: &[Value],
+    tid: Tid,
+) -> PgResult<InsertOutcome> {
+    insert_entry_unnamed(env, table, t, key, tid)
+        .map_err(|e| name_oversized_entry(e, &t.index, table))
+}
+
+fn insert_entry_unnamed(
     env: &mut ExecEnv,
     table: &Table,
     t: &Target,

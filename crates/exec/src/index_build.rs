@@ -16,7 +16,7 @@ use common::{PgError, PgResult, SqlState};
 use smallvec::SmallVec;
 use types::Value;
 
-use crate::index::key_description;
+use crate::index::{key_description, name_oversized_entry};
 use crate::ExecEnv;
 
 /// Entries per run: 16 MB of entries.
@@ -89,7 +89,8 @@ pub(crate) fn build_index(env: &ExecEnv, table: &Table, index: &Index) -> PgResu
     }
     let n = runs.iter().map(Vec::len).sum::<usize>() as u64;
     let mut sorted = Merge::new(&runs, &desc).map(|e| Ok((e.key.as_slice(), e.tid)));
-    btree::build(env.pool, env.tm.wal(), index.locator(), &desc, &mut sorted)?;
+    btree::build(env.pool, env.tm.wal(), index.locator(), &desc, &mut sorted)
+        .map_err(|e| name_oversized_entry(e, index, table))?;
     Ok(n)
 }
 

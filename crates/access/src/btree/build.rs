@@ -226,7 +226,7 @@ pub(crate) fn build<K: AsRef<[Value]>>(
         let (values, tid) = entry?;
         let values = values.as_ref();
         tuple::encode(desc, values, tid, &mut item)?;
-        tuple::check_size(item.len())?;
+        tuple::check_size(item.len(), tid)?;
         debug_assert!(
             count == 0
                 || tuple::compare_search(desc, &tuple::SearchKey::entry(values, tid), &prev)

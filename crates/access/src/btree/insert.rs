@@ -41,7 +41,7 @@ pub(crate) fn insert(
 ) -> PgResult<InsertOutcome> {
     let mut item = Vec::with_capacity(64);
     tuple::encode(desc, key, tid, &mut item)?;
-    tuple::check_size(item.len())?;
+    tuple::check_size(item.len(), tid)?;
     let entry = SearchKey::entry(key, tid);
     // A key with a NULL equals nothing, so it never conflicts.
     let mut unique = unique.filter(|_| !key.iter().any(Value::is_null));

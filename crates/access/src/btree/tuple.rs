@@ -202,12 +202,21 @@ pub(crate) fn tid(kt: &[u8]) -> Tid {
 }
 
 /// An error for a key too large to index (54000), as PostgreSQL words it.
-pub(crate) fn check_size(len: usize) -> PgResult<()> {
+/// 54000 for an entry too large for a page (its size rounded up to 8 as
+/// PostgreSQL's MAXALIGN). The DETAIL names the heap tuple; the caller,
+/// which knows them, adds the index's and the table's names
+/// (`exec::index`).
+pub(crate) fn check_size(len: usize, tid: Tid) -> PgResult<()> {
+    let len = len.next_multiple_of(8);
     if len > MAX_TUPLE_SIZE {
         return Err(PgError::new(
             SqlState::PROGRAM_LIMIT_EXCEEDED,
             format!("index row size {len} exceeds btree version 4 maximum {MAX_TUPLE_SIZE}"),
         )
+        .with_detail(format!(
+            "Index row references tuple ({},{}).",
+            tid.block, tid.offset
+        ))
         .with_hint(
             "Values larger than 1/3 of a buffer page cannot be indexed.\n\
              Consider a function index of an MD5 hash of the value, or use full text indexing.",
@@ -621,8 +630,12 @@ mod tests {
 
     #[test]
     fn oversized_keys_are_refused_with_54000() {
-        let err = check_size(MAX_TUPLE_SIZE + 1).unwrap_err();
+        let tid = Tid {
+            block: 0,
+            offset: 1,
+        };
+        let err = check_size(MAX_TUPLE_SIZE + 1, tid).unwrap_err();
         assert_eq!(err.code, SqlState::PROGRAM_LIMIT_EXCEEDED);
-        assert!(check_size(MAX_TUPLE_SIZE).is_ok());
+        assert!(check_size(MAX_TUPLE_SIZE, tid).is_ok());
     }
 }
