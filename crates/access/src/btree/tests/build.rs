@@ -146,7 +146,7 @@ fn oversized_entries_are_refused() {
     assert_eq!(err.code, common::SqlState::PROGRAM_LIMIT_EXCEEDED);
     assert!(
         err.message
-            .starts_with("index row size 3012 exceeds btree version 4 maximum 2704"),
+            .starts_with("index row size 3016 exceeds btree version 4 maximum 2704"),
         "{}",
         err.message
     );
