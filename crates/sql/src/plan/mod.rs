@@ -556,6 +556,8 @@ pub enum BoundStatement {
         verbose: bool,
         analyze: bool,
         truncate: bool,
+        /// Visit all-visible pages too (DISABLE_PAGE_SKIPPING, FREEZE).
+        scan_all: bool,
     },
     /// ALTER SYSTEM: `name` None is RESET ALL, `value` None a RESET.
     AlterSystem {
