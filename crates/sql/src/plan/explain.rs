@@ -36,6 +36,8 @@ pub struct NodeStats {
     pub total: Duration,
     /// Rows its filter rejected.
     pub removed_by_filter: u64,
+    /// Index-only scans: entries whose heap page was visited.
+    pub heap_fetches: u64,
     /// Lines the executor adds under the node (`Sort Method`, ...), in order.
     pub details: Vec<(String, String)>,
     /// Lines for the node's Hash line (a hash join's `Buckets`).
@@ -353,8 +355,9 @@ impl Explainer<'_> {
                 ..
             } => {
                 let dir = if path.backward { " Backward" } else { "" };
+                let only = if path.index_only { " Only" } else { "" };
                 let mut name = format!(
-                    "Index Scan{dir} using {} on {}",
+                    "Index{only} Scan{dir} using {} on {}",
                     quote_ident(&path.index.name),
                     quote_ident(&table.name)
                 );
@@ -372,6 +375,11 @@ impl Explainer<'_> {
                     let refs: Vec<&Expr> = qual.iter().collect();
                     d.push(Detail("Filter".into(), self.qual_text(&refs, &labels)));
                     removed(&mut d);
+                }
+                if path.index_only {
+                    if let Some(st) = self.stats.and_then(|s| s.get(&node_key(p))) {
+                        d.push(Detail("Heap Fetches".into(), st.heap_fetches.to_string()));
+                    }
                 }
                 (name, d, Vec::new())
             }

@@ -9,6 +9,7 @@ pub use crate::transaction::{TransactionModes, TransactionOp};
 pub mod cost;
 mod ddl;
 pub mod explain;
+mod indexonly;
 pub mod indexpath;
 mod joins;
 pub mod locks;

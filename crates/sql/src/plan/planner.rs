@@ -32,7 +32,7 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             planning_time,
         },
         B::Query { plan, columns } => B::Query {
-            plan: plan_tree(plan, cx),
+            plan: plan_query(plan, cx),
             columns,
         },
         B::Insert {
@@ -42,7 +42,7 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             bulk,
         } => B::Insert {
             table,
-            source: plan_tree(source, cx),
+            source: plan_query(source, cx),
             returning: returning.map(|(e, c)| (plan_exprs(e, cx), c)),
             bulk,
         },
@@ -86,7 +86,7 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             namespace,
             columns,
             if_not_exists,
-            source: source.map(|(p, c)| (plan_tree(p, cx), c)),
+            source: source.map(|(p, c)| (plan_query(p, cx), c)),
             sequences,
             constraints,
         },
@@ -98,7 +98,7 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
                     width: 0,
                 },
             );
-            c.plan = plan_tree(plan, cx);
+            c.plan = plan_query(plan, cx);
             B::CopyTo(c)
         }
         B::DeclareCursor {
@@ -243,10 +243,10 @@ pub(crate) fn plan_expr(e: Expr, cx: &PlannerContext) -> Expr {
     }
     let r = e.transform(&mut |x| {
         Ok(match x {
-            Expr::ScalarSubquery(p, t) => Expr::ScalarSubquery(Box::new(plan_tree(*p, cx)), t),
-            Expr::ArraySubquery(p, t) => Expr::ArraySubquery(Box::new(plan_tree(*p, cx)), t),
+            Expr::ScalarSubquery(p, t) => Expr::ScalarSubquery(Box::new(plan_query(*p, cx)), t),
+            Expr::ArraySubquery(p, t) => Expr::ArraySubquery(Box::new(plan_query(*p, cx)), t),
             Expr::Exists { plan, negated } => Expr::Exists {
-                plan: Box::new(plan_tree(*plan, cx)),
+                plan: Box::new(plan_query(*plan, cx)),
                 negated,
             },
             Expr::InSubquery {
@@ -255,7 +255,7 @@ pub(crate) fn plan_expr(e: Expr, cx: &PlannerContext) -> Expr {
                 negated,
             } => Expr::InSubquery {
                 expr,
-                plan: Box::new(plan_tree(*plan, cx)),
+                plan: Box::new(plan_query(*plan, cx)),
                 negated,
             },
             other => other,
@@ -285,6 +285,12 @@ fn modify_access(
         Plan::SeqScan { index, .. } => index,
         _ => None,
     }
+}
+
+/// Plans a whole query tree (a statement's, a subquery's): its shape,
+/// then index-only scans where its columns allow (`indexonly.rs`).
+pub(crate) fn plan_query(plan: Plan, cx: &PlannerContext) -> Plan {
+    super::indexonly::apply(plan_tree(plan, cx), cx)
 }
 
 /// Plans a query tree.
