@@ -229,8 +229,11 @@ fn pages_fetched(tuples: f64, pages: f64, cache: f64) -> f64 {
 /// index scan in that order (backward when every key is reversed) and the
 /// Sort dropped. Only scans without a filter, or already bounded by that
 /// index, are changed: a filter that rejects most rows could make the
-/// walk long (PostgreSQL decides that by cost).
-pub(crate) fn sort_by_index(plan: Plan, cx: &super::PlannerContext) -> Plan {
+/// walk long (PostgreSQL decides that by cost). `new_path`: a scan of the
+/// whole index may replace a sequential scan (under a LIMIT, where the
+/// first rows are what counts); otherwise only an index path already
+/// chosen is turned around.
+pub(crate) fn sort_by_index(plan: Plan, new_path: bool, cx: &super::PlannerContext) -> Plan {
     if !cx.settings.enable_indexscan {
         return plan;
     }
@@ -305,7 +308,7 @@ pub(crate) fn sort_by_index(plan: Plan, cx: &super::PlannerContext) -> Plan {
             p.backward = b;
             p
         }),
-        None if qual.is_empty() => candidates.iter().find_map(|info| {
+        None if new_path && qual.is_empty() => candidates.iter().find_map(|info| {
             direction(&info.index).map(|b| Box::new(full_index_path(&table, info, b, cx)))
         }),
         None => None,

@@ -368,10 +368,17 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             keys: plan_exprs(keys, cx),
             aggs,
         },
-        Plan::Sort { input, keys } => Plan::Sort {
-            input: Box::new(plan_tree(*input, cx)),
-            keys,
-        },
+        // A scan already read through an index in the sort's order (or
+        // its reverse) needs no Sort; a new index path for the order alone
+        // is chosen only under a LIMIT (below).
+        Plan::Sort { input, keys } => super::indexpath::sort_by_index(
+            Plan::Sort {
+                input: Box::new(plan_tree(*input, cx)),
+                keys,
+            },
+            false,
+            cx,
+        ),
         Plan::Limit {
             input,
             limit,
@@ -381,7 +388,7 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             // ORDER BY ... LIMIT: an index in the sort's order returns the
             // first rows without reading and sorting the rest.
             let input = if limit.is_some() {
-                super::indexpath::sort_by_index(input, cx)
+                super::indexpath::sort_by_index(input, true, cx)
             } else {
                 input
             };
