@@ -271,13 +271,13 @@ impl Explainer<'_> {
                         startup: est.total,
                         ..est
                     };
-                    let stats = self.stats.map(|_| st.as_ref());
+                    let stats = self.stats.map(|_| st.as_deref());
                     self.line(depth + 1, label, &est, stats);
                     let pad = " ".repeat(6 * (depth + 1) + 2);
                     for (k, v) in st.iter().flat_map(|s| &s.inner_details) {
                         self.lines.push(format!("{pad}{k}: {v}"));
                     }
-                    self.buffers_line(&pad, st.as_ref());
+                    self.buffers_line(&pad, st.as_deref());
                     self.node(c, depth + 2, Vec::new());
                 }
             }
@@ -455,7 +455,7 @@ impl Explainer<'_> {
                     d,
                     vec![
                         Child::Plain(left),
-                        Child::Wrapped("Materialize", right, mat),
+                        Child::Wrapped("Materialize", right, mat.map(Box::new)),
                     ],
                 )
             }
@@ -489,7 +489,10 @@ impl Explainer<'_> {
                 (
                     name,
                     d,
-                    vec![Child::Plain(left), Child::Wrapped("Hash", right, hash)],
+                    vec![
+                        Child::Plain(left),
+                        Child::Wrapped("Hash", right, hash.map(Box::new)),
+                    ],
                 )
             }
             Plan::Aggregate { input, keys, .. } => {
@@ -846,7 +849,7 @@ enum Child<'p> {
     Plain(&'p Plan),
     /// Shown under a node of this name that the executor folds into its
     /// parent, with the figures that node would have.
-    Wrapped(&'static str, &'p Plan, Option<NodeStats>),
+    Wrapped(&'static str, &'p Plan, Option<Box<NodeStats>>),
 }
 
 fn join_suffix(kind: JoinKind) -> &'static str {

@@ -341,7 +341,7 @@ impl Explainer<'_> {
                         ("Parallel Aware".into(), raw(false)),
                         ("Async Capable".into(), raw(false)),
                     ];
-                    self.figures(&est, self.stats.map(|_| st.as_ref()), &mut w);
+                    self.figures(&est, self.stats.map(|_| st.as_deref()), &mut w);
                     if let Some(st) = &st {
                         for (k, v) in &st.inner_details {
                             exec_detail(k, v, &mut w);
