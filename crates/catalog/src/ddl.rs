@@ -190,6 +190,7 @@ impl Catalog {
             columns,
             reltuples: -1.0,
             relpages: 0,
+            relallvisible: 0,
             statistics: Arc::default(),
         };
         let w = self.writer(txn, cid);
@@ -290,23 +291,24 @@ impl Catalog {
         Ok(t)
     }
 
-    /// Stores what ANALYZE found (pg_class.reltuples/relpages and the
-    /// pg_statistic rows of the analysed columns, replacing theirs).
+    /// Stores what VACUUM or ANALYZE found (pg_class.reltuples, relpages,
+    /// relallvisible and the pg_statistic rows of the analysed columns,
+    /// replacing theirs).
     pub fn update_statistics(
         &self,
         txn: &mut CatalogTxn,
         cid: u32,
         oid: Oid,
-        reltuples: f64,
-        relpages: u32,
+        sizes: crate::ClassSizes,
         columns: Vec<ColumnStats>,
     ) -> PgResult<()> {
         let Some(mut t) = txn.working.tables.get(&oid).cloned() else {
             // Dropped while ANALYZE ran: nothing to keep.
             return Ok(());
         };
-        t.reltuples = reltuples;
-        t.relpages = relpages;
+        t.reltuples = sizes.reltuples;
+        t.relpages = sizes.relpages;
+        t.relallvisible = sizes.relallvisible;
         let w = self.writer(txn, cid);
         {
             let d = Arc::make_mut(&mut txn.working);

@@ -218,6 +218,7 @@ pub(crate) fn index_class_row(i: &Index) -> Vec<Value> {
         text("i"),
         Value::Float8(-1.0),
         Value::Int4(0),
+        Value::Int4(0),
     ]
 }
 

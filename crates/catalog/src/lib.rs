@@ -38,7 +38,8 @@ pub use comments::ObjectAddress;
 pub use ddl::{CatalogMark, CatalogTxn};
 pub use indexes::{Constraint, ConstraintKind, Index, IndexKey, ReferentialAction};
 pub use model::{
-    CatalogData, Column, Database, Namespace, Role, RoleAttributes, Sequence, Table, View,
+    CatalogData, ClassSizes, Column, Database, Namespace, Role, RoleAttributes, Sequence, Table,
+    View,
 };
 
 pub const PG_CATALOG_NAMESPACE: Oid = 11;
@@ -336,12 +337,17 @@ mod tests {
             correlation: Some(1.0),
         };
         let before = c.snapshot();
+        let sizes = |reltuples| ClassSizes {
+            reltuples,
+            relpages: 1,
+            relallvisible: 0,
+        };
         f.ddl(&c, true, |x| {
-            c.update_statistics(x, 0, t.oid, 10.0, 1, vec![st(2, 5.0), st(1, 3.0)])
+            c.update_statistics(x, 0, t.oid, sizes(10.0), vec![st(2, 5.0), st(1, 3.0)])
         })
         .unwrap();
         f.ddl(&c, true, |x| {
-            c.update_statistics(x, 0, t.oid, 12.0, 1, vec![st(2, 6.0)])
+            c.update_statistics(x, 0, t.oid, sizes(12.0), vec![st(2, 6.0)])
         })
         .unwrap();
         assert!(!Arc::ptr_eq(&before, &c.snapshot()));

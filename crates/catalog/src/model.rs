@@ -34,6 +34,14 @@ impl Column {
     }
 }
 
+/// pg_class's size figures, as VACUUM and ANALYZE store them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClassSizes {
+    pub reltuples: f64,
+    pub relpages: u32,
+    pub relallvisible: u32,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
     pub oid: Oid,
@@ -47,6 +55,9 @@ pub struct Table {
     pub reltuples: f64,
     /// pg_class.relpages: the main fork's blocks at the last ANALYZE.
     pub relpages: u32,
+    /// pg_class.relallvisible: pages the visibility map called all-visible
+    /// at the last VACUUM or ANALYZE (index-only scans' heap fetch estimate).
+    pub relallvisible: u32,
     /// pg_statistic rows of this table, one per analysed column, by attnum.
     /// Shared: binding clones the table for every statement that names it.
     pub statistics: Arc<Vec<stats::ColumnStats>>,

@@ -85,11 +85,12 @@ pub(crate) const PG_NAMESPACE: SystemRelation = SystemRelation {
     rel_number: 2615,
     columns: &[OidT, Name, OidT, OidT],
 };
-/// oid, relname, relnamespace, reldatabase, relfilenode, relkind, reltuples, relpages.
+/// oid, relname, relnamespace, reldatabase, relfilenode, relkind, reltuples, relpages,
+/// relallvisible.
 pub(crate) const PG_CLASS: SystemRelation = SystemRelation {
     name: "pg_class",
     rel_number: 1259,
-    columns: &[OidT, Name, OidT, OidT, OidT, Text, Float8, Int4],
+    columns: &[OidT, Name, OidT, OidT, OidT, Text, Float8, Int4, Int4],
 };
 /// attrelid, attnum, attname, atttypid, atttypmod, attnotnull, the default's SQL text.
 pub(crate) const PG_ATTRIBUTE: SystemRelation = SystemRelation {
@@ -236,6 +237,7 @@ pub(crate) fn class_row(t: &Table) -> Vec<Value> {
         text("r"),
         Value::Float8(t.reltuples),
         Value::Int4(t.relpages as i32),
+        Value::Int4(t.relallvisible as i32),
     ]
 }
 
@@ -248,6 +250,7 @@ pub(crate) fn view_class_row(v: &View) -> Vec<Value> {
         Value::Oid(0),
         text("v"),
         Value::Float8(-1.0),
+        Value::Int4(0),
         Value::Int4(0),
     ]
 }
@@ -262,6 +265,7 @@ pub(crate) fn sequence_class_row(q: &Sequence) -> Vec<Value> {
         text("S"),
         Value::Float8(1.0),
         Value::Int4(1),
+        Value::Int4(0),
     ]
 }
 
@@ -478,6 +482,10 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
             },
             relpages: match r[7] {
                 Value::Int4(x) => x as u32,
+                _ => 0,
+            },
+            relallvisible: match r.get(8) {
+                Some(Value::Int4(x)) => *x as u32,
                 _ => 0,
             },
             statistics: Arc::default(),

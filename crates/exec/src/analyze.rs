@@ -121,15 +121,18 @@ fn analyze_table(
             ));
         }
     }
-    let catalog = cx.catalog;
-    catalog.update_statistics(
-        cx.changes(env)?,
-        env.cid,
-        table.oid,
-        sample.total_rows,
+    let relallvisible = access::heap::visibilitymap::count_all_visible(
+        env.pool,
+        table.locator(),
         sample.total_blocks,
-        stats,
     )?;
+    let catalog = cx.catalog;
+    let sizes = catalog::ClassSizes {
+        reltuples: sample.total_rows,
+        relpages: sample.total_blocks,
+        relallvisible,
+    };
+    catalog.update_statistics(cx.changes(env)?, env.cid, table.oid, sizes, stats)?;
     if let Some(c) = env.hooks.counters_to_update(table.oid) {
         let autovacuum = env.hooks.is_autovacuum();
         c.report_analyze(

@@ -1,10 +1,13 @@
 //! Index scans: the planner's index conditions turned into key ranges, the
 //! tree walked for heap tids, and each tid's row fetched if the statement's
-//! snapshot sees it.
+//! snapshot sees it. Index-only scans make the row from the entry's key
+//! values and visit the heap only when the visibility map does not call
+//! the entry's heap page all-visible (access README rule 30).
 
 use std::collections::VecDeque;
 
 use access::btree::{IndexDesc, IndexScan, ScanBound, ScanRange};
+use access::heap::visibilitymap::MapReader;
 use access::heap::{self, Tid};
 use access::tuple;
 use catalog::Table;
@@ -149,12 +152,14 @@ pub(crate) fn fetch_visible(
     r.transpose()
 }
 
-/// The heap tids an index path selects, range after range.
+/// The heap tids an index path selects, range after range (with their
+/// entries' key values for an index-only path).
 pub(crate) struct IndexTids {
     table: std::sync::Arc<IndexDesc>,
     rel: common::RelFileLocator,
     ranges: VecDeque<ScanRange>,
     scan: Option<IndexScan>,
+    with_keys: bool,
 }
 
 impl IndexTids {
@@ -166,13 +171,28 @@ impl IndexTids {
             rel: path.index.locator(),
             ranges,
             scan: None,
+            with_keys: path.index_only,
         })
     }
 
     pub fn next(&mut self, env: &ExecEnv) -> PgResult<Option<Tid>> {
+        self.next_entry(env, None)
+    }
+
+    /// The next entry's tid; its key values go to `keys` (replacing what
+    /// was there) when given, for an index-only path.
+    pub fn next_entry(
+        &mut self,
+        env: &ExecEnv,
+        mut keys: Option<&mut Vec<Value>>,
+    ) -> PgResult<Option<Tid>> {
         loop {
             if let Some(scan) = self.scan.as_mut() {
-                if let Some((tid, _)) = scan.next()? {
+                if let Some((tid, values)) = scan.next()? {
+                    if let (Some(out), Some(values)) = (keys.as_deref_mut(), values) {
+                        out.clear();
+                        out.extend_from_slice(values);
+                    }
                     return Ok(Some(tid));
                 }
                 self.scan = None;
@@ -185,7 +205,7 @@ impl IndexTids {
                 self.rel,
                 std::sync::Arc::clone(&self.table),
                 range,
-                false,
+                self.with_keys,
             )?);
         }
     }
@@ -238,6 +258,77 @@ impl Operator for IndexScanOp<'_> {
 }
 
 impl Drop for IndexScanOp<'_> {
+    fn drop(&mut self) {
+        if let Some(c) = &self.counters {
+            c.count_index_scan(self.fetched);
+        }
+    }
+}
+
+/// An Index Only Scan node: rows made from index entries (the columns not
+/// in the key stay NULL: the planner checked no one reads them), each
+/// entry's heap page visited only when the visibility map does not call it
+/// all-visible, to see whether the snapshot sees the row.
+pub(crate) struct IndexOnlyScanOp<'p> {
+    pub tids: IndexTids,
+    pub table: &'p Table,
+    pub qual: &'p [Expr],
+    /// The table column of each key column.
+    pub key_columns: Vec<usize>,
+    pub map: MapReader,
+    pub keys: Vec<Value>,
+    pub key: usize,
+    pub counters: Option<std::sync::Arc<crate::table_stats::TableCounters>>,
+    pub fetched: u64,
+}
+
+impl Operator for IndexOnlyScanOp<'_> {
+    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        loop {
+            env.check_cancel()?;
+            let Some(tid) = self.tids.next_entry(env, Some(&mut self.keys))? else {
+                return Ok(None);
+            };
+            if !self.map.all_visible(env.pool, tid.block)? {
+                if env.instrument.is_some() {
+                    crate::ops::count_heap_fetch(env, self.key);
+                }
+                let seen = heap::fetch_visible(
+                    env.pool,
+                    self.table.locator(),
+                    tid,
+                    env.snapshot,
+                    env.tm,
+                    |_, _| (),
+                )?;
+                if seen.is_none() {
+                    continue;
+                }
+            }
+            self.fetched += 1;
+            let mut row = vec![Value::Null; self.table.columns.len()];
+            for (k, &c) in self.key_columns.iter().enumerate() {
+                row[c] = std::mem::replace(&mut self.keys[k], Value::Null);
+            }
+            let mut pass = true;
+            for q in self.qual {
+                if !eval_qual(q, &row, env)? {
+                    pass = false;
+                    break;
+                }
+            }
+            if !pass {
+                if env.instrument.is_some() {
+                    crate::ops::count_removed(env, self.key, 1);
+                }
+                continue;
+            }
+            return Ok(Some(row));
+        }
+    }
+}
+
+impl Drop for IndexOnlyScanOp<'_> {
     fn drop(&mut self) {
         if let Some(c) = &self.counters {
             c.count_index_scan(self.fetched);

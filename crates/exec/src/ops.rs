@@ -172,6 +172,14 @@ pub(crate) fn count_removed(env: &mut ExecEnv, key: usize, n: u64) {
     }
 }
 
+/// Counts an index-only scan's visit to the heap (EXPLAIN ANALYZE's
+/// Heap Fetches).
+pub(crate) fn count_heap_fetch(env: &mut ExecEnv, key: usize) {
+    if let Some(st) = env.instrument.as_mut().and_then(|i| i.stats.get_mut(&key)) {
+        st.heap_fetches += 1;
+    }
+}
+
 fn build_node<'p>(
     plan: &'p Plan,
     env: &mut ExecEnv,
@@ -179,6 +187,27 @@ fn build_node<'p>(
     bound: Option<usize>,
 ) -> PgResult<Box<dyn Operator + 'p>> {
     Ok(match plan {
+        Plan::SeqScan {
+            table,
+            qual,
+            index: Some(path),
+            ..
+        } if path.index_only => Box::new(crate::indexscan::IndexOnlyScanOp {
+            tids: crate::indexscan::IndexTids::new(table, path, env)?,
+            table,
+            qual,
+            key_columns: path
+                .index
+                .keys
+                .iter()
+                .map(|k| k.attnum as usize - 1)
+                .collect(),
+            map: access::heap::visibilitymap::MapReader::new(table.locator()),
+            keys: Vec::new(),
+            key: node_key(plan),
+            counters: env.hooks.counters_to_update(table.oid),
+            fetched: 0,
+        }),
         Plan::SeqScan {
             table,
             qual,

@@ -8,7 +8,9 @@
 use std::time::Instant;
 
 use access::btree::BulkDeleteStats;
-use access::heap::vacuum::{vacuum_heap, IndexPass, VacuumStats, DEAD_TID_BYTES};
+use access::heap::vacuum::{
+    vacuum_heap, HeapVacuumOptions, IndexPass, VacuumStats, DEAD_TID_BYTES,
+};
 use access::heap::Tid;
 use catalog::Table;
 use common::{PgError, PgResult, RelFileLocator, SqlState};
@@ -23,6 +25,8 @@ pub struct VacuumOptions {
     pub analyze: bool,
     /// TRUNCATE: cut empty pages off the end (default on).
     pub truncate: bool,
+    /// Visit all-visible pages too (DISABLE_PAGE_SKIPPING, FREEZE).
+    pub scan_all: bool,
 }
 
 fn info_msg(msg: String) -> PgError {
@@ -111,7 +115,10 @@ fn vacuum_table(
         pool,
         env_ref.tm,
         table.locator(),
-        opts.truncate,
+        HeapVacuumOptions {
+            truncate: opts.truncate,
+            scan_all: opts.scan_all,
+        },
         index_pass,
         max_dead_tids,
         || env_ref.check_cancel(),
@@ -122,19 +129,18 @@ fn vacuum_table(
             table.name, stats.pages_before, stats.pages_after
         )))?;
     }
+    let reltuples = estimate_reltuples(table, &stats);
     let catalog = cx.catalog;
-    catalog.update_statistics(
-        cx.changes(env)?,
-        env.cid,
-        table.oid,
-        stats.live as f64,
-        stats.pages_after,
-        Vec::new(),
-    )?;
+    let sizes = catalog::ClassSizes {
+        reltuples,
+        relpages: stats.pages_after,
+        relallvisible: stats.all_visible,
+    };
+    catalog.update_statistics(cx.changes(env)?, env.cid, table.oid, sizes, Vec::new())?;
     if let Some(c) = env.hooks.counters_to_update(table.oid) {
         let autovacuum = env.hooks.is_autovacuum();
         c.report_vacuum(
-            stats.live,
+            reltuples as u64,
             stats.recently_dead,
             autovacuum,
             types::datetime::now_timestamp(),
@@ -167,6 +173,24 @@ fn vacuum_table(
         )))?;
     }
     Ok(())
+}
+
+/// The table's rows after a VACUUM that skipped all-visible pages: those
+/// it counted, plus the skipped pages at the density pg_class knew before
+/// (PostgreSQL's vac_estimate_reltuples).
+fn estimate_reltuples(table: &Table, stats: &VacuumStats) -> f64 {
+    if stats.pages_skipped == 0 {
+        return stats.live as f64;
+    }
+    if stats.pages_scanned == 0 && table.analysed() {
+        return table.reltuples;
+    }
+    let density = if table.analysed() && table.relpages > 0 {
+        table.reltuples / f64::from(table.relpages)
+    } else {
+        0.0
+    };
+    (stats.live as f64 + density * f64::from(stats.pages_skipped)).round()
 }
 
 /// What VERBOSE reports beyond the heap's figures.

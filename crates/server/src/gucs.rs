@@ -150,14 +150,14 @@ pub static GUCS: &[GucDef] = &[
         "on",
         User,
         false,
-        "Enables the planner's use of index-only-scan plans (no effect yet: there are no indexes).",
+        "Enables the planner's use of index-only-scan plans.",
     ),
     g(
         "enable_indexscan",
         "on",
         User,
         false,
-        "Enables the planner's use of index-scan plans (no effect yet: there are no indexes).",
+        "Enables the planner's use of index-scan plans.",
     ),
     g(
         "enable_material",

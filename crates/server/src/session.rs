@@ -982,11 +982,13 @@ impl Session {
                 verbose,
                 analyze,
                 truncate,
+                scan_all,
             } => {
                 let opts = exec::vacuum::VacuumOptions {
                     verbose: *verbose,
                     analyze: *analyze,
                     truncate: *truncate,
+                    scan_all: *scan_all,
                 };
                 exec::vacuum::vacuum(targets, opts, &mut cx, env, &mut |n| sink.notice(&n))?;
                 sink.complete("VACUUM")

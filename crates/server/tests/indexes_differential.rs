@@ -15,6 +15,16 @@
 //! same). A quarter of the queries go through the extended protocol with
 //! their constants as parameters.
 //!
+//! Index-only scans: the queries that read only one index's columns (and
+//! counts) can be answered from the index, and VACUUM every third round
+//! marks pages all-visible. In odd rounds a second session holds a
+//! transaction open over the queries with inserts, updates and deletes of
+//! its own (clearing pages' all-visible state while its changes are
+//! invisible to the checker), a VACUUM runs meanwhile, and the transaction
+//! then commits or rolls back; the visibility map must never let a scan see
+//! its changes early or miss rows it did not touch. (Its statements are not
+//! in `INDEX_DIFF_LOG`.)
+//!
 //! The seed is printed with every failure; `INDEX_DIFF_SEED=N` replays it,
 //! and `INDEX_DIFF_LOG=FILE` writes every statement sent (constants inline)
 //! for a replay with `psql -f` against a server started with the test's
@@ -520,6 +530,7 @@ struct Checker {
     seed: u64,
     queries: usize,
     index_plans: usize,
+    index_only_plans: usize,
     /// Queries whose answer had rows (a count of zero counts as empty).
     nonempty: usize,
 }
@@ -605,6 +616,9 @@ impl Checker {
                 || plan.contains("Bitmap Index Scan")
             {
                 self.index_plans += 1;
+            }
+            if plan.contains("Index Only Scan") {
+                self.index_only_plans += 1;
             }
             self.queries += 1;
         }
@@ -697,6 +711,44 @@ fn maintenance(rng: &mut TestRng, t: &mut Table, round: usize) -> Vec<String> {
     stmts
 }
 
+/// What the second session does inside its open transaction: changes of
+/// non-unique indexed and unindexed columns, deletes and fresh rows.
+fn concurrent_changes(rng: &mut TestRng, t: &mut Table) -> Vec<String> {
+    let n = rng.range(5, 40) as usize;
+    let mut stmts = vec![insert_rows(t, rng, n)];
+    let ids = t.next_id;
+    match t.name {
+        "di_a" => {
+            stmts.push(format!(
+                "update di_a set a = {}, b = b - 1 where id % {} = {}",
+                rng.range(0, 200),
+                rng.range(5, 17),
+                rng.range(0, 4)
+            ));
+            stmts.push(format!(
+                "update di_a set e = e + 7 where id between {0} and {0} + 80",
+                rng.range(1, ids)
+            ));
+            stmts.push(format!(
+                "delete from di_a where id % 37 = {}",
+                rng.range(0, 36)
+            ));
+        }
+        _ => {
+            stmts.push(format!(
+                "update di_b set x = {}, z = z - 3 where id % 11 = {}",
+                rng.range(0, 12),
+                rng.range(0, 10)
+            ));
+            stmts.push(format!(
+                "delete from di_b where id % 29 = {}",
+                rng.range(0, 28)
+            ));
+        }
+    }
+    stmts
+}
+
 #[test]
 fn index_scans_agree_with_sequential_scans() {
     let seed = test_seed("INDEX_DIFF_SEED", DEFAULT_SEED);
@@ -710,8 +762,10 @@ fn index_scans_agree_with_sequential_scans() {
         seed,
         queries: 0,
         index_plans: 0,
+        index_only_plans: 0,
         nonempty: 0,
     };
+    let mut other = server.connect();
     let mut tables = tables();
     for t in &mut tables {
         let ddl = create_sql(t);
@@ -726,11 +780,32 @@ fn index_scans_agree_with_sequential_scans() {
         checker.exec(&format!("analyze {}", t.name)).unwrap();
     }
     for round in 0..ROUNDS {
-        for _ in 0..QUERIES_PER_ROUND {
+        let concurrent = round % 2 == 1;
+        if concurrent {
+            other.batch_execute("begin").unwrap();
+            for t in &mut tables {
+                for stmt in concurrent_changes(&mut rng, t) {
+                    if let Err(e) = other.batch_execute(&stmt) {
+                        panic!("seed {seed}, round {round}: `{stmt}` failed: {e:?}");
+                    }
+                }
+            }
+        }
+        for i in 0..QUERIES_PER_ROUND {
+            if concurrent && i == QUERIES_PER_ROUND / 2 {
+                // Nothing the open transaction touched may become all-visible.
+                for t in &tables {
+                    checker.exec(&format!("vacuum {}", t.name)).unwrap();
+                }
+            }
             let t = rng.pick(&tables);
             let q = random_query(&mut rng, t);
             let sql = inline(&q);
             checker.check(round, &q, &sql);
+        }
+        if concurrent {
+            let end = if rng.chance(50) { "commit" } else { "rollback" };
+            other.batch_execute(end).unwrap();
         }
         // Upkeep, some of it through the index paths themselves.
         let settings = if round % 2 == 0 {
@@ -757,10 +832,11 @@ fn index_scans_agree_with_sequential_scans() {
     }
     // Without this the test could pass with indexes that are never read.
     eprintln!(
-        "indexes_differential: {} query runs with index paths on, {} of them used an index; \
-         {} of {} queries found rows",
+        "indexes_differential: {} query runs with index paths on, {} of them used an index \
+         ({} an index-only scan); {} of {} queries found rows",
         checker.queries,
         checker.index_plans,
+        checker.index_only_plans,
         checker.nonempty,
         ROUNDS * QUERIES_PER_ROUND
     );
@@ -770,6 +846,12 @@ fn index_scans_agree_with_sequential_scans() {
         "seed {seed}: only {} of {} queries found any rows",
         checker.nonempty,
         ROUNDS * QUERIES_PER_ROUND
+    );
+    assert!(
+        checker.index_only_plans * 10 >= checker.queries,
+        "seed {seed}: only {} of {} query runs used an index-only scan",
+        checker.index_only_plans,
+        checker.queries
     );
     assert!(
         checker.index_plans * 2 >= checker.queries,

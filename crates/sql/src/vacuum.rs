@@ -12,6 +12,9 @@ pub struct VacuumStmt {
     pub analyze: bool,
     /// TRUNCATE option: cut empty pages off the end (default true).
     pub truncate: bool,
+    /// DISABLE_PAGE_SKIPPING or FREEZE: visit every page, all-visible ones
+    /// too (PostgreSQL's aggressive VACUUM).
+    pub scan_all: bool,
     /// Tables (qualified name parts) and their column lists.
     pub targets: Vec<(Vec<String>, Vec<String>)>,
 }
@@ -37,6 +40,7 @@ pub(crate) fn parse(toks: &[(String, bool)]) -> Option<Result<VacuumStmt, PgErro
         verbose: false,
         analyze: false,
         truncate: true,
+        scan_all: false,
         targets: Vec::new(),
     };
     let mut i = 1;
@@ -75,10 +79,17 @@ pub(crate) fn parse(toks: &[(String, bool)]) -> Option<Result<VacuumStmt, PgErro
                         Err(e) => return Some(Err(e)),
                     }
                 }
-                // Accepted, changing nothing here: FULL and FREEZE (no
-                // rewrite; 64-bit xids are never frozen), no pages are
-                // skipped, nothing is locked, no indexes or TOAST exist.
-                "full" | "freeze" | "disable_page_skipping" | "skip_locked" | "process_toast" => {
+                // FREEZE freezes nothing (64-bit xids are never frozen) but,
+                // as PostgreSQL's, visits every page.
+                "freeze" | "disable_page_skipping" => {
+                    stmt.scan_all |= match boolean(&name, value) {
+                        Ok(b) => b,
+                        Err(e) => return Some(Err(e)),
+                    }
+                }
+                // Accepted, changing nothing here: FULL (no rewrite),
+                // nothing is locked, no TOAST exists.
+                "full" | "skip_locked" | "process_toast" => {
                     if let Err(e) = boolean(&name, value) {
                         return Some(Err(e));
                     }
@@ -125,6 +136,7 @@ pub(crate) fn parse(toks: &[(String, bool)]) -> Option<Result<VacuumStmt, PgErro
                 match kw {
                     "verbose" => stmt.verbose = true,
                     "analyze" => stmt.analyze = true,
+                    "freeze" => stmt.scan_all = true,
                     _ => {}
                 }
                 i += 1;

@@ -710,6 +710,7 @@ mod tests {
                     columns: cols.into_iter().map(col).collect(),
                     reltuples: -1.0,
                     relpages: 0,
+                    relallvisible: 0,
                     statistics: Default::default(),
                 },
             );

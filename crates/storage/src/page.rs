@@ -3,7 +3,7 @@
 //! ```text
 //! 0..8    LSN of the last WAL record that changed the page
 //! 8..12   CRC32C checksum (computed with this field zero, seeded by block number)
-//! 12..14  flags (PD_HAS_FREE_LINES)
+//! 12..14  flags (PD_HAS_FREE_LINES, PD_ALL_VISIBLE)
 //! 14..16  pd_lower: end of the line pointer array
 //! 16..18  pd_upper: start of tuple data
 //! 18..20  pd_special: start of the special space
@@ -37,6 +37,10 @@ pub type OffsetNumber = u16;
 /// pruning, cleared when a search for one finds none), so adding an item
 /// looks for one to reuse only when it may succeed.
 pub const PD_HAS_FREE_LINES: u16 = 0x0001;
+/// pd_flags bit of a heap page: every tuple on it is visible to every
+/// snapshot, now and later (PostgreSQL's PD_ALL_VISIBLE). The visibility
+/// map's bit for the page is set only while this is (access README).
+pub const PD_ALL_VISIBLE: u16 = 0x0004;
 
 #[inline]
 fn get_u16(p: &[u8], at: usize) -> u16 {

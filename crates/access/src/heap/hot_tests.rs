@@ -15,9 +15,15 @@ use types::Value;
 
 use super::prune::{prune_page, DeadPointers};
 use super::test_rows::{form, TYPES};
-use super::vacuum::{vacuum_heap, IndexPass};
+use super::vacuum::{vacuum_heap, HeapVacuumOptions, IndexPass};
+use super::visibilitymap::{self, MapReader};
 use super::*;
 use crate::btree::KeyHolder;
+
+const VACUUM_TRUNCATE: HeapVacuumOptions = HeapVacuumOptions {
+    truncate: true,
+    scan_all: false,
+};
 
 const REL: RelFileLocator = RelFileLocator {
     spc_oid: common::ids::DEFAULT_TABLESPACE_OID,
@@ -192,6 +198,40 @@ impl Fixture {
                 .unwrap();
             assert!(b1.read()[12..] == b2.read()[12..], "block {block} differs");
         }
+        // The visibility map comes back with the same bits, and a bit is
+        // set only for a page whose every version was committed (by then)
+        // and carries PD_ALL_VISIBLE.
+        let (mut m1, mut m2) = (MapReader::new(REL), MapReader::new(REL));
+        for block in 0..n {
+            let bits = m2.status(pool2, block).unwrap();
+            assert_eq!(
+                m1.status(self.pool, block).unwrap(),
+                bits,
+                "map bits of {block}"
+            );
+            if bits & visibilitymap::ALL_VISIBLE != 0 {
+                let buf = pool2
+                    .read_buffer(REL, ForkNumber::Main, block, ReadMode::Normal, None)
+                    .unwrap();
+                let pg = buf.read();
+                assert!(visibilitymap::page_all_visible(&pg), "flag of {block}");
+                for off in 1..=page::item_count(&pg) {
+                    if let Some(t) = page::item(&pg, off) {
+                        assert_eq!(tm2.status(tuple::xmin(t)), XidStatus::Committed);
+                        assert!(
+                            !prune::xmax_deletes(t)
+                                || tm2.status(tuple::xmax(t)) == XidStatus::Aborted
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn all_visible(&self, block: u32) -> (bool, bool) {
+        let flag = visibilitymap::page_all_visible(&self.read(block).read());
+        let bit = MapReader::new(REL).all_visible(self.pool, block).unwrap();
+        (flag, bit)
     }
 }
 
@@ -458,7 +498,7 @@ fn vacuum_runs_index_passes_then_frees_dead_pointers() {
         f.pool,
         &f.tm,
         REL,
-        true,
+        VACUUM_TRUNCATE,
         Some(&mut pass as &mut IndexPass<'_>),
         1,
         || Ok(()),
@@ -499,7 +539,7 @@ fn vacuum_runs_index_passes_then_frees_dead_pointers() {
         f.pool,
         &f.tm,
         REL,
-        true,
+        VACUUM_TRUNCATE,
         Some(&mut pass as &mut IndexPass<'_>),
         1 << 20,
         || Ok(()),
@@ -528,7 +568,7 @@ fn vacuum_without_indexes_frees_dead_pointers_in_one_pass_and_truncates() {
     f.commit(x);
     f.prune(0, f.tm.global_xmin());
     assert_eq!(f.state(rows[0]), ItemState::Dead);
-    let stats = vacuum_heap(f.pool, &f.tm, REL, true, None, 1, || Ok(())).unwrap();
+    let stats = vacuum_heap(f.pool, &f.tm, REL, VACUUM_TRUNCATE, None, 1, || Ok(())).unwrap();
     assert_eq!(stats.index_scans, 0);
     assert_eq!(stats.dead_items, rows.len() as u64);
     assert_eq!(stats.pages_with_dead_items, pages);
@@ -623,4 +663,157 @@ fn index_build_names_chain_roots_and_leaves_hot_updated_old_versions_out() {
     assert!(scan.broken_hot_chain());
     f.commit(build);
     f.commit(old);
+}
+
+#[test]
+fn vacuum_sets_the_visibility_map_and_every_change_clears_it() {
+    let f = fixture();
+    let mut rows = Vec::new();
+    for a in 0..100 {
+        rows.push(f.insert_committed(a, 300));
+    }
+    let pages = f.pool.smgr().nblocks(REL, ForkNumber::Main).unwrap();
+    assert!(pages >= 4);
+    // A transaction still running keeps its page from being all-visible.
+    let running = f.tm.begin().unwrap();
+    let last = f.insert(1000, 10, running);
+    let stats = vacuum_heap(
+        f.pool,
+        &f.tm,
+        REL,
+        VACUUM_TRUNCATE,
+        None,
+        1 << 20,
+        || Ok(()),
+    )
+    .unwrap();
+    assert_eq!(stats.pages_set_all_visible, pages - 1);
+    assert_eq!(stats.all_visible, pages - 1);
+    assert_eq!(f.all_visible(last.block), (false, false));
+    for block in 0..pages - 1 {
+        assert_eq!(f.all_visible(block), (true, true), "block {block}");
+    }
+    f.commit(running);
+    // The next VACUUM skips the all-visible pages and marks the last.
+    let again = vacuum_heap(
+        f.pool,
+        &f.tm,
+        REL,
+        VACUUM_TRUNCATE,
+        None,
+        1 << 20,
+        || Ok(()),
+    )
+    .unwrap();
+    assert_eq!((again.pages_skipped, again.pages_scanned), (pages - 1, 1));
+    assert_eq!(again.all_visible, pages);
+    // DISABLE_PAGE_SKIPPING visits them all and changes nothing.
+    let all = HeapVacuumOptions {
+        truncate: false,
+        scan_all: true,
+    };
+    let third = vacuum_heap(f.pool, &f.tm, REL, all, None, 1 << 20, || Ok(())).unwrap();
+    assert_eq!((third.pages_skipped, third.pages_set_all_visible), (0, 0));
+    assert_eq!(third.live, 101);
+    // A delete, a row lock, a cold update (old and new page) and an insert
+    // each clear their pages' flag and bit, even before they commit.
+    let x = f.tm.begin().unwrap();
+    f.delete(rows[0], x);
+    assert_eq!(f.all_visible(rows[0].block), (false, false));
+    let y = f.tm.begin().unwrap();
+    let locked = *rows.iter().find(|t| t.block == 1).unwrap();
+    assert_eq!(
+        lock_tuple(
+            f.pool,
+            REL,
+            locked,
+            Requester::plain(y),
+            RowLockMode::KeyShare,
+            WaitPolicy::Block,
+            &f.tm,
+            &mut never,
+        )
+        .unwrap(),
+        LockResult::Locked
+    );
+    assert_eq!(f.all_visible(1), (false, false));
+    let moved = *rows.iter().find(|t| t.block == 2).unwrap();
+    let ModifyResult::Done(new) = f.update(moved, 5000, 4000, y, false) else {
+        panic!("not a cold update");
+    };
+    assert_ne!(new.block, 2);
+    assert_eq!(f.all_visible(2), (false, false));
+    assert_eq!(f.all_visible(new.block), (false, false));
+    f.commit(x);
+    f.commit(y);
+    let untouched: Vec<u32> = (0..pages)
+        .filter(|b| ![rows[0].block, 1, 2, new.block].contains(b))
+        .collect();
+    for &b in &untouched {
+        assert_eq!(f.all_visible(b), (true, true), "block {b}");
+    }
+    // Redo rebuilds the same flags and bits.
+    f.replay_matches();
+    let fourth = vacuum_heap(
+        f.pool,
+        &f.tm,
+        REL,
+        VACUUM_TRUNCATE,
+        None,
+        1 << 20,
+        || Ok(()),
+    )
+    .unwrap();
+    assert_eq!(fourth.pages_skipped as usize, untouched.len());
+    assert_eq!(
+        fourth.all_visible,
+        f.pool.smgr().nblocks(REL, ForkNumber::Main).unwrap()
+    );
+    f.replay_matches();
+}
+
+#[test]
+fn truncation_clears_the_map_bits_of_the_cut_pages() {
+    let f = fixture();
+    let mut rows = Vec::new();
+    for a in 0..60 {
+        rows.push(f.insert_committed(a, 300));
+    }
+    vacuum_heap(
+        f.pool,
+        &f.tm,
+        REL,
+        VACUUM_TRUNCATE,
+        None,
+        1 << 20,
+        || Ok(()),
+    )
+    .unwrap();
+    let pages = f.pool.smgr().nblocks(REL, ForkNumber::Main).unwrap();
+    let x = f.tm.begin().unwrap();
+    for tid in rows.iter().filter(|t| t.block > 0) {
+        f.delete(*tid, x);
+    }
+    f.commit(x);
+    let stats = vacuum_heap(
+        f.pool,
+        &f.tm,
+        REL,
+        VACUUM_TRUNCATE,
+        None,
+        1 << 20,
+        || Ok(()),
+    )
+    .unwrap();
+    assert_eq!(stats.pages_after, 1);
+    let mut map = MapReader::new(REL);
+    for block in 1..pages {
+        assert!(!map.all_visible(f.pool, block).unwrap(), "block {block}");
+    }
+    // Pages added again start out not all-visible.
+    let t = f.insert_committed(7, 4000);
+    let t2 = f.insert_committed(8, 4000);
+    assert!(t.block > 0 || t2.block > 0);
+    assert_eq!(f.all_visible(t2.block), (false, false));
+    f.replay_matches();
 }

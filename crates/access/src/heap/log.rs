@@ -16,6 +16,12 @@
 //! | PRUNE | the page | counts, then offsets: (root, target) redirected, made dead, made unused (the page is then compacted) |
 //! | VACUUM | the page | LP_DEAD offsets made unused (the page is then compacted) |
 //! | KILL | the page | offset of a version whose xmin became invalid (ON CONFLICT's super-delete) |
+//! | VISIBLE | the heap page, its visibility map page | map: the bits set |
+//!
+//! INSERT, MULTI_INSERT, DELETE, UPDATE and LOCK carry `VM_CLEARED` (and an
+//! UPDATE on two pages `VM_CLEARED_OLD`) in their info's low bits when the
+//! change cleared the page's PD_ALL_VISIBLE and its map bit; redo clears
+//! the map bit whatever the heap page's LSN (access README rule 29).
 //!
 //! An UPDATE's stamp flags say whether it was a HOT update (the new
 //! version's own header, logged whole, carries `HEAP_ONLY`).
@@ -30,7 +36,7 @@ use storage::ForkNumber;
 use wal::{rmgr, BlockRef, BlockTag, Record, RecordBuilder, Redo, RedoError, Wal};
 
 use super::prune::PrunePlan;
-use super::Tid;
+use super::{visibilitymap, Tid};
 use crate::tuple;
 
 pub const HEAP_INSERT: u8 = 0x00;
@@ -41,6 +47,14 @@ pub const HEAP_LOCK: u8 = 0x40;
 pub const HEAP_PRUNE: u8 = 0x50;
 pub const HEAP_VACUUM: u8 = 0x60;
 pub const HEAP_KILL: u8 = 0x90;
+pub const HEAP_VISIBLE: u8 = 0x70;
+/// The record kind is the info's high half; the low half holds flags.
+const KIND_MASK: u8 = 0xf0;
+/// Info flag: the change cleared PD_ALL_VISIBLE and the visibility map
+/// bit of its first block's page (`visibilitymap::clear_for_change`).
+pub(crate) const VM_CLEARED: u8 = 0x01;
+/// Info flag of an UPDATE on two pages: the same for the old page.
+pub(crate) const VM_CLEARED_OLD: u8 = 0x02;
 
 pub const SMGR_CREATE: u8 = 0x10;
 pub const SMGR_DROP: u8 = 0x20;
@@ -65,6 +79,16 @@ pub(crate) fn insert_or_panic(wal: &Wal, rec: &RecordBuilder<'_>) -> u64 {
     }
 }
 
+/// Clears the page's all-visible state for a change about to be logged
+/// (rule 29); the flag the record then carries.
+fn cleared_flag(pg: &mut PageWrite<'_>, rel: RelFileLocator, block: u32) -> u8 {
+    if super::visibilitymap::clear_for_change(pg, rel, block) {
+        VM_CLEARED
+    } else {
+        0
+    }
+}
+
 /// Logs the insertion of the tuple now at `off` and stamps the page.
 /// `was_empty`: the page had no items before (redo starts from a new page).
 pub(crate) fn log_insert(
@@ -75,9 +99,10 @@ pub(crate) fn log_insert(
     off: OffsetNumber,
     was_empty: bool,
 ) {
+    let info = HEAP_INSERT | cleared_flag(pg, rel, block);
     let lsn = {
         let t = page::item(pg, off).expect("just added");
-        let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_INSERT, tuple::xmin(t));
+        let mut rec = RecordBuilder::new(rmgr::HEAP, info, tuple::xmin(t));
         let b = rec.register_block(tag(rel, block), pg, was_empty);
         let d = rec.block_data(b);
         d.extend_from_slice(&off.to_le_bytes());
@@ -96,9 +121,10 @@ pub(crate) fn log_multi_insert(
     offsets: &[OffsetNumber],
     was_empty: bool,
 ) {
+    let info = HEAP_MULTI_INSERT | cleared_flag(pg, rel, block);
     let lsn = {
         let xid = tuple::xmin(page::item(pg, offsets[0]).expect("just added"));
-        let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_MULTI_INSERT, xid);
+        let mut rec = RecordBuilder::new(rmgr::HEAP, info, xid);
         let b = rec.register_block(tag(rel, block), pg, was_empty);
         let d = rec.block_data(b);
         d.extend_from_slice(&(offsets.len() as u16).to_le_bytes());
@@ -236,8 +262,9 @@ pub(crate) fn log_delete(
     xid: Xid,
     stamp: Stamp,
 ) {
+    let info = HEAP_DELETE | cleared_flag(pg, rel, block);
     let lsn = {
-        let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_DELETE, xid);
+        let mut rec = RecordBuilder::new(rmgr::HEAP, info, xid);
         let b = rec.register_block(tag(rel, block), pg, false);
         put_stamp(rec.block_data(b), &stamp);
         insert_or_panic(wal, &rec)
@@ -283,8 +310,9 @@ pub(crate) fn log_lock(
     xid: Xid,
     stamp: LockStamp,
 ) {
+    let info = HEAP_LOCK | cleared_flag(pg, rel, block);
     let lsn = {
-        let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_LOCK, xid);
+        let mut rec = RecordBuilder::new(rmgr::HEAP, info, xid);
         let b = rec.register_block(tag(rel, block), pg, false);
         let d = rec.block_data(b);
         d.extend_from_slice(&stamp.offset.to_le_bytes());
@@ -317,11 +345,17 @@ pub(crate) fn log_update(
     new_pg: &mut PageWrite<'_>,
     new_was_empty: bool,
     old_block: u32,
-    old_pg: Option<&mut PageWrite<'_>>,
+    mut old_pg: Option<&mut PageWrite<'_>>,
     stamp: Stamp,
 ) {
+    let mut info = HEAP_UPDATE | cleared_flag(new_pg, rel, new.block);
+    if let Some(old) = old_pg.as_deref_mut() {
+        if super::visibilitymap::clear_for_change(old, rel, old_block) {
+            info |= VM_CLEARED_OLD;
+        }
+    }
     let lsn = {
-        let mut rec = RecordBuilder::new(rmgr::HEAP, HEAP_UPDATE, xid);
+        let mut rec = RecordBuilder::new(rmgr::HEAP, info, xid);
         let b = rec.register_block(
             tag(rel, new.block),
             new_pg,
@@ -431,6 +465,23 @@ pub(crate) fn redo_block(
     Ok(())
 }
 
+/// `redo_block` for a change that cleared the page's PD_ALL_VISIBLE
+/// (`clear`: the record's flag for this block) as the forward path did.
+fn redo_change(
+    pool: &'static BufferPool,
+    rec: &Record<'_>,
+    b: &BlockRef<'_>,
+    clear: bool,
+    apply: impl FnOnce(&mut [u8]) -> Result<(), String>,
+) -> Result<(), RedoError> {
+    redo_block(pool, rec, b, |pg| {
+        if clear {
+            page::set_flags(pg, page::flags(pg) & !page::PD_ALL_VISIBLE);
+        }
+        apply(pg)
+    })
+}
+
 fn add_at(pg: &mut [u8], off: OffsetNumber, t: &[u8]) -> Result<(), String> {
     if page::add_item_at(pg, off, t) {
         Ok(())
@@ -462,12 +513,21 @@ impl HeapRedo {
             return Err(RedoError::new(rec, "no block reference"));
         };
         let d = b0.data;
-        match rec.info {
-            HEAP_INSERT => redo_block(self.pool, rec, b0, |pg| {
+        let err = |e: storage::StorageError| RedoError::new(rec, e.to_string());
+        // The map bits first, whether or not the heap pages need the record.
+        let (c0, c1) = (rec.info & VM_CLEARED != 0, rec.info & VM_CLEARED_OLD != 0);
+        if c0 {
+            visibilitymap::redo_clear(self.pool, b0.tag.rel, b0.tag.block).map_err(err)?;
+        }
+        if let Some(b1) = rec.blocks.get(1).filter(|_| c1) {
+            visibilitymap::redo_clear(self.pool, b1.tag.rel, b1.tag.block).map_err(err)?;
+        }
+        match rec.info & KIND_MASK {
+            HEAP_INSERT => redo_change(self.pool, rec, b0, c0, |pg| {
                 let off = u16::from_le_bytes(d.get(0..2).ok_or_else(short)?.try_into().unwrap());
                 add_at(pg, off, &d[2..])
             }),
-            HEAP_MULTI_INSERT => redo_block(self.pool, rec, b0, |pg| {
+            HEAP_MULTI_INSERT => redo_change(self.pool, rec, b0, c0, |pg| {
                 let count = u16_at(d, 0)?;
                 let mut at = 2;
                 for _ in 0..count {
@@ -491,7 +551,7 @@ impl HeapRedo {
                 super::prune::apply_vacuum(pg, &offsets);
                 Ok(())
             }),
-            HEAP_DELETE => redo_block(self.pool, rec, b0, |pg| {
+            HEAP_DELETE => redo_change(self.pool, rec, b0, c0, |pg| {
                 apply_stamp(pg, rec.xid, get_stamp(d).ok_or_else(short)?)
             }),
             HEAP_KILL => redo_block(self.pool, rec, b0, |pg| {
@@ -501,7 +561,7 @@ impl HeapRedo {
                 tuple::set_xmin(t, common::ids::INVALID_XID);
                 Ok(())
             }),
-            HEAP_LOCK => redo_block(self.pool, rec, b0, |pg| {
+            HEAP_LOCK => redo_change(self.pool, rec, b0, c0, |pg| {
                 let s = get_lock_stamp(d).ok_or_else(short)?;
                 let t = page::item_mut(pg, s.offset)
                     .ok_or_else(|| format!("no tuple at offset {}", s.offset))?;
@@ -529,7 +589,7 @@ impl HeapRedo {
                     .get(4..4 + len)
                     .ok_or_else(|| RedoError::new(rec, short()))?;
                 let rest = &d[4 + len..];
-                redo_block(self.pool, rec, b0, |pg| {
+                redo_change(self.pool, rec, b0, c0, |pg| {
                     add_at(pg, off, t)?;
                     if rec.blocks.len() == 1 {
                         apply_stamp(pg, rec.xid, get_stamp(rest).ok_or_else(short)?)?;
@@ -537,11 +597,39 @@ impl HeapRedo {
                     Ok(())
                 })?;
                 if let Some(b1) = rec.blocks.get(1) {
-                    redo_block(self.pool, rec, b1, |pg| {
+                    redo_change(self.pool, rec, b1, c1, |pg| {
                         apply_stamp(pg, rec.xid, get_stamp(b1.data).ok_or_else(short)?)
                     })?;
                 }
                 Ok(())
+            }
+            HEAP_VISIBLE => {
+                redo_block(self.pool, rec, b0, |pg| {
+                    page::set_flags(pg, page::flags(pg) | page::PD_ALL_VISIBLE);
+                    Ok(())
+                })?;
+                let Some(b1) = rec.blocks.get(1) else {
+                    return Err(RedoError::new(rec, "no map block reference"));
+                };
+                // Set the bit only if the heap page is all-visible now (a
+                // later change may have cleared it on a page newer than
+                // this record).
+                let heap = self
+                    .pool
+                    .read_buffer(
+                        b0.tag.rel,
+                        ForkNumber::Main,
+                        b0.tag.block,
+                        ReadMode::Normal,
+                        None,
+                    )
+                    .map_err(err)?;
+                let flagged = visibilitymap::page_all_visible(&heap.read());
+                drop(heap);
+                redo_block(self.pool, rec, b1, |map| {
+                    visibilitymap::redo_set(map, b0.tag.block, flagged);
+                    Ok(())
+                })
             }
             other => Err(RedoError::new(
                 rec,
@@ -579,6 +667,7 @@ impl HeapRedo {
             SMGR_TRUNCATE => {
                 let n = m.get(12..16).ok_or_else(|| RedoError::new(rec, short()))?;
                 let n = u32::from_le_bytes(n.try_into().unwrap());
+                visibilitymap::truncate(self.pool, rel, n).map_err(err)?;
                 self.pool.drop_buffers_from(rel, ForkNumber::Main, n);
                 if smgr.exists(rel, ForkNumber::Main) {
                     smgr.truncate_with(rel, ForkNumber::Main, |_| Some((n, ())))
@@ -609,7 +698,7 @@ impl Redo for HeapRedo {
 
 /// A description of a record for waldump.
 pub fn describe(rec: &Record<'_>) -> String {
-    let kind = match (rec.rmid, rec.info) {
+    let kind = match (rec.rmid, rec.info & KIND_MASK) {
         (rmgr::HEAP, HEAP_INSERT) => "INSERT",
         (rmgr::HEAP, HEAP_MULTI_INSERT) => "MULTI_INSERT",
         (rmgr::HEAP, HEAP_DELETE) => "DELETE",
@@ -618,6 +707,7 @@ pub fn describe(rec: &Record<'_>) -> String {
         (rmgr::HEAP, HEAP_PRUNE) => "PRUNE",
         (rmgr::HEAP, HEAP_VACUUM) => "VACUUM",
         (rmgr::HEAP, HEAP_KILL) => "KILL",
+        (rmgr::HEAP, HEAP_VISIBLE) => "VISIBLE",
         (rmgr::SMGR, SMGR_TRUNCATE) => "TRUNCATE",
         (rmgr::SMGR, SMGR_CREATE) => "CREATE",
         (rmgr::SMGR, SMGR_DROP) => "DROP",

@@ -37,6 +37,7 @@ pub mod sample;
 #[cfg(test)]
 mod test_rows;
 pub mod vacuum;
+pub mod visibilitymap;
 pub use fetch::{chain_roots, fetch_visible, key_holder, key_holding_version};
 pub use index_build::IndexBuildScan;
 pub use modify::{delete, kill_speculative, update, ModifyResult, WaitForXid};

@@ -482,8 +482,19 @@ mod tests {
         // VACUUM of a table without indexes makes them unused; the next
         // insert reuses one, and a chain that led to it is not followed
         // into the unrelated tuple.
-        let stats = super::super::vacuum::vacuum_heap(pool, &tm, REL, false, None, 1000, || Ok(()))
-            .unwrap();
+        let stats = super::super::vacuum::vacuum_heap(
+            pool,
+            &tm,
+            REL,
+            super::super::vacuum::HeapVacuumOptions {
+                truncate: false,
+                scan_all: false,
+            },
+            None,
+            1000,
+            || Ok(()),
+        )
+        .unwrap();
         assert_eq!((stats.dead_items, stats.index_scans), (4, 0));
         let x6 = tm.begin().unwrap();
         let reused = heap::insert(pool, &tm, REL, &mut form(60, 10, x6, 0), &mut target).unwrap();

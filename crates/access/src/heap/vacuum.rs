@@ -1,18 +1,22 @@
-//! VACUUM of one heap (PostgreSQL's lazy vacuum, without a visibility
-//! map): pass 1 prunes every page under its exclusive lock and collects the
-//! LP_DEAD pointers left on it; the index pass removes the index entries
-//! pointing at them; pass 2 makes them unused (README rules 16-17). A table
-//! without indexes has its dead pointers made unused in pass 1. Free space
-//! goes to the FSM, and empty pages at the end of the relation are cut off.
+//! VACUUM of one heap (PostgreSQL's lazy vacuum): pass 1 prunes every page
+//! the visibility map does not call all-visible under its exclusive lock
+//! and collects the LP_DEAD pointers left on it; the index pass removes the
+//! index entries pointing at them; pass 2 makes them unused (README rules
+//! 16-17). A table without indexes has its dead pointers made unused in
+//! pass 1. A page left with only versions every snapshot sees is marked
+//! all-visible (rule 28). Free space goes to the FSM, and empty pages at
+//! the end of the relation are cut off.
 
 use common::{BlockNumber, PgResult, RelFileLocator, Xid};
-use storage::buffer::{BufferPool, BufferStrategy, ReadMode, StrategyKind};
+use storage::buffer::{Buffer, BufferPool, BufferStrategy, PageWrite, ReadMode, StrategyKind};
 use storage::page::{self, ItemState, OffsetNumber};
 use storage::{fsm, ForkNumber};
-use txn::TransactionManager;
+use txn::{TransactionManager, XidStatus};
 
-use super::prune::{self, DeadPointers};
+use super::prune::{self, DeadPointers, VersionState};
+use super::visibilitymap::{self, MapReader};
 use super::{log, Tid};
+use crate::tuple;
 
 /// What one VACUUM of a heap found and did (VACUUM VERBOSE's figures).
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -21,6 +25,13 @@ pub struct VacuumStats {
     pub pages_before: BlockNumber,
     pub pages_after: BlockNumber,
     pub pages_scanned: BlockNumber,
+    /// Pages not visited because the visibility map calls them all-visible
+    /// (their tuples are not counted in `live`).
+    pub pages_skipped: BlockNumber,
+    /// Pages marked all-visible by this VACUUM.
+    pub pages_set_all_visible: BlockNumber,
+    /// Pages all-visible at the end (pg_class.relallvisible).
+    pub all_visible: BlockNumber,
     /// Pages on which versions were removed.
     pub pages_pruned: BlockNumber,
     pub tuples_removed: u64,
@@ -63,9 +74,96 @@ const TRUNCATE_FRACTION: BlockNumber = 16;
 /// Most pages one truncation round holds locked (and pinned) at once.
 const TRUNCATE_BATCH: BlockNumber = 256;
 
-/// Vacuums `rel`: prunes every page, records free space, cleans up dead
-/// pointers, truncates empty pages at the end when `truncate` (VACUUM's
-/// TRUNCATE option). `index_pass` is None when the table has no indexes;
+/// What VACUUM's options ask of the heap pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeapVacuumOptions {
+    /// Cut empty pages off the end (VACUUM's TRUNCATE option).
+    pub truncate: bool,
+    /// Visit all-visible pages too (DISABLE_PAGE_SKIPPING, FREEZE).
+    pub scan_all: bool,
+}
+
+/// Whether every version on the pruned page `pg` is visible to every
+/// snapshot, now and later: no dead pointers, each inserter committed below
+/// `horizon` (the oldest xmin), no deleter (an aborted one deletes nothing)
+/// and no locker that may still run. Empty pages are not marked.
+fn page_is_all_visible(pg: &[u8], horizon: Xid, tm: &TransactionManager) -> bool {
+    let n = page::item_count(pg);
+    let mut any = false;
+    for off in 1..=n {
+        match page::item_id(pg, off).0 {
+            ItemState::Dead => return false,
+            ItemState::Unused | ItemState::Redirect => continue,
+            ItemState::Normal => {}
+        }
+        let t = page::item(pg, off).expect("a normal item");
+        if prune::version_state(t, horizon, tm) != VersionState::Live {
+            return false;
+        }
+        let xmin = tuple::xmin(t);
+        if xmin != common::ids::BOOTSTRAP_XID && xmin >= horizon {
+            return false;
+        }
+        let xmax = tuple::xmax(t);
+        if xmax != 0
+            && (tuple::infomask(t) & tuple::XMAX_HAS_LOCKERS != 0
+                || (!prune::xmax_deletes(t) && tm.status(xmax) == XidStatus::InProgress))
+        {
+            return false;
+        }
+        any = true;
+    }
+    any
+}
+
+/// The map page for `block`'s bits, pinned before the heap page is locked
+/// (reusing `cached` when it is that page).
+fn map_page_for(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    block: BlockNumber,
+    cached: &mut Option<Buffer>,
+) -> PgResult<()> {
+    let want = block / visibilitymap::HEAP_BLOCKS_PER_PAGE;
+    if cached.as_ref().map(Buffer::block) != Some(want) {
+        *cached = None;
+        *cached = Some(visibilitymap::pin_for_set(pool, rel, block)?);
+    }
+    Ok(())
+}
+
+/// With the pruned heap page `pg` locked exclusively: marks it all-visible
+/// when it is and is not marked yet (or its map bit was lost), or takes a
+/// mark off a page that is not (the horizon went back: unlogged, as only
+/// makes the map more careful). Returns whether this set the mark.
+fn update_all_visible(
+    tm: &TransactionManager,
+    pg: &mut PageWrite<'_>,
+    rel: RelFileLocator,
+    block: BlockNumber,
+    horizon: Xid,
+    map: &Buffer,
+) -> bool {
+    let flagged = visibilitymap::page_all_visible(pg);
+    if page_is_all_visible(pg, horizon, tm) {
+        let mut reader = MapReader::new(rel);
+        let bit = reader.all_visible(pg.pool(), block).unwrap_or(false);
+        if flagged && bit {
+            return false;
+        }
+        visibilitymap::set_all_visible(tm.wal(), pg, rel, block, map);
+        return true;
+    }
+    if flagged {
+        visibilitymap::clear_for_change(pg, rel, block);
+        pg.mark_dirty();
+    }
+    false
+}
+
+/// Vacuums `rel`: prunes every page not all-visible, records free space,
+/// cleans up dead pointers, marks pages all-visible, truncates empty pages
+/// at the end when `opts.truncate`. `index_pass` is None when the table has no indexes;
 /// otherwise it runs whenever `max_dead_tids` (at least one page's worth)
 /// dead tids are collected, and at the end. `check` is called once per
 /// page (cancellation).
@@ -73,7 +171,7 @@ pub fn vacuum_heap(
     pool: &'static BufferPool,
     tm: &TransactionManager,
     rel: RelFileLocator,
-    truncate: bool,
+    opts: HeapVacuumOptions,
     mut index_pass: Option<&mut IndexPass<'_>>,
     max_dead_tids: usize,
     mut check: impl FnMut() -> PgResult<()>,
@@ -95,6 +193,8 @@ pub fn vacuum_heap(
     let mut dead: Vec<Tid> = Vec::new();
     // One past the last page that holds anything once dead pointers are gone.
     let mut nonempty_end = 0;
+    let mut reader = MapReader::new(rel);
+    let mut map: Option<Buffer> = None;
     for block in 0..nblocks {
         check()?;
         if let Some(pass) = index_pass.as_deref_mut() {
@@ -102,6 +202,13 @@ pub fn vacuum_heap(
                 vacuum_round(pool, tm, rel, &mut dead, pass, &mut ring, &mut stats)?;
             }
         }
+        // Nothing on an all-visible page is dead (rule 28): skip it.
+        if !opts.scan_all && reader.all_visible(pool, block)? {
+            stats.pages_skipped += 1;
+            nonempty_end = block + 1;
+            continue;
+        }
+        map_page_for(pool, rel, block, &mut map)?;
         let buf = pool.read_buffer(
             rel,
             ForkNumber::Main,
@@ -119,6 +226,10 @@ pub fn vacuum_heap(
                 (res, false, 0)
             } else {
                 let r = prune::prune_page(&mut pg, rel, block, horizon, tm, mode);
+                let map = map.as_ref().expect("pinned above");
+                if update_all_visible(tm, &mut pg, rel, block, horizon, map) {
+                    stats.pages_set_all_visible += 1;
+                }
                 let before = dead.len();
                 let mut has_tuples = false;
                 for off in 1..=page::item_count(&pg) {
@@ -150,18 +261,20 @@ pub fn vacuum_heap(
         }
         fsm::record_free_space(pool, rel, block, res.free)?;
     }
+    drop(map);
     if let Some(pass) = index_pass {
         if !dead.is_empty() {
             vacuum_round(pool, tm, rel, &mut dead, pass, &mut ring, &mut stats)?;
         }
     }
     let freeable = nblocks - nonempty_end;
-    if truncate
+    if opts.truncate
         && freeable > 0
         && (freeable >= TRUNCATE_MINIMUM || freeable >= nblocks / TRUNCATE_FRACTION)
     {
         stats.pages_after = truncate_empty_end(pool, tm, rel)?;
     }
+    stats.all_visible = visibilitymap::count_all_visible(pool, rel, stats.pages_after)?;
     Ok(stats)
 }
 
@@ -184,8 +297,10 @@ fn vacuum_round(
     }
     stats.index_scans += 1;
     let mut offsets: Vec<OffsetNumber> = Vec::new();
+    let mut map: Option<Buffer> = None;
     for page_tids in dead.chunk_by(|a, b| a.block == b.block) {
         let block = page_tids[0].block;
+        map_page_for(pool, rel, block, &mut map)?;
         let buf = pool.read_buffer(rel, ForkNumber::Main, block, ReadMode::Normal, Some(ring))?;
         let free = {
             let mut pg = buf.write();
@@ -203,6 +318,11 @@ fn vacuum_round(
                 prune::apply_vacuum(&mut pg, &offsets);
                 pg.mark_dirty();
                 log::log_vacuum(tm.wal(), rel, block, &mut pg, &offsets);
+            }
+            // With its dead pointers gone the page may be all-visible now.
+            let map = map.as_ref().expect("pinned above");
+            if update_all_visible(tm, &mut pg, rel, block, stats.horizon, map) {
+                stats.pages_set_all_visible += 1;
             }
             page::free_space(&pg)
         };
@@ -243,6 +363,11 @@ fn truncate_empty_end(
                 .rposition(|pg| !page::is_new(pg) && page::item_count(pg) > 0)
                 .map_or(first, |i| first + i as BlockNumber + 1);
             if new_end == n {
+                return None;
+            }
+            // The cut blocks' map bits go first: a block extended again
+            // after the cut must not start out all-visible.
+            if visibilitymap::truncate(pool, rel, new_end).is_err() {
                 return None;
             }
             let lsn = log::log_truncate(tm.wal(), rel, new_end);

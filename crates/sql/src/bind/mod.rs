@@ -361,6 +361,7 @@ impl Binder<'_, '_> {
                 verbose: v.verbose,
                 analyze: v.analyze,
                 truncate: v.truncate,
+                scan_all: v.scan_all,
             },
             Utility::Vacuum(Err(e)) => return Err(e.clone()),
             Utility::DropSequence { names, if_exists } => {

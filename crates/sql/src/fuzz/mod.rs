@@ -305,6 +305,7 @@ pub fn fixture_catalog() -> Arc<CatalogData> {
                 columns: columns.into_iter().map(|(n, ty)| column(n, ty)).collect(),
                 reltuples: -1.0,
                 relpages: 0,
+                relallvisible: 0,
                 statistics: Default::default(),
             },
         );

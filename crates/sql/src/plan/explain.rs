@@ -36,6 +36,8 @@ pub struct NodeStats {
     pub total: Duration,
     /// Rows its filter rejected.
     pub removed_by_filter: u64,
+    /// Index-only scans: entries whose heap page was visited.
+    pub heap_fetches: u64,
     /// Lines the executor adds under the node (`Sort Method`, ...), in order.
     pub details: Vec<(String, String)>,
     /// Lines for the node's Hash line (a hash join's `Buckets`).
@@ -292,13 +294,13 @@ impl Explainer<'_> {
                         startup: est.total,
                         ..est
                     };
-                    let stats = self.stats.map(|_| st.as_ref());
+                    let stats = self.stats.map(|_| st.as_deref());
                     self.line(depth + 1, label, &est, stats);
                     let pad = " ".repeat(6 * (depth + 1) + 2);
                     for (k, v) in st.iter().flat_map(|s| &s.inner_details) {
                         self.lines.push(format!("{pad}{k}: {v}"));
                     }
-                    self.buffers_line(&pad, st.as_ref());
+                    self.buffers_line(&pad, st.as_deref());
                     self.node(c, depth + 2, Vec::new());
                 }
             }
@@ -376,8 +378,9 @@ impl Explainer<'_> {
                 ..
             } => {
                 let dir = if path.backward { " Backward" } else { "" };
+                let only = if path.index_only { " Only" } else { "" };
                 let mut name = format!(
-                    "Index Scan{dir} using {} on {}",
+                    "Index{only} Scan{dir} using {} on {}",
                     quote_ident(&path.index.name),
                     quote_ident(&table.name)
                 );
@@ -395,6 +398,11 @@ impl Explainer<'_> {
                     let refs: Vec<&Expr> = qual.iter().collect();
                     d.push(Detail("Filter".into(), self.qual_text(&refs, &labels)));
                     removed(&mut d);
+                }
+                if path.index_only {
+                    if let Some(st) = self.stats.and_then(|s| s.get(&node_key(p))) {
+                        d.push(Detail("Heap Fetches".into(), st.heap_fetches.to_string()));
+                    }
                 }
                 (name, d, Vec::new())
             }
@@ -470,7 +478,7 @@ impl Explainer<'_> {
                     d,
                     vec![
                         Child::Plain(left),
-                        Child::Wrapped("Materialize", right, mat),
+                        Child::Wrapped("Materialize", right, mat.map(Box::new)),
                     ],
                 )
             }
@@ -504,7 +512,10 @@ impl Explainer<'_> {
                 (
                     name,
                     d,
-                    vec![Child::Plain(left), Child::Wrapped("Hash", right, hash)],
+                    vec![
+                        Child::Plain(left),
+                        Child::Wrapped("Hash", right, hash.map(Box::new)),
+                    ],
                 )
             }
             Plan::Aggregate { input, keys, .. } => {
@@ -861,7 +872,7 @@ enum Child<'p> {
     Plain(&'p Plan),
     /// Shown under a node of this name that the executor folds into its
     /// parent, with the figures that node would have.
-    Wrapped(&'static str, &'p Plan, Option<NodeStats>),
+    Wrapped(&'static str, &'p Plan, Option<Box<NodeStats>>),
 }
 
 fn join_suffix(kind: JoinKind) -> &'static str {

@@ -61,6 +61,11 @@ pub struct IndexPath {
     pub index: Arc<Index>,
     pub conds: Vec<IndexCond>,
     pub backward: bool,
+    /// An Index Only Scan (`indexonly.rs`): every column the scan's parent,
+    /// filter and conditions read is a key column, so rows are made from
+    /// the index entries and the heap is visited only for pages the
+    /// visibility map does not call all-visible.
+    pub index_only: bool,
     /// The scan's estimate when it was chosen (EXPLAIN prints it).
     pub estimate: Estimate,
 }
@@ -224,8 +229,11 @@ fn pages_fetched(tuples: f64, pages: f64, cache: f64) -> f64 {
 /// index scan in that order (backward when every key is reversed) and the
 /// Sort dropped. Only scans without a filter, or already bounded by that
 /// index, are changed: a filter that rejects most rows could make the
-/// walk long (PostgreSQL decides that by cost).
-pub(crate) fn sort_by_index(plan: Plan, cx: &super::PlannerContext) -> Plan {
+/// walk long (PostgreSQL decides that by cost). `new_path`: a scan of the
+/// whole index may replace a sequential scan (under a LIMIT, where the
+/// first rows are what counts); otherwise only an index path already
+/// chosen is turned around.
+pub(crate) fn sort_by_index(plan: Plan, new_path: bool, cx: &super::PlannerContext) -> Plan {
     if !cx.settings.enable_indexscan {
         return plan;
     }
@@ -300,7 +308,7 @@ pub(crate) fn sort_by_index(plan: Plan, cx: &super::PlannerContext) -> Plan {
             p.backward = b;
             p
         }),
-        None if qual.is_empty() => candidates.iter().find_map(|info| {
+        None if new_path && qual.is_empty() => candidates.iter().find_map(|info| {
             direction(&info.index).map(|b| Box::new(full_index_path(&table, info, b, cx)))
         }),
         None => None,
@@ -344,24 +352,117 @@ fn full_index_path(
     backward: bool,
     cx: &super::PlannerContext,
 ) -> IndexPath {
-    let s = cx.settings;
-    let (heap_pages, tuples) = cost::table_size(table, cx.sizes.blocks(table));
-    let descent =
-        (tuples.max(2.0).log2().ceil() + f64::from(info.height + 1) * 50.0) * s.cpu_operator_cost;
-    let total = descent
-        + info.pages.max(1) as f64 * s.random_page_cost
-        + tuples * (s.cpu_index_tuple_cost + s.cpu_tuple_cost)
-        + pages_fetched(tuples, heap_pages, s.effective_cache_size) * s.random_page_cost;
     IndexPath {
         index: Arc::clone(&info.index),
         conds: Vec::new(),
         backward,
-        estimate: Estimate {
-            startup: descent,
-            total,
-            rows: cost::clamp_rows(tuples),
-            width: cost::table_width(table),
-        },
+        index_only: false,
+        estimate: estimate_path(table, info, &[], &[], cx.sizes, cx.settings, false),
+    }
+}
+
+/// The fraction of the table's pages the visibility map called
+/// all-visible when VACUUM or ANALYZE last looked (PostgreSQL's allvisfrac).
+fn all_visible_fraction(table: &Table) -> f64 {
+    if table.relpages == 0 {
+        return 0.0;
+    }
+    (f64::from(table.relallvisible) / f64::from(table.relpages)).min(1.0)
+}
+
+/// How closely the index's order follows the heap's: ANALYZE's
+/// correlation of the first key column, three quarters of it for a
+/// multi-column index (btcostestimate's rule); 0 without statistics.
+fn index_correlation(table: &Table, index: &Index) -> f64 {
+    let Some(first) = index.keys.first() else {
+        return 0.0;
+    };
+    let c = table
+        .column_stats(first.attnum as usize - 1)
+        .and_then(|st| st.correlation)
+        .map_or(0.0, f64::from);
+    if index.keys.len() > 1 {
+        c * 0.75
+    } else {
+        c
+    }
+}
+
+/// What a scan of `info` bounded by `conds`, checking `filter` on each row,
+/// costs (PostgreSQL's cost_index with genericcostestimate, in small): a
+/// descent per equality scan, the leaf pages in range read at random, a
+/// random heap page per row fetched as Mackert and Lohman estimate them,
+/// and CPU per entry and row. An index-only scan fetches only the part of
+/// those heap pages that is not all-visible.
+pub(crate) fn estimate_path(
+    table: &Table,
+    info: &IndexInfo,
+    conds: &[IndexCond],
+    filter: &[Expr],
+    sizes: &dyn RelationSizes,
+    s: &PlannerSettings,
+    index_only: bool,
+) -> Estimate {
+    let (heap_pages, tuples) = cost::table_size(table, sizes.blocks(table));
+    let lookup = |i: usize| Some(cost::table_var(table, i, sizes));
+    let ctx = SelCtx {
+        lookup: &lookup,
+        rows: tuples,
+    };
+    let clauses: Vec<&Expr> = conds.iter().map(|c| &c.clause).collect();
+    let index_sel = selfuncs::clauselist_selectivity(&clauses, &ctx);
+    let all: Vec<&Expr> = clauses.iter().copied().chain(filter).collect();
+    let rows = cost::clamp_rows(tuples * selfuncs::clauselist_selectivity(&all, &ctx));
+    // A unique index with equality on every column returns one row.
+    let exact = info.index.unique
+        && conds.len() == info.index.keys.len()
+        && conds.iter().all(|c| c.op == IndexOp::Eq);
+    let index_tuples = if exact {
+        1.0
+    } else {
+        (index_sel * tuples).max(1.0)
+    };
+    let scans = conds
+        .iter()
+        .find(|c| c.op == IndexOp::In)
+        .map_or(1.0, |c| c.values.len().max(1) as f64);
+    let index_pages = info.pages.max(1) as f64;
+    let descent =
+        (tuples.max(2.0).log2().ceil() + f64::from(info.height + 1) * 50.0) * s.cpu_operator_cost;
+    let leaf_pages = (index_sel * index_pages).ceil().max(1.0);
+    let index_cost = scans * descent
+        + leaf_pages * s.random_page_cost
+        + index_tuples * (s.cpu_index_tuple_cost + s.cpu_operator_cost * conds.len() as f64);
+    // The heap pages: at worst one random read per row as Mackert and
+    // Lohman count them, at best the pages in range read in order; the
+    // square of the key's physical-order correlation says where between.
+    let mut max_pages = pages_fetched(index_tuples, heap_pages, s.effective_cache_size);
+    let mut min_pages = (index_sel * heap_pages).ceil();
+    if index_only {
+        let fetched = 1.0 - all_visible_fraction(table);
+        max_pages = (max_pages * fetched).ceil();
+        min_pages = (min_pages * fetched).ceil();
+    }
+    let max_io = max_pages * s.random_page_cost;
+    let min_io = if min_pages > 0.0 {
+        s.random_page_cost + (min_pages - 1.0).max(0.0) * s.seq_page_cost
+    } else {
+        0.0
+    };
+    let correlation = index_correlation(table, &info.index);
+    let heap_io = max_io + correlation * correlation * (min_io - max_io);
+    let heap_cost = heap_io + index_tuples * (s.cpu_tuple_cost + cost::qual_cost(filter, s));
+    let mut total = index_cost + heap_cost;
+    let mut startup = scans * descent;
+    if !s.enable_indexscan {
+        total += DISABLE_COST;
+        startup += DISABLE_COST;
+    }
+    Estimate {
+        startup,
+        total,
+        rows,
+        width: cost::table_width(table),
     }
 }
 
@@ -375,73 +476,43 @@ pub fn best_index_path(
     s: &PlannerSettings,
     seq: &Estimate,
 ) -> Option<(IndexPath, Vec<Expr>, Estimate)> {
-    let (heap_pages, tuples) = cost::table_size(table, sizes.blocks(table));
-    let lookup = |i: usize| Some(cost::table_var(table, i, sizes));
-    let ctx = SelCtx {
-        lookup: &lookup,
-        rows: tuples,
-    };
     let mut best: Option<(IndexPath, Vec<Expr>, Estimate)> = None;
     for info in indexes {
-        let conds = bounding_conds(quals, table, &info.index);
-        if conds.is_empty() {
+        let Some((conds, filter)) = split_quals(quals, table, info) else {
             continue;
-        }
-        let used: Vec<usize> = conds.iter().map(|(i, _)| *i).collect();
-        let clauses: Vec<&Expr> = conds.iter().map(|(_, c)| &c.clause).collect();
-        let filter: Vec<Expr> = quals
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !used.contains(i))
-            .map(|(_, q)| q.clone())
-            .collect();
-        let index_sel = selfuncs::clauselist_selectivity(&clauses, &ctx);
-        let all: Vec<&Expr> = quals.iter().collect();
-        let rows = cost::clamp_rows(tuples * selfuncs::clauselist_selectivity(&all, &ctx));
-        // A unique index with equality on every column returns one row.
-        let exact = info.index.unique
-            && conds.len() == info.index.keys.len()
-            && conds.iter().all(|(_, c)| c.op == IndexOp::Eq);
-        let index_tuples = if exact {
-            1.0
-        } else {
-            (index_sel * tuples).max(1.0)
         };
-        let scans = conds
-            .iter()
-            .find(|(_, c)| c.op == IndexOp::In)
-            .map_or(1.0, |(_, c)| c.values.len().max(1) as f64);
-        let index_pages = info.pages.max(1) as f64;
-        let descent = ((tuples.max(2.0)).log2().ceil() + f64::from(info.height + 1) * 50.0)
-            * s.cpu_operator_cost;
-        let leaf_pages = (index_sel * index_pages).ceil().max(1.0);
-        let index_cost = scans * descent
-            + leaf_pages * s.random_page_cost
-            + index_tuples * (s.cpu_index_tuple_cost + s.cpu_operator_cost * conds.len() as f64);
-        let heap_fetched = pages_fetched(index_tuples, heap_pages, s.effective_cache_size);
-        let heap_cost = heap_fetched * s.random_page_cost
-            + index_tuples * (s.cpu_tuple_cost + cost::qual_cost(&filter, s));
-        let mut total = index_cost + heap_cost;
-        let mut startup = scans * descent;
-        if !s.enable_indexscan {
-            total += DISABLE_COST;
-            startup += DISABLE_COST;
-        }
-        let est = Estimate {
-            startup,
-            total,
-            rows,
-            width: cost::table_width(table),
-        };
+        let est = estimate_path(table, info, &conds, &filter, sizes, s, false);
         if best.as_ref().is_none_or(|b| est.total < b.2.total) {
             let path = IndexPath {
                 index: Arc::clone(&info.index),
-                conds: conds.into_iter().map(|(_, c)| c).collect(),
+                conds,
                 backward: false,
+                index_only: false,
                 estimate: est,
             };
             best = Some((path, filter, est));
         }
     }
     best.filter(|b| b.2.total < seq.total)
+}
+
+/// `quals` split into the conditions that bound a scan of `info` (in key
+/// order) and the rest, the scan's filter; None when none bounds it.
+pub(crate) fn split_quals(
+    quals: &[Expr],
+    table: &Table,
+    info: &IndexInfo,
+) -> Option<(Vec<IndexCond>, Vec<Expr>)> {
+    let conds = bounding_conds(quals, table, &info.index);
+    if conds.is_empty() {
+        return None;
+    }
+    let used: Vec<usize> = conds.iter().map(|(i, _)| *i).collect();
+    let filter: Vec<Expr> = quals
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !used.contains(i))
+        .map(|(_, q)| q.clone())
+        .collect();
+    Some((conds.into_iter().map(|(_, c)| c).collect(), filter))
 }

@@ -9,6 +9,7 @@ pub use crate::transaction::{TransactionModes, TransactionOp};
 pub mod cost;
 mod ddl;
 pub mod explain;
+mod indexonly;
 pub mod indexpath;
 mod joins;
 pub mod locks;
@@ -600,6 +601,8 @@ pub enum BoundStatement {
         verbose: bool,
         analyze: bool,
         truncate: bool,
+        /// Visit all-visible pages too (DISABLE_PAGE_SKIPPING, FREEZE).
+        scan_all: bool,
     },
     /// ALTER SYSTEM: `name` None is RESET ALL, `value` None a RESET.
     AlterSystem {

@@ -32,7 +32,7 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             planning_time,
         },
         B::Query { plan, columns } => B::Query {
-            plan: plan_tree(plan, cx),
+            plan: plan_query(plan, cx),
             columns,
         },
         B::Insert {
@@ -43,7 +43,7 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             on_conflict,
         } => B::Insert {
             table,
-            source: plan_tree(source, cx),
+            source: plan_query(source, cx),
             returning: returning.map(|(e, c)| (plan_exprs(e, cx), c)),
             bulk,
             on_conflict: on_conflict.map(|oc| Box::new(oc.map_exprs(&mut |e| plan_expr(e, cx)))),
@@ -88,7 +88,7 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             namespace,
             columns,
             if_not_exists,
-            source: source.map(|(p, c)| (plan_tree(p, cx), c)),
+            source: source.map(|(p, c)| (plan_query(p, cx), c)),
             sequences,
             constraints,
         },
@@ -100,7 +100,7 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
                     width: 0,
                 },
             );
-            c.plan = plan_tree(plan, cx);
+            c.plan = plan_query(plan, cx);
             B::CopyTo(c)
         }
         B::DeclareCursor {
@@ -245,10 +245,10 @@ pub(crate) fn plan_expr(e: Expr, cx: &PlannerContext) -> Expr {
     }
     let r = e.transform(&mut |x| {
         Ok(match x {
-            Expr::ScalarSubquery(p, t) => Expr::ScalarSubquery(Box::new(plan_tree(*p, cx)), t),
-            Expr::ArraySubquery(p, t) => Expr::ArraySubquery(Box::new(plan_tree(*p, cx)), t),
+            Expr::ScalarSubquery(p, t) => Expr::ScalarSubquery(Box::new(plan_query(*p, cx)), t),
+            Expr::ArraySubquery(p, t) => Expr::ArraySubquery(Box::new(plan_query(*p, cx)), t),
             Expr::Exists { plan, negated } => Expr::Exists {
-                plan: Box::new(plan_tree(*plan, cx)),
+                plan: Box::new(plan_query(*plan, cx)),
                 negated,
             },
             Expr::InSubquery {
@@ -257,7 +257,7 @@ pub(crate) fn plan_expr(e: Expr, cx: &PlannerContext) -> Expr {
                 negated,
             } => Expr::InSubquery {
                 expr,
-                plan: Box::new(plan_tree(*plan, cx)),
+                plan: Box::new(plan_query(*plan, cx)),
                 negated,
             },
             other => other,
@@ -287,6 +287,12 @@ fn modify_access(
         Plan::SeqScan { index, .. } => index,
         _ => None,
     }
+}
+
+/// Plans a whole query tree (a statement's, a subquery's): its shape,
+/// then index-only scans where its columns allow (`indexonly.rs`).
+pub(crate) fn plan_query(plan: Plan, cx: &PlannerContext) -> Plan {
+    super::indexonly::apply(plan_tree(plan, cx), cx)
 }
 
 /// Plans a query tree.
@@ -364,10 +370,17 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             keys: plan_exprs(keys, cx),
             aggs,
         },
-        Plan::Sort { input, keys } => Plan::Sort {
-            input: Box::new(plan_tree(*input, cx)),
-            keys,
-        },
+        // A scan already read through an index in the sort's order (or
+        // its reverse) needs no Sort; a new index path for the order alone
+        // is chosen only under a LIMIT (below).
+        Plan::Sort { input, keys } => super::indexpath::sort_by_index(
+            Plan::Sort {
+                input: Box::new(plan_tree(*input, cx)),
+                keys,
+            },
+            false,
+            cx,
+        ),
         Plan::Limit {
             input,
             limit,
@@ -377,7 +390,7 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             // ORDER BY ... LIMIT: an index in the sort's order returns the
             // first rows without reading and sorting the rest.
             let input = if limit.is_some() {
-                super::indexpath::sort_by_index(input, cx)
+                super::indexpath::sort_by_index(input, true, cx)
             } else {
                 input
             };

@@ -1089,6 +1089,11 @@ impl PageWrite<'_> {
     pub fn mark_dirty(&mut self) {
         self.buffer.mark_dirty();
     }
+    /// The pool the page lives in (for a change that must reach another
+    /// fork of the relation while this page is locked: the visibility map).
+    pub fn pool(&self) -> &'static BufferPool {
+        self.buffer.pool
+    }
 }
 impl std::ops::Deref for PageWrite<'_> {
     type Target = [u8];

@@ -200,6 +200,10 @@ impl Explainer<'_> {
         let mut f: Vec<(String, J)> = Vec::new();
         let s = |x: &str| J::Str(x.to_string());
         let (node_type, strategy) = match p {
+            Plan::SeqScan {
+                index: Some(path), ..
+            } if path.index_only => ("Index Only Scan", None),
+            Plan::SeqScan { index: Some(_), .. } => ("Index Scan", None),
             Plan::SeqScan { .. } => ("Seq Scan", None),
             Plan::Values { rows, .. } if rows.len() == 1 => ("Result", None),
             Plan::Values { .. } => ("Values Scan", None),
@@ -239,7 +243,12 @@ impl Explainer<'_> {
         f.push(("Parallel Aware".into(), raw(false)));
         f.push(("Async Capable".into(), raw(false)));
         match p {
-            Plan::SeqScan { table, .. } => {
+            Plan::SeqScan { table, index, .. } => {
+                if let Some(path) = index {
+                    let dir = if path.backward { "Backward" } else { "Forward" };
+                    f.push(("Scan Direction".into(), s(dir)));
+                    f.push(("Index Name".into(), s(&path.index.name)));
+                }
                 f.push(("Relation Name".into(), s(&table.name)));
                 let alias = self.names.get(&super::node_key(p)).unwrap_or(&table.name);
                 f.push(("Alias".into(), s(alias)));
@@ -290,7 +299,7 @@ impl Explainer<'_> {
         }
         let lists = self.key_lists(p);
         for Detail(k, v) in details {
-            if k.starts_with("Rows Removed") {
+            if k.starts_with("Rows Removed") || k == "Heap Fetches" {
                 f.push((k, J::Raw(v)));
             } else if let Some(names) = lists.iter().find(|(n, _)| *n == k).map(|(_, l)| l.clone())
             {
@@ -332,7 +341,7 @@ impl Explainer<'_> {
                         ("Parallel Aware".into(), raw(false)),
                         ("Async Capable".into(), raw(false)),
                     ];
-                    self.figures(&est, self.stats.map(|_| st.as_ref()), &mut w);
+                    self.figures(&est, self.stats.map(|_| st.as_deref()), &mut w);
                     if let Some(st) = &st {
                         for (k, v) in &st.inner_details {
                             exec_detail(k, v, &mut w);
