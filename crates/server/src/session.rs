@@ -608,6 +608,23 @@ impl Session {
             | BoundStatement::Deallocate(_) => {
                 return self.run_prepared_command(stmt, params, sink);
             }
+            BoundStatement::Explain {
+                statement,
+                options,
+                settings,
+                planning_time,
+            } if matches!(**statement, BoundStatement::ExecutePrepared { .. }) => {
+                let BoundStatement::ExecutePrepared { name, args } = &**statement else {
+                    unreachable!("matched above")
+                };
+                return self.explain_prepared(
+                    name,
+                    args,
+                    (options, settings, *planning_time),
+                    params,
+                    sink,
+                );
+            }
             _ => {}
         }
         let implicit = matches!(self.txn, TxnState::Idle);

@@ -116,6 +116,48 @@ impl Session {
         outer_params: &[Value],
         sink: &mut dyn ResultSink,
     ) -> PgResult<()> {
+        match self.prepared_plan(name, args, outer_params)? {
+            Some((bound, values)) => self.run(&bound, &values, sink),
+            None => sink.complete(""),
+        }
+    }
+
+    /// EXPLAIN [ANALYZE] EXECUTE name (args): the plan EXECUTE would run,
+    /// explained as any statement.
+    pub(super) fn explain_prepared(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+        (options, settings, planning_time): (
+            &sql::plan::ExplainOptions,
+            &sql::plan::PlannerSettings,
+            std::time::Duration,
+        ),
+        outer_params: &[Value],
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<()> {
+        let Some((bound, values)) = self.prepared_plan(name, args, outer_params)? else {
+            return Err(PgError::syntax(
+                "EXPLAIN of this statement is not supported",
+            ));
+        };
+        let explain = BoundStatement::Explain {
+            statement: Box::new(bound),
+            options: options.clone(),
+            settings: Box::new(settings.clone()),
+            planning_time,
+        };
+        self.run(&explain, &values, sink)
+    }
+
+    /// The plan and argument values EXECUTE name (args) runs; None for an
+    /// empty statement.
+    fn prepared_plan(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+        outer_params: &[Value],
+    ) -> PgResult<Option<(BoundStatement, Vec<Value>)>> {
         let stmt = match self.statements.get(name) {
             Some(s) if !name.is_empty() => s.clone(),
             _ => return Err(no_such_statement(name)),
@@ -124,7 +166,7 @@ impl Session {
             return Err(PgError::internal("foreign prepared statement"));
         };
         let Some(parsed) = &p.parsed else {
-            return sink.complete("");
+            return Ok(None);
         };
         // As PostgreSQL: arguments count only for statements with parameters.
         let mut values = Vec::new();
@@ -148,7 +190,7 @@ impl Session {
             }
         }
         let bound = self.current_plan(p, parsed, &values)?;
-        self.run(&bound, &values, sink)
+        Ok(Some(((*bound).clone(), values)))
     }
 
     /// Evaluates an expression outside any query (EXECUTE's arguments).

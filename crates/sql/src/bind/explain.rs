@@ -109,10 +109,12 @@ impl Binder<'_, '_> {
         }
         let inner = self.bind_sql(statement)?;
         match inner {
+            // EXPLAIN EXECUTE: the session finds the statement's plan.
             BoundStatement::Query { .. }
             | BoundStatement::Insert { .. }
             | BoundStatement::Update { .. }
-            | BoundStatement::Delete { .. } => Ok(BoundStatement::Explain {
+            | BoundStatement::Delete { .. }
+            | BoundStatement::ExecutePrepared { .. } => Ok(BoundStatement::Explain {
                 statement: Box::new(inner),
                 options: o,
                 settings: Box::default(),
