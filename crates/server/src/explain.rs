@@ -46,6 +46,13 @@ impl sql::plan::RelationSizes for PoolSizes<'_> {
             .collect()
     }
 
+    fn index_defs(&self, table: &Table) -> Vec<std::sync::Arc<catalog::Index>> {
+        self.catalog
+            .indexes_of(table.oid)
+            .map(|i| std::sync::Arc::new(i.clone()))
+            .collect()
+    }
+
     fn blocks(&self, table: &Table) -> u64 {
         let rel = table.locator();
         if let Some(&(_, n)) = self.known.borrow().iter().find(|(r, _)| *r == rel) {

@@ -46,8 +46,10 @@ fn updater(cfg: postgres::Config, seed: u64, acked: Arc<AtomicI64>, stop: Arc<At
         } else {
             format!("update t set v = v + 1 where id = {id}")
         };
-        if c.batch_execute(&sql).is_err() {
-            return;
+        match c.execute(sql.as_str(), &[]) {
+            Ok(1) => {}
+            Ok(n) => panic!("`{sql}` updated {n} rows"),
+            Err(_) => return,
         }
         acked.fetch_add(1, Ordering::Relaxed);
     }

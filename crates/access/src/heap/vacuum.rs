@@ -146,9 +146,7 @@ fn update_all_visible(
 ) -> bool {
     let flagged = visibilitymap::page_all_visible(pg);
     if page_is_all_visible(pg, horizon, tm) {
-        let mut reader = MapReader::new(rel);
-        let bit = reader.all_visible(pg.pool(), block).unwrap_or(false);
-        if flagged && bit {
+        if flagged && visibilitymap::bit_set_on(map, block) {
             return false;
         }
         visibilitymap::set_all_visible(tm.wal(), pg, rel, block, map);

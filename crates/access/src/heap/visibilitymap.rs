@@ -210,6 +210,14 @@ pub(crate) fn pin_for_set(
     )
 }
 
+/// Whether heap block `block`'s ALL_VISIBLE bit is set on `map_buf`, the
+/// map page that holds it (pinned by `pin_for_set`).
+pub(crate) fn bit_set_on(map_buf: &Buffer, block: BlockNumber) -> bool {
+    let s = slot(block);
+    debug_assert_eq!(map_buf.block(), s.map_block);
+    bits_at(&map_buf.read(), s) & ALL_VISIBLE != 0
+}
+
 /// Sets the ALL_VISIBLE bit of heap block `block` on its map page `map`,
 /// initialising a new map page. Returns whether it changed anything.
 fn set_bit_on(map: &mut [u8], block: BlockNumber) -> bool {

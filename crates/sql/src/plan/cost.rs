@@ -27,6 +27,11 @@ pub trait RelationSizes {
         let _ = table;
         Vec::new()
     }
+    /// The table's indexes as the catalog defines them, without reading
+    /// their sizes (a cheap look before `indexes`).
+    fn index_defs(&self, table: &Table) -> Vec<std::sync::Arc<catalog::Index>> {
+        self.indexes(table).into_iter().map(|i| i.index).collect()
+    }
 }
 
 /// Planner settings, parsed once from the session's GUCs.

@@ -254,6 +254,8 @@ fn scan(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
             }
         }
         Some(path) => (qual, Some(path)),
+        // Index sizes are read only when some index could do.
+        None if !sizes.index_defs(&table).iter().any(|i| covers(i, &mask)) => (qual, None),
         None => match cheapest_covering(&table, &qual, &mask, &infos(), cx) {
             Some((path, filter)) => (filter, Some(Box::new(path))),
             None => (qual, None),
