@@ -8,9 +8,12 @@
 //! 2. Every overwrite is logged (rmgr SEQ) with the whole new state; redo
 //!    rebuilds the page from the record.
 //! 3. nextval() logs ahead: when the values logged ahead are used up it logs
-//!    a state `LOG_AHEAD` values further on and flushes that record before
-//!    handing out a value, so after a crash no value handed out is handed
-//!    out again (up to `LOG_AHEAD` values are skipped instead). A checkpoint
+//!    a state `LOG_AHEAD` values further on and returns that record's LSN
+//!    with the value; the caller's transaction flushes it when it commits
+//!    (unless synchronous_commit is off), as PostgreSQL's nextval assigns an
+//!    xid so the commit record's flush covers the sequence's record. So
+//!    after a crash no value a committed transaction got is handed out
+//!    again (up to `LOG_AHEAD` values are skipped instead). A checkpoint
 //!    since the last log record forces a new one, since redo starts after it.
 
 use common::{PgError, PgResult, RelFileLocator, SqlState};
@@ -120,7 +123,8 @@ pub fn read(pool: &'static BufferPool, rel: RelFileLocator) -> PgResult<SeqState
         .ok_or_else(|| corrupt(rel))
 }
 
-/// Hands out the next value (rule 3). `name` is for the error when the
+/// Hands out the next value (rule 3), with the LSN the caller's commit
+/// must flush when this call logged ahead. `name` is for the error when the
 /// sequence is exhausted (2200H).
 pub fn next(
     pool: &'static BufferPool,
@@ -128,7 +132,7 @@ pub fn next(
     rel: RelFileLocator,
     params: SeqParams,
     name: &str,
-) -> PgResult<i64> {
+) -> PgResult<(i64, Option<u64>)> {
     let buf = pool.read_buffer(rel, ForkNumber::Main, 0, ReadMode::Normal, None)?;
     let mut pg = buf.write();
     let state = page::item(&pg, 1)
@@ -173,8 +177,12 @@ pub fn next(
         n
     };
     // What the page keeps (and a checkpoint writes) is the real position;
-    // the log holds the one ahead of it.
+    // the log holds the one ahead of it. The page keeps its LSN: it says
+    // whether a checkpoint came since the last record (zeroing it made
+    // every call log, and flush, again).
+    let lsn = page::lsn(&pg);
     page::init(&mut pg, 0);
+    page::set_lsn(&mut pg, lsn);
     let kept = SeqState {
         last_value: value,
         log_cnt,
@@ -183,10 +191,7 @@ pub fn next(
     page::add_item(&mut pg, &kept.encode()).expect("an empty page has room");
     pg.mark_dirty();
     drop(pg);
-    if let Some(lsn) = flush_to {
-        wal.flush(lsn)?;
-    }
-    Ok(value)
+    Ok((value, flush_to))
 }
 
 /// The value after `v`, or 2200H at a bound without CYCLE.
@@ -243,4 +248,46 @@ pub(crate) fn redo(pool: &'static BufferPool, rec: &Record<'_>) -> Result<(), Re
             .map(|_| ())
             .ok_or_else(|| "sequence state does not fit".to_string())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use storage::buffer::BufferPool;
+    use storage::smgr::Smgr;
+    use txn::TransactionManager;
+
+    use super::*;
+
+    const REL: RelFileLocator = RelFileLocator {
+        spc_oid: common::ids::DEFAULT_TABLESPACE_OID,
+        db_oid: 5,
+        rel_number: 30000,
+    };
+
+    /// nextval() logs once per LOG_AHEAD values (the page keeps the LSN of
+    /// its last record, by which a checkpoint since is detected).
+    #[test]
+    fn one_record_per_log_ahead_values() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("global")).unwrap();
+        let tm = TransactionManager::open(dir.path(), txn::test_wal(dir.path())).unwrap();
+        let pool = BufferPool::new(16, Arc::new(Smgr::new(dir.path())));
+        let wal = tm.wal();
+        create(pool, wal, REL, 1).unwrap();
+        let params = SeqParams {
+            increment: 1,
+            min: 1,
+            max: i64::MAX,
+            cycle: false,
+        };
+        let mut logged = 0;
+        for expect in 1..=(2 * LOG_AHEAD) {
+            let (v, lsn) = next(pool, wal, REL, params, "s").unwrap();
+            assert_eq!(v, expect);
+            logged += lsn.is_some() as usize;
+        }
+        assert_eq!(logged, 2, "a record per {LOG_AHEAD} values");
+    }
 }

@@ -75,6 +75,9 @@ pub trait SessionHooks: system_views::ServerState {
     /// Remembers the value nextval()/setval() gave sequence `seq` in this
     /// session (currval, lastval).
     fn sequence_value_used(&mut self, seq: common::Oid, value: i64);
+    /// WAL up to `lsn` (a sequence's log-ahead record) must be flushed when
+    /// the transaction commits, unless synchronous_commit is off.
+    fn flush_at_commit(&mut self, lsn: u64);
     /// The session's last value of `seq` (currval), or of the sequence
     /// nextval() last ran on when `seq` is None (lastval).
     fn sequence_last_value(&self, seq: Option<common::Oid>) -> Option<i64>;

@@ -41,10 +41,13 @@ pub(crate) fn eval(func: SysFunc, args: &[Value], env: &mut ExecEnv) -> PgResult
     Ok(match func {
         SysFunc::NextVal => {
             let q = sequence_of(&args[0], env)?;
-            let v =
+            let (v, logged) =
                 access::sequence::next(env.pool, env.tm.wal(), q.locator(), params(q), &q.name)?;
             let oid = q.oid;
             env.hooks.sequence_value_used(oid, v);
+            if let Some(lsn) = logged {
+                env.hooks.flush_at_commit(lsn);
+            }
             Value::Int8(v)
         }
         SysFunc::CurrVal => {

@@ -397,6 +397,9 @@ impl Session {
                 committed = self.end_transaction(x, &subxids, committed).is_ok() && committed;
             }
             self.close_cursors_at_transaction_end(committed);
+            if let Err(e) = self.flush_sequence_records(committed) {
+                crate::log(&format!("could not flush a sequence's log: {}", e.message));
+            }
             self.count_xact(committed);
             if !t.implicit {
                 self.sync_transaction_settings();
@@ -444,6 +447,16 @@ impl Session {
 
     /// Counts a transaction's end, and applies its row changes to the
     /// tables' statistics.
+    /// At a transaction's end: a commit flushes the sequence records its
+    /// nextval() calls logged (unless synchronous_commit is off).
+    fn flush_sequence_records(&mut self, committed: bool) -> PgResult<()> {
+        let lsn = std::mem::take(&mut self.sequences.flush_at_commit);
+        if lsn == 0 || !committed || self.sync_commit() == txn::SyncCommit::Off {
+            return Ok(());
+        }
+        self.ctx.tm.wal().flush(lsn).map_err(PgError::from)
+    }
+
     fn count_xact(&mut self, committed: bool) {
         let c = if committed {
             &self.db_counters.xact_commit
@@ -657,6 +670,9 @@ impl Session {
             }
             self.ri.end_transaction();
             self.proc.clear_xmin();
+            if let Err(e) = self.flush_sequence_records(result.is_ok()) {
+                result = Err(e);
+            }
             self.count_xact(result.is_ok());
             self.release_transaction_locks();
         }

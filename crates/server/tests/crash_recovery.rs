@@ -253,6 +253,44 @@ fn asynchronous_commits_are_atomic_after_a_crash() {
     assert_eq!(sum, 0);
 }
 
+/// Sequence values a committed transaction got are never handed out again
+/// after a crash: nextval() logs ahead and the commit flushes that record
+/// (the record is not flushed by nextval itself, so asynchronous commits
+/// and read-only uses pay no flush per call).
+#[test]
+fn committed_sequence_values_are_not_reissued_after_a_crash() {
+    // No background log writes: only commits make the records durable.
+    let mut server = TestServer::start_with(&[("wal_writer_delay", "10s")]);
+    server.psql("create sequence s; create table t (id bigserial primary key, v int)");
+    server.psql("checkpoint");
+    let mut c = server.connect();
+    let mut last_id = 0i64;
+    for i in 0..70 {
+        last_id = c
+            .query_one("insert into t (v) values ($1) returning id", &[&i])
+            .unwrap()
+            .get(0);
+    }
+    // Read-only transactions last, so no later commit flushes their records.
+    let mut last = 0i64;
+    for _ in 0..100 {
+        let v: i64 = c.query_one("select nextval('s')", &[]).unwrap().get(0);
+        assert!(v > last);
+        last = v;
+    }
+    drop(c);
+    server.kill();
+    server.start_again();
+    let mut c = server.connect();
+    let next: i64 = c.query_one("select nextval('s')", &[]).unwrap().get(0);
+    assert!(next > last, "nextval {next} after {last} before the crash");
+    let id: i64 = c
+        .query_one("insert into t (v) values (0) returning id", &[])
+        .unwrap()
+        .get(0);
+    assert!(id > last_id, "serial {id} reissued after {last_id}");
+}
+
 /// Overwrites half of block `block` of the file (relative to the data
 /// directory) with garbage, as a write torn by a power loss would leave it.
 fn tear_page(server: &TestServer, path: &str, block: u64) {

@@ -43,6 +43,9 @@ pub(super) struct Hooks<'a> {
 pub(super) struct SequenceValues {
     last: std::collections::HashMap<common::Oid, i64>,
     latest: Option<common::Oid>,
+    /// The end of the last sequence record this transaction's nextval()
+    /// calls logged (0: none): its commit flushes it.
+    pub flush_at_commit: u64,
 }
 
 impl SessionHooks for Hooks<'_> {
@@ -100,6 +103,9 @@ impl SessionHooks for Hooks<'_> {
         self.locks
             .acquire(tag, mode, LockScope::Transaction, Some(&mut ctx))
             .map_err(|e| e.into_pg(|| unreachable!("the wait was allowed")))
+    }
+    fn flush_at_commit(&mut self, lsn: u64) {
+        self.sequences.flush_at_commit = self.sequences.flush_at_commit.max(lsn);
     }
     fn sequence_value_used(&mut self, seq: common::Oid, value: i64) {
         self.sequences.last.insert(seq, value);
