@@ -324,10 +324,17 @@ def build_scalegres(repo):
                        stdin=subprocess.DEVNULL)
     if r.returncode != 0:
         raise BenchError("cargo build --release -p server failed")
-    binary = os.path.join(repo, "target", "release", "scalegres")
+    binary = release_binary(repo)
     if not os.access(binary, os.X_OK):
         raise BenchError(f"{binary} not found after build")
     return binary
+
+
+def release_binary(repo):
+    """target/release/scalegres, under CARGO_TARGET_DIR when that is set (as
+    cargo builds it there)."""
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(repo, "target")
+    return os.path.join(os.path.abspath(os.path.join(repo, target)), "release", "scalegres")
 
 
 # --- reporting ------------------------------------------------------------------
@@ -384,8 +391,7 @@ def run_suite(suite, repo, quick, pg_only, no_build):
         if not pg_only:
             binary = os.environ.get("BENCH_SCALEGRES_BIN")
             if not binary:
-                binary = (os.path.join(repo, "target", "release", "scalegres") if no_build
-                          else build_scalegres(repo))
+                binary = release_binary(repo) if no_build else build_scalegres(repo)
             if not os.access(binary, os.X_OK):
                 raise BenchError(f"{binary} not found")
 

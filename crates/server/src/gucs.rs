@@ -236,6 +236,37 @@ pub static GUCS: &[GucDef] = &[
         false,
         "Enable row security.",
     ),
+    // Set by pg_dump's output. There are no function bodies to check, no
+    // xml type, one tablespace and one table access method: the settings
+    // are accepted (validated) and change nothing.
+    g(
+        "check_function_bodies",
+        "on",
+        User,
+        false,
+        "Check routine bodies during CREATE FUNCTION and CREATE PROCEDURE.",
+    ),
+    g(
+        "xmloption",
+        "content",
+        User,
+        false,
+        "Sets whether XML data in implicit parsing and serialization operations is to be considered as documents or content fragments.",
+    ),
+    g(
+        "default_tablespace",
+        "",
+        User,
+        false,
+        "Sets the default tablespace to create tables and indexes in.",
+    ),
+    g(
+        "default_table_access_method",
+        "heap",
+        User,
+        false,
+        "Sets the default table access method for new tables.",
+    ),
     g(
         "synchronize_seqscans",
         "on",
@@ -698,6 +729,15 @@ pub static GUCS: &[GucDef] = &[
         false,
         "Sets the maximum allowed duration of any statement.",
     ),
+    // Accepted for dumps and tools that set it to 0 (pg_dump's output
+    // does); a timeout itself is refused as not supported (validate).
+    g(
+        "idle_in_transaction_session_timeout",
+        "0",
+        User,
+        false,
+        "Sets the maximum allowed idle time between queries, when in a transaction.",
+    ),
     g(
         "superuser_reserved_connections",
         "3",
@@ -1033,8 +1073,28 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         | "default_transaction_deferrable"
         | "transaction_read_only"
         | "transaction_deferrable"
-        | "procarray_group_clear" => {
+        | "procarray_group_clear"
+        | "check_function_bodies" => {
             parse_bool(value).ok_or_else(bad)?;
+        }
+        "xmloption"
+            if !["content", "document"].contains(&value.trim().to_ascii_lowercase().as_str()) =>
+        {
+            return Err(bad().with_hint("Available values: content, document."));
+        }
+        "default_tablespace"
+            if !["", "pg_default"].contains(&value.trim().to_ascii_lowercase().as_str()) =>
+        {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_OBJECT,
+                format!("tablespace \"{value}\" does not exist"),
+            ));
+        }
+        "default_table_access_method" if !value.trim().eq_ignore_ascii_case("heap") => {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_OBJECT,
+                format!("table access method \"{value}\" does not exist"),
+            ));
         }
         "port"
         | "max_connections"
@@ -1152,6 +1212,13 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         | "client_connection_check_interval"
         | "wal_writer_delay" => {
             parse_duration_ms(value, 1).ok_or_else(bad)?;
+        }
+        "idle_in_transaction_session_timeout" => {
+            if parse_duration_ms(value, 1).ok_or_else(bad)? != 0 {
+                return Err(PgError::unsupported(
+                    "idle_in_transaction_session_timeout is not supported yet; only 0 (off) is accepted",
+                ));
+            }
         }
         "deadlock_timeout" if parse_duration_ms(value, 1).ok_or_else(bad)? == 0 => {
             return Err(out_of_range(def.name, value, "1", "2147483647"));

@@ -378,3 +378,57 @@ fn crash_after_and_during_pruning_recovers_the_same_rows() {
         1800
     );
 }
+
+/// VACUUM stores relpages/reltuples in pg_class: it must not publish a
+/// catalog version older than DDL that committed while it ran (it once did,
+/// without the catalog-change lock, and a later DROP TABLE found its
+/// pg_class row changed under it and panicked, or waited forever).
+#[test]
+fn vacuum_beside_ddl_keeps_the_catalog() {
+    let s = TestServer::start();
+    let mut c = s.connect();
+    c.batch_execute(
+        "create table vac_a (id int primary key, v int);
+         insert into vac_a select g, g from generate_series(1, 1000) g;",
+    )
+    .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let vacuums = {
+        let stop = stop.clone();
+        let mut v = s.connect();
+        std::thread::spawn(move || {
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                v.batch_execute("vacuum vac_a").unwrap();
+                n += 1;
+            }
+            n
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(4);
+    let mut rounds = 0;
+    while Instant::now() < deadline || rounds < 20 {
+        c.batch_execute(
+            "create table vac_b (id int primary key, r int);
+             insert into vac_b values (1, 1);
+             alter table vac_b add column w int;",
+        )
+        .unwrap();
+        c.batch_execute("drop table vac_b").unwrap();
+        rounds += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let n = vacuums.join().unwrap();
+    assert!(n > 0, "no VACUUM ran");
+    // The catalog still knows every row it wrote.
+    c.batch_execute("create table vac_b (id int); drop table vac_a; drop table vac_b")
+        .unwrap();
+    let left: i64 = c
+        .query_one(
+            "select count(*) from pg_class where relname like 'vac\\_%'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0, "after {rounds} DDL rounds beside {n} VACUUMs");
+}

@@ -15,6 +15,7 @@ pub mod parse_cache;
 pub mod plan;
 pub mod reg;
 pub mod role;
+mod seqopts;
 pub mod transaction;
 pub mod vacuum;
 pub mod viewdef;

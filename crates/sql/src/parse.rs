@@ -914,7 +914,9 @@ pub(crate) fn parse_sql(full: &str, stmt: &StatementText<'_>) -> PgResult<Parsed
             .tokenize_with_location()?;
         Parser::new(&dialect)
             .with_recursion_limit(common::stack_depth::max_levels())
-            .with_tokens_with_locations(crate::locking::rewrite_tokens(tokens))
+            .with_tokens_with_locations(crate::seqopts::reorder_sequence_options(
+                crate::locking::rewrite_tokens(tokens),
+            ))
             .parse_statements()
     };
     // A failed parse drops its partial tree inside sqlparser, recursively: a

@@ -205,6 +205,7 @@ pub(super) fn alter(
                 super::constraint::validate(cx, env, &table, name)?;
                 table
             }
+            AlterTableAction::OwnerUnchanged => table,
         };
     }
     Ok("ALTER TABLE".into())

@@ -50,6 +50,11 @@ pub fn changes_catalog(stmt: &BoundStatement) -> bool {
         | BoundStatement::Comment { .. }
         | BoundStatement::DropSchema { .. }
         | BoundStatement::Analyze { .. }
+        // VACUUM stores relpages/reltuples in the table's pg_class row
+        // (Catalog::update_statistics): without the lock its transaction's
+        // catalog version, taken when it began, would be published over a
+        // concurrent DDL's and leave the relcache with stale row versions.
+        | BoundStatement::Vacuum { .. }
         | BoundStatement::CreateDatabase { .. }
         | BoundStatement::DropDatabase { .. } => true,
         BoundStatement::Role(r) => r.writes_catalog(),

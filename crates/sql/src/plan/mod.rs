@@ -389,6 +389,9 @@ pub enum AlterTableAction {
         cascade: bool,
     },
     ValidateConstraint(String),
+    /// OWNER TO the role that already owns every relation (the bootstrap
+    /// superuser): nothing to change. Other owners are refused when bound.
+    OwnerUnchanged,
 }
 
 /// INSERT's ON CONFLICT clause, bound.
