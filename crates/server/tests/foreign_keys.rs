@@ -179,34 +179,6 @@ fn key_update_of_a_referenced_row_waits_but_other_updates_do_not() {
     assert_eq!(count(&mut a, "select count(*) from p where id = 1"), 1);
 }
 
-/// The other order: a referencing insert beside a running non-key update
-/// of its referenced row does not wait (FOR KEY SHARE does not conflict
-/// with it), and its lock covers the row's new version too: once the
-/// update commits, deleting the row waits for the inserter.
-#[test]
-fn referencing_insert_does_not_wait_for_a_non_key_update() {
-    let s = TestServer::start();
-    setup(&s);
-    let mut a = s.connect();
-    let mut b = s.connect();
-    a.batch_execute("begin; update p set v = v + 1 where id = 1")
-        .unwrap();
-    b.batch_execute("set statement_timeout = '5s'; begin; insert into c values (40, 1)")
-        .unwrap();
-    a.batch_execute("commit").unwrap();
-    let e = a
-        .batch_execute("set lock_timeout = '200ms'; delete from p where id = 1")
-        .unwrap_err();
-    assert_eq!(e.code().unwrap().code(), "55P03", "{e:?}");
-    b.batch_execute("commit").unwrap();
-    let (code, ..) = error(
-        a.batch_execute("reset lock_timeout; delete from p where id = 1")
-            .unwrap_err(),
-    );
-    assert_eq!(code, "23503");
-    assert_eq!(count(&mut a, "select count(*) from c where p = 1"), 1);
-}
-
 /// Writers on both sides at once: whatever interleaving the lock waits
 /// give, no committed referencing row lacks its referenced row.
 #[test]

@@ -289,9 +289,6 @@ pub(crate) struct Holders {
     pub others: Lockers,
     /// Our own lock in the table, if any.
     pub own_extra: Option<RowLockMode>,
-    /// FOR KEY SHARE beside a running non-key update: the newer version,
-    /// which the lock must cover too (PostgreSQL's heap_lock_updated_tuple).
-    pub updated_to: Option<Tid>,
 }
 
 impl Holders {
@@ -321,7 +318,6 @@ pub(crate) fn inspect(
         own_slot: None,
         others: Vec::new(),
         own_extra: None,
-        updated_to: None,
     };
     if xmax != 0 {
         let held = RowLockMode::of_xmax(mask);
@@ -336,19 +332,9 @@ pub(crate) fn inspect(
                     let updated = mask & tuple::UPDATED != 0 && next != tid;
                     return Ok(Verdict::Updated(updated.then_some(next)));
                 }
-                // FOR KEY SHARE does not conflict with a running update
-                // that keeps the key: it joins the version's lockers (the
-                // updater keeps the slot) and `lock_tuple` locks the newer
-                // version as well. Every other request waits.
-                XidStatus::InProgress
-                    if intent == Intent::Lock(RowLockMode::KeyShare)
-                        && mask & tuple::KEYS_UPDATED == 0
-                        && mask & tuple::UPDATED != 0 =>
-                {
-                    holders.slot_locker = Some((xmax, held));
-                    let (block, offset) = tuple::ctid(t);
-                    holders.updated_to = Some(Tid { block, offset });
-                }
+                // A running updater blocks every request, FOR KEY SHARE
+                // too (PostgreSQL lets that one through and locks the
+                // newer versions as well; waiting is the simpler safe way).
                 XidStatus::InProgress => return Ok(Verdict::Wait(xmax)),
                 XidStatus::Aborted => {}
             }
@@ -445,11 +431,7 @@ fn apply_lock(
 pub(crate) fn stamp_lock(t: &mut [u8], tid: Tid, xmax: Xid, bits: u16) {
     let cmax = tuple::cmax(t);
     tuple::set_xmax(t, xmax, cmax);
-    // Lockers joining a running updater's version leave its xmax and ctid
-    // (which leads to the newer version) as they are.
-    if bits & tuple::XMAX_LOCK_ONLY != 0 {
-        tuple::set_ctid(t, tid.block, tid.offset);
-    }
+    tuple::set_ctid(t, tid.block, tid.offset);
     tuple::set_infomask(t, (tuple::infomask(t) & !tuple::XMAX_BITS) | bits);
 }
 
@@ -514,14 +496,7 @@ pub fn lock_tuple(
         let mut pg = buf.write();
         match inspect(&pg, pool, rel, tid, who, Intent::Lock(mode), tm)? {
             Verdict::Proceed(holders) => {
-                let newer = holders.updated_to.filter(|&n| n != tid);
                 apply_lock(&mut pg, pool, rel, tid, who.xid, mode, holders, tm)?;
-                drop(pg);
-                if let Some(newer) = newer {
-                    // The version a running non-key update made: locked
-                    // too, so it keeps the key if the update commits.
-                    lock_newer_version(pool, rel, newer, who, mode, policy, tm, wait)?;
-                }
                 return Ok(LockResult::Locked);
             }
             Verdict::SelfModified => return Ok(LockResult::SelfModified),
@@ -539,26 +514,6 @@ pub fn lock_tuple(
             }
         }
     }
-}
-
-/// `lock_tuple` of the version a running non-key update of a version we
-/// locked FOR KEY SHARE made: whatever it finds (a newer version again is
-/// followed by the same call) the older version's lock stands.
-#[allow(clippy::too_many_arguments)]
-fn lock_newer_version(
-    pool: &'static BufferPool,
-    rel: RelFileLocator,
-    tid: Tid,
-    who: Requester<'_>,
-    mode: RowLockMode,
-    policy: WaitPolicy,
-    tm: &TransactionManager,
-    wait: &mut super::WaitForXid<'_>,
-) -> PgResult<()> {
-    if tid.block >= pool.smgr().nblocks(rel, ForkNumber::Main)? {
-        return Ok(());
-    }
-    lock_tuple(pool, rel, tid, who, mode, policy, tm, wait).map(|_| ())
 }
 
 #[cfg(test)]
