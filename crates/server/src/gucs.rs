@@ -1201,12 +1201,12 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         | "wal_writer_delay" => {
             parse_duration_ms(value, 1).ok_or_else(bad)?;
         }
-        "idle_in_transaction_session_timeout" => {
-            if parse_duration_ms(value, 1).ok_or_else(bad)? != 0 {
-                return Err(PgError::unsupported(
-                    "idle_in_transaction_session_timeout is not supported yet; only 0 (off) is accepted",
-                ));
-            }
+        "idle_in_transaction_session_timeout"
+            if parse_duration_ms(value, 1).ok_or_else(bad)? != 0 =>
+        {
+            return Err(PgError::unsupported(
+                "idle_in_transaction_session_timeout is not supported yet; only 0 (off) is accepted",
+            ));
         }
         "deadlock_timeout" if parse_duration_ms(value, 1).ok_or_else(bad)? == 0 => {
             return Err(out_of_range(def.name, value, "1", "2147483647"));
