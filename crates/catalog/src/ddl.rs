@@ -713,6 +713,25 @@ impl Catalog {
         Ok(seq)
     }
 
+    /// ALTER SEQUENCE ... OWNED BY: the column (table oid, attnum) the
+    /// sequence is dropped with, or none; its pg_sequence row is replaced.
+    pub fn set_sequence_owned_by(
+        &self,
+        txn: &mut CatalogTxn,
+        cid: u32,
+        oid: Oid,
+        owned_by: Option<(Oid, i16)>,
+    ) -> PgResult<()> {
+        let w = self.writer(txn, cid);
+        let d = Arc::make_mut(&mut txn.working);
+        let q = d.sequences.get_mut(&oid).ok_or_else(|| vanished(oid))?;
+        q.owned_by = owned_by;
+        let old = *d.rows.sequences.get(&oid).ok_or_else(|| vanished(oid))?;
+        let tid = w.replace(&PG_SEQUENCE, old, &relations::sequence_row(q))?;
+        d.rows.sequences.insert(oid, tid);
+        Ok(())
+    }
+
     /// Drops a sequence's rows; its file goes at commit.
     pub fn drop_sequence(&self, txn: &mut CatalogTxn, cid: u32, oid: Oid) -> PgResult<()> {
         let w = self.writer(txn, cid);

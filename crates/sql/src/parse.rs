@@ -114,6 +114,12 @@ pub fn is_blank(s: &str) -> bool {
 
 #[derive(Debug, Clone)]
 pub enum Utility {
+    /// ALTER SEQUENCE name OWNED BY table.column | NONE, or OWNER TO role
+    /// (what pg_dump writes; other forms are not supported yet).
+    AlterSequence {
+        name: Vec<String>,
+        action: SequenceAlter,
+    },
     Set {
         name: String,
         value: Option<String>,
@@ -516,6 +522,47 @@ fn first_keyword(text: &str) -> String {
         .to_ascii_lowercase()
 }
 
+/// What ALTER SEQUENCE changes.
+#[derive(Debug, Clone)]
+pub enum SequenceAlter {
+    /// OWNED BY table.column (the name's parts), or NONE (None).
+    OwnedBy(Option<Vec<String>>),
+    OwnerTo(String),
+}
+
+/// ALTER SEQUENCE's forms that pg_dump writes; None for any other (which
+/// then reaches sqlparser and fails as a syntax error).
+fn parse_alter_sequence(toks: &[(String, bool)], words: &[&str]) -> Option<Utility> {
+    let split = |at: &str| words.iter().position(|w| *w == at);
+    let (name_end, action) = match (split("owned"), split("owner")) {
+        (Some(i), _) if words.get(i + 1) == Some(&"by") => {
+            let target = &toks[i + 2..];
+            let action = if target.len() == 1 && words[i + 2] == "none" {
+                SequenceAlter::OwnedBy(None)
+            } else {
+                let mut names = qualified_names(target)?;
+                if names.len() != 1 || names[0].len() < 2 {
+                    return None;
+                }
+                SequenceAlter::OwnedBy(Some(names.remove(0)))
+            };
+            (i, action)
+        }
+        (_, Some(i)) if words.get(i + 1) == Some(&"to") && toks.len() == i + 3 => {
+            (i, SequenceAlter::OwnerTo(toks[i + 2].0.clone()))
+        }
+        _ => return None,
+    };
+    let mut names = qualified_names(&toks[2..name_end])?;
+    if names.len() != 1 {
+        return None;
+    }
+    Some(Utility::AlterSequence {
+        name: names.remove(0),
+        action,
+    })
+}
+
 pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
     // Only utility commands go through the pre-parser's tokenizer.
     if !matches!(
@@ -584,6 +631,7 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             })
         }
         ["discard", "all"] => Some(Utility::NoOp("DISCARD ALL".into())),
+        ["alter", "sequence", ..] => parse_alter_sequence(&toks, &words),
         ["show", rest @ ..] if !rest.is_empty() => {
             let name = toks[1..]
                 .iter()

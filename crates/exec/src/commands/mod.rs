@@ -124,6 +124,11 @@ pub fn run(
         BoundStatement::DropSequence { sequences, missing } => {
             sequence::drop(cx, env, notices, sequences, missing)?
         }
+        BoundStatement::AlterSequenceOwnedBy { sequence, owned_by } => {
+            let catalog = cx.catalog;
+            catalog.set_sequence_owned_by(cx.changes(env)?, env.cid, sequence.oid, *owned_by)?;
+            "ALTER SEQUENCE".into()
+        }
         BoundStatement::DropTable {
             tables,
             missing,

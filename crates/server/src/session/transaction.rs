@@ -183,6 +183,7 @@ pub(super) fn write_command(stmt: &BoundStatement) -> Option<&'static str> {
         BoundStatement::CreateView { .. } => "CREATE VIEW",
         BoundStatement::CreateSequence { .. } => "CREATE SEQUENCE",
         BoundStatement::DropSequence { .. } => "DROP SEQUENCE",
+        BoundStatement::AlterSequenceOwnedBy { .. } => "ALTER SEQUENCE",
         BoundStatement::DropView { .. } => "DROP VIEW",
         BoundStatement::DropSchema { .. } => "DROP SCHEMA",
         BoundStatement::Comment { .. } => "COMMENT",

@@ -891,10 +891,14 @@ impl Binder<'_, '_> {
     }
 
     /// `e` converted to text by its type's output function (a cast to text
-    /// for every type but boolean, whose cast spells `true`, not `t`).
+    /// for every type but boolean, whose cast spells `true`, not `t`, and
+    /// character(n), whose cast trims the padding its output keeps).
     fn output_text(&mut self, e: Expr) -> PgResult<Expr> {
         if e.type_id() == TypeId::Bool {
             return self.call_builtin_exprs("boolout", vec![e]);
+        }
+        if e.type_id() == TypeId::Bpchar {
+            return self.call_builtin_exprs("bpcharout", vec![e]);
         }
         self.coerce(e, TypeId::Text.into(), CastContext::Explicit)
     }

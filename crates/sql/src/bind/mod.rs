@@ -373,6 +373,7 @@ impl Binder<'_, '_> {
                 cascade,
             } => self.bind_drop_index(names, *if_exists, *cascade)?,
             Utility::Reindex { table, name } => self.bind_reindex(*table, name)?,
+            Utility::AlterSequence { name, action } => self.bind_alter_sequence(name, action)?,
             Utility::DropView { names, if_exists } => {
                 let mut views = Vec::new();
                 let mut missing = Vec::new();
@@ -935,7 +936,7 @@ impl Binder<'_, '_> {
     /// OWNER TO: every relation is owned by the bootstrap superuser and
     /// ownership cannot change yet, so only that role is accepted (what a
     /// dump restored by that role asks for).
-    fn bind_owner_to(&self, owner: &ast::Owner) -> PgResult<AlterTableAction> {
+    pub(crate) fn bind_owner_to(&self, owner: &ast::Owner) -> PgResult<AlterTableAction> {
         let ast::Owner::Ident(name) = owner else {
             return Err(PgError::unsupported(
                 "ALTER TABLE ... OWNER TO CURRENT_USER is not supported yet",

@@ -218,6 +218,77 @@ impl Binder<'_, '_> {
     }
 
     /// DROP SEQUENCE's sequences; a name of another kind of relation is 42809.
+    /// ALTER SEQUENCE ... OWNED BY table.column | NONE, or OWNER TO the
+    /// role that owns every relation (a no-op, as for ALTER TABLE).
+    pub(crate) fn bind_alter_sequence(
+        &mut self,
+        name: &[String],
+        action: &crate::parse::SequenceAlter,
+    ) -> PgResult<BoundStatement> {
+        let cat = self.ctx.catalog;
+        let db = self.ctx.db_oid;
+        let found = match name {
+            [name] => self
+                .ctx
+                .search_path
+                .iter()
+                .filter_map(|s| cat.namespace_by_name(db, s))
+                .find_map(|ns| cat.relation_oid(db, ns.oid, name)),
+            [schema, name] => cat
+                .namespace_by_name(db, schema)
+                .and_then(|ns| cat.relation_oid(db, ns.oid, name)),
+            _ => {
+                return Err(PgError::syntax(
+                    "improper qualified name (too many dotted names)",
+                ))
+            }
+        };
+        let Some(oid) = found else {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{}\" does not exist", name.join(".")),
+            ));
+        };
+        let Some(seq) = cat.sequences.get(&oid) else {
+            return Err(PgError::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!("\"{}\" is not a sequence", name.join(".")),
+            ));
+        };
+        let owned_by = match action {
+            crate::parse::SequenceAlter::OwnerTo(role) => {
+                let role = ast::Owner::Ident(ast::Ident::new(role.clone()));
+                self.bind_owner_to(&role)?;
+                return Ok(BoundStatement::NoOp("ALTER SEQUENCE".into()));
+            }
+            crate::parse::SequenceAlter::OwnedBy(None) => None,
+            crate::parse::SequenceAlter::OwnedBy(Some(parts)) => {
+                let (column, table_parts) = parts.split_last().expect("two parts at least");
+                let table = self.require_table(table_parts)?;
+                if table.namespace != seq.namespace {
+                    return Err(PgError::new(
+                        SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "sequence must be in same schema as table it is linked to",
+                    ));
+                }
+                let index = table.column_index(column).ok_or_else(|| {
+                    PgError::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!(
+                            "column \"{column}\" of relation \"{}\" does not exist",
+                            table.name
+                        ),
+                    )
+                })?;
+                Some((table.oid, index as i16 + 1))
+            }
+        };
+        Ok(BoundStatement::AlterSequenceOwnedBy {
+            sequence: Arc::new(seq.clone()),
+            owned_by,
+        })
+    }
+
     pub(crate) fn bind_drop_sequence(
         &mut self,
         names: &[Vec<String>],

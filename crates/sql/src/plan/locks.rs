@@ -47,6 +47,7 @@ pub fn changes_catalog(stmt: &BoundStatement) -> bool {
         | BoundStatement::DropView { .. }
         | BoundStatement::CreateSequence { .. }
         | BoundStatement::DropSequence { .. }
+        | BoundStatement::AlterSequenceOwnedBy { .. }
         | BoundStatement::Comment { .. }
         | BoundStatement::DropSchema { .. }
         | BoundStatement::Analyze { .. }
@@ -172,6 +173,14 @@ fn collect(stmt: &BoundStatement, out: &mut Vec<(Oid, LockMode)>) {
         }
         BoundStatement::DropSequence { sequences, .. } => {
             out.extend(sequences.iter().map(|s| (s.oid, AccessExclusive)))
+        }
+        BoundStatement::AlterSequenceOwnedBy {
+            sequence, owned_by, ..
+        } => {
+            out.push((sequence.oid, AccessExclusive));
+            if let Some((table, _)) = owned_by {
+                out.push((*table, AccessShare));
+            }
         }
         // Self-conflicting: one VACUUM (or ANALYZE) of a table at a time,
         // so only one makes its dead line pointers unused (access README

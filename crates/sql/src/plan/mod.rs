@@ -564,6 +564,12 @@ pub enum BoundStatement {
         sequences: Vec<Arc<catalog::Sequence>>,
         missing: Vec<String>,
     },
+    /// ALTER SEQUENCE ... OWNED BY: the column the sequence goes with (its
+    /// table's oid and attnum), or none.
+    AlterSequenceOwnedBy {
+        sequence: Arc<catalog::Sequence>,
+        owned_by: Option<(Oid, i16)>,
+    },
     /// COMMENT ON: `object` None is a database that does not exist (only
     /// a warning in PostgreSQL), `name` the object's name as written.
     Comment {

@@ -412,6 +412,8 @@ static BUILTINS: &[BuiltinFunction] = &[
     // ----- boolean comparison functions (the operators' pg_proc entries) -----
     // boolean's output function ('t'/'f'; a cast to text gives 'true').
     f("boolout", &[Bool], Text, bool_out),
+    // character(n)'s output keeps its padding; the cast to text trims it.
+    f("bpcharout", &[Bpchar], Text, bpchar_out),
     f("booleq", &[Bool, Bool], Bool, bool_eq),
     f("boolne", &[Bool, Bool], Bool, bool_ne),
     f("boollt", &[Bool, Bool], Bool, bool_lt),
@@ -549,6 +551,11 @@ fn bool_args(args: &[Value]) -> PgResult<(bool, bool)> {
         [Value::Bool(a), Value::Bool(b)] => Ok((*a, *b)),
         _ => Err(PgError::internal("boolean comparison of non-booleans")),
     }
+}
+
+/// bpcharout: the stored, blank-padded string as it is.
+fn bpchar_out(args: &[Value]) -> PgResult<Value> {
+    Ok(args[0].clone())
 }
 
 fn bool_out(args: &[Value]) -> PgResult<Value> {
