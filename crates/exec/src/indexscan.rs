@@ -236,17 +236,7 @@ impl Operator for IndexScanOp<'_> {
                 continue;
             };
             self.fetched += 1;
-            let mut pass = true;
-            for q in self.qual {
-                if !eval_qual(q, &row, env)? {
-                    pass = false;
-                    break;
-                }
-            }
-            if !pass {
-                if env.instrument.is_some() {
-                    crate::ops::count_removed(env, self.key, 1);
-                }
+            if !passes_filter(self.qual, &row, env, self.key)? {
                 continue;
             }
             if self.with_tid {
@@ -255,6 +245,20 @@ impl Operator for IndexScanOp<'_> {
             return Ok(Some(row));
         }
     }
+}
+
+/// Whether `row` passes an index scan's filter; a row it removes is counted
+/// for EXPLAIN ANALYZE's `Rows Removed by Filter` of node `key`.
+fn passes_filter(qual: &[Expr], row: &[Value], env: &mut ExecEnv, key: usize) -> PgResult<bool> {
+    for q in qual {
+        if !eval_qual(q, row, env)? {
+            if env.instrument.is_some() {
+                crate::ops::count_removed(env, key, 1);
+            }
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 impl Drop for IndexScanOp<'_> {
@@ -310,17 +314,7 @@ impl Operator for IndexOnlyScanOp<'_> {
             for (k, &c) in self.key_columns.iter().enumerate() {
                 row[c] = std::mem::replace(&mut self.keys[k], Value::Null);
             }
-            let mut pass = true;
-            for q in self.qual {
-                if !eval_qual(q, &row, env)? {
-                    pass = false;
-                    break;
-                }
-            }
-            if !pass {
-                if env.instrument.is_some() {
-                    crate::ops::count_removed(env, self.key, 1);
-                }
+            if !passes_filter(self.qual, &row, env, self.key)? {
                 continue;
             }
             return Ok(Some(row));

@@ -21,60 +21,8 @@ pub trait Operator {
     fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>>;
 }
 
-fn needs_all(e: &Expr) -> bool {
-    let mut sub = false;
-    e.visit(&mut |x| {
-        sub |= matches!(
-            x,
-            Expr::ScalarSubquery(..)
-                | Expr::ArraySubquery(..)
-                | Expr::Exists { .. }
-                | Expr::InSubquery { .. }
-        )
-    });
-    sub
-}
-
-/// Which columns of a node's rows its parent reads (projection pushdown):
-/// None, all of them; `Some(mask)`, those whose entry is true. A column not
-/// read may be NULL in the rows, and rows may end after the last one read.
-pub type Needed = Option<Vec<bool>>;
-
-/// `base` plus the columns `exprs` read; None (all) when `base` is None or
-/// an expression holds a subquery (which may read the whole row as its
-/// outer row).
-fn needed_with(base: Needed, exprs: &[&Expr]) -> Needed {
-    let mut mask = base?;
-    for e in exprs {
-        if needs_all(e) {
-            return None;
-        }
-        e.visit(&mut |x| {
-            if let Expr::Column(i, _) = x {
-                set(&mut mask, *i);
-            }
-        });
-    }
-    Some(mask)
-}
-
-fn set(mask: &mut Vec<bool>, i: usize) {
-    if mask.len() <= i {
-        mask.resize(i + 1, false);
-    }
-    mask[i] = true;
-}
-
-/// A join's needed columns split into its left and right inputs'.
-fn split_needed(all: &Needed, left_width: usize) -> (Needed, Needed) {
-    match all {
-        None => (None, None),
-        Some(m) => (
-            Some(m[..m.len().min(left_width)].to_vec()),
-            Some(m.get(left_width..).unwrap_or(&[]).to_vec()),
-        ),
-    }
-}
+pub use sql::plan::needed::Needed;
+use sql::plan::needed::{mark, needed_with, split_needed};
 
 /// One past the last column a mask marks (the row length a scan emits).
 fn mask_len(mask: &[bool]) -> usize {
@@ -237,7 +185,7 @@ fn build_node<'p>(
                 .map(|q| {
                     (
                         q,
-                        if needs_all(q) {
+                        if q.has_subquery() {
                             width
                         } else {
                             q.columns_needed()
@@ -401,7 +349,7 @@ fn build_node<'p>(
                 input,
                 env,
                 needed.map(|mut m| {
-                    keys.iter().for_each(|k| set(&mut m, k.column));
+                    keys.iter().for_each(|k| mark(&mut m, k.column));
                     m
                 }),
             )?,

@@ -79,7 +79,6 @@ impl<'p> Upserter<'p> {
     ) -> PgResult<Upsert> {
         writer.check_row(row, env)?;
         let rel = writer.table.locator();
-        let types = writer.table.column_types();
         loop {
             env.check_cancel()?;
             if let Some(conflict) = writer.find_conflict(env, row, &self.clause.arbiters)? {
@@ -97,7 +96,7 @@ impl<'p> Upserter<'p> {
                     }
                 }
             }
-            tuple::form_tuple(&types, row, env.xid, env.cid, &mut self.buf);
+            tuple::form_tuple(writer.types(), row, env.xid, env.cid, &mut self.buf);
             let tid = heap::insert(env.pool, env.tm, rel, &mut self.buf, &mut self.target)?;
             if writer.inserted_unless_conflict(env, row, tid, queue, &self.clause.arbiters)? {
                 return Ok(Upsert::Inserted);
@@ -156,9 +155,9 @@ impl<'p> Upserter<'p> {
             return Err(PgError::internal("locked row is gone"));
         };
         check_visible(env, &bytes)?;
-        let types = writer.table.column_types();
+        let types = writer.types();
         let mut both = Vec::with_capacity(types.len() * 2);
-        tuple::deform_tuple(&bytes, &types, &mut both)?;
+        tuple::deform_tuple(&bytes, types, &mut both)?;
         let existing: Row = both.clone();
         both.extend_from_slice(proposed);
         for q in action.qual {

@@ -133,6 +133,11 @@ impl TableWriter {
         self.key_columns.iter().any(|&c| !same(&old[c], &new[c]))
     }
 
+    /// The table's column types.
+    pub fn types(&self) -> &[DataType] {
+        &self.types
+    }
+
     /// Whether column `c` (0-based) is a column of a unique index.
     pub fn is_key_column(&self, c: usize) -> bool {
         self.key_columns.contains(&c)

@@ -13,6 +13,7 @@ mod explain;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;
 pub mod gucs;
+mod gucs_defs;
 mod gucs_meta;
 mod gucs_typed;
 pub mod lockfile;

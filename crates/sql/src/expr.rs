@@ -354,17 +354,26 @@ impl Expr {
     /// lock. `Sys` functions and subqueries are taken to do either.
     pub fn safe_under_page_lock(&self) -> bool {
         let mut safe = true;
-        self.visit(&mut |e| {
-            safe &= !matches!(
-                e,
-                Expr::Sys { .. }
-                    | Expr::ScalarSubquery(..)
-                    | Expr::ArraySubquery(..)
-                    | Expr::Exists { .. }
-                    | Expr::InSubquery { .. }
-            )
-        });
+        self.visit(&mut |e| safe &= !matches!(e, Expr::Sys { .. }) && !e.is_subquery());
         safe
+    }
+
+    /// Whether this node is a subquery (not looking into its children).
+    fn is_subquery(&self) -> bool {
+        matches!(
+            self,
+            Expr::ScalarSubquery(..)
+                | Expr::ArraySubquery(..)
+                | Expr::Exists { .. }
+                | Expr::InSubquery { .. }
+        )
+    }
+
+    /// Whether the expression holds a subquery anywhere.
+    pub fn has_subquery(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| found |= e.is_subquery());
+        found
     }
 
     /// Pre-order walk over this expression and its children (not into subquery plans).

@@ -908,19 +908,7 @@ impl Binder<'_, '_> {
             return Ok(None);
         }
         let cat = self.ctx.catalog;
-        let db = self.ctx.db_oid;
-        let oid = match parts {
-            [name] => self
-                .ctx
-                .search_path
-                .iter()
-                .filter_map(|s| cat.namespace_by_name(db, s))
-                .find_map(|ns| cat.relation_oid(db, ns.oid, name)),
-            [schema, name] => cat
-                .namespace_by_name(db, schema)
-                .and_then(|ns| cat.relation_oid(db, ns.oid, name)),
-            _ => None,
-        };
+        let oid = self.relation_oid(parts).ok().flatten();
         let is_view = matches!(self.lookup_relation(parts), Ok(Some(Relation::View(_))));
         if !oid.is_some_and(|o| cat.sequences.contains_key(&o)) && !is_view {
             return Ok(None);

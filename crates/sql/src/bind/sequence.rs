@@ -111,6 +111,30 @@ pub(crate) fn settle(name: &str, ty: TypeId, o: &SequenceOptions) -> PgResult<Se
 }
 
 impl Binder<'_, '_> {
+    /// The oid of the relation `parts` names (`[name]` through the
+    /// search_path, or `[schema, name]`), None when there is none; 42601
+    /// for more dotted parts.
+    pub(crate) fn relation_oid(&self, parts: &[String]) -> PgResult<Option<common::Oid>> {
+        let cat = self.ctx.catalog;
+        let db = self.ctx.db_oid;
+        Ok(match parts {
+            [name] => self
+                .ctx
+                .search_path
+                .iter()
+                .filter_map(|s| cat.namespace_by_name(db, s))
+                .find_map(|ns| cat.relation_oid(db, ns.oid, name)),
+            [schema, name] => cat
+                .namespace_by_name(db, schema)
+                .and_then(|ns| cat.relation_oid(db, ns.oid, name)),
+            _ => {
+                return Err(PgError::syntax(
+                    "improper qualified name (too many dotted names)",
+                ))
+            }
+        })
+    }
+
     /// An option's value: an integer literal, possibly signed.
     fn sequence_number(&mut self, e: &ast::Expr) -> PgResult<i64> {
         let (negative, inner) = match e {
@@ -226,23 +250,7 @@ impl Binder<'_, '_> {
         action: &crate::parse::SequenceAlter,
     ) -> PgResult<BoundStatement> {
         let cat = self.ctx.catalog;
-        let db = self.ctx.db_oid;
-        let found = match name {
-            [name] => self
-                .ctx
-                .search_path
-                .iter()
-                .filter_map(|s| cat.namespace_by_name(db, s))
-                .find_map(|ns| cat.relation_oid(db, ns.oid, name)),
-            [schema, name] => cat
-                .namespace_by_name(db, schema)
-                .and_then(|ns| cat.relation_oid(db, ns.oid, name)),
-            _ => {
-                return Err(PgError::syntax(
-                    "improper qualified name (too many dotted names)",
-                ))
-            }
-        };
+        let found = self.relation_oid(name)?;
         let Some(oid) = found else {
             return Err(PgError::new(
                 SqlState::UNDEFINED_TABLE,
@@ -295,26 +303,10 @@ impl Binder<'_, '_> {
         if_exists: bool,
     ) -> PgResult<BoundStatement> {
         let cat = self.ctx.catalog;
-        let db = self.ctx.db_oid;
         let mut sequences = Vec::new();
         let mut missing = Vec::new();
         for n in names {
-            let found = match n.as_slice() {
-                [name] => self
-                    .ctx
-                    .search_path
-                    .iter()
-                    .filter_map(|s| cat.namespace_by_name(db, s))
-                    .find_map(|ns| cat.relation_oid(db, ns.oid, name)),
-                [schema, name] => cat
-                    .namespace_by_name(db, schema)
-                    .and_then(|ns| cat.relation_oid(db, ns.oid, name)),
-                _ => {
-                    return Err(PgError::syntax(
-                        "improper qualified name (too many dotted names)",
-                    ))
-                }
-            };
+            let found = self.relation_oid(n)?;
             match found {
                 Some(oid) => match cat.sequences.get(&oid) {
                     Some(q) => sequences.push(Arc::new(q.clone())),

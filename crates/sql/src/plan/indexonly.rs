@@ -1,7 +1,7 @@
 //! Index-only scans (PostgreSQL's check_index_only and the index-only
 //! flavour of cost_index): once a query tree is planned, a walk from its
 //! root works out which columns each table scan's parent reads, exactly as
-//! the executor's projection pushdown will (`exec::ops::Needed`: a column
+//! the executor's projection pushdown will (`plan::needed`, which the executor uses too: a column
 //! no one reads may be NULL in the rows). A scan whose needed columns,
 //! filter and index conditions are all key columns of an index may read
 //! its rows from the index entries, visiting the heap only for pages the
@@ -16,11 +16,9 @@ use std::sync::Arc;
 use catalog::{Index, Table};
 
 use super::indexpath::{estimate_path, split_quals, IndexInfo};
+use super::needed::{mark, needed_with, split_needed, Needed};
 use super::{cost, IndexPath, Plan, PlannerContext};
 use crate::expr::Expr;
-
-/// Which columns of a node's rows its parent reads: None, all of them.
-type Needed = Option<Vec<bool>>;
 
 /// Makes the scans of a planned query tree index-only where they can be;
 /// its parent (a client, DML, a subquery's user) reads every column.
@@ -31,51 +29,12 @@ pub(crate) fn apply(plan: Plan, cx: &PlannerContext) -> Plan {
     walk(plan, None, cx)
 }
 
-/// Whether the expression holds a subquery, which may read the whole row
-/// it is evaluated on as its outer row.
-fn reads_whole_row(e: &Expr) -> bool {
-    super::planner::has_subquery(e)
-}
-
-/// `base` plus the columns `exprs` read (None stays None: all).
-fn with(base: Needed, exprs: &[&Expr]) -> Needed {
-    let mut mask = base?;
-    for e in exprs {
-        if reads_whole_row(e) {
-            return None;
-        }
-        e.visit(&mut |x| {
-            if let Expr::Column(i, _) = x {
-                set(&mut mask, *i);
-            }
-        });
-    }
-    Some(mask)
-}
-
-fn set(mask: &mut Vec<bool>, i: usize) {
-    if mask.len() <= i {
-        mask.resize(i + 1, false);
-    }
-    mask[i] = true;
-}
-
-fn split(all: &Needed, left_width: usize) -> (Needed, Needed) {
-    match all {
-        None => (None, None),
-        Some(m) => (
-            Some(m[..m.len().min(left_width)].to_vec()),
-            Some(m.get(left_width..).unwrap_or(&[]).to_vec()),
-        ),
-    }
-}
-
 fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
     let bx = |p: Box<Plan>, n: Needed| Box::new(walk(*p, n, cx));
     match plan {
         p @ Plan::SeqScan { .. } => scan(p, needed, cx),
         Plan::Filter { input, qual } => {
-            let n = with(needed, &[&qual]);
+            let n = needed_with(needed, &[&qual]);
             Plan::Filter {
                 input: bx(input, n),
                 qual,
@@ -83,7 +42,7 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
         }
         Plan::Project { input, exprs } => {
             let refs: Vec<&Expr> = exprs.iter().collect();
-            let n = with(Some(Vec::new()), &refs);
+            let n = needed_with(Some(Vec::new()), &refs);
             Plan::Project {
                 input: bx(input, n),
                 exprs,
@@ -108,8 +67,8 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
             right_width,
             left_width,
         } => {
-            let all = with(needed, &on.iter().collect::<Vec<_>>());
-            let (ln, rn) = split(&all, left_width);
+            let all = needed_with(needed, &on.iter().collect::<Vec<_>>());
+            let (ln, rn) = split_needed(&all, left_width);
             Plan::NestedLoop {
                 left: bx(left, ln),
                 right: bx(right, rn),
@@ -130,8 +89,8 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
         } => {
             let mut refs: Vec<&Expr> = hash_cond.iter().collect();
             refs.extend(join_filter.iter());
-            let all = with(needed, &refs);
-            let (ln, rn) = split(&all, left_width);
+            let all = needed_with(needed, &refs);
+            let (ln, rn) = split_needed(&all, left_width);
             Plan::HashJoin {
                 left: bx(left, ln),
                 right: bx(right, rn),
@@ -147,7 +106,7 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
             for a in &aggs {
                 refs.extend(a.args.iter());
             }
-            let n = with(Some(Vec::new()), &refs);
+            let n = needed_with(Some(Vec::new()), &refs);
             Plan::Aggregate {
                 input: bx(input, n),
                 keys,
@@ -156,7 +115,7 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
         }
         Plan::Sort { input, keys } => {
             let n = needed.map(|mut m| {
-                keys.iter().for_each(|k| set(&mut m, k.column));
+                keys.iter().for_each(|k| mark(&mut m, k.column));
                 m
             });
             Plan::Sort {
@@ -209,7 +168,7 @@ fn covers(index: &Index, mask: &[bool]) -> bool {
 /// The columns of `table` a scan reads: its parent's, its filter's.
 fn scan_columns(table: &Table, needed: Needed, qual: &[Expr]) -> Vec<bool> {
     let refs: Vec<&Expr> = qual.iter().collect();
-    let mut mask = with(needed, &refs).unwrap_or_else(|| vec![true; table.columns.len()]);
+    let mut mask = needed_with(needed, &refs).unwrap_or_else(|| vec![true; table.columns.len()]);
     mask.truncate(table.columns.len());
     mask
 }

@@ -13,6 +13,7 @@ mod indexonly;
 pub mod indexpath;
 mod joins;
 pub mod locks;
+pub mod needed;
 mod params;
 mod planner;
 pub mod selfuncs;

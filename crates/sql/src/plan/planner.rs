@@ -221,17 +221,7 @@ pub(crate) fn and_of(mut v: Vec<Expr>) -> Option<Expr> {
 /// Whether the expression holds a subquery (whose correlated references
 /// read the row it is evaluated on, in the bound layout).
 pub(crate) fn has_subquery(e: &Expr) -> bool {
-    let mut found = false;
-    e.visit(&mut |x| {
-        found |= matches!(
-            x,
-            Expr::ScalarSubquery(..)
-                | Expr::ArraySubquery(..)
-                | Expr::Exists { .. }
-                | Expr::InSubquery { .. }
-        )
-    });
-    found
+    e.has_subquery()
 }
 
 fn plan_exprs(v: Vec<Expr>, cx: &PlannerContext) -> Vec<Expr> {
