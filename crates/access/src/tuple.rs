@@ -130,6 +130,7 @@ fn fixed_width(ty: TypeId) -> Option<usize> {
         TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid => Some(4),
         t if t.is_reg() => Some(4),
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => Some(8),
+        TypeId::Uuid => Some(16),
         _ => None,
     }
 }
@@ -178,6 +179,8 @@ pub fn form_tuple(types: &[DataType], values: &[Value], xmin: Xid, cid: u32, out
             Value::Float4(x) => out.extend_from_slice(&x.to_le_bytes()),
             Value::Float8(x) => out.extend_from_slice(&x.to_le_bytes()),
             Value::Text(s) => put_varlena(out, s.as_bytes()),
+            Value::Bytea(b) => put_varlena(out, b),
+            Value::Uuid(u) => out.extend_from_slice(u),
             Value::Numeric(n) => {
                 scratch.clear();
                 n.write_text(&mut scratch);
@@ -273,6 +276,7 @@ impl<'t> Deformer<'t> {
                     TypeId::Timestamp => {
                         Value::Timestamp(i64::from_le_bytes(b.try_into().unwrap()))
                     }
+                    TypeId::Uuid => Value::Uuid(b.try_into().unwrap()),
                     _ => Value::Timestamptz(i64::from_le_bytes(b.try_into().unwrap())),
                 }
             } else {
@@ -286,6 +290,10 @@ impl<'t> Deformer<'t> {
                 };
                 let bytes = &t[o + hdr..o + hdr + len];
                 self.offset += hdr + len;
+                if ty.id == TypeId::Bytea {
+                    out.push(Value::Bytea(bytes.to_vec()));
+                    continue;
+                }
                 let s = std::str::from_utf8(bytes).map_err(|_| {
                     common::PgError::new(
                         common::SqlState::DATA_CORRUPTED,

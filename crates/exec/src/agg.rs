@@ -59,6 +59,8 @@ pub enum AggState {
     MinMax(Option<Value>),
     Bool(Option<bool>),
     StringAgg(Option<String>),
+    /// string_agg over bytea.
+    ByteaAgg(Option<Vec<u8>>),
 }
 
 pub struct AggAccumulator {
@@ -84,6 +86,7 @@ impl AggAccumulator {
             },
             Min | Max => AggState::MinMax(None),
             BoolAnd | BoolOr => AggState::Bool(None),
+            StringAgg if t == TypeId::Bytea => AggState::ByteaAgg(None),
             StringAgg => AggState::StringAgg(None),
         };
         AggAccumulator {
@@ -185,6 +188,18 @@ impl AggAccumulator {
                     }
                 }
             }
+            AggState::ByteaAgg(s) => {
+                let Value::Bytea(b) = v else { return Ok(()) };
+                match s {
+                    None => *s = Some(b.clone()),
+                    Some(acc) => {
+                        if let Some(Value::Bytea(sep)) = args.get(1) {
+                            acc.extend_from_slice(sep);
+                        }
+                        acc.extend_from_slice(b);
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -220,6 +235,7 @@ impl AggAccumulator {
             AggState::MinMax(v) => v.unwrap_or(Value::Null),
             AggState::Bool(b) => b.map(Value::Bool).unwrap_or(Value::Null),
             AggState::StringAgg(s) => s.map(Value::Text).unwrap_or(Value::Null),
+            AggState::ByteaAgg(s) => s.map(Value::Bytea).unwrap_or(Value::Null),
         })
     }
 }

@@ -31,6 +31,7 @@ pub(crate) fn row_size(row: &Row) -> usize {
 pub(crate) fn value_heap(v: &Value) -> usize {
     match v {
         Value::Text(s) => s.capacity() + ALLOC_OVERHEAD,
+        Value::Bytea(b) => b.capacity() + ALLOC_OVERHEAD,
         Value::Numeric(_) => std::mem::size_of::<Numeric>() + ALLOC_OVERHEAD,
         _ => 0,
     }
@@ -91,6 +92,15 @@ pub(crate) fn encode_row(row: &[Value], out: &mut Vec<u8>) {
                 out.push(12);
                 out.extend_from_slice(&x.to_le_bytes());
             }
+            Value::Bytea(b) => {
+                out.push(13);
+                out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+                out.extend_from_slice(b);
+            }
+            Value::Uuid(u) => {
+                out.push(14);
+                out.extend_from_slice(u);
+            }
         }
     }
 }
@@ -144,6 +154,8 @@ pub(crate) fn decode_row(bytes: &[u8]) -> PgResult<Row> {
             10 => Value::Date(i32::from_le_bytes(r.take()?)),
             11 => Value::Timestamp(i64::from_le_bytes(r.take()?)),
             12 => Value::Timestamptz(i64::from_le_bytes(r.take()?)),
+            13 => Value::Bytea(r.bytes()?.to_vec()),
+            14 => Value::Uuid(r.take()?),
             _ => return Err(corrupt()),
         });
     }
@@ -228,6 +240,8 @@ mod tests {
             Value::Date(-1),
             Value::Timestamp(5),
             Value::Timestamptz(-5),
+            Value::Bytea(vec![0, 255]),
+            Value::Uuid([7; 16]),
         ];
         let mut buf = Vec::new();
         encode_row(&row, &mut buf);

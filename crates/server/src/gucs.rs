@@ -187,6 +187,7 @@ fn canonical_value(def: &GucDef, value: &str) -> String {
             Some(false) => "off".into(),
             None => value.to_string(),
         },
+        "bytea_output" => value.to_ascii_lowercase(),
         "TimeZone" => types::datetime::TimeZone::parse(value)
             .map(|tz| tz.canonical_name(value))
             .unwrap_or_else(|| value.to_string()),
@@ -441,6 +442,9 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
             return Err(bad())
         }
         "TimeZone" if types::datetime::TimeZone::parse(value).is_none() => return Err(bad()),
+        "bytea_output" if types::bytea::ByteaOutput::parse(value).is_none() => {
+            return Err(bad().with_hint("Available values: escape, hex."))
+        }
         "client_encoding" => {
             let v = value.to_ascii_uppercase().replace(['-', '_'], "");
             if v != "UTF8" && v != "UNICODE" && v != "SQLASCII" {

@@ -325,6 +325,13 @@ pub static GUCS: &[GucDef] = &[
         "Sets the application name to be reported in statistics and logs.",
     ),
     g(
+        "bytea_output",
+        "hex",
+        User,
+        false,
+        "Sets the output format for bytea.",
+    ),
+    g(
         "authentication_timeout",
         "1min",
         Sighup,

@@ -70,6 +70,15 @@ pub static GUC_META: &[GucMeta] = &[
     ),
     m("autovacuum", None, "Autovacuum", Bool, None, None, &[]),
     m(
+        "bytea_output",
+        None,
+        "Client Connection Defaults / Statement Behavior",
+        Enum,
+        None,
+        None,
+        &["escape", "hex"],
+    ),
+    m(
         "autovacuum_analyze_scale_factor",
         None,
         "Autovacuum",

@@ -224,8 +224,15 @@ impl Session {
             cache.zone = TimeZone::parse(zone).unwrap_or_default();
             cache.zone_setting = zone.to_string();
         }
+        let bytea_output = self
+            .settings
+            .get("bytea_output")
+            .ok()
+            .and_then(types::bytea::ByteaOutput::parse)
+            .unwrap_or_default();
         IoSettings {
             timezone: cache.zone,
+            bytea_output,
         }
     }
 

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::bytea::{self, ByteaOutput};
 use crate::datetime;
 use crate::float;
 use crate::numeric::Numeric;
@@ -12,7 +13,7 @@ use crate::{DataType, TypeId};
 use common::{PgError, PgResult, SqlState};
 
 /// The session's settings that text input and output, casts and some
-/// functions depend on (TimeZone; DateStyle and IntervalStyle are fixed at
+/// functions depend on (TimeZone, bytea_output; DateStyle and IntervalStyle are fixed at
 /// ISO and postgres). It travels explicitly from the session to whatever
 /// converts values (the binder's constant folding, the executor, the
 /// protocol's output), so a thread that is not the session's (a parallel
@@ -20,6 +21,7 @@ use common::{PgError, PgResult, SqlState};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IoSettings {
     pub timezone: TimeZone,
+    pub bytea_output: ByteaOutput,
 }
 
 impl IoSettings {
@@ -27,6 +29,7 @@ impl IoSettings {
     /// statistics, storage formats, tests).
     pub const UTC: IoSettings = IoSettings {
         timezone: TimeZone::Fixed(0),
+        bytea_output: ByteaOutput::Hex,
     };
 }
 
@@ -66,6 +69,8 @@ pub fn parse_text(ty: DataType, s: &str, io: &IoSettings) -> PgResult<Value> {
             datetime::parse_timestamptz(s, io.timezone)?,
             ty.typmod,
         )?),
+        TypeId::Bytea => Value::Bytea(bytea::parse(s)?),
+        TypeId::Uuid => Value::Uuid(crate::uuid::parse(s)?),
         _ => Value::Null,
     })
 }
@@ -95,6 +100,8 @@ pub fn format_text(v: &Value, ty: TypeId, io: &IoSettings, out: &mut String) {
                 datetime::write_timestamp(*t, out)
             }
         }
+        Value::Bytea(b) => bytea::format(b, io.bytea_output, out),
+        Value::Uuid(u) => crate::uuid::format(u, out),
     }
 }
 
@@ -170,6 +177,8 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
             receive_timestamp(i64::from_be_bytes(fixed(bytes)?))?,
             ty.typmod,
         )?),
+        TypeId::Bytea => Value::Bytea(bytes.to_vec()),
+        TypeId::Uuid => Value::Uuid(fixed(bytes)?),
         _ => Value::Null,
     })
 }
@@ -237,6 +246,8 @@ pub fn format_binary(v: &Value, ty: TypeId, out: &mut Vec<u8>) {
         (_, Value::Oid(o)) => out.extend_from_slice(&o.to_be_bytes()),
         (_, Value::Date(d)) => out.extend_from_slice(&d.to_be_bytes()),
         (_, Value::Timestamp(t) | Value::Timestamptz(t)) => out.extend_from_slice(&t.to_be_bytes()),
+        (_, Value::Bytea(b)) => out.extend_from_slice(b),
+        (_, Value::Uuid(u)) => out.extend_from_slice(u),
     }
 }
 

@@ -52,9 +52,15 @@ pub enum TypeId {
     Int4Array,
     Int8Array,
     OidArray,
+    ByteaArray,
+    UuidArray,
     Date,
     Timestamp,
     Timestamptz,
+    /// `bytea`: binary strings (`Value::Bytea`).
+    Bytea,
+    /// `uuid`: 16 bytes (`Value::Uuid`).
+    Uuid,
     /// Type of an untyped string literal before resolution.
     Unknown,
     Void,
@@ -87,15 +93,19 @@ impl TypeId {
             TypeId::Int4Array => 1007,
             TypeId::Int8Array => 1016,
             TypeId::OidArray => 1028,
+            TypeId::ByteaArray => 1001,
+            TypeId::UuidArray => 2951,
             TypeId::Date => 1082,
             TypeId::Timestamp => 1114,
             TypeId::Timestamptz => 1184,
+            TypeId::Bytea => 17,
+            TypeId::Uuid => 2950,
             TypeId::Unknown => 705,
             TypeId::Void => 2278,
         }
     }
 
-    pub const ALL: [TypeId; 29] = [
+    pub const ALL: [TypeId; 33] = [
         TypeId::Bool,
         TypeId::Int2,
         TypeId::Int4,
@@ -120,9 +130,13 @@ impl TypeId {
         TypeId::Int4Array,
         TypeId::Int8Array,
         TypeId::OidArray,
+        TypeId::ByteaArray,
+        TypeId::UuidArray,
         TypeId::Date,
         TypeId::Timestamp,
         TypeId::Timestamptz,
+        TypeId::Bytea,
+        TypeId::Uuid,
         TypeId::Unknown,
         TypeId::Void,
     ];
@@ -158,9 +172,13 @@ impl TypeId {
             TypeId::Int4Array => "_int4",
             TypeId::Int8Array => "_int8",
             TypeId::OidArray => "_oid",
+            TypeId::ByteaArray => "_bytea",
+            TypeId::UuidArray => "_uuid",
             TypeId::Date => "date",
             TypeId::Timestamp => "timestamp",
             TypeId::Timestamptz => "timestamptz",
+            TypeId::Bytea => "bytea",
+            TypeId::Uuid => "uuid",
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
         }
@@ -175,6 +193,7 @@ impl TypeId {
             t if t.is_reg() => 4,
             TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => 8,
             TypeId::Name => 64,
+            TypeId::Uuid => 16,
             TypeId::Void => 4,
             TypeId::Unknown => -2,
             _ => -1,
@@ -209,16 +228,20 @@ impl TypeId {
             TypeId::Int4Array => "integer[]",
             TypeId::Int8Array => "bigint[]",
             TypeId::OidArray => "oid[]",
+            TypeId::ByteaArray => "bytea[]",
+            TypeId::UuidArray => "uuid[]",
             TypeId::Date => "date",
             TypeId::Timestamp => "timestamp without time zone",
             TypeId::Timestamptz => "timestamp with time zone",
+            TypeId::Bytea => "bytea",
+            TypeId::Uuid => "uuid",
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
         }
     }
 
     /// `pg_type.typcategory`: B boolean, N numeric, S string, D date/time,
-    /// X unknown, P pseudo-type.
+    /// U user-defined (bytea, uuid), X unknown, P pseudo-type.
     pub fn category(self) -> char {
         match self {
             TypeId::Bool => 'B',
@@ -233,6 +256,7 @@ impl TypeId {
             t if t.array_element().is_some() => 'A',
             TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name => 'S',
             TypeId::Date | TypeId::Timestamp | TypeId::Timestamptz => 'D',
+            TypeId::Bytea | TypeId::Uuid => 'U',
             TypeId::Unknown => 'X',
             _ => 'P',
         }
@@ -268,6 +292,8 @@ impl TypeId {
             TypeId::Int4Array => TypeId::Int4,
             TypeId::Int8Array => TypeId::Int8,
             TypeId::OidArray => TypeId::Oid,
+            TypeId::ByteaArray => TypeId::Bytea,
+            TypeId::UuidArray => TypeId::Uuid,
             _ => return None,
         })
     }
@@ -305,6 +331,8 @@ impl TypeId {
             TypeId::Date => 1182,
             TypeId::Timestamp => 1115,
             TypeId::Timestamptz => 1185,
+            TypeId::Bytea => 1001,
+            TypeId::Uuid => 2951,
             _ => 0,
         }
     }
@@ -391,6 +419,7 @@ impl From<TypeId> for DataType {
 }
 
 pub mod array;
+pub mod bytea;
 pub mod cast;
 pub mod datetime;
 pub mod float;
@@ -398,3 +427,4 @@ pub mod io;
 mod like;
 pub mod ops;
 pub mod timezone;
+pub mod uuid;

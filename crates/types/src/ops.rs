@@ -140,6 +140,11 @@ pub fn resolve_binary_op(op: BinaryOp, left: TypeId, right: TypeId) -> Option<Op
         return None;
     }
     if op == BinaryOp::Concat {
+        // bytea || bytea (an untyped literal taking the bytea side's type).
+        let bytea_or_unknown = |t: TypeId| t == Bytea || t == Unknown;
+        if (left == Bytea || right == Bytea) && bytea_or_unknown(left) && bytea_or_unknown(right) {
+            return res(Bytea, Bytea, Bytea);
+        }
         // text || text, text || anynonarray, anynonarray || text.
         let stringy = |t: TypeId| t.is_string();
         return if stringy(left) || stringy(right) {
@@ -227,8 +232,8 @@ pub fn resolve_binary_op(op: BinaryOp, left: TypeId, right: TypeId) -> Option<Op
         if l == r && l.array_element().is_some() {
             return res(l, l, Bool);
         }
-        if l == r && l == Bool {
-            return res(Bool, Bool, Bool);
+        if l == r && matches!(l, Bool | Bytea | Uuid) {
+            return res(l, l, Bool);
         }
         return None;
     }
@@ -483,6 +488,12 @@ pub fn eval_binary_op(op: BinaryOp, left: &Value, right: &Value) -> PgResult<Val
             s.push_str(b);
             Ok(Value::Text(s))
         }
+        (Value::Bytea(a), Value::Bytea(b)) if op == BinaryOp::Concat => {
+            let mut r = Vec::with_capacity(a.len() + b.len());
+            r.extend_from_slice(a);
+            r.extend_from_slice(b);
+            Ok(Value::Bytea(r))
+        }
         (Value::Float4(a), Value::Float4(b)) => float4_arith(op, *a, *b),
         (Value::Date(d), Value::Date(e)) if op == BinaryOp::Sub => {
             if [*d, *e]
@@ -575,7 +586,9 @@ fn variant_rank(v: &Value) -> u8 {
         Value::Text(_) => 2,
         Value::Oid(_) => 3,
         Value::Date(_) | Value::Timestamp(_) | Value::Timestamptz(_) => 4,
-        Value::Null => 5,
+        Value::Bytea(_) => 5,
+        Value::Uuid(_) => 6,
+        Value::Null => 7,
     }
 }
 
@@ -607,6 +620,9 @@ pub fn compare(left: &Value, right: &Value) -> Ordering {
         ) => a.cmp(b),
         (Value::Date(a), Value::Timestamp(b) | Value::Timestamptz(b)) => date_as_ts(*a).cmp(b),
         (Value::Timestamp(a) | Value::Timestamptz(a), Value::Date(b)) => a.cmp(&date_as_ts(*b)),
+        // memcmp over the common length, then the shorter first (byteacmp).
+        (Value::Bytea(a), Value::Bytea(b)) => a.as_slice().cmp(b.as_slice()),
+        (Value::Uuid(a), Value::Uuid(b)) => a.cmp(b),
         (Value::Null, Value::Null) => Ordering::Equal,
         _ => compare_mixed(left, right),
     }
@@ -669,6 +685,11 @@ pub fn hash_value<H: std::hash::Hasher>(v: &Value, state: &mut H) {
         Value::Oid(o) => state.write_u32(*o),
         Value::Date(d) => state.write_i32(*d),
         Value::Timestamp(t) | Value::Timestamptz(t) => state.write_i64(*t),
+        Value::Bytea(b) => {
+            state.write_usize(b.len());
+            state.write(b);
+        }
+        Value::Uuid(u) => state.write(u),
     }
 }
 

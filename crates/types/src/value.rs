@@ -21,6 +21,10 @@ pub enum Value {
     Date(i32),
     Timestamp(i64),
     Timestamptz(i64),
+    /// `bytea`.
+    Bytea(Vec<u8>),
+    /// `uuid`, its 16 bytes in order (big-endian as printed).
+    Uuid([u8; 16]),
 }
 
 impl Value {
@@ -44,6 +48,8 @@ impl Value {
             Value::Date(_) => TypeId::Date,
             Value::Timestamp(_) => TypeId::Timestamp,
             Value::Timestamptz(_) => TypeId::Timestamptz,
+            Value::Bytea(_) => TypeId::Bytea,
+            Value::Uuid(_) => TypeId::Uuid,
         })
     }
 }

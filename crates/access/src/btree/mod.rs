@@ -148,6 +148,13 @@ fn abbreviated_bits(ty: types::TypeId, v: &Value) -> Option<u64> {
             b[..n].copy_from_slice(&s.as_bytes()[..n]);
             Some(u64::from_be_bytes(b))
         }
+        (T::Bytea, Value::Bytea(s)) => {
+            let mut b = [0u8; 8];
+            let n = s.len().min(8);
+            b[..n].copy_from_slice(&s[..n]);
+            Some(u64::from_be_bytes(b))
+        }
+        (T::Uuid, Value::Uuid(u)) => Some(u64::from_be_bytes(u[..8].try_into().unwrap())),
         _ => None,
     }
 }

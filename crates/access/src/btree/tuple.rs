@@ -42,6 +42,7 @@ fn fixed_width(ty: TypeId) -> Option<usize> {
         TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid => Some(4),
         t if t.is_reg() => Some(4),
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => Some(8),
+        TypeId::Uuid => Some(16),
         _ => None,
     }
 }
@@ -128,6 +129,14 @@ fn put_value(out: &mut Vec<u8>, ty: TypeId, v: &Value) -> PgResult<()> {
             };
             out.extend_from_slice(&x.to_le_bytes());
         }
+        TypeId::Bytea => match v {
+            Value::Bytea(b) => put_varlena(out, b),
+            _ => return Err(mismatch(ty, v)),
+        },
+        TypeId::Uuid => match v {
+            Value::Uuid(u) => out.extend_from_slice(u),
+            _ => return Err(mismatch(ty, v)),
+        },
         TypeId::Numeric => match v {
             Value::Numeric(n) => {
                 let mut s = String::new();
@@ -300,8 +309,10 @@ fn to_value(ty: TypeId, s: Stored<'_>) -> PgResult<Value> {
             TypeId::Int8 => Value::Int8(i64::from_le_bytes(le(b))),
             TypeId::Float8 => Value::Float8(f64::from_le_bytes(le(b))),
             TypeId::Timestamp => Value::Timestamp(i64::from_le_bytes(le(b))),
+            TypeId::Uuid => Value::Uuid(le(b)),
             _ => Value::Timestamptz(i64::from_le_bytes(le(b))),
         },
+        Stored::Var(b) if ty == TypeId::Bytea => Value::Bytea(b.to_vec()),
         Stored::Var(b) => {
             let s = std::str::from_utf8(b).map_err(|_| {
                 PgError::new(SqlState::INDEX_CORRUPTED, "invalid UTF-8 in an index tuple")
@@ -342,6 +353,9 @@ fn compare_raw(ty: TypeId, s: Stored<'_>, v: &Value) -> Ordering {
                 _ => slow_compare(ty, s, v),
             }
         }
+        // bytea and uuid: memcmp, then length (byteacmp, uuid_cmp).
+        (Stored::Var(b), Value::Bytea(x)) => b.cmp(x.as_slice()),
+        (Stored::Fixed(b), Value::Uuid(x)) => b.cmp(x.as_slice()),
         (Stored::Var(b), Value::Text(t)) if ty != TypeId::Numeric => {
             if ty == TypeId::Bpchar {
                 bpchar_trim(b).cmp(bpchar_trim(t.as_bytes()))

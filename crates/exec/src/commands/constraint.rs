@@ -109,6 +109,8 @@ fn comparable(fk: TypeId, pk: TypeId) -> bool {
         Float4 | Float8 => 2,
         Date | Timestamp | Timestamptz => 3,
         Text | Varchar | Name => 4,
+        Bytea => 5,
+        Uuid => 6,
         _ => 0,
     };
     fk == pk

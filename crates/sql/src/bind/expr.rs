@@ -790,7 +790,23 @@ impl Binder<'_, '_> {
             }
             E::Position { expr, r#in } => {
                 let args = vec![self.bind_expr(r#in, scope)?, self.bind_expr(expr, scope)?];
-                self.call_builtin_exprs("strpos", args)
+                self.call_builtin_exprs("position", args)
+            }
+            E::Overlay {
+                expr,
+                overlay_what,
+                overlay_from,
+                overlay_for,
+            } => {
+                let mut args = vec![
+                    self.bind_expr(expr, scope)?,
+                    self.bind_expr(overlay_what, scope)?,
+                    self.bind_expr(overlay_from, scope)?,
+                ];
+                if let Some(f) = overlay_for {
+                    args.push(self.bind_expr(f, scope)?);
+                }
+                self.call_builtin_exprs("overlay", args)
             }
             E::Trim {
                 expr,
@@ -1270,6 +1286,8 @@ impl Binder<'_, '_> {
                 t => (t, t),
             },
             AggFunc::BoolAnd | AggFunc::BoolOr => (TypeId::Bool, TypeId::Bool),
+            // string_agg(bytea, bytea) or string_agg(text, text).
+            AggFunc::StringAgg if arg_type == TypeId::Bytea => (TypeId::Bytea, TypeId::Bytea),
             AggFunc::StringAgg => (TypeId::Text, TypeId::Text),
         };
         if func != AggFunc::CountStar && func != AggFunc::Count {
@@ -1278,7 +1296,7 @@ impl Binder<'_, '_> {
             args.insert(0, a0);
             if func == AggFunc::StringAgg {
                 let sep = args.remove(1);
-                args.push(self.coerce(sep, TypeId::Text.into(), CastContext::Implicit)?);
+                args.push(self.coerce(sep, arg_type.into(), CastContext::Implicit)?);
             }
         }
         let result = if matches!(func, AggFunc::Min | AggFunc::Max) {

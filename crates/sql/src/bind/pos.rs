@@ -13,6 +13,8 @@ fn is_input_error(err: &PgError) -> bool {
     matches!(
         err.code,
         SqlState::INVALID_TEXT_REPRESENTATION
+            // bytea's hex input: "invalid hexadecimal digit"
+            | SqlState::INVALID_PARAMETER_VALUE
             | SqlState::NUMERIC_VALUE_OUT_OF_RANGE
             | SqlState::INVALID_DATETIME_FORMAT
             | SqlState::DATETIME_FIELD_OVERFLOW

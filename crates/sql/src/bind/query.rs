@@ -46,7 +46,12 @@ fn figure_name(e: &ast::Expr) -> Option<String> {
         },
         ast::Expr::Case { .. } => Some("case".into()),
         ast::Expr::Exists { .. } => Some("exists".into()),
+        // `substr(...)` parses as a shorthand SUBSTRING.
+        ast::Expr::Substring {
+            shorthand: true, ..
+        } => Some("substr".into()),
         ast::Expr::Substring { .. } => Some("substring".into()),
+        ast::Expr::Overlay { .. } => Some("overlay".into()),
         ast::Expr::Position { .. } => Some("position".into()),
         ast::Expr::Trim { .. } => Some("btrim".into()),
         ast::Expr::Extract { .. } => Some("extract".into()),

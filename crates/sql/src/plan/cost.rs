@@ -152,6 +152,7 @@ pub fn type_width(t: DataType) -> usize {
         t if t.is_reg() => 4,
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => 8,
         TypeId::Name => 64,
+        TypeId::Uuid => 16,
         // varchar(n)/bpchar(n): PostgreSQL assumes a bit over half the limit
         // for long limits; short ones are taken at their limit.
         TypeId::Varchar | TypeId::Bpchar if t.typmod > 4 => {

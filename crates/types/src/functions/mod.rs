@@ -6,6 +6,7 @@
 //! every type in their variadic part; the caller casts them to the declared
 //! `text` (any type casts to text).
 
+mod binary;
 mod catalog;
 mod datetime;
 mod math;
@@ -145,8 +146,8 @@ const fn volatile(func: BuiltinFunction) -> BuiltinFunction {
 }
 
 use TypeId::{
-    Bool, Bpchar, Date, Float4, Float8, Int2, Int4, Int8, Int8Array, Name, NameArray, Numeric, Oid,
-    OidArray, Text, TextArray, Timestamp, Timestamptz,
+    Bool, Bpchar, Bytea, ByteaArray, Date, Float4, Float8, Int2, Int4, Int8, Int8Array, Name,
+    NameArray, Numeric, Oid, OidArray, Text, TextArray, Timestamp, Timestamptz, Uuid, UuidArray,
 };
 use TypeId::{Int2Array, Int4Array};
 
@@ -169,8 +170,9 @@ macro_rules! array_functions {
     };
 }
 
-static ARRAY_BUILTINS: [BuiltinFunction; 42] =
-    array_functions!(TextArray, NameArray, Int2Array, Int4Array, Int8Array, OidArray);
+static ARRAY_BUILTINS: [BuiltinFunction; 56] = array_functions!(
+    TextArray, NameArray, Int2Array, Int4Array, Int8Array, OidArray, ByteaArray, UuidArray
+);
 
 static BUILTINS: &[BuiltinFunction] = &[
     // ----- strings -----
@@ -220,6 +222,42 @@ static BUILTINS: &[BuiltinFunction] = &[
     f("reverse", &[Text], Text, string::reverse),
     f("split_part", &[Text, Text, Int4], Text, string::split_part),
     f("md5", &[Text], Text, string::md5),
+    f("overlay", &[Text, Text, Int4], Text, string::overlay),
+    f("overlay", &[Text, Text, Int4, Int4], Text, string::overlay),
+    // ----- bytea -----
+    f("length", &[Bytea], Int4, binary::length),
+    f("octet_length", &[Bytea], Int4, binary::length),
+    f("bit_length", &[Bytea], Int4, binary::bit_length),
+    f("substr", &[Bytea, Int4], Bytea, binary::substr),
+    f("substr", &[Bytea, Int4, Int4], Bytea, binary::substr),
+    f("substring", &[Bytea, Int4], Bytea, binary::substr),
+    f("substring", &[Bytea, Int4, Int4], Bytea, binary::substr),
+    f("position", &[Bytea, Bytea], Int4, binary::position),
+    f("overlay", &[Bytea, Bytea, Int4], Bytea, binary::overlay),
+    f(
+        "overlay",
+        &[Bytea, Bytea, Int4, Int4],
+        Bytea,
+        binary::overlay,
+    ),
+    f("btrim", &[Bytea, Bytea], Bytea, binary::btrim),
+    f("ltrim", &[Bytea, Bytea], Bytea, binary::ltrim),
+    f("rtrim", &[Bytea, Bytea], Bytea, binary::rtrim),
+    f("encode", &[Bytea, Text], Text, binary::encode),
+    f("decode", &[Text, Text], Bytea, binary::decode),
+    f("md5", &[Bytea], Text, binary::md5),
+    f("sha224", &[Bytea], Bytea, binary::sha224),
+    f("sha256", &[Bytea], Bytea, binary::sha256),
+    f("sha384", &[Bytea], Bytea, binary::sha384),
+    f("sha512", &[Bytea], Bytea, binary::sha512),
+    f("get_byte", &[Bytea, Int4], Int4, binary::get_byte),
+    f("set_byte", &[Bytea, Int4, Int4], Bytea, binary::set_byte),
+    f("get_bit", &[Bytea, Int8], Int4, binary::get_bit),
+    f("set_bit", &[Bytea, Int8, Int4], Bytea, binary::set_bit),
+    f("convert_to", &[Text, Name], Bytea, binary::convert_to),
+    f("convert_from", &[Bytea, Name], Text, binary::convert_from),
+    // ----- uuid -----
+    volatile(f("gen_random_uuid", &[], Uuid, binary::gen_random_uuid)),
     f("chr", &[Int4], Text, string::chr),
     f("ascii", &[Text], Int4, string::ascii),
     f("to_hex", &[Int4], Text, string::to_hex),

@@ -112,6 +112,30 @@ pub fn substr(args: &[Value]) -> PgResult<Value> {
     Ok(Value::Text(r.to_string()))
 }
 
+/// overlay(string placing replacement from start [for count]), in characters.
+pub fn overlay(args: &[Value]) -> PgResult<Value> {
+    let (s, repl) = (text(args, 0)?, text(args, 1)?);
+    let start = int(args, 2)?;
+    let count = if args.len() > 3 {
+        int(args, 3)?
+    } else {
+        char_len(repl) as i64
+    };
+    let head = substr(&[
+        Value::Text(s.to_string()),
+        Value::Int8(1),
+        Value::Int8(start - 1),
+    ])?;
+    let tail = substr(&[
+        Value::Text(s.to_string()),
+        Value::Int8(start.saturating_add(count)),
+    ])?;
+    let (Value::Text(head), Value::Text(tail)) = (head, tail) else {
+        return Err(PgError::internal("substr returned a non-text value"));
+    };
+    Ok(Value::Text(head + repl + &tail))
+}
+
 fn strpos_in(s: &str, sub: &str) -> i32 {
     match memchr::memmem::find(s.as_bytes(), sub.as_bytes()) {
         Some(b) => (char_len(&s[..b]) + 1) as i32,
