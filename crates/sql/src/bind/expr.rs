@@ -1282,7 +1282,8 @@ impl Binder<'_, '_> {
             },
             AggFunc::Min | AggFunc::Max => match arg_type {
                 TypeId::Unknown => (TypeId::Text, TypeId::Text),
-                TypeId::Bool => return Err(no_agg(name, TypeId::Bool)),
+                // PostgreSQL 15 has no min/max over these.
+                t @ (TypeId::Bool | TypeId::Bytea | TypeId::Uuid) => return Err(no_agg(name, t)),
                 t => (t, t),
             },
             AggFunc::BoolAnd | AggFunc::BoolOr => (TypeId::Bool, TypeId::Bool),
