@@ -156,6 +156,7 @@ pub fn stored_width(v: &Value, ty: DataType) -> (usize, bool) {
         t if t.is_reg() => (4, false),
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => (8, false),
         TypeId::Name => (64, false),
+        TypeId::Interval => (16, false),
         TypeId::Numeric => {
             // Widths do not depend on the session's zone.
             let s = types::io::to_text(v, ty.id, &types::IoSettings::UTC);

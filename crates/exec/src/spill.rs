@@ -91,6 +91,12 @@ pub(crate) fn encode_row(row: &[Value], out: &mut Vec<u8>) {
                 out.push(12);
                 out.extend_from_slice(&x.to_le_bytes());
             }
+            Value::Interval(iv) => {
+                out.push(13);
+                out.extend_from_slice(&iv.months.to_le_bytes());
+                out.extend_from_slice(&iv.days.to_le_bytes());
+                out.extend_from_slice(&iv.micros.to_le_bytes());
+            }
         }
     }
 }
@@ -144,6 +150,11 @@ pub(crate) fn decode_row(bytes: &[u8]) -> PgResult<Row> {
             10 => Value::Date(i32::from_le_bytes(r.take()?)),
             11 => Value::Timestamp(i64::from_le_bytes(r.take()?)),
             12 => Value::Timestamptz(i64::from_le_bytes(r.take()?)),
+            13 => Value::Interval(types::interval::Interval::new(
+                i32::from_le_bytes(r.take()?),
+                i32::from_le_bytes(r.take()?),
+                i64::from_le_bytes(r.take()?),
+            )),
             _ => return Err(corrupt()),
         });
     }

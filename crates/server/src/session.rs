@@ -226,6 +226,12 @@ impl Session {
         }
         IoSettings {
             timezone: cache.zone,
+            interval_style: self
+                .settings
+                .get("IntervalStyle")
+                .ok()
+                .and_then(types::interval::IntervalStyle::parse)
+                .unwrap_or_default(),
         }
     }
 

@@ -12,14 +12,14 @@ use crate::{DataType, TypeId};
 use common::{PgError, PgResult, SqlState};
 
 /// The session's settings that text input and output, casts and some
-/// functions depend on (TimeZone; DateStyle and IntervalStyle are fixed at
-/// ISO and postgres). It travels explicitly from the session to whatever
+/// functions depend on (TimeZone and IntervalStyle; DateStyle is fixed at ISO). It travels explicitly from the session to whatever
 /// converts values (the binder's constant folding, the executor, the
 /// protocol's output), so a thread that is not the session's (a parallel
 /// worker) converts values exactly as the session would.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IoSettings {
     pub timezone: TimeZone,
+    pub interval_style: crate::interval::IntervalStyle,
 }
 
 impl IoSettings {
@@ -27,6 +27,7 @@ impl IoSettings {
     /// statistics, storage formats, tests).
     pub const UTC: IoSettings = IoSettings {
         timezone: TimeZone::Fixed(0),
+        interval_style: crate::interval::IntervalStyle::Postgres,
     };
 }
 
@@ -66,6 +67,7 @@ pub fn parse_text(ty: DataType, s: &str, io: &IoSettings) -> PgResult<Value> {
             datetime::parse_timestamptz(s, io.timezone)?,
             ty.typmod,
         )?),
+        TypeId::Interval => Value::Interval(crate::interval::parse_interval(s)?),
         _ => Value::Null,
     })
 }
@@ -95,6 +97,7 @@ pub fn format_text(v: &Value, ty: TypeId, io: &IoSettings, out: &mut String) {
                 datetime::write_timestamp(*t, out)
             }
         }
+        Value::Interval(iv) => crate::interval::write_interval(iv, io.interval_style, out),
     }
 }
 
@@ -170,6 +173,9 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
             receive_timestamp(i64::from_be_bytes(fixed(bytes)?))?,
             ty.typmod,
         )?),
+        TypeId::Interval => {
+            Value::Interval(crate::interval::read_binary(bytes).ok_or_else(binary_format_error)?)
+        }
         _ => Value::Null,
     })
 }
@@ -237,6 +243,7 @@ pub fn format_binary(v: &Value, ty: TypeId, out: &mut Vec<u8>) {
         (_, Value::Oid(o)) => out.extend_from_slice(&o.to_be_bytes()),
         (_, Value::Date(d)) => out.extend_from_slice(&d.to_be_bytes()),
         (_, Value::Timestamp(t) | Value::Timestamptz(t)) => out.extend_from_slice(&t.to_be_bytes()),
+        (_, Value::Interval(iv)) => crate::interval::write_binary(iv, out),
     }
 }
 

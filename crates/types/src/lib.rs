@@ -55,6 +55,8 @@ pub enum TypeId {
     Date,
     Timestamp,
     Timestamptz,
+    /// `interval`: months, days and microseconds (see `interval.rs`).
+    Interval,
     /// Type of an untyped string literal before resolution.
     Unknown,
     Void,
@@ -90,12 +92,13 @@ impl TypeId {
             TypeId::Date => 1082,
             TypeId::Timestamp => 1114,
             TypeId::Timestamptz => 1184,
+            TypeId::Interval => 1186,
             TypeId::Unknown => 705,
             TypeId::Void => 2278,
         }
     }
 
-    pub const ALL: [TypeId; 29] = [
+    pub const ALL: [TypeId; 30] = [
         TypeId::Bool,
         TypeId::Int2,
         TypeId::Int4,
@@ -123,6 +126,7 @@ impl TypeId {
         TypeId::Date,
         TypeId::Timestamp,
         TypeId::Timestamptz,
+        TypeId::Interval,
         TypeId::Unknown,
         TypeId::Void,
     ];
@@ -161,6 +165,7 @@ impl TypeId {
             TypeId::Date => "date",
             TypeId::Timestamp => "timestamp",
             TypeId::Timestamptz => "timestamptz",
+            TypeId::Interval => "interval",
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
         }
@@ -175,6 +180,7 @@ impl TypeId {
             t if t.is_reg() => 4,
             TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => 8,
             TypeId::Name => 64,
+            TypeId::Interval => 16,
             TypeId::Void => 4,
             TypeId::Unknown => -2,
             _ => -1,
@@ -212,13 +218,14 @@ impl TypeId {
             TypeId::Date => "date",
             TypeId::Timestamp => "timestamp without time zone",
             TypeId::Timestamptz => "timestamp with time zone",
+            TypeId::Interval => "interval",
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
         }
     }
 
     /// `pg_type.typcategory`: B boolean, N numeric, S string, D date/time,
-    /// X unknown, P pseudo-type.
+    /// T timespan, X unknown, P pseudo-type.
     pub fn category(self) -> char {
         match self {
             TypeId::Bool => 'B',
@@ -233,16 +240,22 @@ impl TypeId {
             t if t.array_element().is_some() => 'A',
             TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name => 'S',
             TypeId::Date | TypeId::Timestamp | TypeId::Timestamptz => 'D',
+            TypeId::Interval => 'T',
             TypeId::Unknown => 'X',
             _ => 'P',
         }
     }
 
-    /// `pg_type.typispreferred` (bool, float8, oid, text, timestamptz).
+    /// `pg_type.typispreferred` (bool, float8, oid, text, timestamptz, interval).
     pub fn is_preferred(self) -> bool {
         matches!(
             self,
-            TypeId::Bool | TypeId::Float8 | TypeId::Oid | TypeId::Text | TypeId::Timestamptz
+            TypeId::Bool
+                | TypeId::Float8
+                | TypeId::Oid
+                | TypeId::Text
+                | TypeId::Timestamptz
+                | TypeId::Interval
         )
     }
 
@@ -305,6 +318,7 @@ impl TypeId {
             TypeId::Date => 1182,
             TypeId::Timestamp => 1115,
             TypeId::Timestamptz => 1185,
+            TypeId::Interval => 1187,
             _ => 0,
         }
     }
@@ -394,6 +408,7 @@ pub mod array;
 pub mod cast;
 pub mod datetime;
 pub mod float;
+pub mod interval;
 pub mod io;
 mod like;
 pub mod ops;

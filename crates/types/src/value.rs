@@ -21,6 +21,7 @@ pub enum Value {
     Date(i32),
     Timestamp(i64),
     Timestamptz(i64),
+    Interval(crate::interval::Interval),
 }
 
 impl Value {
@@ -44,6 +45,7 @@ impl Value {
             Value::Date(_) => TypeId::Date,
             Value::Timestamp(_) => TypeId::Timestamp,
             Value::Timestamptz(_) => TypeId::Timestamptz,
+            Value::Interval(_) => TypeId::Interval,
         })
     }
 }

@@ -42,6 +42,7 @@ fn fixed_width(ty: TypeId) -> Option<usize> {
         TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid => Some(4),
         t if t.is_reg() => Some(4),
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => Some(8),
+        TypeId::Interval => Some(16),
         _ => None,
     }
 }
@@ -128,6 +129,10 @@ fn put_value(out: &mut Vec<u8>, ty: TypeId, v: &Value) -> PgResult<()> {
             };
             out.extend_from_slice(&x.to_le_bytes());
         }
+        TypeId::Interval => match v {
+            Value::Interval(iv) => crate::tuple::put_interval(out, iv),
+            _ => return Err(mismatch(ty, v)),
+        },
         TypeId::Numeric => match v {
             Value::Numeric(n) => {
                 let mut s = String::new();
@@ -300,6 +305,7 @@ fn to_value(ty: TypeId, s: Stored<'_>) -> PgResult<Value> {
             TypeId::Int8 => Value::Int8(i64::from_le_bytes(le(b))),
             TypeId::Float8 => Value::Float8(f64::from_le_bytes(le(b))),
             TypeId::Timestamp => Value::Timestamp(i64::from_le_bytes(le(b))),
+            TypeId::Interval => Value::Interval(crate::tuple::get_interval(b)),
             _ => Value::Timestamptz(i64::from_le_bytes(le(b))),
         },
         Stored::Var(b) => {
