@@ -308,17 +308,22 @@ impl Acc {
     fn add(&mut self, whole: i128, frac: f64, unit: Unit) {
         match unit {
             Unit::Time(us) => {
-                self.micros += whole * us as i128 + (frac * us as f64).round() as i128;
+                self.micros = self
+                    .micros
+                    .saturating_add(whole.saturating_mul(us as i128))
+                    .saturating_add((frac * us as f64).round() as i128);
             }
             Unit::Days(d) => {
-                self.days += whole * d as i128;
+                self.days = self.days.saturating_add(whole.saturating_mul(d as i128));
                 self.add_fraction_days(frac * d as f64);
             }
             Unit::Months(m) => {
-                self.months += whole * m as i128;
+                self.months = self.months.saturating_add(whole.saturating_mul(m as i128));
                 if m >= 12 {
                     // Fractional years become whole months only.
-                    self.months += (frac * m as f64).round() as i128;
+                    self.months = self
+                        .months
+                        .saturating_add((frac * m as f64).round() as i128);
                 } else {
                     self.add_fraction_days(frac * m as f64 * DAYS_PER_MONTH as f64);
                 }
@@ -328,8 +333,10 @@ impl Acc {
 
     fn add_fraction_days(&mut self, days: f64) {
         let whole = days.trunc();
-        self.days += whole as i128;
-        self.micros += ((days - whole) * USECS_PER_DAY as f64).round() as i128;
+        self.days = self.days.saturating_add(whole as i128);
+        self.micros = self
+            .micros
+            .saturating_add(((days - whole) * USECS_PER_DAY as f64).round() as i128);
     }
 
     fn finish(self, input: &str, negate: bool) -> PgResult<Interval> {
@@ -393,13 +400,15 @@ fn parse_time(tok: &str) -> Option<i128> {
     if minutes > 59 {
         return None;
     }
-    let mut us = hours * USECS_PER_HOUR as i128 + minutes * USECS_PER_MINUTE as i128;
+    let mut us = hours
+        .saturating_mul(USECS_PER_HOUR as i128)
+        .saturating_add(minutes * USECS_PER_MINUTE as i128);
     if let Some(sec) = parts.get(2) {
         let (w, f) = split_number(sec)?;
         if sec.starts_with(['-', '+']) || w > 60 {
             return None;
         }
-        us += w * USECS_PER_SEC as i128 + (f * 1e6).round() as i128;
+        us = us.saturating_add(w * USECS_PER_SEC as i128 + (f * 1e6).round() as i128);
     }
     Some(if neg { -us } else { us })
 }
@@ -420,7 +429,7 @@ fn parse_year_month(tok: &str) -> Option<i128> {
     if m > 11 {
         return None;
     }
-    let months = y * 12 + m;
+    let months = y.saturating_mul(12).saturating_add(m);
     Some(if neg { -months } else { months })
 }
 
@@ -490,12 +499,14 @@ pub fn parse_interval_with(input: &str, bare: IntervalField) -> PgResult<Interva
                 return Err(bad_syntax(input));
             }
             seen_time = true;
-            acc.micros += parse_time(tok).ok_or_else(|| bad_syntax(input))?;
+            let us = parse_time(tok).ok_or_else(|| bad_syntax(input))?;
+            acc.micros = acc.micros.saturating_add(us);
             seen_any = true;
             continue;
         }
-        if tok.len() > 1 && tok[1..].contains('-') && !tok.contains('.') {
-            acc.months += parse_year_month(tok).ok_or_else(|| bad_syntax(input))?;
+        if tok.as_bytes().iter().skip(1).any(|b| *b == b'-') && !tok.contains('.') {
+            let months = parse_year_month(tok).ok_or_else(|| bad_syntax(input))?;
+            acc.months = acc.months.saturating_add(months);
             seen_any = true;
             continue;
         }
@@ -560,14 +571,14 @@ fn parse_iso8601(input: &str, body: &str) -> PgResult<Interval> {
         let num = |s: &str| s.parse::<i128>().map_err(|_| bad_syntax(input));
         match parts.as_slice() {
             [y, m, d] => {
-                acc.months += num(y)? * 12 + num(m)?;
-                acc.days += num(d)?;
+                acc.months = num(y)?.saturating_mul(12).saturating_add(num(m)?);
+                acc.days = num(d)?;
             }
-            [y, m] => acc.months += num(y)? * 12 + num(m)?,
+            [y, m] => acc.months = num(y)?.saturating_mul(12).saturating_add(num(m)?),
             _ => return Err(bad_syntax(input)),
         }
         if let Some(t) = time_part {
-            acc.micros += parse_time(t).ok_or_else(|| bad_syntax(input))?;
+            acc.micros = parse_time(t).ok_or_else(|| bad_syntax(input))?;
         }
         return acc.finish(input, false);
     }
@@ -752,7 +763,11 @@ fn write_verbose(p: &Parts, out: &mut String) {
         let _ = write!(
             out,
             " sec{}",
-            if sec_us != USECS_PER_SEC { "s" } else { "" }
+            if sec_us.abs() != USECS_PER_SEC {
+                "s"
+            } else {
+                ""
+            }
         );
         is_zero = false;
     }
