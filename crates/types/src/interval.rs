@@ -785,7 +785,7 @@ fn write_sql_standard(p: &Parts, out: &mut String) {
     let has_positive = fields.iter().any(|v| *v > 0);
     let has_year_month = p.year != 0 || p.mon != 0;
     let has_day_time = p.day != 0 || p.hour != 0 || p.min != 0 || p.sec_us != 0;
-    let standard = !(has_negative && has_positive) && !(has_year_month && has_day_time);
+    let standard = !((has_negative && has_positive) || (has_year_month && has_day_time));
     let sign = if has_negative && standard { -1 } else { 1 };
     let [year, mon, day, hour, min, sec_us] = fields.map(|v| v * sign);
     if sign < 0 {
