@@ -237,6 +237,7 @@ mod tests {
             Value::text("héllo"),
             Value::Oid(99),
             Value::Date(-1),
+            Value::Interval(types::interval::Interval::new(-14, 3, i64::MIN)),
             Value::Timestamp(5),
             Value::Timestamptz(-5),
         ];
