@@ -131,8 +131,26 @@ fn fixed_width(ty: TypeId) -> Option<usize> {
         t if t.is_reg() => Some(4),
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => Some(8),
         TypeId::Uuid => Some(16),
+        TypeId::Interval => Some(16),
         _ => None,
     }
+}
+
+/// An interval as PostgreSQL lays it out: time (8), days (4), months (4).
+pub fn put_interval(out: &mut Vec<u8>, iv: &types::interval::Interval) {
+    out.extend_from_slice(&iv.micros.to_le_bytes());
+    out.extend_from_slice(&iv.days.to_le_bytes());
+    out.extend_from_slice(&iv.months.to_le_bytes());
+}
+
+/// The inverse of `put_interval` (16 bytes).
+pub fn get_interval(b: &[u8]) -> types::interval::Interval {
+    let i32_at = |o: usize| i32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+    types::interval::Interval::new(
+        i32_at(12),
+        i32_at(8),
+        i64::from_le_bytes(b[0..8].try_into().unwrap()),
+    )
 }
 
 fn put_varlena(out: &mut Vec<u8>, bytes: &[u8]) {
@@ -178,6 +196,7 @@ pub fn form_tuple(types: &[DataType], values: &[Value], xmin: Xid, cid: u32, out
             }
             Value::Float4(x) => out.extend_from_slice(&x.to_le_bytes()),
             Value::Float8(x) => out.extend_from_slice(&x.to_le_bytes()),
+            Value::Interval(iv) => put_interval(out, iv),
             Value::Text(s) => put_varlena(out, s.as_bytes()),
             Value::Bytea(b) => put_varlena(out, b),
             Value::Uuid(u) => out.extend_from_slice(u),
@@ -277,6 +296,7 @@ impl<'t> Deformer<'t> {
                         Value::Timestamp(i64::from_le_bytes(b.try_into().unwrap()))
                     }
                     TypeId::Uuid => Value::Uuid(b.try_into().unwrap()),
+                    TypeId::Interval => Value::Interval(get_interval(b)),
                     _ => Value::Timestamptz(i64::from_le_bytes(b.try_into().unwrap())),
                 }
             } else {

@@ -157,6 +157,7 @@ pub fn stored_width(v: &Value, ty: DataType) -> (usize, bool) {
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => (8, false),
         TypeId::Name => (64, false),
         TypeId::Uuid => (16, false),
+        TypeId::Interval => (16, false),
         TypeId::Numeric => {
             // Widths do not depend on the session's zone.
             let s = types::io::to_text(v, ty.id, &types::IoSettings::UTC);

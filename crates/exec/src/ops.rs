@@ -279,7 +279,7 @@ fn build_node<'p>(
                 .map(|a| eval(a, &empty, env))
                 .collect::<PgResult<Vec<_>>>()?;
             Box::new(SeriesOp {
-                series: Series::new(&vals, *ty)?,
+                series: Series::new(&vals, *ty, &env.io)?,
                 ty: *ty,
             })
         }
@@ -622,11 +622,20 @@ enum Series {
         step: Value,
         ascending: bool,
     },
+    /// Timestamps stepped by an interval; a timestamptz steps the wall
+    /// clock of the session's zone (`zone` set), as `+` does.
+    Time {
+        next: i64,
+        stop: i64,
+        step: types::interval::Interval,
+        zone: Option<types::timezone::TimeZone>,
+        ascending: bool,
+    },
     Empty,
 }
 
 impl Series {
-    fn new(vals: &[Value], ty: DataType) -> PgResult<Series> {
+    fn new(vals: &[Value], ty: DataType, io: &types::IoSettings) -> PgResult<Series> {
         if vals.iter().any(Value::is_null) {
             return Ok(Series::Empty);
         }
@@ -636,6 +645,25 @@ impl Series {
                 "step size cannot equal zero",
             )
         };
+        if let (
+            Value::Timestamp(a) | Value::Timestamptz(a),
+            Value::Timestamp(b) | Value::Timestamptz(b),
+            Some(Value::Interval(step)),
+        ) = (&vals[0], &vals[1], vals.get(2))
+        {
+            let zero = types::interval::Interval::ZERO;
+            let ord = step.cmp_span(&zero);
+            if ord == Ordering::Equal {
+                return Err(zero_step());
+            }
+            return Ok(Series::Time {
+                next: *a,
+                stop: *b,
+                step: *step,
+                zone: (ty.id == TypeId::Timestamptz).then_some(io.timezone),
+                ascending: ord == Ordering::Greater,
+            });
+        }
         let as_i64 = |v: &Value| match v {
             Value::Int4(x) => *x as i64,
             Value::Int8(x) => *x,
@@ -724,6 +752,32 @@ impl Series {
                 *next = eval_binary_op(BinaryOp::Add, next, step)?;
                 Ok(Some(v))
             }
+            Series::Time {
+                next,
+                stop,
+                step,
+                zone,
+                ascending,
+            } => {
+                if (*ascending && next > stop) || (!*ascending && next < stop) {
+                    return Ok(None);
+                }
+                let v = *next;
+                let moved = match zone {
+                    Some(z) => types::interval::timestamptz_plus(v, step, *z),
+                    None => types::interval::timestamp_plus(v, step),
+                };
+                match moved {
+                    Ok(n) if n != v => *next = n,
+                    // Past the end of the range (or stuck at infinity): stop after this one.
+                    _ => *self = Series::Empty,
+                }
+                Ok(Some(if ty.id == TypeId::Timestamptz {
+                    Value::Timestamptz(v)
+                } else {
+                    Value::Timestamp(v)
+                }))
+            }
         }
     }
 }
@@ -772,7 +826,7 @@ impl Operator for ProjectSetOp<'_> {
                 .map(|a| eval(a, &row, env))
                 .collect::<PgResult<Vec<_>>>()?;
             let ty = self.exprs[self.srf_index].data_type();
-            self.series = Some(Series::new(&vals, ty)?);
+            self.series = Some(Series::new(&vals, ty, &env.io)?);
             self.current = Some(row);
         }
     }

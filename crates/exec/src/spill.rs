@@ -101,6 +101,12 @@ pub(crate) fn encode_row(row: &[Value], out: &mut Vec<u8>) {
                 out.push(14);
                 out.extend_from_slice(u);
             }
+            Value::Interval(iv) => {
+                out.push(15);
+                out.extend_from_slice(&iv.months.to_le_bytes());
+                out.extend_from_slice(&iv.days.to_le_bytes());
+                out.extend_from_slice(&iv.micros.to_le_bytes());
+            }
         }
     }
 }
@@ -156,6 +162,11 @@ pub(crate) fn decode_row(bytes: &[u8]) -> PgResult<Row> {
             12 => Value::Timestamptz(i64::from_le_bytes(r.take()?)),
             13 => Value::Bytea(r.bytes()?.to_vec()),
             14 => Value::Uuid(r.take()?),
+            15 => Value::Interval(types::interval::Interval::new(
+                i32::from_le_bytes(r.take()?),
+                i32::from_le_bytes(r.take()?),
+                i64::from_le_bytes(r.take()?),
+            )),
             _ => return Err(corrupt()),
         });
     }
@@ -238,6 +249,7 @@ mod tests {
             Value::text("héllo"),
             Value::Oid(99),
             Value::Date(-1),
+            Value::Interval(types::interval::Interval::new(-14, 3, i64::MIN)),
             Value::Timestamp(5),
             Value::Timestamptz(-5),
             Value::Bytea(vec![0, 255]),

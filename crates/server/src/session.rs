@@ -233,6 +233,12 @@ impl Session {
         IoSettings {
             timezone: cache.zone,
             bytea_output,
+            interval_style: self
+                .settings
+                .get("IntervalStyle")
+                .ok()
+                .and_then(types::interval::IntervalStyle::parse)
+                .unwrap_or_default(),
         }
     }
 

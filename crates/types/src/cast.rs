@@ -304,7 +304,8 @@ fn convert(v: Value, from: TypeId, to: DataType, io: &IoSettings) -> PgResult<Va
         | (Value::Float8(_), Float8)
         | (Value::Float4(_), Float4)
         | (Value::Bool(_), Bool)
-        | (Value::Date(_), Date) => v,
+        | (Value::Date(_), Date)
+        | (Value::Interval(_), Interval) => v,
         _ => return Err(cannot_cast(from, target)),
     };
     Ok(r)

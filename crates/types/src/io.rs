@@ -13,8 +13,8 @@ use crate::{DataType, TypeId};
 use common::{PgError, PgResult, SqlState};
 
 /// The session's settings that text input and output, casts and some
-/// functions depend on (TimeZone, bytea_output; DateStyle and IntervalStyle are fixed at
-/// ISO and postgres). It travels explicitly from the session to whatever
+/// functions depend on (TimeZone, bytea_output, IntervalStyle; DateStyle is fixed
+/// at ISO). It travels explicitly from the session to whatever
 /// converts values (the binder's constant folding, the executor, the
 /// protocol's output), so a thread that is not the session's (a parallel
 /// worker) converts values exactly as the session would.
@@ -22,6 +22,7 @@ use common::{PgError, PgResult, SqlState};
 pub struct IoSettings {
     pub timezone: TimeZone,
     pub bytea_output: ByteaOutput,
+    pub interval_style: crate::interval::IntervalStyle,
 }
 
 impl IoSettings {
@@ -30,6 +31,7 @@ impl IoSettings {
     pub const UTC: IoSettings = IoSettings {
         timezone: TimeZone::Fixed(0),
         bytea_output: ByteaOutput::Hex,
+        interval_style: crate::interval::IntervalStyle::Postgres,
     };
 }
 
@@ -71,6 +73,7 @@ pub fn parse_text(ty: DataType, s: &str, io: &IoSettings) -> PgResult<Value> {
         )?),
         TypeId::Bytea => Value::Bytea(bytea::parse(s)?),
         TypeId::Uuid => Value::Uuid(crate::uuid::parse(s)?),
+        TypeId::Interval => Value::Interval(crate::interval::parse_interval(s)?),
         _ => Value::Null,
     })
 }
@@ -102,6 +105,7 @@ pub fn format_text(v: &Value, ty: TypeId, io: &IoSettings, out: &mut String) {
         }
         Value::Bytea(b) => bytea::format(b, io.bytea_output, out),
         Value::Uuid(u) => crate::uuid::format(u, out),
+        Value::Interval(iv) => crate::interval::write_interval(iv, io.interval_style, out),
     }
 }
 
@@ -179,6 +183,9 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
         )?),
         TypeId::Bytea => Value::Bytea(bytes.to_vec()),
         TypeId::Uuid => Value::Uuid(fixed(bytes)?),
+        TypeId::Interval => {
+            Value::Interval(crate::interval::read_binary(bytes).ok_or_else(binary_format_error)?)
+        }
         _ => Value::Null,
     })
 }
@@ -248,6 +255,7 @@ pub fn format_binary(v: &Value, ty: TypeId, out: &mut Vec<u8>) {
         (_, Value::Timestamp(t) | Value::Timestamptz(t)) => out.extend_from_slice(&t.to_be_bytes()),
         (_, Value::Bytea(b)) => out.extend_from_slice(b),
         (_, Value::Uuid(u)) => out.extend_from_slice(u),
+        (_, Value::Interval(iv)) => crate::interval::write_binary(iv, out),
     }
 }
 

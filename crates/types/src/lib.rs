@@ -61,6 +61,8 @@ pub enum TypeId {
     Bytea,
     /// `uuid`: 16 bytes (`Value::Uuid`).
     Uuid,
+    /// `interval`: months, days and microseconds (see `interval.rs`).
+    Interval,
     /// Type of an untyped string literal before resolution.
     Unknown,
     Void,
@@ -100,12 +102,13 @@ impl TypeId {
             TypeId::Timestamptz => 1184,
             TypeId::Bytea => 17,
             TypeId::Uuid => 2950,
+            TypeId::Interval => 1186,
             TypeId::Unknown => 705,
             TypeId::Void => 2278,
         }
     }
 
-    pub const ALL: [TypeId; 33] = [
+    pub const ALL: [TypeId; 34] = [
         TypeId::Bool,
         TypeId::Int2,
         TypeId::Int4,
@@ -137,6 +140,7 @@ impl TypeId {
         TypeId::Timestamptz,
         TypeId::Bytea,
         TypeId::Uuid,
+        TypeId::Interval,
         TypeId::Unknown,
         TypeId::Void,
     ];
@@ -179,6 +183,7 @@ impl TypeId {
             TypeId::Timestamptz => "timestamptz",
             TypeId::Bytea => "bytea",
             TypeId::Uuid => "uuid",
+            TypeId::Interval => "interval",
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
         }
@@ -194,6 +199,7 @@ impl TypeId {
             TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => 8,
             TypeId::Name => 64,
             TypeId::Uuid => 16,
+            TypeId::Interval => 16,
             TypeId::Void => 4,
             TypeId::Unknown => -2,
             _ => -1,
@@ -235,6 +241,7 @@ impl TypeId {
             TypeId::Timestamptz => "timestamp with time zone",
             TypeId::Bytea => "bytea",
             TypeId::Uuid => "uuid",
+            TypeId::Interval => "interval",
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
         }
@@ -242,6 +249,7 @@ impl TypeId {
 
     /// `pg_type.typcategory`: B boolean, N numeric, S string, D date/time,
     /// U user-defined (bytea, uuid), X unknown, P pseudo-type.
+    /// T timespan, X unknown, P pseudo-type.
     pub fn category(self) -> char {
         match self {
             TypeId::Bool => 'B',
@@ -257,16 +265,22 @@ impl TypeId {
             TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name => 'S',
             TypeId::Date | TypeId::Timestamp | TypeId::Timestamptz => 'D',
             TypeId::Bytea | TypeId::Uuid => 'U',
+            TypeId::Interval => 'T',
             TypeId::Unknown => 'X',
             _ => 'P',
         }
     }
 
-    /// `pg_type.typispreferred` (bool, float8, oid, text, timestamptz).
+    /// `pg_type.typispreferred` (bool, float8, oid, text, timestamptz, interval).
     pub fn is_preferred(self) -> bool {
         matches!(
             self,
-            TypeId::Bool | TypeId::Float8 | TypeId::Oid | TypeId::Text | TypeId::Timestamptz
+            TypeId::Bool
+                | TypeId::Float8
+                | TypeId::Oid
+                | TypeId::Text
+                | TypeId::Timestamptz
+                | TypeId::Interval
         )
     }
 
@@ -333,6 +347,7 @@ impl TypeId {
             TypeId::Timestamptz => 1185,
             TypeId::Bytea => 1001,
             TypeId::Uuid => 2951,
+            TypeId::Interval => 1187,
             _ => 0,
         }
     }
@@ -423,6 +438,7 @@ pub mod bytea;
 pub mod cast;
 pub mod datetime;
 pub mod float;
+pub mod interval;
 pub mod io;
 mod like;
 pub mod ops;

@@ -153,6 +153,9 @@ pub fn resolve_binary_op(op: BinaryOp, left: TypeId, right: TypeId) -> Option<Op
             None
         };
     }
+    if let Some(r) = resolve_interval_op(op, left, right) {
+        return r;
+    }
     // An untyped literal takes the other side's type.
     let (l, r) = match (left, right) {
         (Unknown, Unknown) => {
@@ -232,7 +235,7 @@ pub fn resolve_binary_op(op: BinaryOp, left: TypeId, right: TypeId) -> Option<Op
         if l == r && l.array_element().is_some() {
             return res(l, l, Bool);
         }
-        if l == r && matches!(l, Bool | Bytea | Uuid) {
+        if l == r && matches!(l, Bool | Bytea | Uuid | Interval) {
             return res(l, l, Bool);
         }
         return None;
@@ -243,6 +246,97 @@ pub fn resolve_binary_op(op: BinaryOp, left: TypeId, right: TypeId) -> Option<Op
         (BinaryOp::Sub, Date, Date) => res(Date, Date, Int4),
         _ => None,
     }
+}
+
+/// The interval operators and the date/time arithmetic that yields or takes
+/// an interval; Some(None) where the operand types can only mean an interval
+/// operator that does not exist. None: not an interval case.
+fn resolve_interval_op(op: BinaryOp, left: TypeId, right: TypeId) -> Option<Option<OpResolution>> {
+    use BinaryOp::{Add, Div, Mul, Sub};
+    use TypeId::*;
+    let num = |t: TypeId| t.is_numeric_family() || t == Unknown;
+    let datetime = |t: TypeId| matches!(t, Date | Timestamp | Timestamptz);
+    // date + interval is a timestamp.
+    let shifted = |t: TypeId| if t == Date { Timestamp } else { t };
+    Some(match (op, left, right) {
+        (Add | Sub, Interval, Interval | Unknown) | (Add | Sub, Unknown, Interval) => {
+            res(Interval, Interval, Interval)
+        }
+        (Mul | Div, Interval, t) if num(t) => res(Interval, Float8, Interval),
+        (Mul, t, Interval) if num(t) => res(Float8, Interval, Interval),
+        (Add | Sub, t, Interval) if datetime(t) => res(t, Interval, shifted(t)),
+        (Add, Interval, t) if datetime(t) => res(Interval, t, shifted(t)),
+        // timestamp + 'literal' can only mean an interval.
+        (Add, t, Unknown) if matches!(t, Timestamp | Timestamptz) => res(t, Interval, t),
+        (Add, Unknown, t) if matches!(t, Timestamp | Timestamptz) => res(Interval, t, t),
+        (Sub, Timestamp, Timestamp | Unknown) | (Sub, Unknown, Timestamp) => {
+            res(Timestamp, Timestamp, Interval)
+        }
+        (Sub, Timestamptz, Timestamptz | Unknown) | (Sub, Unknown, Timestamptz) => {
+            res(Timestamptz, Timestamptz, Interval)
+        }
+        (Sub, Timestamp, Timestamptz) | (Sub, Timestamptz, Timestamp) => {
+            res(Timestamptz, Timestamptz, Interval)
+        }
+        (Sub, Date, Timestamp) | (Sub, Timestamp, Date) => res(Timestamp, Timestamp, Interval),
+        (Sub, Date, Timestamptz) | (Sub, Timestamptz, Date) => {
+            res(Timestamptz, Timestamptz, Interval)
+        }
+        (_, Interval, _) | (_, _, Interval) if !op.is_comparison() => None,
+        _ => return None,
+    })
+}
+
+fn interval_arith(op: BinaryOp, left: &Value, right: &Value) -> Option<PgResult<Value>> {
+    use crate::interval as iv;
+    let f = |v: &Value| float_value(v);
+    Some(match (op, left, right) {
+        (BinaryOp::Add, Value::Interval(a), Value::Interval(b)) => {
+            a.checked_add(b).map(Value::Interval)
+        }
+        (BinaryOp::Sub, Value::Interval(a), Value::Interval(b)) => {
+            a.checked_sub(b).map(Value::Interval)
+        }
+        (BinaryOp::Mul, Value::Interval(a), n) if f(n).is_some() => {
+            a.mul_f64(f(n).unwrap_or(0.0)).map(Value::Interval)
+        }
+        (BinaryOp::Mul, n, Value::Interval(a)) if f(n).is_some() => {
+            a.mul_f64(f(n).unwrap_or(0.0)).map(Value::Interval)
+        }
+        (BinaryOp::Div, Value::Interval(a), n) if f(n).is_some() => {
+            a.div_f64(f(n).unwrap_or(0.0)).map(Value::Interval)
+        }
+        (BinaryOp::Add | BinaryOp::Sub, t, Value::Interval(i))
+        | (BinaryOp::Add, Value::Interval(i), t) => {
+            let i = if op == BinaryOp::Sub {
+                match i.checked_neg() {
+                    Ok(i) => i,
+                    Err(e) => return Some(Err(e)),
+                }
+            } else {
+                *i
+            };
+            match t {
+                Value::Timestamp(ts) => iv::timestamp_plus(*ts, &i).map(Value::Timestamp),
+                Value::Date(d) => datetime::date_to_timestamp(*d)
+                    .and_then(|ts| iv::timestamp_plus(ts, &i))
+                    .map(Value::Timestamp),
+                // The binder sends timestamptz arithmetic to the session-aware
+                // functions; here it can only be UTC.
+                Value::Timestamptz(ts) => {
+                    iv::timestamptz_plus(*ts, &i, datetime::TimeZone::Fixed(0))
+                        .map(Value::Timestamptz)
+                }
+                _ => return None,
+            }
+        }
+        (
+            BinaryOp::Sub,
+            Value::Timestamp(a) | Value::Timestamptz(a),
+            Value::Timestamp(b) | Value::Timestamptz(b),
+        ) => iv::timestamp_diff(*a, *b).map(Value::Interval),
+        _ => return None,
+    })
 }
 
 fn int_overflow(t: TypeId) -> PgError {
@@ -475,6 +569,9 @@ pub fn eval_binary_op(op: BinaryOp, left: &Value, right: &Value) -> PgResult<Val
     if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
         return int_shift(op, left, right);
     }
+    if let Some(r) = interval_arith(op, left, right) {
+        return r;
+    }
     match (left, right) {
         (Value::Int4(a), Value::Int4(b)) => int_arith(op, *a as i64, *b as i64, TypeId::Int4),
         (Value::Int8(a), Value::Int8(b)) => int_arith(op, *a, *b, TypeId::Int8),
@@ -552,6 +649,7 @@ pub fn negate(v: &Value) -> PgResult<Value> {
         Value::Float4(f) => Value::Float4(-f),
         Value::Float8(f) => Value::Float8(-f),
         Value::Numeric(n) => Value::Numeric(Box::new(n.neg())),
+        Value::Interval(iv) => Value::Interval(iv.checked_neg()?),
         Value::Null => Value::Null,
         other => {
             return Err(PgError::new(
@@ -588,7 +686,8 @@ fn variant_rank(v: &Value) -> u8 {
         Value::Date(_) | Value::Timestamp(_) | Value::Timestamptz(_) => 4,
         Value::Bytea(_) => 5,
         Value::Uuid(_) => 6,
-        Value::Null => 7,
+        Value::Interval(_) => 7,
+        Value::Null => 8,
     }
 }
 
@@ -623,6 +722,7 @@ pub fn compare(left: &Value, right: &Value) -> Ordering {
         // memcmp over the common length, then the shorter first (byteacmp).
         (Value::Bytea(a), Value::Bytea(b)) => a.as_slice().cmp(b.as_slice()),
         (Value::Uuid(a), Value::Uuid(b)) => a.cmp(b),
+        (Value::Interval(a), Value::Interval(b)) => a.cmp_span(b),
         (Value::Null, Value::Null) => Ordering::Equal,
         _ => compare_mixed(left, right),
     }
@@ -690,6 +790,8 @@ pub fn hash_value<H: std::hash::Hasher>(v: &Value, state: &mut H) {
             state.write(b);
         }
         Value::Uuid(u) => state.write(u),
+        // By span, as compare: '1 mon' and '30 days' are equal.
+        Value::Interval(iv) => state.write_i128(iv.span()),
     }
 }
 

@@ -25,6 +25,7 @@ pub enum Value {
     Bytea(Vec<u8>),
     /// `uuid`, its 16 bytes in order (big-endian as printed).
     Uuid([u8; 16]),
+    Interval(crate::interval::Interval),
 }
 
 impl Value {
@@ -50,6 +51,7 @@ impl Value {
             Value::Timestamptz(_) => TypeId::Timestamptz,
             Value::Bytea(_) => TypeId::Bytea,
             Value::Uuid(_) => TypeId::Uuid,
+            Value::Interval(_) => TypeId::Interval,
         })
     }
 }

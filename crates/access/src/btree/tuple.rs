@@ -43,6 +43,7 @@ fn fixed_width(ty: TypeId) -> Option<usize> {
         t if t.is_reg() => Some(4),
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => Some(8),
         TypeId::Uuid => Some(16),
+        TypeId::Interval => Some(16),
         _ => None,
     }
 }
@@ -135,6 +136,10 @@ fn put_value(out: &mut Vec<u8>, ty: TypeId, v: &Value) -> PgResult<()> {
         },
         TypeId::Uuid => match v {
             Value::Uuid(u) => out.extend_from_slice(u),
+            _ => return Err(mismatch(ty, v)),
+        },
+        TypeId::Interval => match v {
+            Value::Interval(iv) => crate::tuple::put_interval(out, iv),
             _ => return Err(mismatch(ty, v)),
         },
         TypeId::Numeric => match v {
@@ -310,6 +315,7 @@ fn to_value(ty: TypeId, s: Stored<'_>) -> PgResult<Value> {
             TypeId::Float8 => Value::Float8(f64::from_le_bytes(le(b))),
             TypeId::Timestamp => Value::Timestamp(i64::from_le_bytes(le(b))),
             TypeId::Uuid => Value::Uuid(le(b)),
+            TypeId::Interval => Value::Interval(crate::tuple::get_interval(b)),
             _ => Value::Timestamptz(i64::from_le_bytes(le(b))),
         },
         Stored::Var(b) if ty == TypeId::Bytea => Value::Bytea(b.to_vec()),

@@ -558,6 +558,7 @@ pub(super) fn storage_of(t: TypeId) -> (bool, &'static str, &'static str) {
         Bool | Name | Unknown => (t == Bool, "c", "p"),
         Int2 => (true, "s", "p"),
         Int8 | Float8 | Timestamp | Timestamptz => (true, "d", "p"),
+        Interval => (false, "d", "p"),
         Numeric => (false, "i", "m"),
         Text | Varchar | Bpchar | Bytea => (false, "i", "x"),
         Uuid => (false, "c", "p"),

@@ -287,6 +287,24 @@ impl Binder<'_, '_> {
         };
         let l = self.coerce(l, res.left.into(), ctx_for(lt))?;
         let r = self.coerce(r, res.right.into(), ctx_for(rt))?;
+        // timestamptz +/- interval moves the wall clock of the session's
+        // zone, so it runs as the session-aware function.
+        let zoned = match (op, res.left, res.right) {
+            (BinaryOp::Add, TypeId::Timestamptz, TypeId::Interval) => {
+                Some(("timestamptz_pl_interval", false))
+            }
+            (BinaryOp::Add, TypeId::Interval, TypeId::Timestamptz) => {
+                Some(("timestamptz_pl_interval", true))
+            }
+            (BinaryOp::Sub, TypeId::Timestamptz, TypeId::Interval) => {
+                Some(("timestamptz_mi_interval", false))
+            }
+            _ => None,
+        };
+        if let Some((name, swapped)) = zoned {
+            let args = if swapped { vec![r, l] } else { vec![l, r] };
+            return self.call_builtin_exprs(name, args);
+        }
         Ok(Expr::Binary {
             op,
             left: Box::new(l),
@@ -385,6 +403,7 @@ impl Binder<'_, '_> {
                     )),
                 }
             }
+            E::Interval(iv) => self.bind_interval_literal(iv, scope),
             E::TypedString(ts) => {
                 let to = super::types::parse_type_name(&ts.data_type.to_string())?;
                 let lit = self.bind_value(&ts.value.value)?;
@@ -523,7 +542,9 @@ impl Binder<'_, '_> {
                         } else {
                             inner
                         };
-                        if !inner.type_id().is_numeric_family() {
+                        if !inner.type_id().is_numeric_family()
+                            && inner.type_id() != TypeId::Interval
+                        {
                             return Err(PgError::new(
                                 SqlState::UNDEFINED_FUNCTION,
                                 format!(
@@ -872,6 +893,41 @@ impl Binder<'_, '_> {
             Some(s) => Expr::Const(Value::Text(s), TypeId::Name.into()),
             None => Expr::Const(Value::Null, TypeId::Name.into()),
         })
+    }
+
+    /// `interval '...' [field [TO field]]`: the last field says what a bare
+    /// number means and which smaller fields are dropped.
+    fn bind_interval_literal(&mut self, iv: &ast::Interval, scope: &Scope) -> PgResult<Expr> {
+        use ast::DateTimeField as F;
+        use types::interval::{self as ivl, IntervalField};
+        let field = |f: &F| -> PgResult<IntervalField> {
+            Ok(match f {
+                F::Year | F::Years => IntervalField::Year,
+                F::Month | F::Months => IntervalField::Month,
+                F::Day | F::Days => IntervalField::Day,
+                F::Hour | F::Hours => IntervalField::Hour,
+                F::Minute | F::Minutes => IntervalField::Minute,
+                F::Second | F::Seconds => IntervalField::Second,
+                other => {
+                    return Err(PgError::syntax(format!(
+                        "syntax error at or near \"{other}\""
+                    )))
+                }
+            })
+        };
+        let last = match (&iv.last_field, &iv.leading_field) {
+            (Some(l), _) | (None, Some(l)) => Some(field(l)?),
+            (None, None) => None,
+        };
+        let inner = self.bind_expr(&iv.value, scope)?;
+        match inner {
+            Expr::Const(Value::Text(s), t) if t.id == TypeId::Unknown => {
+                let v = ivl::parse_interval_with(&s, last.unwrap_or(IntervalField::Second))?;
+                let v = last.map_or(v, |l| ivl::truncate_to_field(v, l));
+                Ok(Expr::Const(Value::Interval(v), TypeId::Interval.into()))
+            }
+            other => self.coerce(other, TypeId::Interval.into(), CastContext::Explicit),
+        }
     }
 
     fn call_builtin(&mut self, name: &str, args: Vec<Expr>) -> PgResult<Expr> {
@@ -1269,6 +1325,7 @@ impl Binder<'_, '_> {
                 TypeId::Int8 | TypeId::Numeric => (arg_type, TypeId::Numeric),
                 TypeId::Float4 => (arg_type, TypeId::Float4),
                 TypeId::Float8 | TypeId::Unknown => (TypeId::Float8, TypeId::Float8),
+                TypeId::Interval => (TypeId::Interval, TypeId::Interval),
                 t => return Err(no_agg(name, t)),
             },
             AggFunc::Avg => match arg_type {
@@ -1278,6 +1335,7 @@ impl Binder<'_, '_> {
                 TypeId::Float4 | TypeId::Float8 | TypeId::Unknown => {
                     (TypeId::Float8, TypeId::Float8)
                 }
+                TypeId::Interval => (TypeId::Interval, TypeId::Interval),
                 t => return Err(no_agg(name, t)),
             },
             AggFunc::Min | AggFunc::Max => match arg_type {

@@ -32,6 +32,7 @@ fn figure_name(e: &ast::Expr) -> Option<String> {
             expr, data_type, ..
         } => figure_name(expr).or_else(|| type_name(data_type)),
         ast::Expr::TypedString(ts) => type_name(&ts.data_type),
+        ast::Expr::Interval(_) => Some("interval".into()),
         // TRUE and FALSE are casts to boolean in PostgreSQL's grammar.
         ast::Expr::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => Some("bool".into()),
         ast::Expr::Nested(inner) => figure_name(inner),
@@ -663,6 +664,33 @@ impl Binder<'_, '_> {
                 SqlState::UNDEFINED_FUNCTION,
                 "function generate_series with these arguments does not exist",
             ));
+        }
+        if exprs.len() == 3 && matches!(exprs[2].type_id(), TypeId::Interval | TypeId::Unknown) {
+            let bounds = self.common_type(
+                &exprs[..2].iter().map(Expr::data_type).collect::<Vec<_>>(),
+                "generate_series",
+            )?;
+            // generate_series(timestamp[tz], timestamp[tz], interval); dates
+            // and untyped bounds go as timestamptz, PostgreSQL's preferred type.
+            let ty = match bounds.id {
+                TypeId::Timestamp => Some(TypeId::Timestamp),
+                TypeId::Timestamptz | TypeId::Date => Some(TypeId::Timestamptz),
+                TypeId::Text | TypeId::Unknown if exprs[2].type_id() == TypeId::Interval => {
+                    Some(TypeId::Timestamptz)
+                }
+                _ => None,
+            };
+            if let Some(ty) = ty {
+                let mut it = exprs.into_iter();
+                let mut args = Vec::with_capacity(3);
+                for _ in 0..2 {
+                    let e = it.next().expect("three arguments");
+                    args.push(self.coerce(e, ty.into(), CastContext::Implicit)?);
+                }
+                let step = it.next().expect("three arguments");
+                args.push(self.coerce(step, TypeId::Interval.into(), CastContext::Implicit)?);
+                return Ok((args, ty.into()));
+            }
         }
         let ty = self.common_type(
             &exprs.iter().map(Expr::data_type).collect::<Vec<_>>(),

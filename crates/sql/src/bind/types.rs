@@ -78,6 +78,7 @@ pub fn parse_type_name(name: &str) -> PgResult<DataType> {
         "date" => TypeId::Date,
         "timestamp" | "timestamp without time zone" => TypeId::Timestamp,
         "timestamptz" | "timestamp with time zone" => TypeId::Timestamptz,
+        "interval" => TypeId::Interval,
         _ => {
             return Err(PgError::new(
                 SqlState::UNDEFINED_OBJECT,

@@ -151,6 +151,7 @@ pub fn type_width(t: DataType) -> usize {
         TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid => 4,
         t if t.is_reg() => 4,
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => 8,
+        TypeId::Interval => 16,
         TypeId::Name => 64,
         TypeId::Uuid => 16,
         // varchar(n)/bpchar(n): PostgreSQL assumes a bit over half the limit

@@ -31,7 +31,7 @@ pub fn current_date(_: &[Value], io: &IoSettings) -> PgResult<Value> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Unit {
+pub(super) enum Unit {
     Microseconds,
     Milliseconds,
     Second,
@@ -56,7 +56,7 @@ enum Unit {
     TimezoneMinute,
 }
 
-fn parse_unit(s: &str) -> Option<Unit> {
+pub(super) fn parse_unit(s: &str) -> Option<Unit> {
     use Unit::*;
     let l = s.to_ascii_lowercase();
     Some(match l.as_str() {
@@ -90,14 +90,14 @@ fn parse_unit(s: &str) -> Option<Unit> {
     })
 }
 
-fn not_recognized(unit: &str, tname: &str) -> PgError {
+pub(super) fn not_recognized(unit: &str, tname: &str) -> PgError {
     PgError::new(
         SqlState::INVALID_PARAMETER_VALUE,
         format!("unit \"{unit}\" not recognized for type {tname}"),
     )
 }
 
-fn not_supported(unit: &str, tname: &str) -> PgError {
+pub(super) fn not_supported(unit: &str, tname: &str) -> PgError {
     PgError::new(
         SqlState::FEATURE_NOT_SUPPORTED,
         format!("unit \"{unit}\" not supported for type {tname}"),

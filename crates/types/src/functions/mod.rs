@@ -9,6 +9,7 @@
 mod binary;
 mod catalog;
 mod datetime;
+mod interval;
 mod math;
 mod string;
 #[cfg(test)]
@@ -145,6 +146,7 @@ const fn volatile(func: BuiltinFunction) -> BuiltinFunction {
     }
 }
 
+use TypeId::Interval;
 use TypeId::{
     Bool, Bpchar, Bytea, ByteaArray, Date, Float4, Float8, Int2, Int4, Int8, Int8Array, Name,
     NameArray, Numeric, Oid, OidArray, Text, TextArray, Timestamp, Timestamptz, Uuid, UuidArray,
@@ -576,6 +578,97 @@ static BUILTINS: &[BuiltinFunction] = &[
         datetime::timezone_ts,
     ),
     f("make_date", &[Int4, Int4, Int4], Date, datetime::make_date),
+    // ----- interval -----
+    fs(
+        "timestamptz_pl_interval",
+        &[Timestamptz, Interval],
+        Timestamptz,
+        interval::timestamptz_pl_interval,
+    ),
+    fs(
+        "timestamptz_mi_interval",
+        &[Timestamptz, Interval],
+        Timestamptz,
+        interval::timestamptz_mi_interval,
+    ),
+    f(
+        "date_part",
+        &[Text, Interval],
+        Float8,
+        interval::date_part_interval,
+    ),
+    f(
+        "extract",
+        &[Text, Interval],
+        Numeric,
+        interval::extract_interval,
+    ),
+    f(
+        "date_trunc",
+        &[Text, Interval],
+        Interval,
+        interval::date_trunc_interval,
+    ),
+    f(
+        "justify_days",
+        &[Interval],
+        Interval,
+        interval::justify_days,
+    ),
+    f(
+        "justify_hours",
+        &[Interval],
+        Interval,
+        interval::justify_hours,
+    ),
+    f(
+        "justify_interval",
+        &[Interval],
+        Interval,
+        interval::justify_interval,
+    ),
+    f("make_interval", &[], Interval, interval::make_interval),
+    f("make_interval", &[Int4], Interval, interval::make_interval),
+    f(
+        "make_interval",
+        &[Int4, Int4],
+        Interval,
+        interval::make_interval,
+    ),
+    f(
+        "make_interval",
+        &[Int4, Int4, Int4],
+        Interval,
+        interval::make_interval,
+    ),
+    f(
+        "make_interval",
+        &[Int4, Int4, Int4, Int4],
+        Interval,
+        interval::make_interval,
+    ),
+    f(
+        "make_interval",
+        &[Int4, Int4, Int4, Int4, Int4],
+        Interval,
+        interval::make_interval,
+    ),
+    f(
+        "make_interval",
+        &[Int4, Int4, Int4, Int4, Int4, Int4],
+        Interval,
+        interval::make_interval,
+    ),
+    f(
+        "make_interval",
+        &[Int4, Int4, Int4, Int4, Int4, Int4, Float8],
+        Interval,
+        interval::make_interval,
+    ),
+    fs("age", &[Timestamp, Timestamp], Interval, interval::age2),
+    fs("age", &[Timestamptz, Timestamptz], Interval, interval::age2),
+    volatile(fs("age", &[Timestamp], Interval, interval::age1)),
+    volatile(fs("age", &[Timestamptz], Interval, interval::age1)),
     f(
         "to_timestamp",
         &[Float8],
