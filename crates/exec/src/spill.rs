@@ -32,6 +32,12 @@ pub(crate) fn value_heap(v: &Value) -> usize {
     match v {
         Value::Text(s) => s.capacity() + ALLOC_OVERHEAD,
         Value::Numeric(_) => std::mem::size_of::<Numeric>() + ALLOC_OVERHEAD,
+        // An estimate: the document's stored size, counted as if unshared.
+        Value::Jsonb(j) => {
+            let mut doc = Vec::new();
+            types::json::storage::encode(j, &mut doc);
+            2 * doc.len() + ALLOC_OVERHEAD
+        }
         _ => 0,
     }
 }
@@ -91,6 +97,13 @@ pub(crate) fn encode_row(row: &[Value], out: &mut Vec<u8>) {
                 out.push(12);
                 out.extend_from_slice(&x.to_le_bytes());
             }
+            Value::Jsonb(j) => {
+                let mut doc = Vec::new();
+                types::json::storage::encode(j, &mut doc);
+                out.push(13);
+                out.extend_from_slice(&(doc.len() as u32).to_le_bytes());
+                out.extend_from_slice(&doc);
+            }
         }
     }
 }
@@ -144,6 +157,7 @@ pub(crate) fn decode_row(bytes: &[u8]) -> PgResult<Row> {
             10 => Value::Date(i32::from_le_bytes(r.take()?)),
             11 => Value::Timestamp(i64::from_le_bytes(r.take()?)),
             12 => Value::Timestamptz(i64::from_le_bytes(r.take()?)),
+            13 => types::json::build::jsonb_value(types::json::storage::decode(r.bytes()?)?),
             _ => return Err(corrupt()),
         });
     }

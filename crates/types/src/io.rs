@@ -66,6 +66,11 @@ pub fn parse_text(ty: DataType, s: &str, io: &IoSettings) -> PgResult<Value> {
             datetime::parse_timestamptz(s, io.timezone)?,
             ty.typmod,
         )?),
+        TypeId::Json => {
+            crate::json::parse::validate_json(s)?;
+            Value::Text(s.to_string())
+        }
+        TypeId::Jsonb => crate::json::build::jsonb_value(crate::json::parse::parse_jsonb(s)?),
         _ => Value::Null,
     })
 }
@@ -95,6 +100,7 @@ pub fn format_text(v: &Value, ty: TypeId, io: &IoSettings, out: &mut String) {
                 datetime::write_timestamp(*t, out)
             }
         }
+        Value::Jsonb(j) => j.write_text(out),
     }
 }
 
@@ -133,24 +139,7 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
             Numeric::read_binary(bytes)?.apply_typmod(ty.typmod)?,
         )),
         TypeId::Text | TypeId::Unknown | TypeId::Varchar | TypeId::Bpchar | TypeId::Name => {
-            let s = std::str::from_utf8(bytes).map_err(|e| {
-                let bad = bytes[e.valid_up_to()..]
-                    .iter()
-                    .take(e.error_len().unwrap_or(1))
-                    .map(|b| format!("0x{b:02x}"))
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                PgError::new(
-                    SqlState("22021"),
-                    format!("invalid byte sequence for encoding \"UTF8\": {bad}"),
-                )
-            })?;
-            if s.contains('\0') {
-                return Err(PgError::new(
-                    SqlState("22021"),
-                    "invalid byte sequence for encoding \"UTF8\": 0x00",
-                ));
-            }
+            let s = utf8_text(bytes)?;
             match ty.id {
                 TypeId::Varchar | TypeId::Bpchar => {
                     Value::Text(enforce_string_typmod(s.to_string(), ty, false)?)
@@ -159,6 +148,24 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
                 _ => Value::Text(s.to_string()),
             }
         }
+        TypeId::Json => {
+            let s = utf8_text(bytes)?;
+            crate::json::parse::validate_json(s)?;
+            Value::Text(s.to_string())
+        }
+        // jsonb_recv: a version byte (1), then the text form.
+        TypeId::Jsonb => match bytes.split_first() {
+            Some((1, text)) => {
+                crate::json::build::jsonb_value(crate::json::parse::parse_jsonb(utf8_text(text)?)?)
+            }
+            Some((v, _)) => {
+                return Err(PgError::new(
+                    SqlState::INVALID_BINARY_REPRESENTATION,
+                    format!("unsupported jsonb version number {v}"),
+                ))
+            }
+            None => return Err(binary_format_error()),
+        },
         t if t == TypeId::Oid || t.is_reg() => Value::Oid(u32::from_be_bytes(fixed(bytes)?)),
         t if t.array_element().is_some() => Value::Text(crate::array::read_binary(t, bytes)?),
         TypeId::Date => Value::Date(receive_date(i32::from_be_bytes(fixed(bytes)?))?),
@@ -172,6 +179,29 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
         )?),
         _ => Value::Null,
     })
+}
+
+/// Binary text input: valid UTF-8 without NULs (22021 otherwise).
+fn utf8_text(bytes: &[u8]) -> PgResult<&str> {
+    let s = std::str::from_utf8(bytes).map_err(|e| {
+        let bad = bytes[e.valid_up_to()..]
+            .iter()
+            .take(e.error_len().unwrap_or(1))
+            .map(|b| format!("0x{b:02x}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        PgError::new(
+            SqlState("22021"),
+            format!("invalid byte sequence for encoding \"UTF8\": {bad}"),
+        )
+    })?;
+    if s.contains('\0') {
+        return Err(PgError::new(
+            SqlState("22021"),
+            "invalid byte sequence for encoding \"UTF8\": 0x00",
+        ));
+    }
+    Ok(s)
 }
 
 /// date_recv's range check: the range date_in accepts, or +-infinity.
@@ -237,6 +267,11 @@ pub fn format_binary(v: &Value, ty: TypeId, out: &mut Vec<u8>) {
         (_, Value::Oid(o)) => out.extend_from_slice(&o.to_be_bytes()),
         (_, Value::Date(d)) => out.extend_from_slice(&d.to_be_bytes()),
         (_, Value::Timestamp(t) | Value::Timestamptz(t)) => out.extend_from_slice(&t.to_be_bytes()),
+        // jsonb_send: version 1, then the text form.
+        (_, Value::Jsonb(j)) => {
+            out.push(1);
+            out.extend_from_slice(j.to_text().as_bytes());
+        }
     }
 }
 

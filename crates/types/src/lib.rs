@@ -55,6 +55,10 @@ pub enum TypeId {
     Date,
     Timestamp,
     Timestamptz,
+    /// `json`: the input text, validated, as `Value::Text`.
+    Json,
+    /// `jsonb`: a parsed, normalised document (`Value::Jsonb`).
+    Jsonb,
     /// Type of an untyped string literal before resolution.
     Unknown,
     Void,
@@ -90,12 +94,14 @@ impl TypeId {
             TypeId::Date => 1082,
             TypeId::Timestamp => 1114,
             TypeId::Timestamptz => 1184,
+            TypeId::Json => 114,
+            TypeId::Jsonb => 3802,
             TypeId::Unknown => 705,
             TypeId::Void => 2278,
         }
     }
 
-    pub const ALL: [TypeId; 29] = [
+    pub const ALL: [TypeId; 31] = [
         TypeId::Bool,
         TypeId::Int2,
         TypeId::Int4,
@@ -123,6 +129,8 @@ impl TypeId {
         TypeId::Date,
         TypeId::Timestamp,
         TypeId::Timestamptz,
+        TypeId::Json,
+        TypeId::Jsonb,
         TypeId::Unknown,
         TypeId::Void,
     ];
@@ -161,6 +169,8 @@ impl TypeId {
             TypeId::Date => "date",
             TypeId::Timestamp => "timestamp",
             TypeId::Timestamptz => "timestamptz",
+            TypeId::Json => "json",
+            TypeId::Jsonb => "jsonb",
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
         }
@@ -212,6 +222,8 @@ impl TypeId {
             TypeId::Date => "date",
             TypeId::Timestamp => "timestamp without time zone",
             TypeId::Timestamptz => "timestamp with time zone",
+            TypeId::Json => "json",
+            TypeId::Jsonb => "jsonb",
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
         }
@@ -234,6 +246,7 @@ impl TypeId {
             TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name => 'S',
             TypeId::Date | TypeId::Timestamp | TypeId::Timestamptz => 'D',
             TypeId::Unknown => 'X',
+            TypeId::Json | TypeId::Jsonb => 'U',
             _ => 'P',
         }
     }
@@ -305,6 +318,8 @@ impl TypeId {
             TypeId::Date => 1182,
             TypeId::Timestamp => 1115,
             TypeId::Timestamptz => 1185,
+            TypeId::Json => 199,
+            TypeId::Jsonb => 3807,
             _ => 0,
         }
     }
@@ -395,6 +410,7 @@ pub mod cast;
 pub mod datetime;
 pub mod float;
 pub mod io;
+pub mod json;
 mod like;
 pub mod ops;
 pub mod timezone;

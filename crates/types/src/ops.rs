@@ -575,7 +575,8 @@ fn variant_rank(v: &Value) -> u8 {
         Value::Text(_) => 2,
         Value::Oid(_) => 3,
         Value::Date(_) | Value::Timestamp(_) | Value::Timestamptz(_) => 4,
-        Value::Null => 5,
+        Value::Jsonb(_) => 5,
+        Value::Null => 6,
     }
 }
 
@@ -607,6 +608,7 @@ pub fn compare(left: &Value, right: &Value) -> Ordering {
         ) => a.cmp(b),
         (Value::Date(a), Value::Timestamp(b) | Value::Timestamptz(b)) => date_as_ts(*a).cmp(b),
         (Value::Timestamp(a) | Value::Timestamptz(a), Value::Date(b)) => a.cmp(&date_as_ts(*b)),
+        (Value::Jsonb(a), Value::Jsonb(b)) => crate::json::compare(a, b),
         (Value::Null, Value::Null) => Ordering::Equal,
         _ => compare_mixed(left, right),
     }
@@ -669,6 +671,7 @@ pub fn hash_value<H: std::hash::Hasher>(v: &Value, state: &mut H) {
         Value::Oid(o) => state.write_u32(*o),
         Value::Date(d) => state.write_i32(*d),
         Value::Timestamp(t) | Value::Timestamptz(t) => state.write_i64(*t),
+        Value::Jsonb(j) => crate::json::hash(j, state),
     }
 }
 

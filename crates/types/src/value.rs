@@ -21,6 +21,8 @@ pub enum Value {
     Date(i32),
     Timestamp(i64),
     Timestamptz(i64),
+    /// A jsonb document, shared: values are cloned often and documents are big.
+    Jsonb(std::sync::Arc<crate::json::Jsonb>),
 }
 
 impl Value {
@@ -44,6 +46,7 @@ impl Value {
             Value::Date(_) => TypeId::Date,
             Value::Timestamp(_) => TypeId::Timestamp,
             Value::Timestamptz(_) => TypeId::Timestamptz,
+            Value::Jsonb(_) => TypeId::Jsonb,
         })
     }
 }

@@ -445,6 +445,9 @@ impl Binder<'_, '_> {
                 }
                 let l = self.bind_expr(left, scope)?;
                 let r = self.bind_expr(right, scope)?;
+                if let Some(f) = super::json::operator_function(op, l.type_id(), r.type_id()) {
+                    return self.call_builtin_exprs(f, vec![l, r]);
+                }
                 let op = match op {
                     B::And | B::Or => {
                         let l =
@@ -956,6 +959,12 @@ impl Binder<'_, '_> {
             return self.bind_array_subquery(q, scope);
         }
         let (args, distinct, star) = self.function_args(f, scope)?;
+        if let Some(agg) = self.bind_json_aggregate(name, &args, distinct, star)? {
+            return Ok(agg);
+        }
+        if let Some(call) = self.bind_json_builder(name, &args)? {
+            return Ok(call);
+        }
         if let Some(agg) = self.bind_aggregate(name, args.clone(), distinct, star)? {
             return Ok(agg);
         }
@@ -1271,6 +1280,9 @@ impl Binder<'_, '_> {
             },
             AggFunc::BoolAnd | AggFunc::BoolOr => (TypeId::Bool, TypeId::Bool),
             AggFunc::StringAgg => (TypeId::Text, TypeId::Text),
+            // Bound by bind_json_aggregate.
+            AggFunc::JsonAgg | AggFunc::JsonObjectAgg => (TypeId::Json, TypeId::Json),
+            AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => (TypeId::Jsonb, TypeId::Jsonb),
         };
         if func != AggFunc::CountStar && func != AggFunc::Count {
             let a0 = args.remove(0);

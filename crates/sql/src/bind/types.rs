@@ -74,6 +74,8 @@ pub fn parse_type_name(name: &str) -> PgResult<DataType> {
         "date" => TypeId::Date,
         "timestamp" | "timestamp without time zone" => TypeId::Timestamp,
         "timestamptz" | "timestamp with time zone" => TypeId::Timestamptz,
+        "json" => TypeId::Json,
+        "jsonb" => TypeId::Jsonb,
         _ => {
             return Err(PgError::new(
                 SqlState::UNDEFINED_OBJECT,

@@ -688,6 +688,10 @@ impl Explainer<'_> {
             AggFunc::BoolAnd => "bool_and",
             AggFunc::BoolOr => "bool_or",
             AggFunc::StringAgg => "string_agg",
+            AggFunc::JsonAgg => "json_agg",
+            AggFunc::JsonbAgg => "jsonb_agg",
+            AggFunc::JsonObjectAgg => "json_object_agg",
+            AggFunc::JsonbObjectAgg => "jsonb_object_agg",
         };
         let args: Vec<String> = a.args.iter().map(|x| self.deparse(x, labels)).collect();
         format!(
