@@ -227,8 +227,8 @@ pub fn resolve_binary_op(op: BinaryOp, left: TypeId, right: TypeId) -> Option<Op
         if l == r && l.array_element().is_some() {
             return res(l, l, Bool);
         }
-        if l == r && l == Bool {
-            return res(Bool, Bool, Bool);
+        if l == r && matches!(l, Bool | Jsonb) {
+            return res(l, l, Bool);
         }
         return None;
     }

@@ -490,6 +490,20 @@ impl Binder<'_, '_> {
                     B::LtEq => BinaryOp::LtEq,
                     B::Gt => BinaryOp::Gt,
                     B::GtEq => BinaryOp::GtEq,
+                    other if [l.type_id(), r.type_id()]
+                        .iter()
+                        .any(|t| matches!(t, TypeId::Json | TypeId::Jsonb)) =>
+                    {
+                        return Err(PgError::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!(
+                                "operator does not exist: {} {other} {}",
+                                l.type_id().display_name(),
+                                r.type_id().display_name()
+                            ),
+                        )
+                        .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts."))
+                    }
                     other => {
                         return Err(PgError::unsupported(format!(
                             "operator not supported yet: {other}"

@@ -160,18 +160,19 @@ impl Jsonb {
             }
         };
         match self {
-            Jsonb::Array(items) if !items.is_empty() => {
+            Jsonb::Array(items) => {
                 out.push('[');
                 for (i, v) in items.iter().enumerate() {
                     out.push_str(if i > 0 { ",\n" } else { "\n" });
                     indent(out, level + 1);
                     v.write_pretty(out, level + 1);
                 }
+                // PostgreSQL puts even an empty container's close on its own line.
                 out.push('\n');
                 indent(out, level);
                 out.push(']');
             }
-            Jsonb::Object(pairs) if !pairs.is_empty() => {
+            Jsonb::Object(pairs) => {
                 out.push('{');
                 for (i, (k, v)) in pairs.iter().enumerate() {
                     out.push_str(if i > 0 { ",\n" } else { "\n" });

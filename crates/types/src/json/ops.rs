@@ -377,3 +377,165 @@ pub fn json_extract(
     }
     Ok(json_get_path(&root, path).and_then(|n| json_node_text(text, n, unquote)))
 }
+
+// ----- set-returning functions -----
+
+/// The json/jsonb set-returning functions (used in FROM).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonSrf {
+    ArrayElements,
+    ArrayElementsText,
+    Each,
+    EachText,
+    ObjectKeys,
+}
+
+impl JsonSrf {
+    pub fn from_name(name: &str) -> Option<(JsonSrf, bool)> {
+        let (json, rest) = if let Some(r) = name.strip_prefix("jsonb_") {
+            (false, r)
+        } else {
+            (true, name.strip_prefix("json_")?)
+        };
+        let f = match rest {
+            "array_elements" => JsonSrf::ArrayElements,
+            "array_elements_text" => JsonSrf::ArrayElementsText,
+            "each" => JsonSrf::Each,
+            "each_text" => JsonSrf::EachText,
+            "object_keys" => JsonSrf::ObjectKeys,
+            _ => return None,
+        };
+        Some((f, json))
+    }
+
+    /// Output columns (name, type) for a json (`json`) or jsonb argument.
+    pub fn columns(self, json: bool) -> Vec<(&'static str, crate::TypeId)> {
+        use crate::TypeId::{Json, Jsonb, Text};
+        let doc = if json { Json } else { Jsonb };
+        match self {
+            JsonSrf::ArrayElements => vec![("value", doc)],
+            JsonSrf::ArrayElementsText => vec![("value", Text)],
+            JsonSrf::Each => vec![("key", Text), ("value", doc)],
+            JsonSrf::EachText => vec![("key", Text), ("value", Text)],
+            JsonSrf::ObjectKeys => vec![("", Text)],
+        }
+    }
+
+    fn name(self, json: bool) -> String {
+        let base = match self {
+            JsonSrf::ArrayElements => "array_elements",
+            JsonSrf::ArrayElementsText => "array_elements_text",
+            JsonSrf::Each => "each",
+            JsonSrf::EachText => "each_text",
+            JsonSrf::ObjectKeys => "object_keys",
+        };
+        format!("{}_{base}", if json { "json" } else { "jsonb" })
+    }
+}
+
+fn srf_error(msg: impl Into<String>) -> PgError {
+    err(SqlState::INVALID_PARAMETER_VALUE, msg)
+}
+
+/// The rows of `f(arg)`; a NULL argument gives none.
+pub fn srf_rows(f: JsonSrf, json: bool, arg: &crate::Value) -> PgResult<Vec<Vec<crate::Value>>> {
+    use crate::Value;
+    let text_or_null = |s: Option<String>| s.map_or(Value::Null, Value::Text);
+    if json {
+        let Some(text) = arg.as_str() else {
+            return Ok(Vec::new());
+        };
+        let root = parse_json_spans(text)?;
+        let verbatim = |n: &JsonNode| Value::Text(text[n.span().0..n.span().1].to_string());
+        return Ok(match (f, &root) {
+            (JsonSrf::ArrayElements | JsonSrf::ArrayElementsText, JsonNode::Array { items, .. }) => {
+                items
+                    .iter()
+                    .map(|n| {
+                        vec![if f == JsonSrf::ArrayElements {
+                            verbatim(n)
+                        } else {
+                            text_or_null(json_node_text(text, n, true))
+                        }]
+                    })
+                    .collect()
+            }
+            (JsonSrf::ArrayElements | JsonSrf::ArrayElementsText, JsonNode::Object { .. }) => {
+                return Err(srf_error(format!("cannot call {} on a non-array", f.name(true))))
+            }
+            (JsonSrf::ArrayElements | JsonSrf::ArrayElementsText, _) => {
+                return Err(srf_error(format!("cannot call {} on a scalar", f.name(true))))
+            }
+            (JsonSrf::Each | JsonSrf::EachText, JsonNode::Object { pairs, .. }) => pairs
+                .iter()
+                .map(|(k, n)| {
+                    let v = if f == JsonSrf::Each {
+                        verbatim(n)
+                    } else {
+                        text_or_null(json_node_text(text, n, true))
+                    };
+                    vec![Value::Text(k.clone()), v]
+                })
+                .collect(),
+            (JsonSrf::Each | JsonSrf::EachText, JsonNode::Array { .. }) => {
+                return Err(srf_error("cannot deconstruct an array as an object"))
+            }
+            (JsonSrf::Each | JsonSrf::EachText, _) => {
+                return Err(srf_error("cannot deconstruct a scalar"))
+            }
+            (JsonSrf::ObjectKeys, JsonNode::Object { pairs, .. }) => pairs
+                .iter()
+                .map(|(k, _)| vec![Value::Text(k.clone())])
+                .collect(),
+            (JsonSrf::ObjectKeys, JsonNode::Array { .. }) => {
+                return Err(srf_error("cannot call json_object_keys on an array"))
+            }
+            (JsonSrf::ObjectKeys, _) => {
+                return Err(srf_error("cannot call json_object_keys on a scalar"))
+            }
+        });
+    }
+    let Value::Jsonb(doc) = arg else {
+        return Ok(Vec::new());
+    };
+    let jsonb = |j: &Jsonb| super::build::jsonb_value(j.clone());
+    Ok(match (f, doc.as_ref()) {
+        (JsonSrf::ArrayElements, Jsonb::Array(items)) => {
+            items.iter().map(|i| vec![jsonb(i)]).collect()
+        }
+        (JsonSrf::ArrayElementsText, Jsonb::Array(items)) => items
+            .iter()
+            .map(|i| vec![text_or_null(i.to_text_unquoted())])
+            .collect(),
+        (JsonSrf::ArrayElements | JsonSrf::ArrayElementsText, Jsonb::Object(_)) => {
+            return Err(srf_error("cannot extract elements from an object"))
+        }
+        (JsonSrf::ArrayElements | JsonSrf::ArrayElementsText, _) => {
+            return Err(srf_error("cannot extract elements from a scalar"))
+        }
+        (JsonSrf::Each, Jsonb::Object(pairs)) => pairs
+            .iter()
+            .map(|(k, v)| vec![Value::Text(k.clone()), jsonb(v)])
+            .collect(),
+        (JsonSrf::EachText, Jsonb::Object(pairs)) => pairs
+            .iter()
+            .map(|(k, v)| vec![Value::Text(k.clone()), text_or_null(v.to_text_unquoted())])
+            .collect(),
+        (JsonSrf::Each | JsonSrf::EachText, _) => {
+            return Err(srf_error(format!(
+                "cannot call {} on a non-object",
+                f.name(false)
+            )))
+        }
+        (JsonSrf::ObjectKeys, Jsonb::Object(pairs)) => pairs
+            .iter()
+            .map(|(k, _)| vec![Value::Text(k.clone())])
+            .collect(),
+        (JsonSrf::ObjectKeys, Jsonb::Array(_)) => {
+            return Err(srf_error("cannot call jsonb_object_keys on an array"))
+        }
+        (JsonSrf::ObjectKeys, _) => {
+            return Err(srf_error("cannot call jsonb_object_keys on a scalar"))
+        }
+    })
+}

@@ -156,7 +156,7 @@ pub fn validate_json(input: &str) -> PgResult<()> {
 
 /// Parses `jsonb` input.
 pub fn parse_jsonb(input: &str) -> PgResult<Jsonb> {
-    parse_with(input, &mut BuildJsonb, "jsonb")
+    parse_with(input, &mut BuildJsonb, "json")
 }
 
 /// Parses a `json` text into spans (the text was validated on input).
@@ -451,6 +451,11 @@ impl<S: Sink> Parser<'_, '_, S> {
                     )));
                 };
                 p += 5;
+                if !decode {
+                    // json keeps its escapes as written: only their form is checked.
+                    run_start = p;
+                    continue;
+                }
                 let ch = if (0xd800..=0xdbff).contains(&code) {
                     if hi_surrogate.is_some() {
                         self.pos = p;

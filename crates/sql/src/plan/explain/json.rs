@@ -207,7 +207,10 @@ impl Explainer<'_> {
             Plan::SeqScan { .. } => ("Seq Scan", None),
             Plan::Values { rows, .. } if rows.len() == 1 => ("Result", None),
             Plan::Values { .. } => ("Values Scan", None),
-            Plan::SeriesScan { .. } | Plan::UnnestScan { .. } | Plan::SystemView { .. } => {
+            Plan::SeriesScan { .. }
+            | Plan::UnnestScan { .. }
+            | Plan::JsonScan { .. }
+            | Plan::SystemView { .. } => {
                 ("Function Scan", None)
             }
             Plan::ProjectSet { .. } => ("ProjectSet", None),
