@@ -8,8 +8,8 @@ use types::cast::CastContext;
 use types::TypeId;
 
 use super::{ident_name, Binder, Scope, ScopeColumn};
-use crate::plan::Plan;
 use crate::expr::{AggCall, AggFunc, Expr};
+use crate::plan::Plan;
 
 /// The function behind a json/jsonb operator (pg_operator.oprcode), chosen
 /// by the operator and the operand types; None: not a json operator.
@@ -146,7 +146,11 @@ impl Binder<'_, '_> {
         args: &[ast::FunctionArg],
         alias: &Option<ast::TableAlias>,
     ) -> PgResult<(Plan, Scope)> {
-        let fname = format!("{}_{}", if json { "json" } else { "jsonb" }, srf_suffix(func));
+        let fname = format!(
+            "{}_{}",
+            if json { "json" } else { "jsonb" },
+            srf_suffix(func)
+        );
         let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))] = args else {
             return Err(PgError::new(
                 SqlState::UNDEFINED_FUNCTION,

@@ -562,7 +562,11 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
             startup: 0.0,
             total: 100.0 * s.cpu_tuple_cost,
             rows: 100.0,
-            width: row_width(func.columns(*json).into_iter().map(|(_, t)| DataType::new(t))),
+            width: row_width(
+                func.columns(*json)
+                    .into_iter()
+                    .map(|(_, t)| DataType::new(t)),
+            ),
         },
         Plan::UnnestScan { ty, .. } => Estimate {
             startup: 0.0,

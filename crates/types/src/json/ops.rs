@@ -448,23 +448,30 @@ pub fn srf_rows(f: JsonSrf, json: bool, arg: &crate::Value) -> PgResult<Vec<Vec<
         let root = parse_json_spans(text)?;
         let verbatim = |n: &JsonNode| Value::Text(text[n.span().0..n.span().1].to_string());
         return Ok(match (f, &root) {
-            (JsonSrf::ArrayElements | JsonSrf::ArrayElementsText, JsonNode::Array { items, .. }) => {
-                items
-                    .iter()
-                    .map(|n| {
-                        vec![if f == JsonSrf::ArrayElements {
-                            verbatim(n)
-                        } else {
-                            text_or_null(json_node_text(text, n, true))
-                        }]
-                    })
-                    .collect()
-            }
+            (
+                JsonSrf::ArrayElements | JsonSrf::ArrayElementsText,
+                JsonNode::Array { items, .. },
+            ) => items
+                .iter()
+                .map(|n| {
+                    vec![if f == JsonSrf::ArrayElements {
+                        verbatim(n)
+                    } else {
+                        text_or_null(json_node_text(text, n, true))
+                    }]
+                })
+                .collect(),
             (JsonSrf::ArrayElements | JsonSrf::ArrayElementsText, JsonNode::Object { .. }) => {
-                return Err(srf_error(format!("cannot call {} on a non-array", f.name(true))))
+                return Err(srf_error(format!(
+                    "cannot call {} on a non-array",
+                    f.name(true)
+                )))
             }
             (JsonSrf::ArrayElements | JsonSrf::ArrayElementsText, _) => {
-                return Err(srf_error(format!("cannot call {} on a scalar", f.name(true))))
+                return Err(srf_error(format!(
+                    "cannot call {} on a scalar",
+                    f.name(true)
+                )))
             }
             (JsonSrf::Each | JsonSrf::EachText, JsonNode::Object { pairs, .. }) => pairs
                 .iter()

@@ -210,9 +210,7 @@ impl Explainer<'_> {
             Plan::SeriesScan { .. }
             | Plan::UnnestScan { .. }
             | Plan::JsonScan { .. }
-            | Plan::SystemView { .. } => {
-                ("Function Scan", None)
-            }
+            | Plan::SystemView { .. } => ("Function Scan", None),
             Plan::ProjectSet { .. } => ("ProjectSet", None),
             Plan::NestedLoop { .. } => ("Nested Loop", None),
             Plan::HashJoin { .. } => ("Hash Join", None),
