@@ -164,7 +164,6 @@ impl Binder<'_, '_> {
         self.check_lock_other(alias_name.as_deref().unwrap_or(&fname), true)?;
         let qualifier = alias_name.clone().unwrap_or_else(|| fname.clone());
         let cols = func.columns(json);
-        let single = cols.len() == 1;
         let scope = cols
             .into_iter()
             .enumerate()
@@ -172,10 +171,10 @@ impl Binder<'_, '_> {
                 let renamed = alias
                     .as_ref()
                     .and_then(|a| a.columns.get(i).map(|c| ident_name(&c.name)));
-                // A one-column function's column takes the alias's name
-                // (or the function's), as in PostgreSQL.
+                // An unnamed column (jsonb_object_keys) takes the alias's
+                // name, or the function's, as in PostgreSQL.
                 let name = renamed.unwrap_or_else(|| {
-                    if name.is_empty() || (single && alias_name.is_some() && name.is_empty()) {
+                    if name.is_empty() {
                         alias_name.clone().unwrap_or_else(|| fname.clone())
                     } else {
                         name.to_string()

@@ -361,7 +361,7 @@ fn builder_key(v: &Jsonb) -> PgResult<String> {
 /// jsonb_build_object(VARIADIC "any"): the binder converts every argument
 /// with to_jsonb, so they arrive as jsonb (NULL stays NULL).
 pub fn jsonb_build_object(a: &[Value]) -> PgResult<Value> {
-    if a.len() % 2 != 0 {
+    if !a.len().is_multiple_of(2) {
         return Err(odd_arguments("jsonb_build_object"));
     }
     let mut pairs = Vec::with_capacity(a.len() / 2);
@@ -392,7 +392,7 @@ pub fn jsonb_build_array(a: &[Value]) -> PgResult<Value> {
 
 /// json_build_object: arguments arrive as json texts (to_json of each).
 pub fn json_build_object(a: &[Value]) -> PgResult<Value> {
-    if a.len() % 2 != 0 {
+    if !a.len().is_multiple_of(2) {
         return Err(odd_arguments("json_build_object"));
     }
     let mut out = String::from("{");
