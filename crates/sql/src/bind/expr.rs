@@ -1014,6 +1014,11 @@ impl Binder<'_, '_> {
             ("session_user", 0) => return Ok(Expr::Const(Value::Text(self.ctx.session_user.into()), TypeId::Name.into())),
             ("current_schema", 0) => return self.current_schema(),
             ("current_schemas", 1) => return self.current_schemas(args.into_iter().next().unwrap()),
+            (f, _) if types::json::ops::JsonSrf::from_name(f).is_some() => {
+                return Err(PgError::unsupported(format!(
+                    "{f} is only supported in FROM (as a set-returning function)"
+                )))
+            }
             ("generate_series", _) => {
                 return Err(PgError::unsupported("set-returning functions are only supported at the top level of a select list or in FROM"))
             }
