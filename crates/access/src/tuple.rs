@@ -14,7 +14,8 @@
 //! ```
 //! Fixed-width types are stored little-endian at their natural width.
 //! Variable-width values have a 1-byte header `(len << 1) | 1` when shorter
-//! than 128 bytes, else a 4-byte header `len << 1`.
+//! than 128 bytes, else a 4-byte header `len << 1`. Their bytes are the
+//! text form, but for jsonb: its compact binary form (`types::json::storage`).
 
 use common::{PgResult, Xid};
 use types::numeric::Numeric;
@@ -205,6 +206,11 @@ pub fn form_tuple(types: &[DataType], values: &[Value], xmin: Xid, cid: u32, out
                 n.write_text(&mut scratch);
                 put_varlena(out, scratch.as_bytes());
             }
+            Value::Jsonb(j) => {
+                let mut doc = Vec::new();
+                types::json::storage::encode(j, &mut doc);
+                put_varlena(out, &doc);
+            }
         }
     }
 }
@@ -312,6 +318,12 @@ impl<'t> Deformer<'t> {
                 self.offset += hdr + len;
                 if ty.id == TypeId::Bytea {
                     out.push(Value::Bytea(bytes.to_vec()));
+                    continue;
+                }
+                if ty.id == TypeId::Jsonb {
+                    out.push(types::json::build::jsonb_value(
+                        types::json::storage::decode(bytes)?,
+                    ));
                     continue;
                 }
                 let s = std::str::from_utf8(bytes).map_err(|_| {

@@ -61,6 +61,12 @@ pub enum AggState {
     StringAgg(Option<String>),
     /// string_agg over bytea.
     ByteaAgg(Option<Vec<u8>>),
+    /// json_agg: the array text so far; jsonb_agg: the elements.
+    JsonAgg(Option<String>),
+    JsonbAgg(Option<Vec<types::json::Jsonb>>),
+    /// json_object_agg: the object text so far; jsonb_object_agg: the pairs.
+    JsonObjectAgg(Option<String>),
+    JsonbObjectAgg(Option<Vec<(String, types::json::Jsonb)>>),
 }
 
 pub struct AggAccumulator {
@@ -88,6 +94,10 @@ impl AggAccumulator {
             BoolAnd | BoolOr => AggState::Bool(None),
             StringAgg if t == TypeId::Bytea => AggState::ByteaAgg(None),
             StringAgg => AggState::StringAgg(None),
+            JsonAgg => AggState::JsonAgg(None),
+            JsonbAgg => AggState::JsonbAgg(None),
+            JsonObjectAgg => AggState::JsonObjectAgg(None),
+            JsonbObjectAgg => AggState::JsonbObjectAgg(None),
         };
         AggAccumulator {
             state,
@@ -102,6 +112,12 @@ impl AggAccumulator {
                 *n += 1;
             }
             return Ok(());
+        }
+        if matches!(
+            call.func,
+            AggFunc::JsonAgg | AggFunc::JsonbAgg | AggFunc::JsonObjectAgg | AggFunc::JsonbObjectAgg
+        ) {
+            return self.accumulate_json(args);
         }
         let v = &args[0];
         if v.is_null() {
@@ -176,6 +192,10 @@ impl AggAccumulator {
                     (Some(p), _) => p || x,
                 });
             }
+            AggState::JsonAgg(_)
+            | AggState::JsonbAgg(_)
+            | AggState::JsonObjectAgg(_)
+            | AggState::JsonbObjectAgg(_) => {}
             AggState::StringAgg(s) => {
                 let Value::Text(t) = v else { return Ok(()) };
                 match s {
@@ -200,6 +220,75 @@ impl AggAccumulator {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// The json aggregates keep NULL inputs (as json null).
+    fn accumulate_json(&mut self, args: &[Value]) -> PgResult<()> {
+        use types::json::Jsonb;
+        if let Some(seen) = &mut self.seen {
+            if !seen.insert(GroupKey(args.to_vec())) {
+                return Ok(());
+            }
+        }
+        let jsonb = |v: &Value| match v {
+            Value::Jsonb(j) => Jsonb::clone(j),
+            _ => Jsonb::Null,
+        };
+        let json_text = |v: &Value| v.as_str().unwrap_or("null").to_string();
+        let null_key = || {
+            PgError::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                "field name must not be null",
+            )
+        };
+        match &mut self.state {
+            AggState::JsonbAgg(items) => items.get_or_insert_with(Vec::new).push(jsonb(&args[0])),
+            AggState::JsonAgg(text) => {
+                let t = text.get_or_insert_with(|| "[".to_string());
+                if t.len() > 1 {
+                    t.push_str(", ");
+                }
+                t.push_str(&json_text(&args[0]));
+            }
+            AggState::JsonbObjectAgg(pairs) => {
+                let key = match &args[0] {
+                    Value::Jsonb(k) => match k.as_ref() {
+                        Jsonb::String(s) => s.clone(),
+                        Jsonb::Array(_) | Jsonb::Object(_) => {
+                            return Err(PgError::new(
+                                SqlState::INVALID_PARAMETER_VALUE,
+                                "key value must be scalar, not array, composite, or json",
+                            ))
+                        }
+                        other => other.to_text(),
+                    },
+                    _ => return Err(null_key()),
+                };
+                pairs
+                    .get_or_insert_with(Vec::new)
+                    .push((key, jsonb(&args[1])));
+            }
+            AggState::JsonObjectAgg(text) => {
+                let key = match &args[0] {
+                    Value::Text(k) => k,
+                    _ => return Err(null_key()),
+                };
+                let t = text.get_or_insert_with(|| "{ ".to_string());
+                if t.len() > 2 {
+                    t.push_str(", ");
+                }
+                // A string key as written; other keys quoted as text.
+                if key.starts_with('"') {
+                    t.push_str(key);
+                } else {
+                    types::json::escape_string(key, t);
+                }
+                t.push_str(" : ");
+                t.push_str(&json_text(&args[1]));
+            }
+            _ => {}
         }
         Ok(())
     }
@@ -236,6 +325,14 @@ impl AggAccumulator {
             AggState::Bool(b) => b.map(Value::Bool).unwrap_or(Value::Null),
             AggState::StringAgg(s) => s.map(Value::Text).unwrap_or(Value::Null),
             AggState::ByteaAgg(s) => s.map(Value::Bytea).unwrap_or(Value::Null),
+            AggState::JsonAgg(s) => s.map(|t| Value::Text(t + "]")).unwrap_or(Value::Null),
+            AggState::JsonObjectAgg(s) => s.map(|t| Value::Text(t + " }")).unwrap_or(Value::Null),
+            AggState::JsonbAgg(items) => items
+                .map(|i| types::json::build::jsonb_value(types::json::Jsonb::Array(i)))
+                .unwrap_or(Value::Null),
+            AggState::JsonbObjectAgg(pairs) => pairs
+                .map(|p| types::json::build::jsonb_value(types::json::Jsonb::object_from_pairs(p)))
+                .unwrap_or(Value::Null),
         })
     }
 }

@@ -272,6 +272,14 @@ fn build_node<'p>(
                     .into_iter(),
             })
         }
+        Plan::JsonScan { arg, func, json } => {
+            let empty: Row = Vec::new();
+            let value = eval(arg, &empty, env)?;
+            let rows = types::json::ops::srf_rows(*func, *json, &value)?;
+            Box::new(RowsOp {
+                rows: rows.into_iter(),
+            })
+        }
         Plan::SeriesScan { args, ty } => {
             let empty: Row = Vec::new();
             let vals = args

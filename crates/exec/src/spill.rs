@@ -33,6 +33,12 @@ pub(crate) fn value_heap(v: &Value) -> usize {
         Value::Text(s) => s.capacity() + ALLOC_OVERHEAD,
         Value::Bytea(b) => b.capacity() + ALLOC_OVERHEAD,
         Value::Numeric(_) => std::mem::size_of::<Numeric>() + ALLOC_OVERHEAD,
+        // An estimate: the document's stored size, counted as if unshared.
+        Value::Jsonb(j) => {
+            let mut doc = Vec::new();
+            types::json::storage::encode(j, &mut doc);
+            2 * doc.len() + ALLOC_OVERHEAD
+        }
         _ => 0,
     }
 }
@@ -107,6 +113,13 @@ pub(crate) fn encode_row(row: &[Value], out: &mut Vec<u8>) {
                 out.extend_from_slice(&iv.days.to_le_bytes());
                 out.extend_from_slice(&iv.micros.to_le_bytes());
             }
+            Value::Jsonb(j) => {
+                let mut doc = Vec::new();
+                types::json::storage::encode(j, &mut doc);
+                out.push(16);
+                out.extend_from_slice(&(doc.len() as u32).to_le_bytes());
+                out.extend_from_slice(&doc);
+            }
         }
     }
 }
@@ -167,6 +180,7 @@ pub(crate) fn decode_row(bytes: &[u8]) -> PgResult<Row> {
                 i32::from_le_bytes(r.take()?),
                 i64::from_le_bytes(r.take()?),
             )),
+            16 => types::json::build::jsonb_value(types::json::storage::decode(r.bytes()?)?),
             _ => return Err(corrupt()),
         });
     }

@@ -144,6 +144,7 @@ pub fn supports_backward_scan(plan: &Plan) -> bool {
         Plan::SeqScan { .. }
         | Plan::SeriesScan { .. }
         | Plan::UnnestScan { .. }
+        | Plan::JsonScan { .. }
         | Plan::SystemView { .. } => true,
         Plan::Sort { .. } => true,
         Plan::Values { rows, width } => !(rows.len() == 1 && *width == 0),

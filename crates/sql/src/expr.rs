@@ -22,6 +22,13 @@ pub enum AggFunc {
     BoolAnd,
     BoolOr,
     StringAgg,
+    /// json_agg / jsonb_agg: every input (NULLs as json null) in an array;
+    /// the binder converts the input to json / jsonb.
+    JsonAgg,
+    JsonbAgg,
+    /// json_object_agg / jsonb_object_agg(key, value).
+    JsonObjectAgg,
+    JsonbObjectAgg,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -59,6 +59,8 @@ pub fn cast_context(from: TypeId, to: TypeId) -> Option<CastContext> {
         (Timestamptz, Date | Timestamp) => A,
         (Numeric, Int8 | Int2 | Int4) => A,
         (Numeric, Float4 | Float8) => I,
+        (Json, Jsonb) | (Jsonb, Json) => A,
+        (Jsonb, Bool | Numeric | Int2 | Int4 | Int8 | Float4 | Float8) => E,
         // Arrays convert element by element, explicitly.
         _ if from.array_element().is_some() && to.array_element().is_some() => E,
         // Automatic I/O conversion casts: to string types in assignment,
@@ -169,6 +171,38 @@ pub fn cast_value(
     apply_typmod(converted, to, explicit)
 }
 
+/// jsonb to json, a string type, or (from a jsonb number or boolean of the
+/// right kind) a numeric type or boolean.
+fn jsonb_to_scalar(j: &crate::json::Jsonb, to: DataType, io: &IoSettings) -> PgResult<Value> {
+    use crate::json::Jsonb;
+    let target = to.id;
+    if target == TypeId::Json || target.is_string() {
+        let text = j.to_text();
+        return Ok(Value::Text(if target == TypeId::Name {
+            truncate_name(&text).to_string()
+        } else {
+            text
+        }));
+    }
+    match (j, target) {
+        (Jsonb::Bool(b), TypeId::Bool) => Ok(Value::Bool(*b)),
+        (Jsonb::Number(n), t) if t.is_numeric_family() => {
+            convert(Value::Numeric(Box::new(n.clone())), TypeId::Numeric, to, io)
+        }
+        _ => Err(PgError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!(
+                "cannot cast jsonb {} to type {}",
+                match j {
+                    Jsonb::Number(_) => "numeric",
+                    other => other.type_name(),
+                },
+                target.display_name()
+            ),
+        )),
+    }
+}
+
 /// Applies `ty`'s typmod to a value already of type `ty.id`.
 pub fn apply_typmod(v: Value, ty: DataType, explicit: bool) -> PgResult<Value> {
     match (ty.id, v) {
@@ -217,6 +251,9 @@ fn convert(v: Value, from: TypeId, to: DataType, io: &IoSettings) -> PgResult<Va
     }
     if target == from {
         return Ok(v);
+    }
+    if let Value::Jsonb(j) = &v {
+        return jsonb_to_scalar(j, to, io);
     }
     match target {
         Text | Varchar | Bpchar | Name | Unknown => {

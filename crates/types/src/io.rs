@@ -74,6 +74,11 @@ pub fn parse_text(ty: DataType, s: &str, io: &IoSettings) -> PgResult<Value> {
         TypeId::Bytea => Value::Bytea(bytea::parse(s)?),
         TypeId::Uuid => Value::Uuid(crate::uuid::parse(s)?),
         TypeId::Interval => Value::Interval(crate::interval::parse_interval(s)?),
+        TypeId::Json => {
+            crate::json::parse::validate_json(s)?;
+            Value::Text(s.to_string())
+        }
+        TypeId::Jsonb => crate::json::build::jsonb_value(crate::json::parse::parse_jsonb(s)?),
         _ => Value::Null,
     })
 }
@@ -106,6 +111,7 @@ pub fn format_text(v: &Value, ty: TypeId, io: &IoSettings, out: &mut String) {
         Value::Bytea(b) => bytea::format(b, io.bytea_output, out),
         Value::Uuid(u) => crate::uuid::format(u, out),
         Value::Interval(iv) => crate::interval::write_interval(iv, io.interval_style, out),
+        Value::Jsonb(j) => j.write_text(out),
     }
 }
 
@@ -144,24 +150,7 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
             Numeric::read_binary(bytes)?.apply_typmod(ty.typmod)?,
         )),
         TypeId::Text | TypeId::Unknown | TypeId::Varchar | TypeId::Bpchar | TypeId::Name => {
-            let s = std::str::from_utf8(bytes).map_err(|e| {
-                let bad = bytes[e.valid_up_to()..]
-                    .iter()
-                    .take(e.error_len().unwrap_or(1))
-                    .map(|b| format!("0x{b:02x}"))
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                PgError::new(
-                    SqlState("22021"),
-                    format!("invalid byte sequence for encoding \"UTF8\": {bad}"),
-                )
-            })?;
-            if s.contains('\0') {
-                return Err(PgError::new(
-                    SqlState("22021"),
-                    "invalid byte sequence for encoding \"UTF8\": 0x00",
-                ));
-            }
+            let s = utf8_text(bytes)?;
             match ty.id {
                 TypeId::Varchar | TypeId::Bpchar => {
                     Value::Text(enforce_string_typmod(s.to_string(), ty, false)?)
@@ -170,6 +159,24 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
                 _ => Value::Text(s.to_string()),
             }
         }
+        TypeId::Json => {
+            let s = utf8_text(bytes)?;
+            crate::json::parse::validate_json(s)?;
+            Value::Text(s.to_string())
+        }
+        // jsonb_recv: a version byte (1), then the text form.
+        TypeId::Jsonb => match bytes.split_first() {
+            Some((1, text)) => {
+                crate::json::build::jsonb_value(crate::json::parse::parse_jsonb(utf8_text(text)?)?)
+            }
+            Some((v, _)) => {
+                return Err(PgError::new(
+                    SqlState::INVALID_BINARY_REPRESENTATION,
+                    format!("unsupported jsonb version number {v}"),
+                ))
+            }
+            None => return Err(binary_format_error()),
+        },
         t if t == TypeId::Oid || t.is_reg() => Value::Oid(u32::from_be_bytes(fixed(bytes)?)),
         t if t.array_element().is_some() => Value::Text(crate::array::read_binary(t, bytes)?),
         TypeId::Date => Value::Date(receive_date(i32::from_be_bytes(fixed(bytes)?))?),
@@ -188,6 +195,29 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
         }
         _ => Value::Null,
     })
+}
+
+/// Binary text input: valid UTF-8 without NULs (22021 otherwise).
+fn utf8_text(bytes: &[u8]) -> PgResult<&str> {
+    let s = std::str::from_utf8(bytes).map_err(|e| {
+        let bad = bytes[e.valid_up_to()..]
+            .iter()
+            .take(e.error_len().unwrap_or(1))
+            .map(|b| format!("0x{b:02x}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        PgError::new(
+            SqlState("22021"),
+            format!("invalid byte sequence for encoding \"UTF8\": {bad}"),
+        )
+    })?;
+    if s.contains('\0') {
+        return Err(PgError::new(
+            SqlState("22021"),
+            "invalid byte sequence for encoding \"UTF8\": 0x00",
+        ));
+    }
+    Ok(s)
 }
 
 /// date_recv's range check: the range date_in accepts, or +-infinity.
@@ -256,6 +286,11 @@ pub fn format_binary(v: &Value, ty: TypeId, out: &mut Vec<u8>) {
         (_, Value::Bytea(b)) => out.extend_from_slice(b),
         (_, Value::Uuid(u)) => out.extend_from_slice(u),
         (_, Value::Interval(iv)) => crate::interval::write_binary(iv, out),
+        // jsonb_send: version 1, then the text form.
+        (_, Value::Jsonb(j)) => {
+            out.push(1);
+            out.extend_from_slice(j.to_text().as_bytes());
+        }
     }
 }
 

@@ -63,6 +63,10 @@ pub enum TypeId {
     Uuid,
     /// `interval`: months, days and microseconds (see `interval.rs`).
     Interval,
+    /// `json`: the input text, validated, as `Value::Text`.
+    Json,
+    /// `jsonb`: a parsed, normalised document (`Value::Jsonb`).
+    Jsonb,
     /// Type of an untyped string literal before resolution.
     Unknown,
     Void,
@@ -103,12 +107,14 @@ impl TypeId {
             TypeId::Bytea => 17,
             TypeId::Uuid => 2950,
             TypeId::Interval => 1186,
+            TypeId::Json => 114,
+            TypeId::Jsonb => 3802,
             TypeId::Unknown => 705,
             TypeId::Void => 2278,
         }
     }
 
-    pub const ALL: [TypeId; 34] = [
+    pub const ALL: [TypeId; 36] = [
         TypeId::Bool,
         TypeId::Int2,
         TypeId::Int4,
@@ -141,6 +147,8 @@ impl TypeId {
         TypeId::Bytea,
         TypeId::Uuid,
         TypeId::Interval,
+        TypeId::Json,
+        TypeId::Jsonb,
         TypeId::Unknown,
         TypeId::Void,
     ];
@@ -184,6 +192,8 @@ impl TypeId {
             TypeId::Bytea => "bytea",
             TypeId::Uuid => "uuid",
             TypeId::Interval => "interval",
+            TypeId::Json => "json",
+            TypeId::Jsonb => "jsonb",
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
         }
@@ -242,6 +252,8 @@ impl TypeId {
             TypeId::Bytea => "bytea",
             TypeId::Uuid => "uuid",
             TypeId::Interval => "interval",
+            TypeId::Json => "json",
+            TypeId::Jsonb => "jsonb",
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
         }
@@ -267,6 +279,7 @@ impl TypeId {
             TypeId::Bytea | TypeId::Uuid => 'U',
             TypeId::Interval => 'T',
             TypeId::Unknown => 'X',
+            TypeId::Json | TypeId::Jsonb => 'U',
             _ => 'P',
         }
     }
@@ -348,6 +361,8 @@ impl TypeId {
             TypeId::Bytea => 1001,
             TypeId::Uuid => 2951,
             TypeId::Interval => 1187,
+            TypeId::Json => 199,
+            TypeId::Jsonb => 3807,
             _ => 0,
         }
     }
@@ -440,6 +455,7 @@ pub mod datetime;
 pub mod float;
 pub mod interval;
 pub mod io;
+pub mod json;
 mod like;
 pub mod ops;
 pub mod timezone;

@@ -235,7 +235,7 @@ pub fn resolve_binary_op(op: BinaryOp, left: TypeId, right: TypeId) -> Option<Op
         if l == r && l.array_element().is_some() {
             return res(l, l, Bool);
         }
-        if l == r && matches!(l, Bool | Bytea | Uuid | Interval) {
+        if l == r && matches!(l, Bool | Bytea | Uuid | Interval | Jsonb) {
             return res(l, l, Bool);
         }
         return None;
@@ -687,7 +687,8 @@ fn variant_rank(v: &Value) -> u8 {
         Value::Bytea(_) => 5,
         Value::Uuid(_) => 6,
         Value::Interval(_) => 7,
-        Value::Null => 8,
+        Value::Jsonb(_) => 8,
+        Value::Null => 9,
     }
 }
 
@@ -723,6 +724,7 @@ pub fn compare(left: &Value, right: &Value) -> Ordering {
         (Value::Bytea(a), Value::Bytea(b)) => a.as_slice().cmp(b.as_slice()),
         (Value::Uuid(a), Value::Uuid(b)) => a.cmp(b),
         (Value::Interval(a), Value::Interval(b)) => a.cmp_span(b),
+        (Value::Jsonb(a), Value::Jsonb(b)) => crate::json::compare(a, b),
         (Value::Null, Value::Null) => Ordering::Equal,
         _ => compare_mixed(left, right),
     }
@@ -792,6 +794,7 @@ pub fn hash_value<H: std::hash::Hasher>(v: &Value, state: &mut H) {
         Value::Uuid(u) => state.write(u),
         // By span, as compare: '1 mon' and '30 days' are equal.
         Value::Interval(iv) => state.write_i128(iv.span()),
+        Value::Jsonb(j) => crate::json::hash(j, state),
     }
 }
 

@@ -26,6 +26,8 @@ pub enum Value {
     /// `uuid`, its 16 bytes in order (big-endian as printed).
     Uuid([u8; 16]),
     Interval(crate::interval::Interval),
+    /// A jsonb document, shared: values are cloned often and documents are big.
+    Jsonb(std::sync::Arc<crate::json::Jsonb>),
 }
 
 impl Value {
@@ -52,6 +54,7 @@ impl Value {
             Value::Bytea(_) => TypeId::Bytea,
             Value::Uuid(_) => TypeId::Uuid,
             Value::Interval(_) => TypeId::Interval,
+            Value::Jsonb(_) => TypeId::Jsonb,
         })
     }
 }

@@ -153,6 +153,14 @@ fn put_value(out: &mut Vec<u8>, ty: TypeId, v: &Value) -> PgResult<()> {
                 put_varlena(out, x.to_string().as_bytes());
             }
         },
+        TypeId::Jsonb => match v {
+            Value::Jsonb(j) => {
+                let mut doc = Vec::new();
+                types::json::storage::encode(j, &mut doc);
+                put_varlena(out, &doc);
+            }
+            _ => return Err(mismatch(ty, v)),
+        },
         _ => match v {
             Value::Text(s) => put_varlena(out, s.as_bytes()),
             _ => return Err(mismatch(ty, v)),
@@ -319,6 +327,11 @@ fn to_value(ty: TypeId, s: Stored<'_>) -> PgResult<Value> {
             _ => Value::Timestamptz(i64::from_le_bytes(le(b))),
         },
         Stored::Var(b) if ty == TypeId::Bytea => Value::Bytea(b.to_vec()),
+        Stored::Var(b) if ty == TypeId::Jsonb => {
+            types::json::build::jsonb_value(types::json::storage::decode(b).map_err(|_| {
+                PgError::new(SqlState::INDEX_CORRUPTED, "invalid jsonb in an index tuple")
+            })?)
+        }
         Stored::Var(b) => {
             let s = std::str::from_utf8(b).map_err(|_| {
                 PgError::new(SqlState::INDEX_CORRUPTED, "invalid UTF-8 in an index tuple")
@@ -362,7 +375,7 @@ fn compare_raw(ty: TypeId, s: Stored<'_>, v: &Value) -> Ordering {
         // bytea and uuid: memcmp, then length (byteacmp, uuid_cmp).
         (Stored::Var(b), Value::Bytea(x)) => b.cmp(x.as_slice()),
         (Stored::Fixed(b), Value::Uuid(x)) => b.cmp(x.as_slice()),
-        (Stored::Var(b), Value::Text(t)) if ty != TypeId::Numeric => {
+        (Stored::Var(b), Value::Text(t)) if ty != TypeId::Numeric && ty != TypeId::Jsonb => {
             if ty == TypeId::Bpchar {
                 bpchar_trim(b).cmp(bpchar_trim(t.as_bytes()))
             } else {

@@ -464,6 +464,9 @@ impl Binder<'_, '_> {
                 }
                 let l = self.bind_expr(left, scope)?;
                 let r = self.bind_expr(right, scope)?;
+                if let Some(f) = super::json::operator_function(op, l.type_id(), r.type_id()) {
+                    return self.call_builtin_exprs(f, vec![l, r]);
+                }
                 let op = match op {
                     B::And | B::Or => {
                         let l =
@@ -506,6 +509,20 @@ impl Binder<'_, '_> {
                     B::LtEq => BinaryOp::LtEq,
                     B::Gt => BinaryOp::Gt,
                     B::GtEq => BinaryOp::GtEq,
+                    other if [l.type_id(), r.type_id()]
+                        .iter()
+                        .any(|t| matches!(t, TypeId::Json | TypeId::Jsonb)) =>
+                    {
+                        return Err(PgError::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!(
+                                "operator does not exist: {} {other} {}",
+                                l.type_id().display_name(),
+                                r.type_id().display_name()
+                            ),
+                        )
+                        .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts."))
+                    }
                     other => {
                         return Err(PgError::unsupported(format!(
                             "operator not supported yet: {other}"
@@ -1028,6 +1045,12 @@ impl Binder<'_, '_> {
             return self.bind_array_subquery(q, scope);
         }
         let (args, distinct, star) = self.function_args(f, scope)?;
+        if let Some(agg) = self.bind_json_aggregate(name, &args, distinct, star)? {
+            return Ok(agg);
+        }
+        if let Some(call) = self.bind_json_builder(name, &args)? {
+            return Ok(call);
+        }
         if let Some(agg) = self.bind_aggregate(name, args.clone(), distinct, star)? {
             return Ok(agg);
         }
@@ -1063,6 +1086,11 @@ impl Binder<'_, '_> {
             ("session_user", 0) => return Ok(Expr::Const(Value::Text(self.ctx.session_user.into()), TypeId::Name.into())),
             ("current_schema", 0) => return self.current_schema(),
             ("current_schemas", 1) => return self.current_schemas(args.into_iter().next().unwrap()),
+            (f, _) if types::json::ops::JsonSrf::from_name(f).is_some() => {
+                return Err(PgError::unsupported(format!(
+                    "{f} is only supported in FROM (as a set-returning function)"
+                )))
+            }
             ("generate_series", _) => {
                 return Err(PgError::unsupported("set-returning functions are only supported at the top level of a select list or in FROM"))
             }
@@ -1348,6 +1376,9 @@ impl Binder<'_, '_> {
             // string_agg(bytea, bytea) or string_agg(text, text).
             AggFunc::StringAgg if arg_type == TypeId::Bytea => (TypeId::Bytea, TypeId::Bytea),
             AggFunc::StringAgg => (TypeId::Text, TypeId::Text),
+            // Bound by bind_json_aggregate.
+            AggFunc::JsonAgg | AggFunc::JsonObjectAgg => (TypeId::Json, TypeId::Json),
+            AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => (TypeId::Jsonb, TypeId::Jsonb),
         };
         if func != AggFunc::CountStar && func != AggFunc::Count {
             let a0 = args.remove(0);

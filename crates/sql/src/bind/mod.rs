@@ -7,6 +7,7 @@ mod constraints;
 mod copy;
 mod explain;
 mod expr;
+mod json;
 mod lock;
 mod locking;
 mod on_conflict;

@@ -539,6 +539,9 @@ impl Binder<'_, '_> {
                     if fname == "pg_partition_ancestors" {
                         return self.bind_partition_ancestors(&args.args, alias, *with_ordinality);
                     }
+                    if let Some((func, json)) = types::json::ops::JsonSrf::from_name(fname) {
+                        return self.bind_json_table(func, json, &args.args, alias);
+                    }
                     if fname != "generate_series" && fname != "unnest" {
                         return Err(PgError::new(
                             SqlState::UNDEFINED_FUNCTION,

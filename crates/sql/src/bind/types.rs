@@ -79,6 +79,8 @@ pub fn parse_type_name(name: &str) -> PgResult<DataType> {
         "timestamp" | "timestamp without time zone" => TypeId::Timestamp,
         "timestamptz" | "timestamp with time zone" => TypeId::Timestamptz,
         "interval" => TypeId::Interval,
+        "json" => TypeId::Json,
+        "jsonb" => TypeId::Jsonb,
         _ => {
             return Err(PgError::new(
                 SqlState::UNDEFINED_OBJECT,

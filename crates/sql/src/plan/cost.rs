@@ -560,6 +560,16 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
             width: row_width(columns.iter().map(|c| c.ty)),
         },
         // PostgreSQL's default guess for a set-returning function: 100 rows.
+        Plan::JsonScan { func, json, .. } => Estimate {
+            startup: 0.0,
+            total: 100.0 * s.cpu_tuple_cost,
+            rows: 100.0,
+            width: row_width(
+                func.columns(*json)
+                    .into_iter()
+                    .map(|(_, t)| DataType::new(t)),
+            ),
+        },
         Plan::UnnestScan { ty, .. } => Estimate {
             startup: 0.0,
             total: 100.0 * s.cpu_tuple_cost,

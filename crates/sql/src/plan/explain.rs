@@ -211,6 +211,7 @@ fn count_relations(p: &Plan) -> usize {
         Plan::SeqScan { .. }
         | Plan::SeriesScan { .. }
         | Plan::UnnestScan { .. }
+        | Plan::JsonScan { .. }
         | Plan::SystemView { .. } => 1,
         Plan::Values { rows, width } if !(rows.len() == 1 && *width == 0) => 1,
         _ => 0,
@@ -227,6 +228,7 @@ fn children(p: &Plan) -> Vec<&Plan> {
         | Plan::Values { .. }
         | Plan::SeriesScan { .. }
         | Plan::UnnestScan { .. }
+        | Plan::JsonScan { .. }
         | Plan::SystemView { .. } => Vec::new(),
         Plan::Filter { input, .. }
         | Plan::Project { input, .. }
@@ -435,6 +437,7 @@ impl Explainer<'_> {
                 Vec::new(),
             ),
             Plan::UnnestScan { .. } => ("Function Scan on unnest".into(), Vec::new(), Vec::new()),
+            Plan::JsonScan { .. } => ("Function Scan".into(), Vec::new(), Vec::new()),
             Plan::SystemView { scan, .. } => {
                 let (kind, source) = match scan {
                     ViewScan::Relation(r) => ("Seq Scan", r),
@@ -622,6 +625,7 @@ impl Explainer<'_> {
                 .collect(),
             Plan::SeriesScan { .. } => vec!["generate_series".into()],
             Plan::UnnestScan { .. } => vec!["unnest".into()],
+            Plan::JsonScan { .. } => vec!["json".into()],
             Plan::SystemView { scan, columns, .. } => columns
                 .iter()
                 .map(|c| {
@@ -688,6 +692,10 @@ impl Explainer<'_> {
             AggFunc::BoolAnd => "bool_and",
             AggFunc::BoolOr => "bool_or",
             AggFunc::StringAgg => "string_agg",
+            AggFunc::JsonAgg => "json_agg",
+            AggFunc::JsonbAgg => "jsonb_agg",
+            AggFunc::JsonObjectAgg => "json_object_agg",
+            AggFunc::JsonbObjectAgg => "jsonb_object_agg",
         };
         let args: Vec<String> = a.args.iter().map(|x| self.deparse(x, labels)).collect();
         format!(

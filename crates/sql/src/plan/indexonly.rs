@@ -153,7 +153,8 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
         other @ (Plan::Values { .. }
         | Plan::SystemView { .. }
         | Plan::SeriesScan { .. }
-        | Plan::UnnestScan { .. }) => other,
+        | Plan::UnnestScan { .. }
+        | Plan::JsonScan { .. }) => other,
     }
 }
 

@@ -117,6 +117,13 @@ pub enum Plan {
         array: Expr,
         ty: DataType,
     },
+    /// A json/jsonb set-returning function in FROM (jsonb_array_elements,
+    /// jsonb_each, ...) over `arg`; `json` if `arg` is json, not jsonb.
+    JsonScan {
+        arg: Expr,
+        func: types::json::ops::JsonSrf,
+        json: bool,
+    },
     /// Nested loop over the right input materialised once; `on` is checked
     /// on every pair.
     NestedLoop {
@@ -256,6 +263,7 @@ impl Plan {
             Plan::Values { width, .. } => *width,
             Plan::Project { exprs, .. } | Plan::ProjectSet { exprs, .. } => exprs.len(),
             Plan::SeriesScan { .. } | Plan::UnnestScan { .. } => 1,
+            Plan::JsonScan { func, json, .. } => func.columns(*json).len(),
             Plan::SystemView { columns, .. } => columns.len(),
             Plan::NestedLoop {
                 left_width,
@@ -302,6 +310,11 @@ impl Plan {
                 exprs.iter().map(Expr::data_type).collect()
             }
             Plan::SeriesScan { ty, .. } | Plan::UnnestScan { ty, .. } => vec![*ty],
+            Plan::JsonScan { func, json, .. } => func
+                .columns(*json)
+                .into_iter()
+                .map(|(_, t)| DataType::new(t))
+                .collect(),
             Plan::SystemView { columns, .. } => columns.iter().map(|c| c.ty).collect(),
             Plan::NestedLoop { .. } | Plan::HashJoin { .. } => unreachable!("handled above"),
             Plan::Aggregate { keys, aggs, .. } => keys

@@ -46,7 +46,8 @@ fn scans(plan: &Plan) -> usize {
         Plan::SeqScan { .. }
         | Plan::SystemView { .. }
         | Plan::SeriesScan { .. }
-        | Plan::UnnestScan { .. } => 1,
+        | Plan::UnnestScan { .. }
+        | Plan::JsonScan { .. } => 1,
         Plan::Values { .. } => 0,
         Plan::Filter { input, .. }
         | Plan::Project { input, .. }
@@ -243,6 +244,11 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
             srf_args: map_vec(srf_args, f),
         },
         p @ Plan::SystemView { .. } => p,
+        Plan::JsonScan { arg, func, json } => Plan::JsonScan {
+            arg: f(arg),
+            func,
+            json,
+        },
         Plan::UnnestScan { array, ty } => Plan::UnnestScan {
             array: f(array),
             ty,

@@ -347,6 +347,11 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             srf_args: plan_exprs(srf_args, cx),
         },
         p @ Plan::SystemView { .. } => p,
+        Plan::JsonScan { arg, func, json } => Plan::JsonScan {
+            arg: plan_expr(arg, cx),
+            func,
+            json,
+        },
         Plan::UnnestScan { array, ty } => Plan::UnnestScan {
             array: plan_expr(array, cx),
             ty,

@@ -10,6 +10,7 @@ mod binary;
 mod catalog;
 mod datetime;
 mod interval;
+pub mod json;
 mod math;
 mod string;
 #[cfg(test)]
@@ -720,9 +721,266 @@ fn bool_ge(args: &[Value]) -> PgResult<Value> {
     bool_args(args).map(|(a, b)| Value::Bool(a >= b))
 }
 
+/// to_json and to_jsonb, once per argument type (PostgreSQL's take
+/// anyelement and look at its type; here the overload knows it).
+macro_rules! json_conversions {
+    ($($ty:ident),*) => {
+        [$(
+            fs("to_jsonb", &[$ty], TypeId::Jsonb, |a, io| json::to_jsonb_of(a, $ty, io)),
+            fs("to_json", &[$ty], TypeId::Json, |a, io| json::to_json_of(a, $ty, io)),
+        )*]
+    };
+}
+
+use TypeId::{Json, Jsonb};
+
+static JSON_CONVERSIONS: [BuiltinFunction; 40] = json_conversions!(
+    Bool,
+    Int2,
+    Int4,
+    Int8,
+    Float4,
+    Float8,
+    Numeric,
+    Text,
+    Json,
+    Jsonb,
+    Date,
+    Timestamp,
+    Timestamptz,
+    Oid,
+    TextArray,
+    NameArray,
+    Int2Array,
+    Int4Array,
+    Int8Array,
+    OidArray
+);
+
+/// A variadic, non-strict built-in (the json builders).
+const fn builder(
+    name: &'static str,
+    arg: &'static [TypeId],
+    ret: TypeId,
+    imp: fn(&[Value]) -> PgResult<Value>,
+) -> BuiltinFunction {
+    BuiltinFunction {
+        variadic: true,
+        strict: false,
+        ..f(name, arg, ret, imp)
+    }
+}
+
+static JSON_BUILTINS: &[BuiltinFunction] = &[
+    // The operators' functions (pg_operator.oprcode).
+    f(
+        "jsonb_object_field",
+        &[Jsonb, Text],
+        Jsonb,
+        json::jsonb_object_field,
+    ),
+    f(
+        "jsonb_array_element",
+        &[Jsonb, Int4],
+        Jsonb,
+        json::jsonb_array_element,
+    ),
+    f(
+        "jsonb_object_field_text",
+        &[Jsonb, Text],
+        Text,
+        json::jsonb_object_field_text,
+    ),
+    f(
+        "jsonb_array_element_text",
+        &[Jsonb, Int4],
+        Text,
+        json::jsonb_array_element_text,
+    ),
+    f(
+        "jsonb_extract_path_op",
+        &[Jsonb, TextArray],
+        Jsonb,
+        json::jsonb_extract_path_op,
+    ),
+    f(
+        "jsonb_extract_path_text_op",
+        &[Jsonb, TextArray],
+        Text,
+        json::jsonb_extract_path_text_op,
+    ),
+    f(
+        "jsonb_contains",
+        &[Jsonb, Jsonb],
+        Bool,
+        json::jsonb_contains,
+    ),
+    f(
+        "jsonb_contained",
+        &[Jsonb, Jsonb],
+        Bool,
+        json::jsonb_contained,
+    ),
+    f("jsonb_exists", &[Jsonb, Text], Bool, json::jsonb_exists),
+    f(
+        "jsonb_exists_any",
+        &[Jsonb, TextArray],
+        Bool,
+        json::jsonb_exists_any,
+    ),
+    f(
+        "jsonb_exists_all",
+        &[Jsonb, TextArray],
+        Bool,
+        json::jsonb_exists_all,
+    ),
+    f("jsonb_concat", &[Jsonb, Jsonb], Jsonb, json::jsonb_concat),
+    f(
+        "jsonb_delete",
+        &[Jsonb, Text],
+        Jsonb,
+        json::jsonb_delete_key,
+    ),
+    f(
+        "jsonb_delete",
+        &[Jsonb, Int4],
+        Jsonb,
+        json::jsonb_delete_index,
+    ),
+    f(
+        "jsonb_delete",
+        &[Jsonb, TextArray],
+        Jsonb,
+        json::jsonb_delete_keys,
+    ),
+    f(
+        "jsonb_delete_path",
+        &[Jsonb, TextArray],
+        Jsonb,
+        json::jsonb_delete_path,
+    ),
+    f(
+        "json_object_field",
+        &[Json, Text],
+        Json,
+        json::json_object_field,
+    ),
+    f(
+        "json_array_element",
+        &[Json, Int4],
+        Json,
+        json::json_array_element,
+    ),
+    f(
+        "json_object_field_text",
+        &[Json, Text],
+        Text,
+        json::json_object_field_text,
+    ),
+    f(
+        "json_array_element_text",
+        &[Json, Int4],
+        Text,
+        json::json_array_element_text,
+    ),
+    f(
+        "json_extract_path_op",
+        &[Json, TextArray],
+        Json,
+        json::json_extract_path_op,
+    ),
+    f(
+        "json_extract_path_text_op",
+        &[Json, TextArray],
+        Text,
+        json::json_extract_path_text_op,
+    ),
+    // Functions.
+    BuiltinFunction {
+        variadic: true,
+        ..f(
+            "jsonb_extract_path",
+            &[Jsonb, Text],
+            Jsonb,
+            json::jsonb_extract_path,
+        )
+    },
+    BuiltinFunction {
+        variadic: true,
+        ..f(
+            "jsonb_extract_path_text",
+            &[Jsonb, Text],
+            Text,
+            json::jsonb_extract_path_text,
+        )
+    },
+    f(
+        "jsonb_set",
+        &[Jsonb, TextArray, Jsonb],
+        Jsonb,
+        json::jsonb_set,
+    ),
+    f(
+        "jsonb_set",
+        &[Jsonb, TextArray, Jsonb, Bool],
+        Jsonb,
+        json::jsonb_set,
+    ),
+    f(
+        "jsonb_insert",
+        &[Jsonb, TextArray, Jsonb],
+        Jsonb,
+        json::jsonb_insert,
+    ),
+    f(
+        "jsonb_insert",
+        &[Jsonb, TextArray, Jsonb, Bool],
+        Jsonb,
+        json::jsonb_insert,
+    ),
+    f(
+        "jsonb_strip_nulls",
+        &[Jsonb],
+        Jsonb,
+        json::jsonb_strip_nulls,
+    ),
+    f("jsonb_pretty", &[Jsonb], Text, json::jsonb_pretty),
+    f("jsonb_typeof", &[Jsonb], Text, json::jsonb_typeof),
+    f(
+        "jsonb_array_length",
+        &[Jsonb],
+        Int4,
+        json::jsonb_array_length,
+    ),
+    f("json_typeof", &[Json], Text, json::json_typeof),
+    f("json_array_length", &[Json], Int4, json::json_array_length),
+    builder(
+        "jsonb_build_object",
+        &[Jsonb],
+        Jsonb,
+        json::jsonb_build_object,
+    ),
+    builder(
+        "jsonb_build_array",
+        &[Jsonb],
+        Jsonb,
+        json::jsonb_build_array,
+    ),
+    builder("json_build_object", &[Json], Json, json::json_build_object),
+    builder("json_build_array", &[Json], Json, json::json_build_array),
+    f("jsonb_build_object", &[], Jsonb, json::jsonb_empty_object),
+    f("jsonb_build_array", &[], Jsonb, json::jsonb_empty_array),
+    f("json_build_object", &[], Json, json::json_empty_object),
+    f("json_build_array", &[], Json, json::json_empty_array),
+];
+
 /// Every built-in function.
 pub fn builtins() -> impl Iterator<Item = &'static BuiltinFunction> {
-    BUILTINS.iter().chain(ARRAY_BUILTINS.iter())
+    BUILTINS
+        .iter()
+        .chain(ARRAY_BUILTINS.iter())
+        .chain(JSON_BUILTINS.iter())
+        .chain(JSON_CONVERSIONS.iter())
 }
 
 /// The first oid of the built-in functions as pg_proc lists them: they are

@@ -207,9 +207,10 @@ impl Explainer<'_> {
             Plan::SeqScan { .. } => ("Seq Scan", None),
             Plan::Values { rows, .. } if rows.len() == 1 => ("Result", None),
             Plan::Values { .. } => ("Values Scan", None),
-            Plan::SeriesScan { .. } | Plan::UnnestScan { .. } | Plan::SystemView { .. } => {
-                ("Function Scan", None)
-            }
+            Plan::SeriesScan { .. }
+            | Plan::UnnestScan { .. }
+            | Plan::JsonScan { .. }
+            | Plan::SystemView { .. } => ("Function Scan", None),
             Plan::ProjectSet { .. } => ("ProjectSet", None),
             Plan::NestedLoop { .. } => ("Nested Loop", None),
             Plan::HashJoin { .. } => ("Hash Join", None),
