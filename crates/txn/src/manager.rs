@@ -347,6 +347,21 @@ impl TransactionManager {
         }
     }
 
+    /// Status as PostgreSQL's TransactionIdIsInProgress-then-DidCommit
+    /// order decides it: a transaction that has set its final status but
+    /// not yet left the running set is still InProgress. Code that acts on
+    /// another writer having finished (following its update, taking its
+    /// key) uses this, so every snapshot taken afterwards sees it finished
+    /// too; `status` alone could let a later snapshot still count it as
+    /// running and miss the versions it made.
+    pub fn status_settled(&self, xid: Xid) -> XidStatus {
+        match self.clog.status(xid) {
+            XidStatus::InProgress => self.status(xid),
+            _ if self.is_running(xid) => XidStatus::InProgress,
+            s => s,
+        }
+    }
+
     /// Blocks until `xid` is no longer running (a row's other writer), or the
     /// `cancelled` check says to stop. Returns its final status.
     pub fn wait_for(&self, xid: Xid, cancelled: &dyn Fn() -> bool) -> Option<XidStatus> {

@@ -147,7 +147,7 @@ pub fn fetch_visible<R>(
 fn dirty_holder(t: &[u8], tm: &TransactionManager, own: &OwnXids) -> Option<KeyHolder> {
     let xmin = tuple::xmin(t);
     if !own.contains(xmin) && xmin != common::ids::BOOTSTRAP_XID {
-        match tm.status(xmin) {
+        match tm.status_settled(xmin) {
             XidStatus::InProgress => return Some(KeyHolder::InProgress(xmin)),
             XidStatus::Aborted => return None,
             XidStatus::Committed => {}
@@ -160,7 +160,7 @@ fn dirty_holder(t: &[u8], tm: &TransactionManager, own: &OwnXids) -> Option<KeyH
     if own.contains(xmax) {
         return None;
     }
-    match tm.status(xmax) {
+    match tm.status_settled(xmax) {
         XidStatus::InProgress => Some(KeyHolder::InProgress(xmax)),
         XidStatus::Aborted => Some(KeyHolder::Live),
         XidStatus::Committed => None,

@@ -325,7 +325,7 @@ pub(crate) fn inspect(
             if xmax == xid || who.is_ancestor(xmax) {
                 return Ok(Verdict::SelfModified);
             }
-            match tm.status(xmax) {
+            match tm.status_settled(xmax) {
                 XidStatus::Committed => {
                     let (block, offset) = tuple::ctid(t);
                     let next = Tid { block, offset };

@@ -80,7 +80,7 @@ fn visible(snapshot: &Snapshot, t: &[u8], env: &ExecEnv) -> bool {
 /// transaction, and deleted by neither.
 pub(super) fn live_to_self(t: &[u8], env: &ExecEnv) -> bool {
     let own = &env.snapshot.own;
-    let committed = |x| env.tm.status(x) == XidStatus::Committed;
+    let committed = |x| env.tm.status_settled(x) == XidStatus::Committed;
     let xmin = tuple::xmin(t);
     if !own.contains(xmin) && xmin != common::ids::BOOTSTRAP_XID && !committed(xmin) {
         return false;
