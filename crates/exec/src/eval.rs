@@ -666,6 +666,14 @@ fn eval_sys(
             env.hooks.advisory_unlock_all();
             Value::Null
         }
+        SysFunc::Notify => {
+            // Not strict: a NULL channel is an empty one, a NULL payload none.
+            let channel = text_arg(0).unwrap_or_default();
+            let payload = text_arg(1).unwrap_or_default();
+            env.hooks.notify(&channel, &payload)?;
+            Value::Null
+        }
+        SysFunc::NotificationQueueUsage => Value::Float8(env.hooks.notification_queue_usage()),
         SysFunc::PgSleep => {
             if let Value::Float8(secs) = args[0] {
                 let end =

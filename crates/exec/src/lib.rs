@@ -120,6 +120,15 @@ pub trait SessionHooks: system_views::ServerState {
     /// table a statement reaches through a foreign key), waiting as a
     /// statement's own locks do.
     fn lock_relation(&mut self, rel: common::Oid, mode: txn::lock::LockMode) -> PgResult<()>;
+    /// pg_notify(): a notification for `channel`, sent when the
+    /// transaction commits.
+    fn notify(&mut self, _channel: &str, _payload: &str) -> PgResult<()> {
+        Err(PgError::unsupported("pg_notify is not available here"))
+    }
+    /// pg_notification_queue_usage(): the fraction of the queue in use.
+    fn notification_queue_usage(&self) -> f64 {
+        0.0
+    }
 }
 
 /// Everything a statement's execution needs.

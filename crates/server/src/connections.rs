@@ -110,6 +110,8 @@ pub struct ConnectionShared {
     client_check_interval_ms: AtomicU64,
     /// The socket's descriptor when it is a TCP connection (keepalives apply).
     tcp_fd: std::sync::OnceLock<RawFd>,
+    /// The socket's descriptor, TCP or Unix (an idle listener polls it).
+    socket_fd: std::sync::OnceLock<RawFd>,
 }
 
 impl Default for ConnectionShared {
@@ -119,6 +121,7 @@ impl Default for ConnectionShared {
             in_session: AtomicBool::new(false),
             client_check_interval_ms: AtomicU64::new(CHECK_INTERVAL_UNSET),
             tcp_fd: std::sync::OnceLock::new(),
+            socket_fd: std::sync::OnceLock::new(),
         }
     }
 }
@@ -131,6 +134,11 @@ impl ConnectionShared {
 
     pub fn in_session(&self) -> bool {
         self.in_session.load(Ordering::Relaxed)
+    }
+
+    /// The client socket's descriptor, once the connection was admitted.
+    pub fn socket_fd(&self) -> Option<RawFd> {
+        self.socket_fd.get().copied()
     }
 
     /// Records that the connection is TCP, on descriptor `fd`.
@@ -220,6 +228,7 @@ impl ConnectionTable {
     /// Registers an accepted stream whose descriptor is `fd`.
     pub fn admit<S>(self: &Arc<Self>, fd: RawFd, stream: S) -> Admitted<S> {
         let shared = Arc::new(ConnectionShared::default());
+        let _ = shared.socket_fd.set(fd);
         let mut inner = self.inner.lock();
         let id = inner.next_id;
         inner.next_id += 1;

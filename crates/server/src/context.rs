@@ -41,6 +41,8 @@ pub struct ServerContext {
     pub shutting_down: std::sync::atomic::AtomicBool,
     /// Every table's cumulative statistics (pg_stat_all_tables, autovacuum).
     pub table_stats: exec::table_stats::TableStatsRegistry,
+    /// LISTEN / NOTIFY between sessions (`notify.rs`).
+    pub notify: Arc<crate::notify::NotifyHub>,
 }
 
 impl ServerContext {

@@ -17,6 +17,7 @@ mod gucs_defs;
 mod gucs_meta;
 mod gucs_typed;
 pub mod lockfile;
+pub mod notify;
 mod plan_cache;
 pub mod prepared_statements;
 pub mod protocol;

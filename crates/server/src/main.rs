@@ -267,6 +267,7 @@ fn main() {
         start_time: types::datetime::now_timestamp(),
         shutting_down: Default::default(),
         table_stats: Default::default(),
+        notify: server::notify::NotifyHub::new(),
     });
     if recovery.crashed {
         if let Err(e) = ctx.checkpoint(CheckpointKind::EndOfRecovery) {

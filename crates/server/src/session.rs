@@ -7,6 +7,7 @@ mod factory;
 mod fetch;
 mod hooks;
 mod locks;
+mod notify;
 mod roles;
 mod sql_cursors;
 mod sql_prepared;
@@ -138,6 +139,10 @@ pub struct Session {
     /// Deferred constraint events and modes of the open transaction, and
     /// the command ids referential actions take (`session/deferred.rs`).
     ri: deferred::ConstraintState,
+    /// The open transaction's LISTEN/UNLISTEN/NOTIFY (`crate::notify`).
+    notify: crate::notify::PendingNotify,
+    /// This session's LISTEN registration, from its first committed LISTEN.
+    listener: Option<Arc<crate::notify::Listener>>,
 }
 
 fn column_desc(c: &OutputColumn) -> ColumnDesc {
@@ -410,6 +415,7 @@ impl Session {
                 let subxids = t.all_subxids();
                 committed = self.end_transaction(x, &subxids, committed).is_ok() && committed;
             }
+            self.end_notify(committed);
             self.close_cursors_at_transaction_end(committed);
             if let Err(e) = self.flush_sequence_records(committed) {
                 crate::log(&format!("could not flush a sequence's log: {}", e.message));
@@ -590,6 +596,16 @@ impl Session {
                 }
                 return sink.complete("SHOW");
             }
+            BoundStatement::NoOp(tag) if tag == "DISCARD ALL" => {
+                if self.block_forbids_utility() {
+                    return Err(PgError::new(
+                        SqlState::ACTIVE_SQL_TRANSACTION,
+                        "DISCARD ALL cannot run inside a transaction block",
+                    ));
+                }
+                self.unlisten_all_now();
+                return sink.complete(tag);
+            }
             BoundStatement::NoOp(tag) => return sink.complete(tag),
             BoundStatement::SetConstraints {
                 constraints,
@@ -611,6 +627,9 @@ impl Session {
                     "VACUUM cannot run inside a transaction block",
                 ));
             }
+            BoundStatement::Listen(_)
+            | BoundStatement::Unlisten(_)
+            | BoundStatement::Notify { .. } => return self.run_notify_statement(stmt, sink),
             BoundStatement::Checkpoint => {
                 self.ctx
                     .checkpoint(crate::checkpointer::CheckpointKind::Requested)?;
@@ -682,6 +701,7 @@ impl Session {
                     result = Err(e);
                 }
             }
+            self.end_notify(result.is_ok());
             self.ri.end_transaction();
             self.proc.clear_xmin();
             if let Err(e) = self.flush_sequence_records(result.is_ok()) {
@@ -865,6 +885,7 @@ impl Session {
             deadline,
             notices: &mut self.pending_notices,
             ri: &mut self.ri,
+            notify: &mut self.notify,
         };
         let mut env = ExecEnv {
             pool: ctx.pool,
@@ -1285,6 +1306,10 @@ impl SessionHandler for Session {
 
     fn on_extended_error(&mut self) {
         self.fail();
+    }
+
+    fn notification_listener(&self) -> Option<Arc<crate::notify::Listener>> {
+        self.listener.clone()
     }
 
     fn sync(&mut self) -> PgResult<()> {

@@ -175,6 +175,11 @@ pub trait SessionHandler {
     /// Called when an error was sent in the extended protocol, so an open
     /// transaction block becomes failed until ROLLBACK.
     fn on_extended_error(&mut self);
+
+    /// The session's LISTEN registration, once it has listened.
+    fn notification_listener(&self) -> Option<Arc<crate::notify::Listener>> {
+        None
+    }
     /// Called at Sync: ends an implicit transaction if no block is open.
     fn sync(&mut self) -> PgResult<()>;
     /// The settings values are read and written with now (TimeZone): Bind's

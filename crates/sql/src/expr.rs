@@ -46,6 +46,10 @@ pub struct AggCall {
 pub enum SysFunc {
     CurrentSetting,
     SetConfig,
+    /// pg_notify(channel, payload): sent when the transaction commits.
+    Notify,
+    /// pg_notification_queue_usage()
+    NotificationQueueUsage,
     RelationSize,
     TotalRelationSize,
     RelationFilepath,

@@ -225,6 +225,15 @@ impl MessageBuf {
         self.end();
     }
 
+    /// NotificationResponse: a committed NOTIFY on a channel we listen to.
+    pub(crate) fn notification(&mut self, pid: i32, channel: &str, payload: &str) {
+        self.begin(b'A');
+        self.put_i32(pid);
+        self.put_cstr(channel);
+        self.put_cstr(payload);
+        self.end();
+    }
+
     pub(crate) fn backend_key_data(&mut self, pid: i32, secret: i32) {
         self.begin(b'K');
         self.put_i32(pid);

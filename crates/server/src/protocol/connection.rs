@@ -73,6 +73,7 @@ impl<'a, S: Read + Write> Connection<'a, S> {
                 self.send_error(&e);
                 return;
             }
+            self.wait_while_listening();
             let ty = match self.io.read_message(self.limits.max_message_len, &mut body) {
                 Ok(ty) => ty,
                 Err(ReadError::Eof | ReadError::Io) => {
@@ -93,6 +94,32 @@ impl<'a, S: Read + Write> Connection<'a, S> {
             if flow == Flow::Close || self.io.broken {
                 return;
             }
+        }
+    }
+
+    /// While idle outside a transaction block, a listening session waits
+    /// for the client's next message or a notification, whichever comes
+    /// first, and sends notifications as they arrive.
+    fn wait_while_listening(&mut self) {
+        let Some(listener) = self.session.notification_listener() else {
+            return;
+        };
+        let Some(fd) = self.shared.socket_fd() else {
+            return;
+        };
+        while self.session.transaction_status() == b'I'
+            && !self.io.has_input_without_socket()
+            && !self.io.broken
+            && crate::notify::wait_for_input_or_notification(fd, &listener)
+        {
+            self.send_notifications(&listener);
+            self.io.flush();
+        }
+    }
+
+    fn send_notifications(&mut self, listener: &crate::notify::Listener) {
+        for n in listener.take() {
+            self.io.out.notification(n.pid, &n.channel, &n.payload);
         }
     }
 
@@ -206,6 +233,9 @@ impl<'a, S: Read + Write> Connection<'a, S> {
         if status == b'I' {
             // Portals do not outlive their transaction.
             self.portals.clear();
+            if let Some(listener) = self.session.notification_listener() {
+                self.send_notifications(&listener);
+            }
         }
         self.io.out.ready_for_query(status);
         self.io.flush();

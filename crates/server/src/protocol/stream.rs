@@ -79,6 +79,12 @@ impl<S: Read + Write> Conn<S> {
         self.rpos < self.rend
     }
 
+    /// Whether the next read can be answered without the socket: bytes
+    /// buffered here or decrypted by TLS.
+    pub(crate) fn has_input_without_socket(&mut self) -> bool {
+        self.has_buffered_input() || self.stream.has_pending_plaintext()
+    }
+
     fn fill(&mut self) -> Result<(), ReadError> {
         if self.rpos < self.rend {
             return Ok(());

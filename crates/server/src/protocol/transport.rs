@@ -44,6 +44,18 @@ impl<S: Read + Write> Transport<S> {
         Ok(())
     }
 
+    /// Whether TLS has decrypted bytes the reader has not taken yet: a
+    /// poll(2) on the socket would not see them.
+    pub(crate) fn has_pending_plaintext(&mut self) -> bool {
+        match self {
+            Transport::Tls(s) => s
+                .conn
+                .process_new_packets()
+                .is_ok_and(|io| io.plaintext_bytes_to_read() > 0),
+            _ => false,
+        }
+    }
+
     pub(crate) fn ssl_info(&self) -> Option<SslInfo> {
         match self {
             Transport::Tls(s) => Some(SslInfo::of(&s.conn)),

@@ -213,6 +213,8 @@ impl Factory {
             cursors: Default::default(),
             table_counts: Default::default(),
             ri: Default::default(),
+            notify: Default::default(),
+            listener: None,
             autovacuum,
         })
     }

@@ -36,6 +36,8 @@ pub(super) struct Hooks<'a> {
     pub(super) notices: &'a mut Vec<common::PgError>,
     /// Deferred constraints and command ids (`session/deferred.rs`).
     pub(super) ri: &'a mut super::deferred::ConstraintState,
+    /// The transaction's pending LISTEN/NOTIFY (pg_notify).
+    pub(super) notify: &'a mut crate::notify::PendingNotify,
 }
 
 /// The values nextval()/setval() gave this session (currval, lastval).
@@ -83,6 +85,14 @@ impl SessionHooks for Hooks<'_> {
     fn take_deferred_events(&mut self) -> Vec<exec::ri::RiEvent> {
         std::mem::take(&mut self.ri.deferred)
     }
+    fn notify(&mut self, channel: &str, payload: &str) -> PgResult<()> {
+        super::notify::queue_notification(&self.ctx.notify, self.notify, channel, payload)
+    }
+
+    fn notification_queue_usage(&self) -> f64 {
+        self.ctx.notify.usage()
+    }
+
     fn lock_relation(&mut self, rel: common::Oid, mode: txn::lock::LockMode) -> PgResult<()> {
         use txn::lock::{LockError, LockScope, LockTag, WaitContext};
         let tag = LockTag::Relation {

@@ -69,6 +69,8 @@ pub(super) struct Savepoint {
     /// How many deferred constraint events were queued when it began:
     /// ROLLBACK TO drops those queued since.
     pub deferred_events: usize,
+    /// Where the transaction's pending LISTEN/NOTIFY stood when it began.
+    pub notify: (usize, usize),
 }
 
 impl Transaction {
@@ -494,6 +496,7 @@ impl Session {
                     catalog,
                     locks: self.locks.mark(),
                     deferred_events: self.ri.deferred.len(),
+                    notify: self.notify.mark(),
                 });
                 sink.complete("SAVEPOINT")
             }
@@ -597,6 +600,7 @@ impl Session {
         let mark = level.catalog.clone();
         let locks = level.locks;
         self.ri.deferred.truncate(level.deferred_events);
+        self.notify.rollback_to(level.notify);
         match (&mut self.catalog_changes, mark) {
             (Some(changes), Some(mark)) => {
                 if let Err(e) = self.ctx.catalog.rollback_to(changes, mark) {

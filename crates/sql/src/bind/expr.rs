@@ -1187,6 +1187,14 @@ impl Binder<'_, '_> {
                 TypeId::Bool,
             )),
             "pg_sleep" => Some(sys(SysFunc::PgSleep, &[TypeId::Float8], TypeId::Void)),
+            "pg_notify" => Some(sys(
+                SysFunc::Notify,
+                &[TypeId::Text, TypeId::Text],
+                TypeId::Void,
+            )),
+            "pg_notification_queue_usage" => {
+                Some(sys(SysFunc::NotificationQueueUsage, &[], TypeId::Float8))
+            }
             "pg_advisory_unlock_all" => Some(sys(SysFunc::AdvisoryUnlockAll, &[], TypeId::Void)),
             "pg_blocking_pids" => Some(sys(
                 SysFunc::BlockingPids,

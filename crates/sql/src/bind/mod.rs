@@ -135,6 +135,20 @@ pub(crate) fn ident_name(i: &ast::Ident) -> String {
     }
 }
 
+/// A channel named in LISTEN, UNLISTEN or NOTIFY: an identifier, cut to
+/// NAMEDATALEN - 1 bytes as PostgreSQL's scanner cuts every identifier.
+fn channel_name(i: &ast::Ident) -> String {
+    let mut name = ident_name(i);
+    if name.len() > 63 {
+        let mut end = 63;
+        while !name.is_char_boundary(end) {
+            end -= 1;
+        }
+        name.truncate(end);
+    }
+    name
+}
+
 pub(crate) fn object_name_parts(n: &ast::ObjectName) -> PgResult<Vec<String>> {
     n.0.iter()
         .map(|p| match p {
@@ -586,6 +600,15 @@ impl Binder<'_, '_> {
                 ..
             } => self.bind_execute(name.as_ref(), parameters, *immediate, using, into),
             S::Deallocate { name, .. } => Ok(portal::bind_deallocate(name)),
+            S::LISTEN { channel } => Ok(BoundStatement::Listen(channel_name(channel))),
+            S::UNLISTEN { channel } => Ok(BoundStatement::Unlisten(
+                (channel.quote_style.is_some() || channel.value != "*")
+                    .then(|| channel_name(channel)),
+            )),
+            S::NOTIFY { channel, payload } => Ok(BoundStatement::Notify {
+                channel: channel_name(channel),
+                payload: payload.clone().unwrap_or_default(),
+            }),
             S::StartTransaction { .. } => Ok(BoundStatement::Transaction(TransactionOp::Begin(
                 Default::default(),
             ))),

@@ -611,6 +611,15 @@ pub enum BoundStatement {
     /// built-in). The string is the command tag.
     NoOp(String),
     Checkpoint,
+    /// LISTEN channel (takes effect at commit).
+    Listen(String),
+    /// UNLISTEN channel, or UNLISTEN * (None).
+    Unlisten(Option<String>),
+    /// NOTIFY channel [, payload] (sent at commit).
+    Notify {
+        channel: String,
+        payload: String,
+    },
     /// ANALYZE (or VACUUM ANALYZE, `vacuum`): tables with the columns to
     /// analyse (None: all).
     Analyze {
