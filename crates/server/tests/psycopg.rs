@@ -1,10 +1,10 @@
 //! psycopg 3, the Python driver, against the server: connect, parameterised
 //! queries, `cursor.copy()` in both directions and a rejected COPY
-//! (`tests/clients/psycopg_check.py`). Needs a Python with psycopg; the
-//! test installs nothing: without one it says so and passes (the same COPY
-//! paths are covered through the postgres crate in tests/copy.rs).
-//! `SCALEGRES_TEST_PYTHON` names the interpreter (default `python3`), e.g.
-//! a venv made with `python3 -m venv V && V/bin/pip install "psycopg[binary]"`.
+//! (`tests/clients/psycopg_check.py`). Needs a Python with psycopg:
+//! `tests/clients/setup.sh` (run by `.ci/run`) installs one in
+//! `target/clients/venv`, used by default; `SCALEGRES_TEST_PYTHON` names
+//! another. Without one the test says so and passes (the same COPY paths are
+//! covered through the postgres crate in tests/copy.rs).
 
 mod support;
 
@@ -15,7 +15,14 @@ use std::time::Duration;
 use support::{run_with_timeout, TestServer};
 
 fn python() -> String {
-    std::env::var("SCALEGRES_TEST_PYTHON").unwrap_or_else(|_| "python3".into())
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/clients/venv/bin/python");
+    std::env::var("SCALEGRES_TEST_PYTHON").unwrap_or_else(|_| {
+        if venv.exists() {
+            venv.to_string_lossy().into_owned()
+        } else {
+            "python3".into()
+        }
+    })
 }
 
 fn has_psycopg(python: &str) -> bool {

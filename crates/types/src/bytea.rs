@@ -313,25 +313,7 @@ pub fn is_other_encoding_name(name: &str) -> bool {
 
 /// UTF-8 bytes as a string, with PostgreSQL's 22021 for invalid input.
 pub fn utf8_text(bytes: &[u8]) -> PgResult<&str> {
-    let s = std::str::from_utf8(bytes).map_err(|e| {
-        let bad = bytes[e.valid_up_to()..]
-            .iter()
-            .take(e.error_len().unwrap_or(1))
-            .map(|b| format!("0x{b:02x}"))
-            .collect::<Vec<_>>()
-            .join(" ");
-        PgError::new(
-            SqlState("22021"),
-            format!("invalid byte sequence for encoding \"UTF8\": {bad}"),
-        )
-    })?;
-    if s.contains('\0') {
-        return Err(PgError::new(
-            SqlState("22021"),
-            "invalid byte sequence for encoding \"UTF8\": 0x00",
-        ));
-    }
-    Ok(s)
+    crate::io::utf8_text(bytes)
 }
 
 #[cfg(test)]

@@ -198,8 +198,18 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
 }
 
 /// Binary text input: valid UTF-8 without NULs (22021 otherwise).
-fn utf8_text(bytes: &[u8]) -> PgResult<&str> {
+pub(crate) fn utf8_text(bytes: &[u8]) -> PgResult<&str> {
+    let nul = || {
+        PgError::new(
+            SqlState("22021"),
+            "invalid byte sequence for encoding \"UTF8\": 0x00",
+        )
+    };
     let s = std::str::from_utf8(bytes).map_err(|e| {
+        // The first bad byte wins, as PostgreSQL scans: a NUL before it.
+        if bytes[..e.valid_up_to()].contains(&0) {
+            return nul();
+        }
         let bad = bytes[e.valid_up_to()..]
             .iter()
             .take(e.error_len().unwrap_or(1))
@@ -212,10 +222,7 @@ fn utf8_text(bytes: &[u8]) -> PgResult<&str> {
         )
     })?;
     if s.contains('\0') {
-        return Err(PgError::new(
-            SqlState("22021"),
-            "invalid byte sequence for encoding \"UTF8\": 0x00",
-        ));
+        return Err(nul());
     }
     Ok(s)
 }

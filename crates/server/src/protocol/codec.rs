@@ -46,6 +46,10 @@ pub(crate) fn check_utf8(bytes: &[u8]) -> PgResult<&str> {
         },
         Err(e) => {
             let at = e.valid_up_to();
+            // The first bad byte wins, as PostgreSQL scans: a NUL before it.
+            if let Some(nul) = bytes[..at].iter().position(|&b| b == 0) {
+                return Err(invalid(nul, 1));
+            }
             let len = e.error_len().unwrap_or(bytes.len() - at);
             Err(invalid(at, len))
         }

@@ -25,6 +25,8 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
+pub mod reference;
+
 pub const DEFAULT_SHARED_BUFFERS: &str = "16MB";
 /// How long a psql/pgbench run may take before the test fails.
 pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(120);
