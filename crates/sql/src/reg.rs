@@ -173,11 +173,12 @@ impl RegCatalog<'_> {
 
     fn function_by_name(&self, s: &str) -> PgResult<Option<Oid>> {
         let name = name_parts(s).pop().unwrap_or_default();
-        let matches: Vec<Oid> = builtins()
+        let mut matches: Vec<Oid> = builtins()
             .enumerate()
             .filter(|(_, f)| f.name == name)
             .map(|(i, _)| FIRST_BUILTIN_OID + i as Oid)
             .collect();
+        matches.extend(types::io_functions::io_function_by_name(&name).map(|f| f.oid));
         if matches.len() > 1 {
             return Err(PgError::new(
                 SqlState::AMBIGUOUS_FUNCTION,
@@ -217,7 +218,10 @@ impl RegCatalog<'_> {
             TypeId::RegType => TypeId::from_oid(oid).map(|t| format_type(DataType::new(t))),
             TypeId::RegNamespace => self.catalog.namespaces.get(&oid).map(|n| quote(&n.name)),
             TypeId::RegRole => role_name(self.catalog, oid).map(quote),
-            TypeId::RegProc => builtin_function(oid).map(|(name, _)| quote(name)),
+            TypeId::RegProc => builtin_function(oid)
+                .map(|(name, _)| name)
+                .or_else(|| types::io_functions::io_function_by_oid(oid).map(|f| f.name))
+                .map(quote),
             TypeId::RegProcedure => builtin_function(oid).map(|(name, args)| {
                 let args: Vec<String> = args
                     .iter()

@@ -455,6 +455,7 @@ pub mod datetime;
 pub mod float;
 pub mod interval;
 pub mod io;
+pub mod io_functions;
 pub mod json;
 mod like;
 pub mod ops;

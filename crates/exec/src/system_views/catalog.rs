@@ -622,6 +622,8 @@ fn pg_type(_: &ViewContext<'_>) -> Vec<Row> {
         .map(|&t| {
             let (byval, align, storage) = storage_of(t);
             let pseudo = matches!(t, Unknown | Void);
+            let functions = types::io_functions::io_functions(t);
+            let io = |i: usize| Value::Oid(functions.map_or(0, |f| f[i].oid));
             let elem = match t {
                 // name is a fixed-length array of "char" (oid 18) in PostgreSQL.
                 Name => 18,
@@ -643,11 +645,10 @@ fn pg_type(_: &ViewContext<'_>) -> Vec<Row> {
                 Value::Oid(0),
                 Value::Oid(elem),
                 Value::Oid(t.array_type_oid()),
-                // The I/O functions are not pg_proc rows here.
-                Value::Oid(0),
-                Value::Oid(0),
-                Value::Oid(0),
-                Value::Oid(0),
+                io(0),
+                io(1),
+                io(2),
+                io(3),
                 Value::Oid(0),
                 Value::Oid(0),
                 Value::Oid(0),

@@ -333,56 +333,104 @@ fn oidvector(oids: impl Iterator<Item = u32>) -> Value {
 }
 
 fn pg_proc(_: &ViewContext<'_>) -> Vec<Row> {
-    builtins()
-        .enumerate()
-        .map(|(i, f)| {
-            let volatility = if f.volatile {
-                "v"
-            } else if matches!(f.imp, BuiltinImpl::Session(_)) {
-                "s"
+    let builtin = builtins().enumerate().map(|(i, f)| {
+        let volatility = if f.volatile {
+            "v"
+        } else if matches!(f.imp, BuiltinImpl::Session(_)) {
+            "s"
+        } else {
+            "i"
+        };
+        let variadic = if f.variadic {
+            f.arg_types.last().map_or(0, |t| t.oid())
+        } else {
+            0
+        };
+        ProcRow {
+            oid: FIRST_BUILTIN_OID + i as u32,
+            name: f.name,
+            variadic,
+            strict: f.strict,
+            volatility,
+            args: f.arg_types.iter().map(|t| t.oid()).collect(),
+            ret: f.ret.oid(),
+        }
+        .row()
+    });
+    // The types' I/O functions (typinput and friends), as PostgreSQL's.
+    let io = types::io_functions::all_io_functions()
+        .into_iter()
+        .map(|(f, t)| {
+            let of = if t.array_element().is_some() {
+                ANYARRAY
             } else {
-                "i"
+                t.oid()
             };
-            let variadic = if f.variadic {
-                f.arg_types.last().map_or(0, |t| t.oid())
-            } else {
-                0
-            };
-            vec![
-                Value::Oid(FIRST_BUILTIN_OID + i as u32),
-                text(f.name),
-                Value::Oid(PG_CATALOG_NAMESPACE),
-                Value::Oid(BOOTSTRAP_SUPERUSER),
-                Value::Oid(INTERNAL_LANGUAGE),
-                Value::Float4(1.0),
-                Value::Float4(0.0),
-                Value::Oid(variadic),
-                Value::Oid(0),
-                text("f"),
-                Value::Bool(false),
-                Value::Bool(false),
-                Value::Bool(f.strict),
-                Value::Bool(false),
-                text(volatility),
-                // Built-ins run anywhere, as PostgreSQL labels most of its own.
-                text("s"),
-                Value::Int2(f.arg_types.len() as i16),
-                Value::Int2(0),
-                Value::Oid(f.ret.oid()),
-                oidvector(f.arg_types.iter().map(|t| t.oid())),
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                text(f.name),
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-            ]
-        })
-        .collect()
+            let (args, ret) = f.signature(of);
+            ProcRow {
+                oid: f.oid,
+                name: f.name,
+                variadic: 0,
+                strict: true,
+                volatility: "i",
+                args,
+                ret,
+            }
+            .row()
+        });
+    builtin.chain(io).collect()
+}
+
+/// anyarray: what array_out and array_send take.
+const ANYARRAY: u32 = 2277;
+
+/// What differs between pg_proc rows here.
+struct ProcRow {
+    oid: u32,
+    name: &'static str,
+    variadic: u32,
+    strict: bool,
+    volatility: &'static str,
+    args: Vec<u32>,
+    ret: u32,
+}
+
+impl ProcRow {
+    fn row(self) -> Row {
+        vec![
+            Value::Oid(self.oid),
+            text(self.name),
+            Value::Oid(PG_CATALOG_NAMESPACE),
+            Value::Oid(BOOTSTRAP_SUPERUSER),
+            Value::Oid(INTERNAL_LANGUAGE),
+            Value::Float4(1.0),
+            Value::Float4(0.0),
+            Value::Oid(self.variadic),
+            Value::Oid(0),
+            text("f"),
+            Value::Bool(false),
+            Value::Bool(false),
+            Value::Bool(self.strict),
+            Value::Bool(false),
+            text(self.volatility),
+            // Built-ins run anywhere, as PostgreSQL labels most of its own.
+            text("s"),
+            Value::Int2(self.args.len() as i16),
+            Value::Int2(0),
+            Value::Oid(self.ret),
+            oidvector(self.args.iter().copied()),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            text(self.name),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+        ]
+    }
 }
 
 fn pg_roles(cx: &ViewContext<'_>) -> Vec<Row> {
