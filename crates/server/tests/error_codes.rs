@@ -130,6 +130,65 @@ fn syntax_error_has_a_position() {
     }
 }
 
+/// Misspelt columns get PostgreSQL's fuzzy-match hint, and a missing
+/// relation the position of its name (messages checked against PostgreSQL 15).
+#[test]
+fn missing_names_get_hints_and_positions() {
+    let s = TestServer::start();
+    let mut c = s.connect();
+    c.batch_execute(
+        "create table customers (id int, name text); create table orders (id int, nme text)",
+    )
+    .unwrap();
+    let cases: &[(&str, &str, Option<&str>, Option<u32>)] = &[
+        (
+            "select nme from customers",
+            "42703",
+            Some("Perhaps you meant to reference the column \"customers.name\"."),
+            Some(8),
+        ),
+        (
+            "select c.nam from customers c",
+            "42703",
+            Some("Perhaps you meant to reference the column \"c.name\"."),
+            Some(8),
+        ),
+        (
+            "select naem from customers, orders",
+            "42703",
+            Some(
+                "Perhaps you meant to reference the column \"customers.name\" or the column \
+                 \"orders.nme\".",
+            ),
+            Some(8),
+        ),
+        (
+            "select idd from customers, orders",
+            "42703",
+            Some(
+                "Perhaps you meant to reference the column \"customers.id\" or the column \
+                 \"orders.id\".",
+            ),
+            Some(8),
+        ),
+        ("select zzzz from customers", "42703", None, Some(8)),
+        ("select * from nosuch", "42P01", None, Some(15)),
+        ("insert into nosuch values (1)", "42P01", None, Some(13)),
+        ("update nosuch set a = 1", "42P01", None, Some(8)),
+    ];
+    for &(sql, code, hint, position) in cases {
+        let err = c.batch_execute(sql).expect_err(sql);
+        let db = err.as_db_error().expect("a server error");
+        assert_eq!(db.code().code(), code, "{sql}: {}", db.message());
+        assert_eq!(db.hint(), hint, "{sql}");
+        let at = match db.position() {
+            Some(ErrorPosition::Original(p)) => Some(*p),
+            _ => None,
+        };
+        assert_eq!(at, position, "{sql}");
+    }
+}
+
 #[test]
 fn error_in_transaction_block_needs_rollback() {
     let s = TestServer::start();

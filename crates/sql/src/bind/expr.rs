@@ -10,7 +10,7 @@ use types::io::parse_text;
 use types::ops::{resolve_binary_op, BinaryOp, LikePattern};
 use types::{DataType, TypeId, Value};
 
-use super::{ident_name, object_name_parts, Binder, Scope};
+use super::{ident_name, object_name_parts, Binder, Scope, ScopeColumn};
 use crate::expr::{AggCall, AggFunc, Expr, Like, SysFunc};
 
 fn undefined_column(name: &str) -> PgError {
@@ -20,11 +20,23 @@ fn undefined_column(name: &str) -> PgError {
     )
 }
 
+fn with_hint(err: PgError, hint: Option<String>) -> PgError {
+    match hint {
+        Some(h) => err.with_hint(h),
+        None => err,
+    }
+}
+
 fn type_mismatch(msg: String) -> PgError {
     PgError::new(SqlState::DATATYPE_MISMATCH, msg)
 }
 
 impl Binder<'_, '_> {
+    /// The columns of `scope`, then of the enclosing queries, innermost first.
+    fn all_scopes<'s>(&'s self, scope: &'s Scope) -> impl Iterator<Item = &'s ScopeColumn> {
+        scope.iter().chain(self.outer.iter().rev().flatten())
+    }
+
     /// Resolves a (possibly qualified) column name in `scope`, then outer scopes.
     fn resolve_column(&self, parts: &[String], scope: &Scope) -> PgResult<Expr> {
         let (qual, name) = match parts {
@@ -95,9 +107,15 @@ impl Binder<'_, '_> {
                     format!("missing FROM-clause entry for table \"{q}\""),
                 ));
             }
-            return Err(undefined_column(&format!("{q}.{name}")));
+            return Err(with_hint(
+                undefined_column(&format!("{q}.{name}")),
+                super::fuzzy::missing_column_hint(name, Some(q.as_str()), self.all_scopes(scope)),
+            ));
         }
-        Err(undefined_column(&format!("\"{name}\"")))
+        Err(with_hint(
+            undefined_column(&format!("\"{name}\"")),
+            super::fuzzy::missing_column_hint(name, None, self.all_scopes(scope)),
+        ))
     }
 
     fn number_const(&self, s: &str) -> PgResult<Expr> {

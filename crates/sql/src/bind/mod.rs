@@ -7,6 +7,7 @@ mod constraints;
 mod copy;
 mod explain;
 mod expr;
+mod fuzzy;
 mod json;
 mod lock;
 mod locking;
@@ -1143,7 +1144,9 @@ impl Binder<'_, '_> {
         let ast::TableObject::TableName(name) = &ins.table else {
             return Err(PgError::unsupported("INSERT into a table function"));
         };
-        let table = self.require_table(&object_name_parts(name)?)?;
+        let table = self
+            .require_table(&object_name_parts(name)?)
+            .map_err(|e| self.at(e, ast::Spanned::span(name)))?;
         let alias = ins.table_alias.as_ref().map(|a| ident_name(&a.alias));
         let on_conflict = match &ins.on {
             None => None,
@@ -1299,7 +1302,8 @@ impl Binder<'_, '_> {
                 args: None,
                 ..
             } => Ok((
-                self.require_table(&object_name_parts(name)?)?,
+                self.require_table(&object_name_parts(name)?)
+                    .map_err(|e| self.at(e, ast::Spanned::span(name)))?,
                 alias.as_ref().map(|a| ident_name(&a.name)),
             )),
             _ => Err(PgError::unsupported(

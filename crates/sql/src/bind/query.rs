@@ -600,7 +600,10 @@ impl Binder<'_, '_> {
                         self.check_lock_other(alias_name.as_deref().unwrap_or(&v.name), false)?;
                         return self.expand_view(&v, alias);
                     }
-                    None => return Err(super::undefined_table(&parts.join("."))),
+                    None => {
+                        let err = super::undefined_table(&parts.join("."));
+                        return Err(self.at(err, ast::Spanned::span(name)));
+                    }
                 };
                 let mut scope = Self::table_scope(&table, alias_name.as_deref());
                 if let Some(a) = alias {
