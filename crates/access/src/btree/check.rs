@@ -153,6 +153,12 @@ impl Checker<'_> {
                 format!("Page lsn={}.", lsn(pg)),
             ));
         }
+        if bp::is_deleted(pg) {
+            return Err(corrupt(
+                format!("block {blk} of index \"{name}\" is deleted but still linked into level {level}"),
+                format!("Page lsn={}.", lsn(pg)),
+            ));
+        }
         if bp::level(pg) != level || bp::is_leaf(pg) != (level == 0) {
             return Err(corrupt(
                 format!(
