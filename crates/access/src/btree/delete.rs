@@ -1,4 +1,4 @@
-//! Page deletion and reuse (README rules 28–30), as nbtree's
+//! Page deletion and reuse (README rule 27a), as nbtree's
 //! `_bt_pagedel` and `_bt_getbuf`'s recycling in a simpler safe subset.
 //!
 //! Deletion: VACUUM unlinks an empty leaf that is neither the rightmost
@@ -119,15 +119,34 @@ pub(crate) fn take_recycled(
             fsm::record_free_space(pool, rel, blk, 0)?;
             continue;
         }
-        if pass_running(pool, rel) || !recyclable(&pg, tm.global_xmin()) {
-            // Not yet: deletions of one pass share about one safexid, so
-            // the others are no better; the page stays in the map.
+        if pass_running(pool, rel) {
             return Ok(None);
+        }
+        if !recyclable(&pg, tm.global_xmin()) {
+            // Not yet (an older snapshot runs): out of the map until the
+            // next index pass offers it again, as nbtree does; try another.
+            drop(pg);
+            fsm::record_free_space(pool, rel, blk, 0)?;
+            continue;
         }
         fsm::record_free_space(pool, rel, blk, 0)?;
         return Ok(Some(pg));
     }
     Ok(None)
+}
+
+/// Ends a pass that deleted pages by using up one xid (begun and rolled
+/// back at once): a snapshot taken after the pass then has its xmin above
+/// every `safexid` the pass wrote, so the pages are reusable as soon as
+/// the statements that were running during the pass are gone, the
+/// statement right after VACUUM included. Without it that statement's
+/// xmin could equal the `safexid` and hold the pages off.
+pub(crate) fn pass_horizon(tm: &TransactionManager) -> PgResult<()> {
+    let xid = tm
+        .begin()
+        .map_err(|e| common::PgError::internal(format!("could not assign an xid: {e}")))?;
+    tm.abort(xid);
+    Ok(())
 }
 
 /// Offers a deleted page to splits (it is checked again when taken).

@@ -7,8 +7,9 @@
 //! This file is the interface the executor and the catalog build on; the
 //! pages (`page.rs`), tuples (`tuple.rs`), descent (`search.rs`), inserts
 //! and splits (`insert.rs`, `split.rs`), scans (`scan.rs`), the bottom-up
-//! build (`build.rs`), VACUUM (`vacuum.rs`), amcheck (`check.rs`) and the
-//! log records (`log.rs`) are in their own files.
+//! build (`build.rs`), VACUUM (`vacuum.rs`), page deletion and reuse
+//! (`delete.rs`), amcheck (`check.rs`) and the log records (`log.rs`) are
+//! in their own files.
 
 use std::cmp::Ordering;
 
@@ -301,7 +302,7 @@ pub fn find_equal(
 
 /// Removes the entries whose tid `dead` says is gone (VACUUM's index pass),
 /// logged per page; unlinks the leaves it leaves empty where the rules
-/// allow and offers deleted pages for reuse (README rule 28).
+/// allow and offers deleted pages for reuse (README rule 27a).
 pub fn bulk_delete(
     pool: &'static BufferPool,
     tm: &TransactionManager,

@@ -17,7 +17,7 @@
 //! root's block and level. Block numbers use 0 (the metapage, never a
 //! sibling or child) for "none", as nbtree's P_NONE.
 //!
-//! A DELETED page (README rule 28, a leaf VACUUM unlinked) keeps its left
+//! A DELETED page (README rule 27a, a leaf VACUUM unlinked) keeps its left
 //! and right links as they were at deletion, so a reader that still
 //! reaches it moves on, and holds one 8-byte item: the next xid at
 //! deletion (`safexid`); nothing else on it means anything.

@@ -199,7 +199,7 @@ pub(crate) fn locate<L: Latch>(
     loop {
         if bp::is_deleted(&pg) {
             // VACUUM unlinked it after our link to it was read; its key
-            // space went to its right sibling (rule 28).
+            // space went to its right sibling (rule 27a).
             let next = bp::next(&pg);
             drop(pg);
             pg = lock(pool, rel, next)?;

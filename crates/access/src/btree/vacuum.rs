@@ -1,4 +1,4 @@
-//! VACUUM's index pass (README rules 25 and 28): every leaf in physical
+//! VACUUM's index pass (README rules 25 and 27a): every leaf in physical
 //! order, each under its exclusive lock, loses the entries whose heap tid
 //! the caller says is gone; one VACUUM record per changed page. A leaf
 //! left empty is then unlinked (`delete::unlink_leaf`) when the rules
@@ -94,6 +94,9 @@ pub(crate) fn bulk_delete(
             stats.pages_deleted += 1;
             delete::offer(pool, rel, blk)?;
         }
+    }
+    if stats.pages_newly_deleted > 0 {
+        delete::pass_horizon(tm)?;
     }
     Ok(stats)
 }
