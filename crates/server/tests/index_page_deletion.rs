@@ -151,7 +151,8 @@ fn reinsert(c: &mut Client) {
 
 #[test]
 fn emptied_index_pages_are_deleted_and_reused() {
-    let server = TestServer::start();
+    // No autovacuum: the VACUUMs here are the ones that delete pages.
+    let server = TestServer::start_with(&[("autovacuum", "off")]);
     let mut c = server.connect();
     setup(&mut c);
     let sizes = |c: &mut Client| (size(c, "t_pkey"), size(c, "t_k_idx"));
@@ -188,6 +189,13 @@ fn emptied_index_pages_are_deleted_and_reused() {
     // VACUUM VERBOSE reports the deleted pages, as PostgreSQL words it.
     c.batch_execute(&format!("delete from t where {DOOMED}"))
         .unwrap();
+    let newly = verbose_vacuum(&server);
+    assert!(newly.iter().all(|&n| n > 0), "{newly:?}");
+}
+
+/// VACUUM (VERBOSE) t on a new connection: how many pages it newly
+/// deleted in t_pkey and t_k_idx, from PostgreSQL's INFO lines.
+fn verbose_vacuum(server: &TestServer) -> [i64; 2] {
     let notices = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let mut cfg = server.config();
     let sink = notices.clone();
@@ -195,23 +203,24 @@ fn emptied_index_pages_are_deleted_and_reused() {
     let mut v = cfg.connect(postgres::NoTls).unwrap();
     v.batch_execute("vacuum (verbose) t").unwrap();
     let text = notices.lock().unwrap().join("\n");
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("index \"t_pkey\": pages:"))
-        .unwrap_or_else(|| panic!("no t_pkey line in:\n{text}"));
-    let newly: i64 = line
-        .split(", ")
-        .nth(1)
-        .and_then(|p| p.strip_suffix(" newly deleted"))
-        .unwrap_or_else(|| panic!("{line}"))
-        .parse()
-        .unwrap();
-    assert!(newly > 0, "{line}");
+    INDEXES.map(|index| {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("index \"{index}\": pages:")))
+            .unwrap_or_else(|| panic!("no {index} line in:\n{text}"));
+        line.split(", ")
+            .nth(1)
+            .and_then(|p| p.strip_suffix(" newly deleted"))
+            .unwrap_or_else(|| panic!("{line}"))
+            .parse()
+            .unwrap()
+    })
 }
 
 #[test]
 fn scans_and_inserts_while_vacuum_deletes_pages() {
-    let server = TestServer::start();
+    // No autovacuum: the VACUUMs here are the ones that delete pages.
+    let server = TestServer::start_with(&[("autovacuum", "off")]);
     let mut c = server.connect();
     setup(&mut c);
     // Rows with id % 1000 = 0 stay throughout; scanners find each once.
@@ -240,14 +249,23 @@ fn scans_and_inserts_while_vacuum_deletes_pages() {
     for (index, sql) in queries {
         assert_uses_index(&mut c, sql, index);
     }
-    for (_, sql) in queries {
+    // Each round deletes, waits until every scanner has begun a scan after
+    // the delete (an older snapshot keeps the rows VACUUM must remove, as
+    // it should), then VACUUMs while the scanners go on.
+    let epoch = Arc::new(AtomicI64::new(0));
+    let started: Arc<Vec<AtomicI64>> =
+        Arc::new(queries.iter().map(|_| AtomicI64::new(0)).collect());
+    for (slot, (_, sql)) in queries.into_iter().enumerate() {
         let (cfg, stop, scans, stable) =
             (server.config(), stop.clone(), scans.clone(), stable.clone());
+        let (epoch, started) = (epoch.clone(), started.clone());
         threads.push(std::thread::spawn(move || {
             let mut c = cfg.connect(postgres::NoTls).unwrap();
             c.batch_execute(INDEX_PATHS).unwrap();
             let backward = sql.ends_with("desc");
             while !stop.load(Ordering::Relaxed) {
+                // SeqCst: the main thread reads these in the other order.
+                started[slot].store(epoch.load(Ordering::SeqCst), Ordering::SeqCst);
                 let got: Vec<i64> = c
                     .query(sql, &[])
                     .unwrap()
@@ -295,7 +313,16 @@ fn scans_and_inserts_while_vacuum_deletes_pages() {
     for (round, doomed) in rounds.iter().enumerate() {
         c.batch_execute(&format!("delete from t where {doomed}"))
             .unwrap();
-        c.batch_execute("vacuum t").unwrap();
+        let now = round as i64 + 1;
+        epoch.store(now, Ordering::SeqCst);
+        while started.iter().any(|s| s.load(Ordering::SeqCst) < now) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let newly = verbose_vacuum(&server);
+        eprintln!("round {round}: pages newly deleted (t_pkey, t_k_idx): {newly:?}");
+        if round < 2 {
+            assert!(newly[0] > 0, "round {round}: {newly:?}");
+        }
         // The parent check wants writers kept out: only the light one here.
         for index in INDEXES {
             c.batch_execute(&format!("select bt_index_check('{index}')"))
@@ -306,14 +333,16 @@ fn scans_and_inserts_while_vacuum_deletes_pages() {
     for t in threads {
         t.join().unwrap();
     }
-    assert!(scans.load(Ordering::Relaxed) > 0);
+    let scans = scans.load(Ordering::Relaxed);
+    eprintln!("{scans} scans checked while VACUUM deleted pages");
+    assert!(scans >= 8, "{scans}");
     amcheck(&mut c, "after concurrent vacuum");
     index_agrees_with_table(&mut c, "after concurrent vacuum");
 }
 
 #[test]
 fn index_is_consistent_after_a_kill_following_page_deletion() {
-    let mut server = TestServer::start_with(&[("shared_buffers", "2MB")]);
+    let mut server = TestServer::start_with(&[("shared_buffers", "2MB"), ("autovacuum", "off")]);
     let mut c = server.connect();
     setup(&mut c);
     c.batch_execute("checkpoint").unwrap();
