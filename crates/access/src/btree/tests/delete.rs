@@ -332,3 +332,65 @@ fn deletions_and_reuse_replay_after_a_crash() {
     let after = scan_all(pool2, &desc, ScanRange::default());
     assert_eq!(after.len(), before.len());
 }
+
+#[test]
+fn unique_inserts_during_page_deletion_admit_each_key_once() {
+    use crate::btree::{InsertOutcome, KeyHolder, UniqueCheck};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    for round in 0..2u64 {
+        let e = env(256);
+        let desc = text_desc();
+        btree::create_empty(e.pool, e.tm.wal(), REL).unwrap();
+        const N: u64 = 6000;
+        fill(&e, 0..N);
+        let old_dead = move |t: Tid| {
+            let n = t.block as u64 * 100 + t.offset as u64 - 1;
+            n < N && doomed_by_ranges(n)
+        };
+        // Two inserters race for each doomed key (new tids); an old dead
+        // entry is no conflict, anything else is.
+        let inserted = AtomicU64::new(0);
+        let (pool, tm, desc_ref, inserted_ref) = (e.pool, &e.tm, &desc, &inserted);
+        let stats = std::thread::scope(|s| {
+            for worker in 0..2u64 {
+                s.spawn(move || {
+                    // The head of each doomed run: the leaves after it
+                    // empty and go while these inserts land around them.
+                    let keys = (0..N).filter(|&k| k % 100 < 10 && k % 2 == round);
+                    for k in keys {
+                        let t = tid(1_000_000 + worker * 100_000 + k);
+                        let mut holder = |h: Tid| {
+                            Ok(if old_dead(h) {
+                                KeyHolder::Dead
+                            } else {
+                                KeyHolder::Live
+                            })
+                        };
+                        let mut wait = |_| panic!("nothing runs");
+                        let check = UniqueCheck {
+                            holder: &mut holder,
+                            wait: &mut wait,
+                        };
+                        let r = btree::insert(pool, tm, REL, desc_ref, &wide(k), t, Some(check))
+                            .unwrap();
+                        if r == InsertOutcome::Inserted {
+                            inserted_ref.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+            let v =
+                s.spawn(move || btree::bulk_delete(pool, tm, REL, desc_ref, &old_dead).unwrap());
+            v.join().unwrap()
+        });
+        let want = (0..N).filter(|&k| k % 100 < 10 && k % 2 == round).count();
+        assert_eq!(inserted.load(Ordering::Relaxed), want as u64);
+        btree::check(e.pool, REL, &desc, true).unwrap();
+        let all = scan_all(e.pool, &desc, ScanRange::default());
+        assert!(all.iter().all(|(t, _)| !old_dead(*t)));
+        let keys: Vec<u64> = all.iter().map(|(_, k)| key_no(&k[0])).collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "a key twice");
+        assert_eq!(keys.len(), N as usize / 20 + want);
+        assert!(stats.pages_newly_deleted > 0, "{stats:?}");
+    }
+}
