@@ -35,14 +35,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use common::{BlockNumber, PgResult, RelFileLocator};
 use storage::buffer::{BufferPool, OwnedPageRead, OwnedPageWrite, ReadMode};
+use storage::page::OffsetNumber;
 use storage::{fsm, ForkNumber, BLCKSZ};
 use txn::TransactionManager;
 use types::Value;
 
-use super::insert::find_parent;
 use super::log::{apply_and_log, Change, Step, BTREE_UNLINK};
 use super::page::{self as bp, META_BLOCK, NONE};
-use super::search::{lock, path_to_parent_level};
+use super::search::{leftmost_at_level, lock, path_to_parent_level};
 use super::tuple::{self, SearchKey};
 use super::IndexDesc;
 
@@ -215,11 +215,20 @@ pub(crate) fn unlink_leaf(
     let mut values: Vec<Value> = Vec::with_capacity(desc.columns.len());
     tuple::decode(desc, &high_key, &mut values)?;
     let key = SearchKey::entry(&values, tuple::tid(&high_key));
-    let mut stack = path_to_parent_level(pool, rel, desc, &key)?;
-    if stack.is_empty() {
+    let stack = path_to_parent_level(pool, rel, desc, &key)?;
+    let Some(&(hint, _)) = stack.last() else {
         return Ok(false);
-    }
-    let (parent, right_off) = find_parent(pool, rel, &mut stack, right_blk, 0)?;
+    };
+    // The descent leads to the parent or a page left of it; should it not
+    // (a key that decodes to something sorting elsewhere), the level is
+    // searched from its start rather than failing VACUUM.
+    let found = match lock_parent(pool, rel, hint, right_blk)? {
+        Some(found) => Some(found),
+        None => lock_parent(pool, rel, leftmost_at_level(pool, rel, 1)?, right_blk)?,
+    };
+    let Some((parent, right_off)) = found else {
+        return Ok(false);
+    };
     if right_off <= bp::first_data(&parent) || bp::child(bp::item(&parent, right_off - 1)) != blk {
         // The rightmost child of its parent: its key space cannot move
         // into a page under another parent.
@@ -247,4 +256,30 @@ pub(crate) fn unlink_leaf(
     });
     apply_and_log(tm.wal(), rel, BTREE_UNLINK, &mut steps);
     Ok(true)
+}
+
+/// The level-1 page holding the downlink to `child`, exclusively locked,
+/// and the downlink's offset: from `start` rightwards (a parent only ever
+/// moves right, when it splits); None if the level ends first.
+fn lock_parent(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    start: BlockNumber,
+    child: BlockNumber,
+) -> PgResult<Option<(OwnedPageWrite, OffsetNumber)>> {
+    let mut blk = start;
+    loop {
+        let pg: OwnedPageWrite = lock(pool, rel, blk)?;
+        if bp::level(&pg) != 1 || bp::is_deleted(&pg) {
+            return Ok(None);
+        }
+        let (first, max) = (bp::first_data(&pg), bp::max_offset(&pg));
+        if let Some(off) = (first..=max).find(|&o| bp::child(bp::item(&pg, o)) == child) {
+            return Ok(Some((pg, off)));
+        }
+        if bp::is_rightmost(&pg) {
+            return Ok(None);
+        }
+        blk = bp::next(&pg);
+    }
 }

@@ -309,7 +309,7 @@ fn split_and_insert(
 /// offset of its downlink: where the descent saw it, or further right if
 /// the parent split since; from the leftmost page of the parent level if
 /// the path ran out (`child` was the root when the descent passed).
-pub(crate) fn find_parent(
+fn find_parent(
     pool: &'static BufferPool,
     rel: RelFileLocator,
     stack: &mut Stack,
