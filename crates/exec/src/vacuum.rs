@@ -220,8 +220,9 @@ fn pct(part: u64, whole: u64) -> f64 {
 
 /// PostgreSQL 15's "finished vacuuming" message (heap_vacuum_rel), less
 /// the relfrozenxid line: 64-bit xids are never frozen. `indexes`: each
-/// index's name and what its index passes found (pages deleted count as
-/// reusable at once).
+/// index's name and what its index passes found: pages unlinked by this
+/// VACUUM, deleted pages in the index, and those of them no snapshot can
+/// still reach (reusable by splits).
 fn finished_message(
     name: &str,
     s: &VacuumStats,
