@@ -57,6 +57,7 @@ pub fn vacuum(
 pub struct VacuumIndex {
     pub name: String,
     pub rel: RelFileLocator,
+    pub desc: access::btree::IndexDesc,
 }
 
 /// The indexes of `table` whose entries for dead heap tuples VACUUM's
@@ -67,6 +68,7 @@ fn table_indexes(catalog: &catalog::CatalogData, table: &Table) -> Vec<VacuumInd
         .map(|i| VacuumIndex {
             name: i.name.clone(),
             rel: i.locator(),
+            desc: i.desc(table),
         })
         .collect()
 }
@@ -92,14 +94,15 @@ fn vacuum_table(
     let buffers_before = storage::buffer::buffer_usage();
     let wal_before = env.tm.wal().stats();
     let env_ref: &ExecEnv = env;
-    let (pool, wal) = (env_ref.pool, env_ref.tm.wal());
+    let (pool, tm) = (env_ref.pool, env_ref.tm);
     let mut index_stats = vec![BulkDeleteStats::default(); indexes.len()];
     let mut index_pass = |dead: &dyn Fn(Tid) -> bool| -> PgResult<()> {
         for (index, total) in indexes.iter().zip(index_stats.iter_mut()) {
             env_ref.check_cancel()?;
-            let s = access::btree::bulk_delete(pool, wal, index.rel, dead)?;
+            let s = access::btree::bulk_delete(pool, tm, index.rel, &index.desc, dead)?;
             *total = BulkDeleteStats {
                 removed: total.removed + s.removed,
+                pages_newly_deleted: total.pages_newly_deleted + s.pages_newly_deleted,
                 ..s
             };
         }
@@ -217,8 +220,9 @@ fn pct(part: u64, whole: u64) -> f64 {
 
 /// PostgreSQL 15's "finished vacuuming" message (heap_vacuum_rel), less
 /// the relfrozenxid line: 64-bit xids are never frozen. `indexes`: each
-/// index's name and what its index passes found (pages deleted count as
-/// reusable at once).
+/// index's name and what its index passes found: pages unlinked by this
+/// VACUUM, deleted pages in the index, and those of them no snapshot can
+/// still reach (reusable by splits).
 fn finished_message(
     name: &str,
     s: &VacuumStats,
@@ -246,8 +250,8 @@ fn finished_message(
         .filter(|_| s.index_scans > 0)
         .map(|(name, b)| {
             format!(
-                "index \"{name}\": pages: {} in total, 0 newly deleted, {} currently deleted, {} reusable\n",
-                b.pages, b.pages_free, b.pages_free
+                "index \"{name}\": pages: {} in total, {} newly deleted, {} currently deleted, {} reusable\n",
+                b.pages, b.pages_newly_deleted, b.pages_deleted, b.pages_free
             )
         })
         .collect();

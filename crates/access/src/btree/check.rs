@@ -72,6 +72,14 @@ impl Checker<'_> {
         };
         let mut blk = leftmost;
         let mut cur: OwnedPageRead = lock(self.pool, self.rel, blk)?;
+        // Without the parent check writers run beside us: the leftmost page
+        // read from the level above may have been unlinked since (rule
+        // 27a); the level starts at the first live page right of it.
+        while !self.parent && bp::is_deleted(&cur) {
+            blk = bp::next(&cur);
+            drop(cur);
+            cur = lock(self.pool, self.rel, blk)?;
+        }
         let mut left_high_key: Option<Vec<u8>> = None;
         loop {
             if walk.pages == 0 && bp::prev(&cur) != NONE {
@@ -150,6 +158,12 @@ impl Checker<'_> {
         if !bp::is_btree_page(pg) || bp::flags(pg) & bp::META != 0 {
             return Err(corrupt(
                 format!("block {blk} of index \"{name}\" is not a B-tree page"),
+                format!("Page lsn={}.", lsn(pg)),
+            ));
+        }
+        if bp::is_deleted(pg) {
+            return Err(corrupt(
+                format!("block {blk} of index \"{name}\" is deleted but still linked into level {level}"),
                 format!("Page lsn={}.", lsn(pg)),
             ));
         }

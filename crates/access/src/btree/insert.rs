@@ -20,8 +20,8 @@ use storage::page::OffsetNumber;
 use storage::ForkNumber;
 use txn::TransactionManager;
 use types::Value;
-use wal::Wal;
 
+use super::delete;
 use super::log::{apply_and_log, Change, Step, BTREE_INSERT_LEAF, BTREE_NEWROOT, BTREE_SPLIT};
 use super::page::{self as bp, META_BLOCK, NONE};
 use super::search::{self, corrupt, descend_write, leaf_search, leftmost_at_level, lock, Stack};
@@ -64,7 +64,7 @@ pub(crate) fn insert(
         };
         place(
             pool,
-            tm.wal(),
+            tm,
             rel,
             desc,
             leaf,
@@ -87,7 +87,12 @@ fn step_right(
     mut pg: OwnedPageWrite,
     key: &SearchKey<'_>,
 ) -> PgResult<OwnedPageWrite> {
-    while bp::high_key(&pg).is_some_and(|hk| compare_search(desc, key, hk) != Ordering::Less) {
+    // A page we hold cannot lose its right sibling to page deletion (which
+    // locks the left sibling first), but its sibling may be a page
+    // deleted before we came: pass it like any page left of the key.
+    while bp::is_deleted(&pg)
+        || bp::high_key(&pg).is_some_and(|hk| compare_search(desc, key, hk) != Ordering::Less)
+    {
         let next: OwnedPageWrite = lock(pool, rel, bp::next(&pg))?;
         pg = next;
     }
@@ -156,6 +161,11 @@ fn check_unique(
     };
     while let Some(blk) = next {
         let pg: OwnedPageRead = lock(pool, rel, blk)?;
+        if bp::is_deleted(&pg) {
+            // Unlinked (empty) since its left sibling was read: go on.
+            next = Some(bp::next(&pg));
+            continue;
+        }
         next = match scan_equal(desc, &pg, bp::first_data(&pg), key, check)? {
             Run::Found(u) => return Ok(u),
             Run::End(next) => next,
@@ -168,7 +178,7 @@ fn check_unique(
 #[allow(clippy::too_many_arguments)]
 fn place(
     pool: &'static BufferPool,
-    wal: &Wal,
+    tm: &TransactionManager,
     rel: RelFileLocator,
     desc: &IndexDesc,
     leaf: OwnedPageWrite,
@@ -189,15 +199,23 @@ fn place(
             page: leaf,
             change: Change::Insert(off, item),
         }];
-        apply_and_log(wal, rel, BTREE_INSERT_LEAF, &mut steps);
+        apply_and_log(tm.wal(), rel, BTREE_INSERT_LEAF, &mut steps);
         return Ok(());
     }
-    split_and_insert(pool, wal, rel, leaf, off, item, stack)
+    split_and_insert(pool, tm, rel, leaf, off, item, stack)
 }
 
-/// A fresh block at the end of the index, exclusively locked (nobody
-/// else knows of it until a logged split links it in).
-fn new_page(pool: &'static BufferPool, rel: RelFileLocator) -> PgResult<OwnedPageWrite> {
+/// A block for a split, exclusively locked (nobody else knows of it
+/// until a logged split links it in): a deleted page no one can still
+/// reach (`delete::take_recycled`), else a fresh block at the end.
+fn new_page(
+    pool: &'static BufferPool,
+    tm: &TransactionManager,
+    rel: RelFileLocator,
+) -> PgResult<OwnedPageWrite> {
+    if let Some(pg) = delete::take_recycled(pool, tm, rel)? {
+        return Ok(pg);
+    }
     let blk = pool.smgr().extend(rel, ForkNumber::Main, 1)?;
     let buf = pool.read_buffer(rel, ForkNumber::Main, blk, ReadMode::Zero, None)?;
     Ok(buf.into_write())
@@ -210,7 +228,7 @@ fn new_page(pool: &'static BufferPool, rel: RelFileLocator) -> PgResult<OwnedPag
 /// page as it was (a block reserved for a right half stays unused).
 fn split_and_insert(
     pool: &'static BufferPool,
-    wal: &Wal,
+    tm: &TransactionManager,
     rel: RelFileLocator,
     mut cur: OwnedPageWrite,
     mut off: OffsetNumber,
@@ -227,7 +245,7 @@ fn split_and_insert(
             });
             break;
         }
-        let right = new_page(pool, rel)?;
+        let right = new_page(pool, tm, rel)?;
         let (left_blk, right_blk) = (cur.block(), right.block());
         let level = bp::level(&cur);
         let was_root = bp::is_root(&cur);
@@ -253,7 +271,7 @@ fn split_and_insert(
             });
         }
         if was_root {
-            let root = new_page(pool, rel)?;
+            let root = new_page(pool, tm, rel)?;
             let root_blk = root.block();
             let img = split::root_image(level + 1, left_blk, right_blk, &images.separator);
             // The metapage last: it is locked after every tree page.
@@ -279,7 +297,7 @@ fn split_and_insert(
     } else {
         BTREE_SPLIT
     };
-    apply_and_log(wal, rel, info, &mut steps);
+    apply_and_log(tm.wal(), rel, info, &mut steps);
     drop(steps);
     if let Some(root) = new_root {
         search::remember_root(pool, rel, root);

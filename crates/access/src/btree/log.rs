@@ -11,6 +11,8 @@
 //! | INSERT | offset, item | inserts the item at the offset (later ones shift) |
 //! | META | root block, root level | points the metapage at the root |
 //! | DELETE | offsets | removes those items and compacts the page |
+//! | NEXT | right-sibling block | sets the page's right link |
+//! | MERGE | offsets keep, drop | points keep's downlink at drop's child, removes drop |
 //!
 //! | kind | blocks |
 //! | --- | --- |
@@ -21,6 +23,7 @@
 //! | BUILD | up to 16 pages WHOLE (a bottom-up build's output) |
 //! | META | metapage META (the end of a build) |
 //! | VACUUM | leaf: DELETE |
+//! | UNLINK | [left sibling NEXT,] deleted leaf WHOLE, right sibling PREV, parent MERGE |
 //!
 //! An insert, however many pages it splits, is one record, so redo never
 //! sees a split without its downlink.
@@ -41,12 +44,15 @@ pub const BTREE_CREATE: u8 = 0x30;
 pub const BTREE_BUILD: u8 = 0x40;
 pub const BTREE_META: u8 = 0x50;
 pub const BTREE_VACUUM: u8 = 0x60;
+pub const BTREE_UNLINK: u8 = 0x70;
 
 const ROLE_WHOLE: u8 = 1;
 const ROLE_PREV: u8 = 2;
 const ROLE_INSERT: u8 = 3;
 const ROLE_META: u8 = 4;
 const ROLE_DELETE: u8 = 5;
+const ROLE_NEXT: u8 = 6;
+const ROLE_MERGE: u8 = 7;
 
 /// What happens to one locked page.
 pub(crate) enum Change {
@@ -56,6 +62,9 @@ pub(crate) enum Change {
     Insert(OffsetNumber, Vec<u8>),
     Meta(BlockNumber, u32),
     Delete(Vec<OffsetNumber>),
+    Next(BlockNumber),
+    /// `bp::merge_downlinks(keep, drop)` on a parent.
+    Merge(OffsetNumber, OffsetNumber),
 }
 
 /// A locked page and what to do to it, applied and logged with others.
@@ -72,6 +81,8 @@ impl Change {
             Change::Insert(..) => ROLE_INSERT,
             Change::Meta(..) => ROLE_META,
             Change::Delete(_) => ROLE_DELETE,
+            Change::Next(_) => ROLE_NEXT,
+            Change::Merge(..) => ROLE_MERGE,
         }
     }
 
@@ -94,6 +105,11 @@ impl Change {
                 page::delete_items(pg, offs);
                 Ok(())
             }
+            Change::Next(n) => {
+                bp::set_next(pg, *n);
+                Ok(())
+            }
+            Change::Merge(keep, drop) => merge_at(pg, *keep, *drop),
         }
     }
 
@@ -114,6 +130,11 @@ impl Change {
                 for o in offs {
                     out.extend_from_slice(&o.to_le_bytes());
                 }
+            }
+            Change::Next(n) => out.extend_from_slice(&n.to_le_bytes()),
+            Change::Merge(keep, drop) => {
+                out.extend_from_slice(&keep.to_le_bytes());
+                out.extend_from_slice(&drop.to_le_bytes());
             }
         }
     }
@@ -158,6 +179,14 @@ pub(crate) fn apply_and_log(wal: &Wal, rel: RelFileLocator, info: u8, steps: &mu
     }
 }
 
+fn merge_at(pg: &mut [u8], keep: OffsetNumber, drop: OffsetNumber) -> Result<(), String> {
+    if bp::merge_downlinks(pg, keep, drop) {
+        Ok(())
+    } else {
+        Err(format!("cannot merge downlinks {keep} and {drop}"))
+    }
+}
+
 fn short() -> String {
     "record too short".to_string()
 }
@@ -166,6 +195,11 @@ fn apply_role(role: u8, d: &[u8], pg: &mut [u8]) -> Result<(), String> {
     let u32_at = |at: usize| -> Result<u32, String> {
         Ok(u32::from_le_bytes(
             d.get(at..at + 4).ok_or_else(short)?.try_into().unwrap(),
+        ))
+    };
+    let u16_at = |at: usize| -> Result<u16, String> {
+        Ok(u16::from_le_bytes(
+            d.get(at..at + 2).ok_or_else(short)?.try_into().unwrap(),
         ))
     };
     match role {
@@ -193,6 +227,11 @@ fn apply_role(role: u8, d: &[u8], pg: &mut [u8]) -> Result<(), String> {
             page::delete_items(pg, &offs);
             Ok(())
         }
+        ROLE_NEXT => {
+            bp::set_next(pg, u32_at(0)?);
+            Ok(())
+        }
+        ROLE_MERGE => merge_at(pg, u16_at(0)?, u16_at(2)?),
         other => Err(format!("unknown B-tree block role {other}")),
     }
 }
@@ -224,6 +263,7 @@ pub fn describe(rec: &Record<'_>) -> String {
         BTREE_BUILD => "BUILD",
         BTREE_META => "META",
         BTREE_VACUUM => "VACUUM",
+        BTREE_UNLINK => "UNLINK",
         _ => "?",
     };
     format!("{kind}; {} pages", rec.blocks.len())

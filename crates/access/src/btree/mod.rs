@@ -7,8 +7,9 @@
 //! This file is the interface the executor and the catalog build on; the
 //! pages (`page.rs`), tuples (`tuple.rs`), descent (`search.rs`), inserts
 //! and splits (`insert.rs`, `split.rs`), scans (`scan.rs`), the bottom-up
-//! build (`build.rs`), VACUUM (`vacuum.rs`), amcheck (`check.rs`) and the
-//! log records (`log.rs`) are in their own files.
+//! build (`build.rs`), VACUUM (`vacuum.rs`), page deletion and reuse
+//! (`delete.rs`), amcheck (`check.rs`) and the log records (`log.rs`) are
+//! in their own files.
 
 use std::cmp::Ordering;
 
@@ -23,6 +24,7 @@ use crate::heap::{Tid, WaitForXid};
 
 mod build;
 mod check;
+mod delete;
 mod insert;
 pub mod log;
 mod page;
@@ -210,6 +212,11 @@ pub struct BulkDeleteStats {
     pub removed: u64,
     pub remaining: u64,
     pub pages: u32,
+    /// Leaves this pass unlinked.
+    pub pages_newly_deleted: u32,
+    /// Deleted pages in the index (these included).
+    pub pages_deleted: u32,
+    /// Deleted pages no one can reach any more, free for splits.
     pub pages_free: u32,
 }
 
@@ -294,14 +301,16 @@ pub fn find_equal(
 }
 
 /// Removes the entries whose tid `dead` says is gone (VACUUM's index pass),
-/// logged per page.
+/// logged per page; unlinks the leaves it leaves empty where the rules
+/// allow and offers deleted pages for reuse (README rule 27a).
 pub fn bulk_delete(
     pool: &'static BufferPool,
-    wal: &Wal,
+    tm: &TransactionManager,
     rel: RelFileLocator,
+    desc: &IndexDesc,
     dead: &dyn Fn(Tid) -> bool,
 ) -> PgResult<BulkDeleteStats> {
-    vacuum::bulk_delete(pool, wal, rel, dead)
+    vacuum::bulk_delete(pool, tm, rel, desc, dead)
 }
 
 /// Levels above the leaves (0 for a tree that is one leaf), for costing.

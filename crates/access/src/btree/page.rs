@@ -6,7 +6,7 @@
 //! 0..4    left sibling block (NONE on the leftmost page of a level)
 //! 4..8    right sibling block (NONE on the rightmost)
 //! 8..12   level (0: leaf)
-//! 12..14  flags: LEAF, ROOT, META
+//! 12..14  flags: LEAF, ROOT, META, DELETED
 //! 14..16  reserved
 //! ```
 //! Item 1 of a page with a right sibling is its high key: every entry on
@@ -16,6 +16,11 @@
 //! page is minus infinity. Block 0 is the metapage: one item with the
 //! root's block and level. Block numbers use 0 (the metapage, never a
 //! sibling or child) for "none", as nbtree's P_NONE.
+//!
+//! A DELETED page (README rule 27a, a leaf VACUUM unlinked) keeps its left
+//! and right links as they were at deletion, so a reader that still
+//! reaches it moves on, and holds one 8-byte item: the next xid at
+//! deletion (`safexid`); nothing else on it means anything.
 
 use common::BlockNumber;
 use storage::page::{self, OffsetNumber, LINE_POINTER_SIZE, PAGE_HEADER_SIZE};
@@ -29,6 +34,7 @@ pub(crate) const META_BLOCK: BlockNumber = 0;
 pub(crate) const LEAF: u16 = 0x0001;
 pub(crate) const ROOT: u16 = 0x0002;
 pub(crate) const META: u16 = 0x0008;
+pub(crate) const DELETED: u16 = 0x0010;
 
 /// Bytes for line pointers and items on an empty page.
 pub(crate) const CAPACITY: usize = BLCKSZ - PAGE_HEADER_SIZE - SPECIAL_SIZE;
@@ -95,6 +101,10 @@ pub(crate) fn is_leaf(pg: &[u8]) -> bool {
 #[inline]
 pub(crate) fn is_root(pg: &[u8]) -> bool {
     flags(pg) & ROOT != 0
+}
+#[inline]
+pub(crate) fn is_deleted(pg: &[u8]) -> bool {
+    flags(pg) & DELETED != 0
 }
 #[inline]
 pub(crate) fn is_rightmost(pg: &[u8]) -> bool {
@@ -191,6 +201,50 @@ pub(crate) fn fill<'a>(
     }
 }
 
+// Deleted pages.
+
+/// The image of a leaf VACUUM unlinked: its links as they were, the
+/// DELETED flag and the next xid at deletion.
+pub(crate) fn deleted_image(prev: BlockNumber, next: BlockNumber, safexid: u64) -> Box<[u8]> {
+    let mut img = vec![0u8; BLCKSZ].into_boxed_slice();
+    init(&mut img, 0, LEAF | DELETED, prev, next);
+    fill(&mut img, None, [&safexid.to_le_bytes()[..]]);
+    img
+}
+
+/// The next xid when a DELETED page was unlinked: once every running
+/// transaction and snapshot is newer (`global_xmin` above it), no one can
+/// still be on the way to the page and it may be reused.
+pub(crate) fn safexid(pg: &[u8]) -> u64 {
+    debug_assert!(is_deleted(pg));
+    match page::item(pg, 1) {
+        Some(it) if it.len() >= 8 => u64::from_le_bytes(it[..8].try_into().unwrap()),
+        _ => u64::MAX,
+    }
+}
+
+/// Whether the page holds no entries (a high key does not count).
+#[inline]
+pub(crate) fn is_empty_leaf(pg: &[u8]) -> bool {
+    is_leaf(pg) && !is_deleted(pg) && max_offset(pg) < first_data(pg)
+}
+
+/// Points item `keep`'s downlink at item `drop`'s child and removes
+/// `drop` (the parent's half of unlinking a page: the deleted page's key
+/// space goes to its right sibling, whose separator is dropped).
+pub(crate) fn merge_downlinks(pg: &mut [u8], keep: OffsetNumber, drop: OffsetNumber) -> bool {
+    if keep < first_data(pg) || drop > max_offset(pg) || keep + 1 != drop {
+        return false;
+    }
+    let right = child(item(pg, drop));
+    let Some(it) = page::item_mut(pg, keep) else {
+        return false;
+    };
+    it[0..4].copy_from_slice(&right.to_le_bytes());
+    page::delete_items(pg, &[drop]);
+    true
+}
+
 // The metapage.
 
 pub(crate) fn init_meta(pg: &mut [u8], root: BlockNumber, level: u32) {
@@ -273,5 +327,30 @@ mod tests {
         set_meta_root(&mut meta, 5, 1);
         assert_eq!(meta_root(&meta), Some((5, 1)));
         assert_eq!(meta_root(&pg), None);
+    }
+
+    #[test]
+    fn deleted_pages_and_merged_downlinks() {
+        let img = deleted_image(3, 8, 4242);
+        assert!(is_deleted(&img) && is_leaf(&img) && is_btree_page(&img));
+        assert_eq!((prev(&img), next(&img), safexid(&img)), (3, 8, 4242));
+        assert!(!is_empty_leaf(&img));
+
+        let mut leaf = vec![0u8; BLCKSZ];
+        init(&mut leaf, 0, LEAF, 1, 2);
+        fill(&mut leaf, Some(b"hk"), []);
+        assert!(is_empty_leaf(&leaf));
+
+        let mut parent = vec![0u8; BLCKSZ];
+        init(&mut parent, 1, 0, NONE, NONE);
+        let a = minus_infinity_pivot(10);
+        let (b, c) = (pivot(11, b"k1"), pivot(12, b"k2"));
+        fill(&mut parent, None, [&a[..], &b[..], &c[..]]);
+        assert!(!merge_downlinks(&mut parent, 2, 1));
+        assert!(merge_downlinks(&mut parent, 1, 2));
+        assert_eq!(max_offset(&parent), 2);
+        assert_eq!(child(item(&parent, 1)), 11);
+        assert!(tuple::is_minus_infinity(key(&parent, 1)));
+        assert_eq!((child(item(&parent, 2)), key(&parent, 2)), (12, &b"k2"[..]));
     }
 }

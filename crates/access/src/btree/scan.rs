@@ -204,20 +204,71 @@ impl IndexScan {
     fn next_leaf(&mut self, block: BlockNumber, came_from: BlockNumber) -> PgResult<State> {
         let desc = &*self.desc;
         if !self.range.backward {
-            let pg: OwnedPageRead = lock(self.pool, self.rel, block)?;
+            let mut pg: OwnedPageRead = lock(self.pool, self.rel, block)?;
+            // A page VACUUM unlinked since its link was read is empty and
+            // keeps its right link: go on to the page after it.
+            while bp::is_deleted(&pg) {
+                let next = bp::next(&pg);
+                drop(pg);
+                pg = lock(self.pool, self.rel, next)?;
+            }
             let start = bp::first_data(&pg);
             return collect_forward(desc, &self.range, &pg, start, &mut self.batch);
         }
         // Walk left: the named page, or a page it split off since, is the
-        // one whose right link is where we came from.
+        // one whose right link is where we came from. A deleted page on
+        // the way (the left link was read before VACUUM unlinked it) sends
+        // the walk to its own left sibling as of the deletion, which is at
+        // or left of the page we look for; past the leftmost page of the
+        // level, we came from the leftmost page and are done.
         let mut blk = block;
+        let mut came_from = came_from;
+        let mut origin_checked = false;
+        let mut steps = 0u64;
         loop {
+            steps += 1;
+            if steps > 1_000_000 {
+                return Err(corrupt(format!(
+                    "could not find the left sibling of block {came_from} in index {}",
+                    self.rel.rel_number
+                )));
+            }
             let pg: OwnedPageRead = lock(self.pool, self.rel, blk)?;
+            if bp::is_deleted(&pg) {
+                blk = match bp::prev(&pg) {
+                    NONE => bp::next(&pg),
+                    left => left,
+                };
+                continue;
+            }
+            if blk == came_from {
+                // Every page that was left of it is gone.
+                if bp::prev(&pg) == NONE {
+                    return Ok(State::Done);
+                }
+                blk = bp::prev(&pg);
+                continue;
+            }
             if bp::next(&pg) == came_from {
                 let start = bp::max_offset(&pg);
                 return collect_backward(desc, &self.range, &pg, start, &mut self.batch);
             }
-            if bp::is_rightmost(&pg) || blk == came_from {
+            if !origin_checked {
+                // The page we came from may have been emptied and unlinked
+                // since: then we look for the left sibling of the first
+                // live page after it, and start over.
+                origin_checked = true;
+                drop(pg);
+                let mut origin: OwnedPageRead = lock(self.pool, self.rel, came_from)?;
+                while bp::is_deleted(&origin) {
+                    came_from = bp::next(&origin);
+                    drop(origin);
+                    origin = lock(self.pool, self.rel, came_from)?;
+                }
+                blk = block;
+                continue;
+            }
+            if bp::is_rightmost(&pg) {
                 return Err(corrupt(format!(
                     "could not find the left sibling of block {came_from} in index {}",
                     self.rel.rel_number
@@ -247,9 +298,14 @@ pub(crate) fn find_equal(
         }
         match bp::high_key(&pg) {
             Some(hk) if compare_prefix(desc, hk, key) == Ordering::Equal => {
-                let next = bp::next(&pg);
+                let mut next = bp::next(&pg);
                 drop(pg);
                 pg = lock(pool, rel, next)?;
+                while bp::is_deleted(&pg) {
+                    next = bp::next(&pg);
+                    drop(pg);
+                    pg = lock(pool, rel, next)?;
+                }
                 start = bp::first_data(&pg);
             }
             _ => return Ok(out),

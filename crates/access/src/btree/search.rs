@@ -197,6 +197,14 @@ pub(crate) fn locate<L: Latch>(
     goal: &Goal<'_>,
 ) -> PgResult<(L, OffsetNumber)> {
     loop {
+        if bp::is_deleted(&pg) {
+            // VACUUM unlinked it after our link to it was read; its key
+            // space went to its right sibling (rule 27a).
+            let next = bp::next(&pg);
+            drop(pg);
+            pg = lock(pool, rel, next)?;
+            continue;
+        }
         let leaf = bp::is_leaf(&pg);
         let max = bp::max_offset(&pg);
         let (off, bounded) = match goal {
@@ -275,6 +283,32 @@ pub(crate) fn descend_write(
         }
         pg = lock(pool, rel, child)?;
     }
+}
+
+/// The path to the level-1 page whose downlink covers `key`, share-locking
+/// one internal page at a time and no leaf (page deletion holds the leaves
+/// it changes exclusively while it looks for their parent). Empty when the
+/// root is a leaf.
+pub(crate) fn path_to_parent_level(
+    pool: &'static BufferPool,
+    rel: RelFileLocator,
+    desc: &IndexDesc,
+    key: &SearchKey<'_>,
+) -> PgResult<Stack> {
+    let goal = Goal::Key(*key);
+    let mut stack = Stack::new();
+    let mut pg = root_page(pool, rel)?;
+    while !bp::is_leaf(&pg) {
+        let (page, off) = locate(pool, rel, desc, pg, &goal)?;
+        stack.push((Latch::block(&page), off));
+        if bp::level(&page) == 1 {
+            break;
+        }
+        let child = bp::child(bp::item(&page, off));
+        drop(page);
+        pg = lock(pool, rel, child)?;
+    }
+    Ok(stack)
 }
 
 /// The leftmost page at `level`, share-locked (finding a parent whose

@@ -7,6 +7,7 @@ mod basic;
 mod build;
 mod concurrent;
 mod corrupt;
+mod delete;
 mod model;
 mod multicol;
 mod perf;

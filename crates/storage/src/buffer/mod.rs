@@ -987,6 +987,21 @@ impl Buffer {
         }
     }
 
+    /// `into_write` if no one holds the content lock, else the pin back
+    /// (a B-tree split trying a recycled page must not wait for it).
+    pub fn try_into_write(self) -> Result<OwnedPageWrite, Buffer> {
+        let pool = self.pool;
+        match pool.descs[self.id as usize].content.try_exclusive() {
+            Some(guard) => Ok(OwnedPageWrite {
+                _guard: guard,
+                // SAFETY: exclusive content lock held for the guard's life.
+                page: unsafe { std::slice::from_raw_parts_mut(pool.frame_ptr(self.id), BLCKSZ) },
+                buffer: self,
+            }),
+            None => Err(self),
+        }
+    }
+
     fn mark_dirty(&self) {
         let desc = &self.pool.descs[self.id as usize];
         let s = desc.state.load(Ordering::Relaxed);

@@ -78,7 +78,7 @@ fn built_trees_check_and_take_inserts() {
 
     // VACUUM removes what it is told to, counts the rest.
     let doomed: HashSet<Tid> = (0..N as u64).filter(|i| i % 3 == 0).map(tid).collect();
-    let stats = btree::bulk_delete(e.pool, e.tm.wal(), REL, &|t| doomed.contains(&t)).unwrap();
+    let stats = btree::bulk_delete(e.pool, &e.tm, REL, &desc, &|t| doomed.contains(&t)).unwrap();
     assert_eq!(stats.removed, doomed.len() as u64);
     assert_eq!(stats.remaining, N as u64 + 20_000 - doomed.len() as u64);
     assert_eq!(

@@ -138,7 +138,7 @@ fn vacuum_misses_no_entry_moved_by_concurrent_splits() {
                     }
                 });
             }
-            let v = s.spawn(move || btree::bulk_delete(pool, tm.wal(), REL, &dead).unwrap());
+            let v = s.spawn(move || btree::bulk_delete(pool, tm, REL, desc_ref, &dead).unwrap());
             v.join().unwrap().removed
         });
         assert_eq!(removed, OLD / 2);

@@ -61,7 +61,8 @@ fn random_inserts_deletes_and_scans_match_a_model() {
             .map(|(_, t)| *t)
             .filter(|t| (t.block as u64 * 7 + t.offset as u64 + round).is_multiple_of(3))
             .collect();
-        let stats = btree::bulk_delete(e.pool, e.tm.wal(), REL, &|t| doomed.contains(&t)).unwrap();
+        let stats =
+            btree::bulk_delete(e.pool, &e.tm, REL, &desc, &|t| doomed.contains(&t)).unwrap();
         model.retain(|(_, t)| !doomed.contains(t));
         assert_eq!(stats.removed, doomed.len() as u64);
         assert_eq!(stats.remaining, model.len() as u64);

@@ -12,7 +12,7 @@ use super::support::*;
 use crate::btree::{self, IndexDesc, ScanRange};
 use crate::heap::Tid;
 
-fn replay(dir: &std::path::Path, buffers: usize) -> &'static BufferPool {
+pub(super) fn replay(dir: &std::path::Path, buffers: usize) -> &'static BufferPool {
     let wal2 = wal::Wal::open(
         dir,
         wal::WalSettings::new(
@@ -55,7 +55,7 @@ fn crash_and_replay(buffers: usize) {
         btree::insert(e.pool, &e.tm, REL, &text, &wide(k), tid(i), None).unwrap();
     }
     let doomed: HashSet<Tid> = (0..3000).filter(|i| i % 4 == 1).map(tid).collect();
-    btree::bulk_delete(e.pool, e.tm.wal(), REL, &|t| doomed.contains(&t)).unwrap();
+    btree::bulk_delete(e.pool, &e.tm, REL, &text, &|t| doomed.contains(&t)).unwrap();
     btree::create_empty(e.pool, e.tm.wal(), rel2).unwrap();
     let mut it = (0..50_000).map(|i| Ok((int(i), tid(i as u64))));
     btree::build(e.pool, e.tm.wal(), rel2, &ints, &mut it).unwrap();
@@ -152,7 +152,7 @@ fn torn_pages_after_a_checkpoint_are_restored() {
         btree::insert(e.pool, &e.tm, REL, &text, &wide(k), tid(i), None).unwrap();
     }
     let doomed: HashSet<Tid> = (0..3500).filter(|i| i % 5 == 2).map(tid).collect();
-    btree::bulk_delete(e.pool, wal, REL, &|t| doomed.contains(&t)).unwrap();
+    btree::bulk_delete(e.pool, &e.tm, REL, &text, &|t| doomed.contains(&t)).unwrap();
     btree::create_empty(e.pool, wal, rel2).unwrap();
     let mut it = (0..20_000).map(|i| Ok((int(i), tid(i as u64))));
     btree::build(e.pool, wal, rel2, &ints, &mut it).unwrap();
