@@ -181,7 +181,12 @@ fn launcher_loop(factory: &Factory, stop: &AtomicBool, running: &Mutex<Vec<Arc<I
                 std::thread::Builder::new()
                     .name(format!("autovacuum worker {n}"))
                     .spawn_scoped(scope, move || {
-                        worker(factory, queue, settings, stop, running)
+                        // A panic (an invariant broken while vacuuming) ends
+                        // this worker's round only: the launcher goes on.
+                        let run = || worker(factory, queue, settings, stop, running);
+                        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).is_err() {
+                            crate::log("autovacuum worker ended by an internal error");
+                        }
                     })
                     .expect("start autovacuum worker");
             }
