@@ -298,6 +298,19 @@ impl ConnectionTable {
         for &fd in &expired {
             shutdown_socket(inner, fd, libc::SHUT_RDWR);
         }
+        // pg_terminate_backend: a session waiting for its client's next
+        // message (or a notification) is woken to end now, as PostgreSQL's
+        // SIGTERM ends an idle backend, not at that message.
+        let mut terminated = Vec::new();
+        for e in inner.entries.values_mut() {
+            if !e.hung_up && e.shared.in_session() && e.shared.interrupts.terminate_pending() {
+                e.hung_up = true;
+                terminated.push(e.fd);
+            }
+        }
+        for fd in terminated {
+            shutdown_socket(inner, fd, libc::SHUT_RD);
+        }
         // Each session's own interval (it may SET it).
         for e in inner.entries.values_mut() {
             if !e.shared.in_session() {

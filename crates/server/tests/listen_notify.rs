@@ -212,6 +212,26 @@ fn an_idle_listener_still_ends_on_terminate_and_shutdown() {
         .unwrap()
         .get(0);
     assert!(done);
+    // The session goes at its next safe point: wait for it to be gone, as
+    // a client would see it, then the listener's connection is closed.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let n: i64 = admin
+            .query_one(
+                "select count(*) from pg_stat_activity where pid = $1",
+                &[&listener_pid],
+            )
+            .unwrap()
+            .get(0);
+        if n == 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "terminated listener still there"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let e = listener.batch_execute("select 1").unwrap_err();
     assert!(listener.is_closed() || e.code().is_some(), "{e}");
     // A fast shutdown ends the Unix-socket listener too.

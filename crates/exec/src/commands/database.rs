@@ -57,11 +57,28 @@ pub(super) fn drop(
             "cannot drop a template database",
         ));
     }
-    if env.hooks.backends_in_database(db.oid) > 0 {
+    // As PostgreSQL's CountOtherDBBackends: sessions just closed by their
+    // clients get up to 5 seconds to finish exiting.
+    let mut others = env.hooks.backends_in_database(db.oid);
+    for _ in 0..50 {
+        if others == 0 {
+            break;
+        }
+        env.check_cancel()?;
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        others = env.hooks.backends_in_database(db.oid);
+    }
+    if others > 0 {
+        let detail = if others == 1 {
+            "There is 1 other session using the database.".to_string()
+        } else {
+            format!("There are {others} other sessions using the database.")
+        };
         return Err(PgError::new(
             SqlState::OBJECT_IN_USE,
             format!("database \"{name}\" is being accessed by other users"),
-        ));
+        )
+        .with_detail(detail));
     }
     let catalog = cx.catalog;
     catalog.drop_database(cx.changes(env)?, env.cid, db.oid)?;
