@@ -413,9 +413,13 @@ impl Binder<'_, '_> {
                 expr, data_type, ..
             } => {
                 let to = super::types::parse_type_name(&data_type.to_string())?;
-                let inner = self.bind_expr(expr, scope)?;
+                let inner = match expr.as_ref() {
+                    E::Array(a) => self.bind_array_constructor(&a.elem, Some(to), scope)?,
+                    _ => self.bind_expr(expr, scope)?,
+                };
                 self.coerce(inner, to, CastContext::Explicit)
             }
+            E::Array(a) => self.bind_array_constructor(&a.elem, None, scope),
             E::BinaryOp { left, op, right } => {
                 use ast::BinaryOperator as B;
                 // OPERATOR(pg_catalog.~) and friends: the built-in operator.
@@ -465,6 +469,9 @@ impl Binder<'_, '_> {
                 let l = self.bind_expr(left, scope)?;
                 let r = self.bind_expr(right, scope)?;
                 if let Some(f) = super::json::operator_function(op, l.type_id(), r.type_id()) {
+                    return self.call_builtin_exprs(f, vec![l, r]);
+                }
+                if let Some(f) = super::arrays::operator_function(op, l.type_id(), r.type_id()) {
                     return self.call_builtin_exprs(f, vec![l, r]);
                 }
                 let op = match op {
@@ -1048,6 +1055,9 @@ impl Binder<'_, '_> {
         if let Some(agg) = self.bind_json_aggregate(name, &args, distinct, star)? {
             return Ok(agg);
         }
+        if name == "array_agg" && !star {
+            return self.bind_array_agg(&args, distinct);
+        }
         if let Some(call) = self.bind_json_builder(name, &args)? {
             return Ok(call);
         }
@@ -1379,6 +1389,8 @@ impl Binder<'_, '_> {
             // Bound by bind_json_aggregate.
             AggFunc::JsonAgg | AggFunc::JsonObjectAgg => (TypeId::Json, TypeId::Json),
             AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => (TypeId::Jsonb, TypeId::Jsonb),
+            // Bound by bind_array_agg.
+            AggFunc::ArrayAgg => (arg_type, arg_type),
         };
         if func != AggFunc::CountStar && func != AggFunc::Count {
             let a0 = args.remove(0);

@@ -694,6 +694,7 @@ impl Explainer<'_> {
             AggFunc::StringAgg => "string_agg",
             AggFunc::JsonAgg => "json_agg",
             AggFunc::JsonbAgg => "jsonb_agg",
+            AggFunc::ArrayAgg => "array_agg",
             AggFunc::JsonObjectAgg => "json_object_agg",
             AggFunc::JsonbObjectAgg => "jsonb_object_agg",
         };
