@@ -375,7 +375,14 @@ impl AggAccumulator {
                 .map(|p| types::json::build::jsonb_value(types::json::Jsonb::object_from_pairs(p)))
                 .unwrap_or(Value::Null),
             AggState::ArrayAgg(None) => Value::Null,
-            AggState::ArrayAgg(Some(items)) => {
+            AggState::ArrayAgg(Some(mut items)) => {
+                // DISTINCT inputs come sorted, as PostgreSQL sorts them.
+                if call.distinct {
+                    items.sort_by(|a, b| match (a.is_null(), b.is_null()) {
+                        (false, false) => compare(a, b),
+                        (x, y) => x.cmp(&y),
+                    });
+                }
                 let elem = call.result.id.array_element().unwrap_or(TypeId::Text);
                 if call.arg_type.is_array() {
                     crate::eval::stack_arrays(elem, items, "array_agg")?

@@ -175,7 +175,14 @@ impl Binder<'_, '_> {
                 return Ok(Expr::Const(Value::Oid(oid), to));
             }
             Expr::Const(Value::Text(ref s), t) if t.id == TypeId::Unknown => {
-                let v = parse_text(to, s, &self.ctx.io)?;
+                // An array literal takes its elements' typmod as a cast
+                // would (an explicit one truncates).
+                let v = if to.id.is_array() && to.typmod >= 0 {
+                    let v = parse_text(DataType::new(to.id), s, &self.ctx.io)?;
+                    ::types::cast::apply_typmod(v, to, context == CastContext::Explicit)?
+                } else {
+                    parse_text(to, s, &self.ctx.io)?
+                };
                 return Ok(Expr::Const(v, to));
             }
             _ => {}

@@ -788,7 +788,7 @@ macro_rules! json_conversions {
 
 use TypeId::{Json, Jsonb};
 
-static JSON_CONVERSIONS: [BuiltinFunction; 40] = json_conversions!(
+static JSON_CONVERSIONS: &[BuiltinFunction] = &json_conversions!(
     Bool,
     Int2,
     Int4,
@@ -808,7 +808,21 @@ static JSON_CONVERSIONS: [BuiltinFunction; 40] = json_conversions!(
     Int2Array,
     Int4Array,
     Int8Array,
-    OidArray
+    OidArray,
+    ByteaArray,
+    UuidArray,
+    BoolArray,
+    Float4Array,
+    Float8Array,
+    NumericArray,
+    VarcharArray,
+    BpcharArray,
+    DateArray,
+    TimestampArray,
+    TimestamptzArray,
+    IntervalArray,
+    JsonArray,
+    JsonbArray
 );
 
 /// A variadic, non-strict built-in (the json builders).
