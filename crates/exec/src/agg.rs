@@ -385,7 +385,7 @@ impl AggAccumulator {
                 }
                 let elem = call.result.id.array_element().unwrap_or(TypeId::Text);
                 if call.arg_type.is_array() {
-                    crate::eval::stack_arrays(elem, items, "array_agg")?
+                    crate::eval::stack_arrays(elem, items)?
                 } else {
                     Value::array(types::array::ArrayValue::from_items(elem, items))
                 }

@@ -346,7 +346,7 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
                 .collect();
             // A subquery of arrays stacks them into one more dimension.
             if values.iter().any(|v| matches!(v, Value::Array(_))) {
-                stack_arrays(elem, values, "ARRAY")?
+                stack_arrays(elem, values)?
             } else {
                 Value::array(types::array::ArrayValue::from_items(elem, values))
             }
@@ -776,11 +776,9 @@ fn eval_sys(
             ty.id.array_element().unwrap_or(TypeId::Text),
             args.to_vec(),
         )),
-        SysFunc::ArrayConstructNested => stack_arrays(
-            ty.id.array_element().unwrap_or(TypeId::Text),
-            args.to_vec(),
-            "ARRAY",
-        )?,
+        SysFunc::ArrayConstructNested => {
+            stack_arrays(ty.id.array_element().unwrap_or(TypeId::Text), args.to_vec())?
+        }
         SysFunc::ObjDescription | SysFunc::ShobjDescription | SysFunc::ColDescription => {
             let Some(Value::Oid(objoid)) = args.first() else {
                 return Ok(Value::Null);
@@ -853,7 +851,7 @@ pub fn add(a: &Value, b: &Value) -> PgResult<Value> {
 /// Arrays (of one shape) stacked into an array of one more dimension, as
 /// ARRAY[a, b], ARRAY(subquery of arrays) and array_agg of arrays build
 /// them; NULL arrays are skipped by ARRAY[...] (PostgreSQL's ExecEvalArrayExpr).
-pub(crate) fn stack_arrays(elem: TypeId, values: Vec<Value>, what: &str) -> PgResult<Value> {
+pub(crate) fn stack_arrays(elem: TypeId, values: Vec<Value>) -> PgResult<Value> {
     use types::array::{ArrayValue, Dim};
     let mismatch = || {
         PgError::new(
@@ -861,7 +859,6 @@ pub(crate) fn stack_arrays(elem: TypeId, values: Vec<Value>, what: &str) -> PgRe
             "multidimensional arrays must have array expressions with matching dimensions",
         )
     };
-    let _ = what;
     let mut shape: Option<Vec<Dim>> = None;
     let mut items = Vec::new();
     let mut count = 0;

@@ -47,7 +47,8 @@ pub(super) fn operator_function(
         B::AtArrow if (la || unknown(l)) && (ra || unknown(r)) => "arraycontains",
         B::ArrowAt if (la || unknown(l)) && (ra || unknown(r)) => "arraycontained",
         B::PGOverlap if (la || unknown(l)) && (ra || unknown(r)) => "arrayoverlap",
-        B::StringConcat if (la && ra) || (la && unknown(r)) || (ra && unknown(l)) => "array_cat",
+        // Both arrays, or an untyped literal read as the other side's array.
+        B::StringConcat if (la && (ra || unknown(r))) || (ra && unknown(l)) => "array_cat",
         B::StringConcat if la => "array_append",
         B::StringConcat => "array_prepend",
         _ => return None,
