@@ -410,6 +410,46 @@ impl Binder<'_, '_> {
         ))
     }
 
+    /// generate_subscripts(array, dim [, reverse]) as the generate_series
+    /// bounds it stands for: array_lower..array_upper (reversed: from the
+    /// upper bound down); an empty array or a missing dimension has none.
+    pub(super) fn subscript_series(&mut self, args: Vec<Expr>) -> PgResult<Vec<Expr>> {
+        let n = args.len();
+        let mut args = args.into_iter();
+        let (Some(array), Some(dim)) = (args.next(), args.next()) else {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function generate_subscripts with {n} arguments does not exist"),
+            ));
+        };
+        let reverse = match args.next() {
+            None => false,
+            Some(Expr::Const(Value::Bool(b), _)) => b,
+            Some(_) => {
+                return Err(PgError::unsupported(
+                    "generate_subscripts with a non-constant reverse flag",
+                ))
+            }
+        };
+        if args.next().is_some() {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                "function generate_subscripts with 4 arguments does not exist",
+            ));
+        }
+        let lower = self.call_builtin_exprs("array_lower", vec![array.clone(), dim.clone()])?;
+        let upper = self.call_builtin_exprs("array_upper", vec![array, dim])?;
+        Ok(if reverse {
+            vec![
+                upper,
+                lower,
+                Expr::Const(Value::Int4(-1), TypeId::Int4.into()),
+            ]
+        } else {
+            vec![lower, upper]
+        })
+    }
+
     /// `unnest(a1, a2, ...)` in FROM: one row per element of the longest
     /// array, the shorter ones padded with NULLs.
     pub(super) fn bind_unnest(&mut self, args: Vec<Expr>) -> PgResult<(Plan, Vec<DataType>)> {

@@ -612,7 +612,10 @@ impl Binder<'_, '_> {
                     if let Some((func, json)) = types::json::ops::JsonSrf::from_name(fname) {
                         return self.bind_json_table(func, json, &args.args, alias);
                     }
-                    if fname != "generate_series" && fname != "unnest" {
+                    if !matches!(
+                        fname.as_str(),
+                        "generate_series" | "unnest" | "generate_subscripts"
+                    ) {
                         return Err(PgError::new(
                             SqlState::UNDEFINED_FUNCTION,
                             format!("function {fname} does not exist"),
@@ -630,6 +633,9 @@ impl Binder<'_, '_> {
                     self.check_lock_other(alias_name.as_deref().unwrap_or(fname), true)?;
                     if fname == "unnest" {
                         return self.unnest_scope(exprs, alias, alias_name, *with_ordinality);
+                    }
+                    if fname == "generate_subscripts" {
+                        exprs = self.subscript_series(exprs)?;
                     }
                     let (plan, ty) = {
                         let (args, ty) = self.series_args(exprs)?;
