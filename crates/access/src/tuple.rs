@@ -185,7 +185,7 @@ pub fn form_tuple(types: &[DataType], values: &[Value], xmin: Xid, cid: u32, out
         }
     }
     let mut scratch = String::new();
-    for (_, v) in types.iter().zip(values) {
+    for (ty, v) in types.iter().zip(values) {
         match v {
             Value::Null => {}
             Value::Bool(b) => out.push(*b as u8),
@@ -210,6 +210,12 @@ pub fn form_tuple(types: &[DataType], values: &[Value], xmin: Xid, cid: u32, out
                 let mut doc = Vec::new();
                 types::json::storage::encode(j, &mut doc);
                 put_varlena(out, &doc);
+            }
+            Value::Array(a) => {
+                let mut stored = Vec::new();
+                let elem = ty.id.array_element().unwrap_or(a.elem);
+                types::array::storage::encode(a, elem, &mut stored);
+                put_varlena(out, &stored);
             }
         }
     }
@@ -324,6 +330,10 @@ impl<'t> Deformer<'t> {
                     out.push(types::json::build::jsonb_value(
                         types::json::storage::decode(bytes)?,
                     ));
+                    continue;
+                }
+                if ty.id.is_array() {
+                    out.push(Value::array(types::array::storage::decode(bytes)?));
                     continue;
                 }
                 let s = std::str::from_utf8(bytes).map_err(|_| {

@@ -67,6 +67,8 @@ pub enum AggState {
     /// json_object_agg: the object text so far; jsonb_object_agg: the pairs.
     JsonObjectAgg(Option<String>),
     JsonbObjectAgg(Option<Vec<(String, types::json::Jsonb)>>),
+    /// array_agg: the inputs so far (None before the first).
+    ArrayAgg(Option<Vec<Value>>),
 }
 
 pub struct AggAccumulator {
@@ -98,6 +100,7 @@ impl AggAccumulator {
             JsonbAgg => AggState::JsonbAgg(None),
             JsonObjectAgg => AggState::JsonObjectAgg(None),
             JsonbObjectAgg => AggState::JsonbObjectAgg(None),
+            ArrayAgg => AggState::ArrayAgg(None),
         };
         AggAccumulator {
             state,
@@ -118,6 +121,43 @@ impl AggAccumulator {
             AggFunc::JsonAgg | AggFunc::JsonbAgg | AggFunc::JsonObjectAgg | AggFunc::JsonbObjectAgg
         ) {
             return self.accumulate_json(args);
+        }
+        if let AggState::ArrayAgg(items) = &mut self.state {
+            // NULL inputs are kept (array_agg is not strict).
+            if let Some(seen) = &mut self.seen {
+                if !seen.insert(GroupKey(vec![args[0].clone()])) {
+                    return Ok(());
+                }
+            }
+            if call.arg_type.is_array() {
+                match &args[0] {
+                    Value::Null => {
+                        return Err(PgError::new(
+                            SqlState::NULL_VALUE_NOT_ALLOWED,
+                            "cannot accumulate null arrays",
+                        ))
+                    }
+                    Value::Array(a) if a.is_empty() => {
+                        return Err(PgError::new(
+                            SqlState::ARRAY_SUBSCRIPT_ERROR,
+                            "cannot accumulate empty arrays",
+                        ))
+                    }
+                    Value::Array(a) => {
+                        if let Some(Value::Array(first)) = items.as_ref().and_then(|i| i.first()) {
+                            if first.dims != a.dims {
+                                return Err(PgError::new(
+                                    SqlState::ARRAY_SUBSCRIPT_ERROR,
+                                    "cannot accumulate arrays of different dimensionality",
+                                ));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            items.get_or_insert_with(Vec::new).push(args[0].clone());
+            return Ok(());
         }
         let v = &args[0];
         if v.is_null() {
@@ -192,7 +232,8 @@ impl AggAccumulator {
                     (Some(p), _) => p || x,
                 });
             }
-            AggState::JsonAgg(_)
+            AggState::ArrayAgg(_)
+            | AggState::JsonAgg(_)
             | AggState::JsonbAgg(_)
             | AggState::JsonObjectAgg(_)
             | AggState::JsonbObjectAgg(_) => {}
@@ -333,6 +374,22 @@ impl AggAccumulator {
             AggState::JsonbObjectAgg(pairs) => pairs
                 .map(|p| types::json::build::jsonb_value(types::json::Jsonb::object_from_pairs(p)))
                 .unwrap_or(Value::Null),
+            AggState::ArrayAgg(None) => Value::Null,
+            AggState::ArrayAgg(Some(mut items)) => {
+                // DISTINCT inputs come sorted, as PostgreSQL sorts them.
+                if call.distinct {
+                    items.sort_by(|a, b| match (a.is_null(), b.is_null()) {
+                        (false, false) => compare(a, b),
+                        (x, y) => x.cmp(&y),
+                    });
+                }
+                let elem = call.result.id.array_element().unwrap_or(TypeId::Text);
+                if call.arg_type.is_array() {
+                    crate::eval::stack_arrays(elem, items)?
+                } else {
+                    Value::array(types::array::ArrayValue::from_items(elem, items))
+                }
+            }
         })
     }
 }

@@ -344,7 +344,12 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
                 .into_iter()
                 .map(|r| r.into_iter().next().unwrap_or(Value::Null))
                 .collect();
-            Value::Text(types::array::from_values(elem, &values, &env.io))
+            // A subquery of arrays stacks them into one more dimension.
+            if values.iter().any(|v| matches!(v, Value::Array(_))) {
+                stack_arrays(elem, values)?
+            } else {
+                Value::array(types::array::ArrayValue::from_items(elem, values))
+            }
         }
         Expr::ArrayCompare {
             expr,
@@ -353,14 +358,14 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
             all,
         } => {
             let x = eval(expr, row, env)?;
-            let Value::Text(text) = eval(array, row, env)? else {
+            let Value::Array(arr) = eval(array, row, env)? else {
                 return Ok(Value::Null);
             };
-            let elements = types::array::to_values(array.type_id(), &text, &env.io)?;
+            let elements = &arr.items;
             // PostgreSQL's three-valued ANY/ALL: a NULL comparison makes the
             // result NULL unless another element decides it.
             let mut saw_null = false;
-            for e in &elements {
+            for e in elements {
                 if x.is_null() || e.is_null() {
                     saw_null = true;
                     continue;
@@ -631,22 +636,25 @@ fn eval_sys(
             _ => Value::Null,
         },
         SysFunc::IsolationTestSessionIsBlocked => match (&args[0], &args[1]) {
-            (Value::Int4(pid), Value::Text(pids)) => {
-                let mut by = Vec::new();
-                for e in types::array::parse_elements(pids)?.into_iter().flatten() {
-                    by.push(e.trim().parse::<i32>().map_err(|_| {
-                        PgError::new(
-                            SqlState::INVALID_TEXT_REPRESENTATION,
-                            format!("invalid input syntax for type integer: \"{e}\""),
-                        )
-                    })?);
-                }
+            (Value::Int4(pid), Value::Array(pids)) => {
+                let by: Vec<i32> = pids
+                    .items
+                    .iter()
+                    .filter_map(|v| v.as_i64().map(|p| p as i32))
+                    .collect();
                 Value::Bool(env.hooks.is_backend_blocked(*pid, &by))
             }
             _ => Value::Null,
         },
         SysFunc::BlockingPids => match &args[0] {
-            Value::Int4(pid) => Value::Text(int4_array_text(env.hooks.blocking_pids(*pid))),
+            Value::Int4(pid) => Value::array(types::array::ArrayValue::from_items(
+                TypeId::Int4,
+                env.hooks
+                    .blocking_pids(*pid)
+                    .into_iter()
+                    .map(Value::Int4)
+                    .collect(),
+            )),
             _ => Value::Null,
         },
         SysFunc::Advisory(call) => {
@@ -749,16 +757,36 @@ fn eval_sys(
             },
             None => Value::Null,
         },
-        SysFunc::ArraySubscript => match (&args[0], &args[1]) {
-            (Value::Text(array), Value::Int4(i)) => {
-                let elements = types::array::parse_elements(array)?;
-                match usize::try_from(*i - 1).ok().and_then(|k| elements.get(k)) {
-                    Some(Some(e)) => types::io::parse_text(ty, e, &env.io)?,
-                    _ => Value::Null,
+        SysFunc::ArraySubscript => match &args[0] {
+            Value::Array(a) => types::array::ops::subscript(a, &args[1..]),
+            _ => Value::Null,
+        },
+        SysFunc::ArraySlice(shape) => match &args[0] {
+            Value::Array(a) => {
+                let mut rest = args[1..].iter();
+                let mut subs = Vec::with_capacity(shape.count as usize);
+                for i in 0..shape.count {
+                    let bit = 1u8 << i;
+                    let mut next = || rest.next().cloned().unwrap_or(Value::Null);
+                    subs.push(if shape.slices & bit == 0 {
+                        types::array::ops::Subscript::Index(next())
+                    } else {
+                        let lo = (shape.lowers & bit != 0).then(&mut next);
+                        let hi = (shape.uppers & bit != 0).then(&mut next);
+                        types::array::ops::Subscript::Slice(lo, hi)
+                    });
                 }
+                types::array::ops::slice(a, &subs).map_or(Value::Null, Value::array)
             }
             _ => Value::Null,
         },
+        SysFunc::ArrayConstruct => Value::array(types::array::ArrayValue::from_items(
+            ty.id.array_element().unwrap_or(TypeId::Text),
+            args.to_vec(),
+        )),
+        SysFunc::ArrayConstructNested => {
+            stack_arrays(ty.id.array_element().unwrap_or(TypeId::Text), args.to_vec())?
+        }
         SysFunc::ObjDescription | SysFunc::ShobjDescription | SysFunc::ColDescription => {
             let Some(Value::Oid(objoid)) = args.first() else {
                 return Ok(Value::Null);
@@ -828,8 +856,60 @@ pub fn add(a: &Value, b: &Value) -> PgResult<Value> {
 /// pg_prewarm: loads blocks of a relation into the OS cache ('prefetch'),
 /// reads them ('read') or into shared buffers ('buffer'). Returns the count.
 /// An int4[] value as text.
-fn int4_array_text(v: Vec<i32>) -> String {
-    crate::system_views::array_literal(v.into_iter().map(|p| p.to_string()))
+/// Arrays (of one shape) stacked into an array of one more dimension, as
+/// ARRAY[a, b], ARRAY(subquery of arrays) and array_agg of arrays build
+/// them; NULL arrays are skipped by ARRAY[...] (PostgreSQL's ExecEvalArrayExpr).
+pub(crate) fn stack_arrays(elem: TypeId, values: Vec<Value>) -> PgResult<Value> {
+    use types::array::{ArrayValue, Dim};
+    let mismatch = || {
+        PgError::new(
+            SqlState::ARRAY_SUBSCRIPT_ERROR,
+            "multidimensional arrays must have array expressions with matching dimensions",
+        )
+    };
+    let mut shape: Option<Vec<Dim>> = None;
+    let mut items = Vec::new();
+    let mut count = 0;
+    let mut saw_empty = false;
+    for v in &values {
+        let Value::Array(a) = v else { continue };
+        if a.is_empty() {
+            saw_empty = true;
+            if shape.is_some() {
+                return Err(mismatch());
+            }
+            continue;
+        }
+        if saw_empty {
+            return Err(mismatch());
+        }
+        match &shape {
+            None => shape = Some(a.dims.clone()),
+            Some(s) if *s != a.dims => return Err(mismatch()),
+            Some(_) => {}
+        }
+        items.extend(a.items.iter().cloned());
+        count += 1;
+    }
+    let Some(inner) = shape else {
+        return Ok(Value::array(ArrayValue::empty(elem)));
+    };
+    if inner.len() + 1 > types::array::MAX_DIMS {
+        return Err(PgError::new(
+            SqlState::PROGRAM_LIMIT_EXCEEDED,
+            format!(
+                "number of array dimensions ({}) exceeds the maximum allowed ({})",
+                inner.len() + 1,
+                types::array::MAX_DIMS
+            ),
+        ));
+    }
+    let mut dims = vec![Dim {
+        len: count,
+        lower: 1,
+    }];
+    dims.extend(inner);
+    Ok(Value::array(ArrayValue::with_dims(elem, dims, items)?))
 }
 
 fn prewarm(args: &[Value], env: &mut ExecEnv) -> PgResult<Value> {

@@ -257,19 +257,34 @@ fn build_node<'p>(
             current: None,
             series: None,
         }),
-        Plan::UnnestScan { array, ty } => {
+        Plan::UnnestScan {
+            arrays, ordinality, ..
+        } => {
             let empty: Row = Vec::new();
-            let elements = match eval(array, &empty, env)? {
-                Value::Text(text) => types::array::to_values(array.type_id(), &text, &env.io)?,
-                _ => Vec::new(),
-            };
-            debug_assert_eq!(array.type_id().array_element(), Some(ty.id));
+            let mut values = Vec::with_capacity(arrays.len());
+            for a in arrays.iter() {
+                values.push(eval(a, &empty, env)?);
+            }
+            let items = |v: &Value| v.as_array().map_or(0, |a| a.items.len());
+            let n = values.iter().map(items).max().unwrap_or(0);
+            let rows: Vec<Row> = (0..n)
+                .map(|i| {
+                    let mut row: Row = values
+                        .iter()
+                        .map(|v| {
+                            v.as_array()
+                                .and_then(|a| a.items.get(i).cloned())
+                                .unwrap_or(Value::Null)
+                        })
+                        .collect();
+                    if *ordinality {
+                        row.push(Value::Int8(i as i64 + 1));
+                    }
+                    row
+                })
+                .collect();
             Box::new(RowsOp {
-                rows: elements
-                    .into_iter()
-                    .map(|v| vec![v])
-                    .collect::<Vec<_>>()
-                    .into_iter(),
+                rows: rows.into_iter(),
             })
         }
         Plan::JsonScan { arg, func, json } => {

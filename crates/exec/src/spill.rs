@@ -39,6 +39,11 @@ pub(crate) fn value_heap(v: &Value) -> usize {
             types::json::storage::encode(j, &mut doc);
             2 * doc.len() + ALLOC_OVERHEAD
         }
+        Value::Array(a) => {
+            a.items.capacity() * std::mem::size_of::<Value>()
+                + a.items.iter().map(value_heap).sum::<usize>()
+                + 2 * ALLOC_OVERHEAD
+        }
         _ => 0,
     }
 }
@@ -120,6 +125,13 @@ pub(crate) fn encode_row(row: &[Value], out: &mut Vec<u8>) {
                 out.extend_from_slice(&(doc.len() as u32).to_le_bytes());
                 out.extend_from_slice(&doc);
             }
+            Value::Array(a) => {
+                let mut stored = Vec::new();
+                types::array::storage::encode(a, a.elem, &mut stored);
+                out.push(17);
+                out.extend_from_slice(&(stored.len() as u32).to_le_bytes());
+                out.extend_from_slice(&stored);
+            }
         }
     }
 }
@@ -181,6 +193,7 @@ pub(crate) fn decode_row(bytes: &[u8]) -> PgResult<Row> {
                 i64::from_le_bytes(r.take()?),
             )),
             16 => types::json::build::jsonb_value(types::json::storage::decode(r.bytes()?)?),
+            17 => Value::array(types::array::storage::decode(r.bytes()?)?),
             _ => return Err(corrupt()),
         });
     }
@@ -268,6 +281,14 @@ mod tests {
             Value::Timestamptz(-5),
             Value::Bytea(vec![0, 255]),
             Value::Uuid([7; 16]),
+            Value::array(types::array::ArrayValue {
+                elem: types::TypeId::Text,
+                dims: vec![
+                    types::array::Dim { len: 1, lower: 0 },
+                    types::array::Dim { len: 2, lower: 1 },
+                ],
+                items: vec![Value::text("a"), Value::Null],
+            }),
         ];
         let mut buf = Vec::new();
         encode_row(&row, &mut buf);

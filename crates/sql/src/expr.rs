@@ -29,6 +29,9 @@ pub enum AggFunc {
     /// json_object_agg / jsonb_object_agg(key, value).
     JsonObjectAgg,
     JsonbObjectAgg,
+    /// array_agg(x): the inputs, NULLs included, as an array (of one more
+    /// dimension when the inputs are arrays).
+    ArrayAgg,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -91,8 +94,16 @@ pub enum SysFunc {
     /// to_regclass(text) and friends: the reg* input, NULL instead of an
     /// error for a name that names nothing.
     ToReg(TypeId),
-    /// `array[i]` (args: the array, the subscript); NULL out of range.
+    /// `array[i][j]...` (args: the array, then one subscript per
+    /// dimension given); NULL out of range.
     ArraySubscript,
+    /// `array[lo:hi]...` (args: the array, then per subscript: an index, or
+    /// a slice's lower and upper bounds where written; see `SliceShape`).
+    ArraySlice(SliceShape),
+    /// `ARRAY[e1, e2, ...]` of scalar elements (args: the elements).
+    ArrayConstruct,
+    /// `ARRAY[a1, a2, ...]` of arrays: one more dimension.
+    ArrayConstructNested,
     /// nextval(regclass), currval(regclass), setval(regclass, bigint
     /// [, bool]), lastval(): sequences (access::sequence).
     NextVal,
@@ -120,6 +131,29 @@ pub enum SysFunc {
     AdvisoryUnlockAll,
     /// pg_blocking_pids(pid): int4[]
     BlockingPids,
+}
+
+/// Which subscripts of an `array[...]` slice are slices and which of
+/// their bounds are written (bit i for subscript i).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SliceShape {
+    pub count: u8,
+    pub slices: u8,
+    pub lowers: u8,
+    pub uppers: u8,
+}
+
+impl SysFunc {
+    /// Computes from its arguments alone: never waits or reads pages.
+    pub fn is_pure(self) -> bool {
+        matches!(
+            self,
+            SysFunc::ArraySubscript
+                | SysFunc::ArraySlice(_)
+                | SysFunc::ArrayConstruct
+                | SysFunc::ArrayConstructNested
+        )
+    }
 }
 
 /// What an advisory-lock function does.
@@ -365,7 +399,9 @@ impl Expr {
     /// lock. `Sys` functions and subqueries are taken to do either.
     pub fn safe_under_page_lock(&self) -> bool {
         let mut safe = true;
-        self.visit(&mut |e| safe &= !matches!(e, Expr::Sys { .. }) && !e.is_subquery());
+        self.visit(&mut |e| {
+            safe &= !matches!(e, Expr::Sys { func, .. } if !func.is_pure()) && !e.is_subquery()
+        });
         safe
     }
 

@@ -61,8 +61,10 @@ pub fn cast_context(from: TypeId, to: TypeId) -> Option<CastContext> {
         (Numeric, Float4 | Float8) => I,
         (Json, Jsonb) | (Jsonb, Json) => A,
         (Jsonb, Bool | Numeric | Int2 | Int4 | Int8 | Float4 | Float8) => E,
-        // Arrays convert element by element, explicitly.
-        _ if from.array_element().is_some() && to.array_element().is_some() => E,
+        // Arrays convert element by element, in the elements' context.
+        _ if from.is_array() && to.is_array() => {
+            return cast_context(from.array_element()?, to.array_element()?)
+        }
         // Automatic I/O conversion casts: to string types in assignment,
         // from string types explicitly.
         _ if to.is_string() => A,
@@ -218,13 +220,55 @@ pub fn apply_typmod(v: Value, ty: DataType, explicit: bool) -> PgResult<Value> {
         (TypeId::Timestamptz, Value::Timestamptz(t)) if ty.typmod >= 0 => Ok(Value::Timestamptz(
             datetime::adjust_timestamp_typmod(t, ty.typmod)?,
         )),
+        (t, Value::Array(a)) if t.is_array() && ty.typmod >= 0 => {
+            let elem = DataType::with_typmod(t.array_element().unwrap_or(a.elem), ty.typmod);
+            let items = a
+                .items
+                .iter()
+                .map(|v| apply_typmod(v.clone(), elem, explicit))
+                .collect::<PgResult<Vec<_>>>()?;
+            Ok(Value::array(crate::array::ArrayValue {
+                items,
+                ..crate::array::ArrayValue::clone(&a)
+            }))
+        }
         (_, v) => Ok(v),
     }
+}
+
+/// An array cast element by element (the target's typmod applies to
+/// each element).
+fn convert_array(
+    a: &crate::array::ArrayValue,
+    from: TypeId,
+    to: DataType,
+    io: &IoSettings,
+) -> PgResult<Value> {
+    let from_elem = from.array_element().unwrap_or(a.elem);
+    let to_elem = DataType::with_typmod(to.id.array_element().unwrap_or(TypeId::Text), to.typmod);
+    let items = a
+        .items
+        .iter()
+        .map(|v| cast_value(v.clone(), from_elem, to_elem, CastContext::Explicit, io))
+        .collect::<PgResult<Vec<_>>>()?;
+    Ok(Value::array(crate::array::ArrayValue {
+        elem: to_elem.id,
+        dims: a.dims.clone(),
+        items,
+    }))
 }
 
 fn convert(v: Value, from: TypeId, to: DataType, io: &IoSettings) -> PgResult<Value> {
     use TypeId::*;
     let target = to.id;
+    if let Value::Array(a) = &v {
+        if target.is_array() {
+            if target == from && to.typmod < 0 {
+                return Ok(v);
+            }
+            return convert_array(a, from, to, io);
+        }
+    }
     // Strings (and untyped literals) as the source.
     if let Value::Text(s) = v {
         return match target {

@@ -57,8 +57,8 @@ pub fn parse_text(ty: DataType, s: &str, io: &IoSettings) -> PgResult<Value> {
         TypeId::Name => Value::Text(truncate_name(s).to_string()),
         TypeId::Oid => Value::Oid(parse_oid(s)?),
         t if t.is_reg() => Value::Oid(parse_reg_oid(t, s)?),
-        t if t.array_element().is_some() => Value::Text(crate::array::parse_array(
-            t.array_element().unwrap_or(TypeId::Text),
+        t if t.is_array() => Value::array(crate::array::text::parse(
+            DataType::with_typmod(t.array_element().unwrap_or(TypeId::Text), ty.typmod),
             s,
             io,
         )?),
@@ -112,6 +112,9 @@ pub fn format_text(v: &Value, ty: TypeId, io: &IoSettings, out: &mut String) {
         Value::Uuid(u) => crate::uuid::format(u, out),
         Value::Interval(iv) => crate::interval::write_interval(iv, io.interval_style, out),
         Value::Jsonb(j) => j.write_text(out),
+        Value::Array(a) => {
+            crate::array::text::format(a, ty.array_element().unwrap_or(a.elem), io, out)
+        }
     }
 }
 
@@ -178,7 +181,10 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
             None => return Err(binary_format_error()),
         },
         t if t == TypeId::Oid || t.is_reg() => Value::Oid(u32::from_be_bytes(fixed(bytes)?)),
-        t if t.array_element().is_some() => Value::Text(crate::array::read_binary(t, bytes)?),
+        t if t.is_array() => Value::array(crate::array::binary::read(
+            DataType::with_typmod(t.array_element().unwrap_or(TypeId::Text), ty.typmod),
+            bytes,
+        )?),
         TypeId::Date => Value::Date(receive_date(i32::from_be_bytes(fixed(bytes)?))?),
         TypeId::Timestamp => Value::Timestamp(datetime::adjust_timestamp_typmod(
             receive_timestamp(i64::from_be_bytes(fixed(bytes)?))?,
@@ -285,7 +291,9 @@ pub fn format_binary(v: &Value, ty: TypeId, out: &mut Vec<u8>) {
         (_, Value::Float4(f)) => out.extend_from_slice(&f.to_be_bytes()),
         (_, Value::Float8(f)) => out.extend_from_slice(&f.to_be_bytes()),
         (_, Value::Numeric(n)) => n.write_binary(out),
-        (t, Value::Text(s)) if t.array_element().is_some() => crate::array::write_binary(t, s, out),
+        (t, Value::Array(a)) => {
+            crate::array::binary::write(a, t.array_element().unwrap_or(a.elem), out)
+        }
         (_, Value::Text(s)) => out.extend_from_slice(s.as_bytes()),
         (_, Value::Oid(o)) => out.extend_from_slice(&o.to_be_bytes()),
         (_, Value::Date(d)) => out.extend_from_slice(&d.to_be_bytes()),

@@ -42,10 +42,8 @@ pub enum TypeId {
     RegNamespace,
     /// `regrole`: an oid that prints as a role name.
     RegRole,
-    /// One-dimensional arrays (`text[]` ...). Values are `Value::Text` in
-    /// PostgreSQL's array text form (`{a,"b c",NULL}`): arrays exist for the
-    /// catalogs' array columns and the array expressions clients put around
-    /// them, not as a storage type (see `array.rs`).
+    /// Array types, one per element type (`int4[]` is `Int4Array`, whatever
+    /// its number of dimensions). Values are `Value::Array` (see `array/`).
     TextArray,
     NameArray,
     Int2Array,
@@ -54,6 +52,18 @@ pub enum TypeId {
     OidArray,
     ByteaArray,
     UuidArray,
+    BoolArray,
+    Float4Array,
+    Float8Array,
+    NumericArray,
+    VarcharArray,
+    BpcharArray,
+    DateArray,
+    TimestampArray,
+    TimestamptzArray,
+    IntervalArray,
+    JsonArray,
+    JsonbArray,
     Date,
     Timestamp,
     Timestamptz,
@@ -101,6 +111,18 @@ impl TypeId {
             TypeId::OidArray => 1028,
             TypeId::ByteaArray => 1001,
             TypeId::UuidArray => 2951,
+            TypeId::BoolArray => 1000,
+            TypeId::Float4Array => 1021,
+            TypeId::Float8Array => 1022,
+            TypeId::NumericArray => 1231,
+            TypeId::VarcharArray => 1015,
+            TypeId::BpcharArray => 1014,
+            TypeId::DateArray => 1182,
+            TypeId::TimestampArray => 1115,
+            TypeId::TimestamptzArray => 1185,
+            TypeId::IntervalArray => 1187,
+            TypeId::JsonArray => 199,
+            TypeId::JsonbArray => 3807,
             TypeId::Date => 1082,
             TypeId::Timestamp => 1114,
             TypeId::Timestamptz => 1184,
@@ -114,7 +136,7 @@ impl TypeId {
         }
     }
 
-    pub const ALL: [TypeId; 36] = [
+    pub const ALL: [TypeId; 48] = [
         TypeId::Bool,
         TypeId::Int2,
         TypeId::Int4,
@@ -141,6 +163,18 @@ impl TypeId {
         TypeId::OidArray,
         TypeId::ByteaArray,
         TypeId::UuidArray,
+        TypeId::BoolArray,
+        TypeId::Float4Array,
+        TypeId::Float8Array,
+        TypeId::NumericArray,
+        TypeId::VarcharArray,
+        TypeId::BpcharArray,
+        TypeId::DateArray,
+        TypeId::TimestampArray,
+        TypeId::TimestamptzArray,
+        TypeId::IntervalArray,
+        TypeId::JsonArray,
+        TypeId::JsonbArray,
         TypeId::Date,
         TypeId::Timestamp,
         TypeId::Timestamptz,
@@ -186,6 +220,18 @@ impl TypeId {
             TypeId::OidArray => "_oid",
             TypeId::ByteaArray => "_bytea",
             TypeId::UuidArray => "_uuid",
+            TypeId::BoolArray => "_bool",
+            TypeId::Float4Array => "_float4",
+            TypeId::Float8Array => "_float8",
+            TypeId::NumericArray => "_numeric",
+            TypeId::VarcharArray => "_varchar",
+            TypeId::BpcharArray => "_bpchar",
+            TypeId::DateArray => "_date",
+            TypeId::TimestampArray => "_timestamp",
+            TypeId::TimestamptzArray => "_timestamptz",
+            TypeId::IntervalArray => "_interval",
+            TypeId::JsonArray => "_json",
+            TypeId::JsonbArray => "_jsonb",
             TypeId::Date => "date",
             TypeId::Timestamp => "timestamp",
             TypeId::Timestamptz => "timestamptz",
@@ -246,6 +292,18 @@ impl TypeId {
             TypeId::OidArray => "oid[]",
             TypeId::ByteaArray => "bytea[]",
             TypeId::UuidArray => "uuid[]",
+            TypeId::BoolArray => "boolean[]",
+            TypeId::Float4Array => "real[]",
+            TypeId::Float8Array => "double precision[]",
+            TypeId::NumericArray => "numeric[]",
+            TypeId::VarcharArray => "character varying[]",
+            TypeId::BpcharArray => "character[]",
+            TypeId::DateArray => "date[]",
+            TypeId::TimestampArray => "timestamp without time zone[]",
+            TypeId::TimestamptzArray => "timestamp with time zone[]",
+            TypeId::IntervalArray => "interval[]",
+            TypeId::JsonArray => "json[]",
+            TypeId::JsonbArray => "jsonb[]",
             TypeId::Date => "date",
             TypeId::Timestamp => "timestamp without time zone",
             TypeId::Timestamptz => "timestamp with time zone",
@@ -321,8 +379,25 @@ impl TypeId {
             TypeId::OidArray => TypeId::Oid,
             TypeId::ByteaArray => TypeId::Bytea,
             TypeId::UuidArray => TypeId::Uuid,
+            TypeId::BoolArray => TypeId::Bool,
+            TypeId::Float4Array => TypeId::Float4,
+            TypeId::Float8Array => TypeId::Float8,
+            TypeId::NumericArray => TypeId::Numeric,
+            TypeId::VarcharArray => TypeId::Varchar,
+            TypeId::BpcharArray => TypeId::Bpchar,
+            TypeId::DateArray => TypeId::Date,
+            TypeId::TimestampArray => TypeId::Timestamp,
+            TypeId::TimestamptzArray => TypeId::Timestamptz,
+            TypeId::IntervalArray => TypeId::Interval,
+            TypeId::JsonArray => TypeId::Json,
+            TypeId::JsonbArray => TypeId::Jsonb,
             _ => return None,
         })
+    }
+
+    /// Whether this is an array type.
+    pub fn is_array(self) -> bool {
+        self.array_element().is_some()
     }
 
     /// The array type over this element type, where one exists here.
@@ -432,6 +507,11 @@ impl DataType {
             },
             (TypeId::Timestamp, t) if t >= 0 => format!("timestamp({t}) without time zone"),
             (TypeId::Timestamptz, t) if t >= 0 => format!("timestamp({t}) with time zone"),
+            // An array's typmod is its element's: `character varying(5)[]`.
+            (id, t) if t >= 0 && id.is_array() => {
+                let elem = id.array_element().unwrap_or(TypeId::Text);
+                format!("{}[]", DataType::with_typmod(elem, t).display_name())
+            }
             (id, _) => id.display_name().to_string(),
         }
     }

@@ -688,7 +688,8 @@ fn variant_rank(v: &Value) -> u8 {
         Value::Uuid(_) => 6,
         Value::Interval(_) => 7,
         Value::Jsonb(_) => 8,
-        Value::Null => 9,
+        Value::Array(_) => 9,
+        Value::Null => 10,
     }
 }
 
@@ -725,6 +726,7 @@ pub fn compare(left: &Value, right: &Value) -> Ordering {
         (Value::Uuid(a), Value::Uuid(b)) => a.cmp(b),
         (Value::Interval(a), Value::Interval(b)) => a.cmp_span(b),
         (Value::Jsonb(a), Value::Jsonb(b)) => crate::json::compare(a, b),
+        (Value::Array(a), Value::Array(b)) => crate::array::compare(a, b),
         (Value::Null, Value::Null) => Ordering::Equal,
         _ => compare_mixed(left, right),
     }
@@ -795,6 +797,7 @@ pub fn hash_value<H: std::hash::Hasher>(v: &Value, state: &mut H) {
         // By span, as compare: '1 mon' and '30 days' are equal.
         Value::Interval(iv) => state.write_i128(iv.span()),
         Value::Jsonb(j) => crate::json::hash(j, state),
+        Value::Array(a) => crate::array::hash(a, state),
     }
 }
 

@@ -28,6 +28,9 @@ pub enum Value {
     Interval(crate::interval::Interval),
     /// A jsonb document, shared: values are cloned often and documents are big.
     Jsonb(std::sync::Arc<crate::json::Jsonb>),
+    /// An array of any element type and any number of dimensions, shared
+    /// (see `array/`).
+    Array(std::sync::Arc<crate::array::ArrayValue>),
 }
 
 impl Value {
@@ -55,6 +58,7 @@ impl Value {
             Value::Uuid(_) => TypeId::Uuid,
             Value::Interval(_) => TypeId::Interval,
             Value::Jsonb(_) => TypeId::Jsonb,
+            Value::Array(a) => a.elem.array_type().unwrap_or(TypeId::TextArray),
         })
     }
 }
@@ -68,6 +72,19 @@ impl Value {
     /// A numeric value.
     pub fn numeric(n: Numeric) -> Value {
         Value::Numeric(Box::new(n))
+    }
+
+    /// An array value.
+    pub fn array(a: crate::array::ArrayValue) -> Value {
+        Value::Array(std::sync::Arc::new(a))
+    }
+
+    /// The array of an `Array` value.
+    pub fn as_array(&self) -> Option<&crate::array::ArrayValue> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
     }
 
     /// The string of a `Text` value.

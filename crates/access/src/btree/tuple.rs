@@ -153,6 +153,15 @@ fn put_value(out: &mut Vec<u8>, ty: TypeId, v: &Value) -> PgResult<()> {
                 put_varlena(out, x.to_string().as_bytes());
             }
         },
+        t if t.is_array() => match v {
+            Value::Array(a) => {
+                let mut stored = Vec::new();
+                let elem = t.array_element().unwrap_or(a.elem);
+                types::array::storage::encode(a, elem, &mut stored);
+                put_varlena(out, &stored);
+            }
+            _ => return Err(mismatch(ty, v)),
+        },
         TypeId::Jsonb => match v {
             Value::Jsonb(j) => {
                 let mut doc = Vec::new();
@@ -327,6 +336,11 @@ fn to_value(ty: TypeId, s: Stored<'_>) -> PgResult<Value> {
             _ => Value::Timestamptz(i64::from_le_bytes(le(b))),
         },
         Stored::Var(b) if ty == TypeId::Bytea => Value::Bytea(b.to_vec()),
+        Stored::Var(b) if ty.is_array() => {
+            Value::array(types::array::storage::decode(b).map_err(|_| {
+                PgError::new(SqlState::INDEX_CORRUPTED, "invalid array in an index tuple")
+            })?)
+        }
         Stored::Var(b) if ty == TypeId::Jsonb => {
             types::json::build::jsonb_value(types::json::storage::decode(b).map_err(|_| {
                 PgError::new(SqlState::INDEX_CORRUPTED, "invalid jsonb in an index tuple")

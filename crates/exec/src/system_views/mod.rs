@@ -143,7 +143,21 @@ pub fn rows(key: &str, cx: &ViewContext<'_>) -> PgResult<Vec<Row>> {
     let view = all()
         .find(|v| v.matches_key(key))
         .ok_or_else(|| PgError::internal(format!("no system view {key}")))?;
-    Ok((view.rows)(cx))
+    let mut rows = (view.rows)(cx);
+    // Producers write array columns (acls, reloptions, indkey, ...) in
+    // their literal form; they leave here as array values.
+    for (i, (_, ty)) in view.columns.iter().enumerate() {
+        if !ty.is_array() {
+            continue;
+        }
+        for row in &mut rows {
+            if let Some(Value::Text(literal)) = row.get(i) {
+                let parsed = types::io::parse_text((*ty).into(), literal, &types::IoSettings::UTC)?;
+                row[i] = parsed;
+            }
+        }
+    }
+    Ok(rows)
 }
 
 /// The registry as the binder sees it.

@@ -1,7 +1,7 @@
 //! The `pg_stats` view over the statistics ANALYZE stored (PostgreSQL 15's
-//! columns). We have no array types yet: the array-valued columns are text
-//! in PostgreSQL's array literal form (`{1,2,3}`, elements quoted as
-//! array_out quotes them).
+//! columns). The anyarray columns (most_common_vals, histogram_bounds) are
+//! text in PostgreSQL's array literal form (`{1,2,3}`, elements quoted as
+//! array_out quotes them): their element type varies by row.
 
 use ::catalog::stats::ColumnStats;
 use types::TypeId::*;

@@ -78,6 +78,15 @@ def main(port):
             pass
         got = conn.execute("select string_agg(id::text, ',' order by id) from pcheck where id >= 100").fetchone()
         assert got[0] == "100", got
+        # Arrays: lists as parameters and results, in text and in binary.
+        for binary in (False, True):
+            with conn.cursor(binary=binary) as cur:
+                cur.execute("select %s::int4[], %s::text[], '{{1,2},{3,4}}'::int4[], '{}'::int8[]",
+                            ([1, None, 3], ["a", "b c", None, ""]))
+                got = cur.fetchone()
+                assert got == ([1, None, 3], ["a", "b c", None, ""], [[1, 2], [3, 4]], []), got
+                cur.execute("select 2 = any(%s)", ([1, 2],))
+                assert cur.fetchone()[0] is True
     print("ok")
 
 

@@ -193,7 +193,14 @@ impl Binder<'_, '_> {
                 return Ok(Expr::Const(Value::Oid(oid), to));
             }
             Expr::Const(Value::Text(ref s), t) if t.id == TypeId::Unknown => {
-                let v = parse_text(to, s, &self.ctx.io)?;
+                // An array literal takes its elements' typmod as a cast
+                // would (an explicit one truncates).
+                let v = if to.id.is_array() && to.typmod >= 0 {
+                    let v = parse_text(DataType::new(to.id), s, &self.ctx.io)?;
+                    ::types::cast::apply_typmod(v, to, context == CastContext::Explicit)?
+                } else {
+                    parse_text(to, s, &self.ctx.io)?
+                };
                 return Ok(Expr::Const(v, to));
             }
             _ => {}
@@ -431,9 +438,13 @@ impl Binder<'_, '_> {
                 expr, data_type, ..
             } => {
                 let to = super::types::parse_type_name(&data_type.to_string())?;
-                let inner = self.bind_expr(expr, scope)?;
+                let inner = match expr.as_ref() {
+                    E::Array(a) => self.bind_array_constructor(&a.elem, Some(to), scope)?,
+                    _ => self.bind_expr(expr, scope)?,
+                };
                 self.coerce(inner, to, CastContext::Explicit)
             }
+            E::Array(a) => self.bind_array_constructor(&a.elem, None, scope),
             E::BinaryOp { left, op, right } => {
                 use ast::BinaryOperator as B;
                 // OPERATOR(pg_catalog.~) and friends: the built-in operator.
@@ -483,6 +494,9 @@ impl Binder<'_, '_> {
                 let l = self.bind_expr(left, scope)?;
                 let r = self.bind_expr(right, scope)?;
                 if let Some(f) = super::json::operator_function(op, l.type_id(), r.type_id()) {
+                    return self.call_builtin_exprs(f, vec![l, r]);
+                }
+                if let Some(f) = super::arrays::operator_function(op, l.type_id(), r.type_id()) {
                     return self.call_builtin_exprs(f, vec![l, r]);
                 }
                 let op = match op {
@@ -1066,6 +1080,9 @@ impl Binder<'_, '_> {
         if let Some(agg) = self.bind_json_aggregate(name, &args, distinct, star)? {
             return Ok(agg);
         }
+        if name == "array_agg" && !star {
+            return self.bind_array_agg(&args, distinct);
+        }
         if let Some(call) = self.bind_json_builder(name, &args)? {
             return Ok(call);
         }
@@ -1405,6 +1422,8 @@ impl Binder<'_, '_> {
             // Bound by bind_json_aggregate.
             AggFunc::JsonAgg | AggFunc::JsonObjectAgg => (TypeId::Json, TypeId::Json),
             AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => (TypeId::Jsonb, TypeId::Jsonb),
+            // Bound by bind_array_agg.
+            AggFunc::ArrayAgg => (arg_type, arg_type),
         };
         if func != AggFunc::CountStar && func != AggFunc::Count {
             let a0 = args.remove(0);

@@ -641,10 +641,6 @@ impl Binder<'_, '_> {
         constraints: &mut Vec<ast::TableConstraint>,
     ) -> PgResult<Column> {
         let ty = parse_type_name(&cd.data_type.to_string())?;
-        if ty.id.array_element().is_some() {
-            // Arrays exist for catalog columns and expressions only (types::array).
-            return Err(PgError::unsupported("array columns are not supported yet"));
-        }
         let mut col = Column {
             name: ident_name(&cd.name),
             type_oid: ty.id.oid(),

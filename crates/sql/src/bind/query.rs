@@ -21,7 +21,8 @@ fn figure_name(e: &ast::Expr) -> Option<String> {
     let type_name = |dt: &ast::DataType| {
         super::types::parse_type_name(&dt.to_string())
             .ok()
-            .map(|t| t.id.name().to_string())
+            // An array type is named by its element type (`int4`).
+            .map(|t| t.id.array_element().unwrap_or(t.id).name().to_string())
     };
     match e {
         ast::Expr::Identifier(i) => Some(ident_name(i)),
@@ -46,6 +47,9 @@ fn figure_name(e: &ast::Expr) -> Option<String> {
             _ => None,
         },
         ast::Expr::Case { .. } => Some("case".into()),
+        ast::Expr::Array(_) => Some("array".into()),
+        // `a[1]` is named after `a`.
+        ast::Expr::CompoundFieldAccess { root, .. } => figure_name(root),
         ast::Expr::Exists { .. } => Some("exists".into()),
         // `substr(...)` parses as a shorthand SUBSTRING.
         ast::Expr::Substring {
@@ -523,8 +527,74 @@ impl Binder<'_, '_> {
         Ok((plan, scope))
     }
 
+    /// `unnest(...) [WITH ORDINALITY] [AS alias(columns)]` in FROM: a single
+    /// array's column is named after the alias (or `unnest`), several
+    /// arrays' columns `unnest` each, the ordinality column `ordinality`.
+    fn unnest_scope(
+        &mut self,
+        exprs: Vec<Expr>,
+        alias: &Option<ast::TableAlias>,
+        alias_name: Option<String>,
+        ordinality: bool,
+    ) -> PgResult<(Plan, Scope)> {
+        let (plan, mut types) = self.bind_unnest(exprs)?;
+        let single = types.len() == 1;
+        let plan = match plan {
+            Plan::UnnestScan { arrays, types, .. } => Plan::UnnestScan {
+                arrays,
+                types,
+                ordinality,
+            },
+            other => other,
+        };
+        if ordinality {
+            types.push(TypeId::Int8.into());
+        }
+        let qualifier = alias_name.clone().unwrap_or_else(|| "unnest".into());
+        let scope = types
+            .iter()
+            .enumerate()
+            .map(|(i, ty)| {
+                let default = if ordinality && i + 1 == types.len() {
+                    "ordinality".to_string()
+                } else if single {
+                    alias_name.clone().unwrap_or_else(|| "unnest".into())
+                } else {
+                    "unnest".to_string()
+                };
+                ScopeColumn {
+                    qualifier: Some(qualifier.clone()),
+                    name: alias
+                        .as_ref()
+                        .and_then(|a| a.columns.get(i))
+                        .map_or(default, |c| ident_name(&c.name)),
+                    ty: *ty,
+                    table_oid: 0,
+                    attnum: 0,
+                    hidden: false,
+                }
+            })
+            .collect();
+        Ok((plan, scope))
+    }
+
     fn bind_table_factor(&mut self, tf: &ast::TableFactor) -> PgResult<(Plan, Scope)> {
         match tf {
+            ast::TableFactor::UNNEST {
+                alias,
+                array_exprs,
+                with_offset: false,
+                with_ordinality,
+                ..
+            } => {
+                let mut exprs = Vec::with_capacity(array_exprs.len());
+                for e in array_exprs {
+                    exprs.push(self.bind_expr(e, &Vec::new())?);
+                }
+                let alias_name = alias.as_ref().map(|a| ident_name(&a.name));
+                self.check_lock_other(alias_name.as_deref().unwrap_or("unnest"), true)?;
+                self.unnest_scope(exprs, alias, alias_name, *with_ordinality)
+            }
             ast::TableFactor::Table {
                 name,
                 alias,
@@ -542,7 +612,10 @@ impl Binder<'_, '_> {
                     if let Some((func, json)) = types::json::ops::JsonSrf::from_name(fname) {
                         return self.bind_json_table(func, json, &args.args, alias);
                     }
-                    if fname != "generate_series" && fname != "unnest" {
+                    if !matches!(
+                        fname.as_str(),
+                        "generate_series" | "unnest" | "generate_subscripts"
+                    ) {
                         return Err(PgError::new(
                             SqlState::UNDEFINED_FUNCTION,
                             format!("function {fname} does not exist"),
@@ -558,9 +631,13 @@ impl Binder<'_, '_> {
                         }
                     }
                     self.check_lock_other(alias_name.as_deref().unwrap_or(fname), true)?;
-                    let (plan, ty) = if fname == "unnest" {
-                        self.bind_unnest(exprs)?
-                    } else {
+                    if fname == "unnest" {
+                        return self.unnest_scope(exprs, alias, alias_name, *with_ordinality);
+                    }
+                    if fname == "generate_subscripts" {
+                        exprs = self.subscript_series(exprs)?;
+                    }
+                    let (plan, ty) = {
                         let (args, ty) = self.series_args(exprs)?;
                         (Plan::SeriesScan { args, ty }, ty)
                     };

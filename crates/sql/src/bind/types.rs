@@ -3,19 +3,40 @@
 use common::{PgError, PgResult, SqlState};
 use types::{DataType, TypeId};
 
+/// The element part of an array type name, if it is one.
+fn strip_array_suffix(name: &str) -> Option<&str> {
+    let t = name.trim_end();
+    if let Some(open) = t.strip_suffix(']').and_then(|s| s.rfind('[')) {
+        let inside = &t[open + 1..t.len() - 1];
+        if inside.trim().chars().all(|c| c.is_ascii_digit()) {
+            let rest = t[..open].trim_end();
+            return Some(rest.strip_suffix(" array").unwrap_or(rest));
+        }
+    }
+    t.strip_suffix(" array")
+}
+
 /// Parses a type name as written in SQL ("integer", "varchar(10)",
 /// "numeric(10,2)", "timestamp with time zone", "char", ...).
 pub fn parse_type_name(name: &str) -> PgResult<DataType> {
     let lower = name.trim().to_lowercase();
-    // `elem[]`: the array type over `elem`, where one exists.
-    if let Some(elem) = lower.strip_suffix("[]") {
+    // `elem[]`, `elem[][]`, `elem[3]`, `elem ARRAY`, `elem ARRAY[3]`: the
+    // array type over `elem` (dimensions are not part of the type).
+    if let Some(elem) = strip_array_suffix(&lower) {
         let elem = parse_type_name(elem)?;
-        return elem.id.array_type().map(DataType::new).ok_or_else(|| {
-            PgError::new(
-                SqlState::UNDEFINED_OBJECT,
-                format!("type \"{}[]\" does not exist", elem.id.name()),
-            )
-        });
+        if elem.id.is_array() {
+            return Ok(elem);
+        }
+        return elem
+            .id
+            .array_type()
+            .map(|a| DataType::with_typmod(a, elem.typmod))
+            .ok_or_else(|| {
+                PgError::new(
+                    SqlState::UNDEFINED_OBJECT,
+                    format!("type \"{}[]\" does not exist", elem.id.name()),
+                )
+            });
     }
     let (base, args) = match lower.find('(') {
         Some(i) => {
@@ -73,6 +94,11 @@ pub fn parse_type_name(name: &str) -> PgResult<DataType> {
         "_oid" | "oidvector" => TypeId::OidArray,
         "_bytea" => TypeId::ByteaArray,
         "_uuid" => TypeId::UuidArray,
+        a if a.starts_with('_') && TypeId::ALL.iter().any(|t| t.name() == a) => TypeId::ALL
+            .iter()
+            .copied()
+            .find(|t| t.name() == a)
+            .unwrap_or(TypeId::TextArray),
         "bytea" => TypeId::Bytea,
         "uuid" => TypeId::Uuid,
         "date" => TypeId::Date,

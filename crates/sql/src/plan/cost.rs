@@ -570,11 +570,11 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
                     .map(|(_, t)| DataType::new(t)),
             ),
         },
-        Plan::UnnestScan { ty, .. } => Estimate {
+        Plan::UnnestScan { types, .. } => Estimate {
             startup: 0.0,
             total: 100.0 * s.cpu_tuple_cost,
             rows: 100.0,
-            width: row_width([ty.id].into_iter().map(DataType::new)),
+            width: row_width(types.iter().copied()),
         },
         Plan::SeriesScan { args, ty } => {
             let n = series_rows(args);

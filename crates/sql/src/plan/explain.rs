@@ -21,7 +21,7 @@ use types::{IoSettings, TypeId, Value};
 
 use super::cost::{estimate, Estimate, PlannerSettings, RelationSizes};
 use super::{ExplainOptions, JoinKind, Plan, SetOpKind, SortKey, ViewScan};
-use crate::expr::{AggCall, AggFunc, Expr};
+use crate::expr::{AggCall, AggFunc, Expr, SysFunc};
 
 /// What the executor counted for one plan node (EXPLAIN ANALYZE).
 #[derive(Debug, Clone, Default)]
@@ -694,6 +694,7 @@ impl Explainer<'_> {
             AggFunc::StringAgg => "string_agg",
             AggFunc::JsonAgg => "json_agg",
             AggFunc::JsonbAgg => "jsonb_agg",
+            AggFunc::ArrayAgg => "array_agg",
             AggFunc::JsonObjectAgg => "json_object_agg",
             AggFunc::JsonbObjectAgg => "jsonb_object_agg",
         };
@@ -778,6 +779,26 @@ impl Explainer<'_> {
                     args.iter().map(d).collect::<Vec<_>>().join(", ")
                 )
             }
+            Expr::Sys {
+                func: SysFunc::ArrayConstruct | SysFunc::ArrayConstructNested,
+                args,
+                ..
+            } => format!(
+                "ARRAY[{}]",
+                args.iter().map(d).collect::<Vec<_>>().join(", ")
+            ),
+            Expr::Sys {
+                func: SysFunc::ArraySubscript,
+                args,
+                ..
+            } if !args.is_empty() => format!(
+                "({}){}",
+                d(&args[0]),
+                args[1..]
+                    .iter()
+                    .map(|a| format!("[{}]", d(a)))
+                    .collect::<String>()
+            ),
             Expr::Sys { func, args, .. } => {
                 format!(
                     "{}({})",

@@ -234,7 +234,7 @@ pub fn plan_relations(plan: &Plan, mode: LockMode, out: &mut Vec<(Oid, LockMode)
         }
         Plan::SystemView { .. } => {}
         Plan::SeriesScan { args, .. } => exprs.extend(args),
-        Plan::UnnestScan { array, .. } => exprs.push(array),
+        Plan::UnnestScan { arrays, .. } => exprs.extend(arrays),
         Plan::JsonScan { arg, .. } => exprs.push(arg),
         Plan::NestedLoop {
             left, right, on, ..

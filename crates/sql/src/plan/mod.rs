@@ -112,10 +112,13 @@ pub enum Plan {
         args: Vec<Expr>,
         ty: DataType,
     },
-    /// unnest(array) in FROM: one row per element (of type `ty`).
+    /// unnest(a1, a2, ...) in FROM: one row per element of the longest
+    /// array (of types `types`), shorter arrays padded with NULLs; WITH
+    /// ORDINALITY adds the row number (bigint).
     UnnestScan {
-        array: Expr,
-        ty: DataType,
+        arrays: Vec<Expr>,
+        types: Vec<DataType>,
+        ordinality: bool,
     },
     /// A json/jsonb set-returning function in FROM (jsonb_array_elements,
     /// jsonb_each, ...) over `arg`; `json` if `arg` is json, not jsonb.
@@ -262,7 +265,10 @@ impl Plan {
             Plan::SeqScan { table, tid, .. } => table.columns.len() + *tid as usize,
             Plan::Values { width, .. } => *width,
             Plan::Project { exprs, .. } | Plan::ProjectSet { exprs, .. } => exprs.len(),
-            Plan::SeriesScan { .. } | Plan::UnnestScan { .. } => 1,
+            Plan::SeriesScan { .. } => 1,
+            Plan::UnnestScan {
+                types, ordinality, ..
+            } => types.len() + usize::from(*ordinality),
             Plan::JsonScan { func, json, .. } => func.columns(*json).len(),
             Plan::SystemView { columns, .. } => columns.len(),
             Plan::NestedLoop {
@@ -309,7 +315,16 @@ impl Plan {
             Plan::Project { exprs, .. } | Plan::ProjectSet { exprs, .. } => {
                 exprs.iter().map(Expr::data_type).collect()
             }
-            Plan::SeriesScan { ty, .. } | Plan::UnnestScan { ty, .. } => vec![*ty],
+            Plan::SeriesScan { ty, .. } => vec![*ty],
+            Plan::UnnestScan {
+                types, ordinality, ..
+            } => {
+                let mut t = types.clone();
+                if *ordinality {
+                    t.push(DataType::new(types::TypeId::Int8));
+                }
+                t
+            }
             Plan::JsonScan { func, json, .. } => func
                 .columns(*json)
                 .into_iter()

@@ -249,9 +249,14 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
             func,
             json,
         },
-        Plan::UnnestScan { array, ty } => Plan::UnnestScan {
-            array: f(array),
-            ty,
+        Plan::UnnestScan {
+            arrays,
+            types,
+            ordinality,
+        } => Plan::UnnestScan {
+            arrays: map_vec(arrays, f),
+            types,
+            ordinality,
         },
         Plan::SeriesScan { args, ty } => Plan::SeriesScan {
             args: map_vec(args, f),

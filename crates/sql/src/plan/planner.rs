@@ -352,9 +352,14 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             func,
             json,
         },
-        Plan::UnnestScan { array, ty } => Plan::UnnestScan {
-            array: plan_expr(array, cx),
-            ty,
+        Plan::UnnestScan {
+            arrays,
+            types,
+            ordinality,
+        } => Plan::UnnestScan {
+            arrays: plan_exprs(arrays, cx),
+            types,
+            ordinality,
         },
         Plan::SeriesScan { args, ty } => Plan::SeriesScan {
             args: plan_exprs(args, cx),

@@ -1,11 +1,9 @@
 //! Functions clients call around the catalogs that need no catalog:
-//! `pg_encoding_to_char`, `quote_ident`, `pg_size_pretty`, and the array
-//! functions over the text-form arrays (`array.rs`).
+//! `pg_encoding_to_char`, `quote_ident` and `pg_size_pretty`.
 
 use common::{PgError, PgResult, SqlState};
 
 use super::string::{int, text};
-use crate::array;
 use crate::numeric::Numeric;
 use crate::Value;
 
@@ -297,58 +295,6 @@ pub fn pg_size_pretty_numeric(args: &[Value]) -> PgResult<Value> {
         )
     })?;
     Ok(Value::Text(size_pretty(whole)))
-}
-
-// ----- arrays (any array type: all are text-form values) -----
-
-/// array_to_string(anyarray, text [, text]).
-pub fn array_to_string(args: &[Value]) -> PgResult<Value> {
-    let null_string = match args.get(2) {
-        Some(Value::Text(s)) => Some(s.as_str()),
-        _ => None,
-    };
-    Ok(Value::Text(array::to_string(
-        text(args, 0)?,
-        text(args, 1)?,
-        null_string,
-    )?))
-}
-
-/// array_upper(anyarray, int4) and array_length(anyarray, int4): arrays
-/// are one-dimensional with lower bound 1, so both are the element count.
-pub fn array_upper(args: &[Value]) -> PgResult<Value> {
-    if int(args, 1)? != 1 {
-        return Ok(Value::Null);
-    }
-    Ok(array::upper_bound(text(args, 0)?)?.map_or(Value::Null, Value::Int4))
-}
-
-/// array_lower(anyarray, int4).
-pub fn array_lower(args: &[Value]) -> PgResult<Value> {
-    let nonempty = array::upper_bound(text(args, 0)?)?.is_some();
-    Ok(if int(args, 1)? == 1 && nonempty {
-        Value::Int4(1)
-    } else {
-        Value::Null
-    })
-}
-
-/// cardinality(anyarray).
-pub fn cardinality(args: &[Value]) -> PgResult<Value> {
-    Ok(Value::Int4(
-        array::upper_bound(text(args, 0)?)?.unwrap_or(0),
-    ))
-}
-
-/// array_cat(anyarray, anyarray), also `||` of two arrays: a NULL side
-/// counts as empty, as in PostgreSQL.
-pub fn array_cat(args: &[Value]) -> PgResult<Value> {
-    match (args.first(), args.get(1)) {
-        (Some(Value::Text(a)), Some(Value::Text(b))) => Ok(Value::Text(array::concat(a, b)?)),
-        (Some(Value::Text(a)), _) => Ok(Value::Text(a.clone())),
-        (_, Some(Value::Text(b))) => Ok(Value::Text(b.clone())),
-        _ => Ok(Value::Null),
-    }
 }
 
 // ----- catalog inspection with nothing to inspect yet -----

@@ -30,11 +30,13 @@ fn int_arg(v: &Value) -> PgResult<i64> {
 
 /// A text[] argument's elements (NULL elements as None).
 fn path_arg(v: &Value) -> PgResult<Vec<Option<String>>> {
-    let items = crate::array::to_values(TypeId::TextArray, text_arg(v)?, &IoSettings::UTC)?;
-    Ok(items
-        .into_iter()
+    let Value::Array(a) = v else {
+        return Err(PgError::internal("text[] argument expected"));
+    };
+    Ok(a.items
+        .iter()
         .map(|i| match i {
-            Value::Text(s) => Some(s),
+            Value::Text(s) => Some(s.clone()),
             _ => None,
         })
         .collect())

@@ -152,29 +152,71 @@ use TypeId::{
     Bool, Bpchar, Bytea, ByteaArray, Date, Float4, Float8, Int2, Int4, Int8, Int8Array, Name,
     NameArray, Numeric, Oid, OidArray, Text, TextArray, Timestamp, Timestamptz, Uuid, UuidArray,
 };
-use TypeId::{Int2Array, Int4Array};
+use TypeId::{
+    BoolArray, BpcharArray, DateArray, Float4Array, Float8Array, Int2Array, Int4Array,
+    IntervalArray, JsonArray, JsonbArray, NumericArray, TimestampArray, TimestamptzArray, Varchar,
+    VarcharArray,
+};
 
-/// The functions over any array type, once per array type (arrays are
-/// text-form values, so one implementation serves every element type).
+/// The functions over any array type (PostgreSQL's anyarray and
+/// anyelement), once per array type with its element type.
 macro_rules! array_functions {
-    ($($arr:ident),*) => {
+    ($(($arr:ident, $elem:ident)),*) => {
         [$(
-            f("array_to_string", &[$arr, Text], Text, catalog::array_to_string),
-            f("array_to_string", &[$arr, Text, Text], Text, catalog::array_to_string),
-            f("array_upper", &[$arr, Int4], Int4, catalog::array_upper),
-            f("array_length", &[$arr, Int4], Int4, catalog::array_upper),
-            f("array_lower", &[$arr, Int4], Int4, catalog::array_lower),
-            f("cardinality", &[$arr], Int4, catalog::cardinality),
-            BuiltinFunction {
-                strict: false,
-                ..f("array_cat", &[$arr, $arr], $arr, catalog::array_cat)
-            },
+            fs("array_to_string", &[$arr, Text], Text, crate::array::ops::array_to_string),
+            fs("array_to_string", &[$arr, Text, Text], Text, crate::array::ops::array_to_string),
+            f("array_upper", &[$arr, Int4], Int4, crate::array::ops::array_upper),
+            f("array_length", &[$arr, Int4], Int4, crate::array::ops::array_length),
+            f("array_lower", &[$arr, Int4], Int4, crate::array::ops::array_lower),
+            f("array_ndims", &[$arr], Int4, crate::array::ops::array_ndims),
+            f("array_dims", &[$arr], Text, crate::array::ops::array_dims),
+            f("cardinality", &[$arr], Int4, crate::array::ops::cardinality),
+            f("arraycontains", &[$arr, $arr], Bool, crate::array::ops::arraycontains),
+            f("arraycontained", &[$arr, $arr], Bool, crate::array::ops::arraycontained),
+            f("arrayoverlap", &[$arr, $arr], Bool, crate::array::ops::arrayoverlap),
+            nonstrict(f("array_cat", &[$arr, $arr], $arr, crate::array::ops::array_cat)),
+            nonstrict(f("array_append", &[$arr, $elem], $arr, crate::array::ops::array_append)),
+            nonstrict(f("array_prepend", &[$elem, $arr], $arr, crate::array::ops::array_prepend)),
+            nonstrict(f("array_remove", &[$arr, $elem], $arr, crate::array::ops::array_remove)),
+            nonstrict(f("array_replace", &[$arr, $elem, $elem], $arr, crate::array::ops::array_replace)),
+            nonstrict(f("array_position", &[$arr, $elem], Int4, crate::array::ops::array_position)),
+            nonstrict(f("array_position", &[$arr, $elem, Int4], Int4, crate::array::ops::array_position)),
+            nonstrict(f("array_positions", &[$arr, $elem], Int4Array, crate::array::ops::array_positions)),
+            nonstrict(f("array_fill", &[$elem, Int4Array], $arr, crate::array::ops::array_fill)),
+            nonstrict(f("array_fill", &[$elem, Int4Array, Int4Array], $arr, crate::array::ops::array_fill)),
         )*]
     };
 }
 
-static ARRAY_BUILTINS: [BuiltinFunction; 56] = array_functions!(
-    TextArray, NameArray, Int2Array, Int4Array, Int8Array, OidArray, ByteaArray, UuidArray
+/// A non-strict built-in (called with NULL arguments).
+const fn nonstrict(func: BuiltinFunction) -> BuiltinFunction {
+    BuiltinFunction {
+        strict: false,
+        ..func
+    }
+}
+
+static ARRAY_BUILTINS: &[BuiltinFunction] = &array_functions!(
+    (TextArray, Text),
+    (NameArray, Name),
+    (Int2Array, Int2),
+    (Int4Array, Int4),
+    (Int8Array, Int8),
+    (OidArray, Oid),
+    (ByteaArray, Bytea),
+    (UuidArray, Uuid),
+    (BoolArray, Bool),
+    (Float4Array, Float4),
+    (Float8Array, Float8),
+    (NumericArray, Numeric),
+    (VarcharArray, Varchar),
+    (BpcharArray, Bpchar),
+    (DateArray, Date),
+    (TimestampArray, Timestamp),
+    (TimestamptzArray, Timestamptz),
+    (IntervalArray, Interval),
+    (JsonArray, Json),
+    (JsonbArray, Jsonb)
 );
 
 static BUILTINS: &[BuiltinFunction] = &[
@@ -191,6 +233,18 @@ static BUILTINS: &[BuiltinFunction] = &[
     f("lower", &[Text], Text, string::lower),
     f("upper", &[Text], Text, string::upper),
     f("initcap", &[Text], Text, string::initcap),
+    nonstrict(f(
+        "string_to_array",
+        &[Text, Text],
+        TextArray,
+        crate::array::ops::string_to_array,
+    )),
+    nonstrict(f(
+        "string_to_array",
+        &[Text, Text, Text],
+        TextArray,
+        crate::array::ops::string_to_array,
+    )),
     f("substr", &[Text, Int4], Text, string::substr),
     f("substr", &[Text, Int4, Int4], Text, string::substr),
     f("substring", &[Text, Int4], Text, string::substr),
@@ -734,7 +788,7 @@ macro_rules! json_conversions {
 
 use TypeId::{Json, Jsonb};
 
-static JSON_CONVERSIONS: [BuiltinFunction; 40] = json_conversions!(
+static JSON_CONVERSIONS: &[BuiltinFunction] = &json_conversions!(
     Bool,
     Int2,
     Int4,
@@ -754,7 +808,21 @@ static JSON_CONVERSIONS: [BuiltinFunction; 40] = json_conversions!(
     Int2Array,
     Int4Array,
     Int8Array,
-    OidArray
+    OidArray,
+    ByteaArray,
+    UuidArray,
+    BoolArray,
+    Float4Array,
+    Float8Array,
+    NumericArray,
+    VarcharArray,
+    BpcharArray,
+    DateArray,
+    TimestampArray,
+    TimestamptzArray,
+    IntervalArray,
+    JsonArray,
+    JsonbArray
 );
 
 /// A variadic, non-strict built-in (the json builders).

@@ -26,23 +26,45 @@ pub fn write_json(v: &Value, ty: TypeId, settings: &IoSettings, out: &mut String
         }
         Value::Jsonb(j) => j.write_text(out),
         Value::Text(s) if ty == TypeId::Json => out.push_str(s),
-        Value::Text(s) if ty.array_element().is_some() => {
-            let elem = ty.array_element().unwrap_or(TypeId::Text);
-            let items = crate::array::to_values(ty, s, settings)?;
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json(item, elem, settings, out)?;
+        Value::Array(a) => {
+            let elem = ty.array_element().unwrap_or(a.elem);
+            if a.is_empty() {
+                out.push_str("[]");
+            } else {
+                let mut next = 0;
+                write_json_level(a, elem, 0, &mut next, settings, out)?;
             }
-            out.push(']');
         }
         Value::Date(_) | Value::Timestamp(_) | Value::Timestamptz(_) => {
             escape_string(&iso_datetime(v, ty, settings), out)
         }
         _ => escape_string(&io::to_text(v, ty, settings), out),
     }
+    Ok(())
+}
+
+/// One dimension of an array as a JSON array (nested for inner dimensions).
+fn write_json_level(
+    a: &crate::array::ArrayValue,
+    elem: TypeId,
+    depth: usize,
+    next: &mut usize,
+    settings: &IoSettings,
+    out: &mut String,
+) -> PgResult<()> {
+    out.push('[');
+    for i in 0..a.dims[depth].len {
+        if i > 0 {
+            out.push(',');
+        }
+        if depth + 1 < a.dims.len() {
+            write_json_level(a, elem, depth + 1, next, settings, out)?;
+        } else {
+            write_json(&a.items[*next], elem, settings, out)?;
+            *next += 1;
+        }
+    }
+    out.push(']');
     Ok(())
 }
 
@@ -64,7 +86,7 @@ pub fn to_jsonb(v: &Value, ty: TypeId, settings: &IoSettings) -> PgResult<Jsonb>
         Value::Int8(x) => Jsonb::Number(Numeric::from(*x)),
         Value::Numeric(n) if n.is_finite() => Jsonb::Number(Numeric::clone(n)),
         Value::Text(s) if ty == TypeId::Json => parse::parse_jsonb(s)?,
-        Value::Text(s) if ty.array_element().is_none() => Jsonb::String(s.clone()),
+        Value::Text(s) => Jsonb::String(s.clone()),
         // Floats and arrays go through their JSON text, which keeps the
         // float's shortest round-trip digits.
         _ => parse::parse_jsonb(&to_json_text(v, ty, settings)?)?,
