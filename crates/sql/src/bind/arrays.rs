@@ -122,6 +122,21 @@ impl Binder<'_, '_> {
             return Err(PgError::internal("comparison bound to a non-binary"));
         };
         if right.type_id() != elem {
+            // The element is promoted (int2 to int4, int4 to numeric ...):
+            // the array is cast element-wise to match, as PostgreSQL's
+            // cross-type operator or implicit cast resolves it.
+            let promoted = right.type_id().array_type().and_then(|t| {
+                self.coerce(array.clone(), t.into(), CastContext::Implicit)
+                    .ok()
+            });
+            if let Some(array) = promoted {
+                return Ok(Expr::ArrayCompare {
+                    expr: left,
+                    op,
+                    array: Box::new(array),
+                    all,
+                });
+            }
             return Err(PgError::new(
                 SqlState::UNDEFINED_FUNCTION,
                 format!(
