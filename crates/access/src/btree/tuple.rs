@@ -156,7 +156,7 @@ fn put_value(out: &mut Vec<u8>, ty: TypeId, v: &Value) -> PgResult<()> {
         TypeId::Jsonb => match v {
             Value::Jsonb(j) => {
                 let mut doc = Vec::new();
-                types::json::storage::encode(j, &mut doc);
+                j.encode(&mut doc);
                 put_varlena(out, &doc);
             }
             _ => return Err(mismatch(ty, v)),
@@ -328,9 +328,11 @@ fn to_value(ty: TypeId, s: Stored<'_>) -> PgResult<Value> {
         },
         Stored::Var(b) if ty == TypeId::Bytea => Value::Bytea(b.to_vec()),
         Stored::Var(b) if ty == TypeId::Jsonb => {
-            types::json::build::jsonb_value(types::json::storage::decode(b).map_err(|_| {
-                PgError::new(SqlState::INDEX_CORRUPTED, "invalid jsonb in an index tuple")
-            })?)
+            Value::Jsonb(std::sync::Arc::new(
+                types::json::JsonbDoc::from_stored(b).map_err(|_| {
+                    PgError::new(SqlState::INDEX_CORRUPTED, "invalid jsonb in an index tuple")
+                })?,
+            ))
         }
         Stored::Var(b) => {
             let s = std::str::from_utf8(b).map_err(|_| {
