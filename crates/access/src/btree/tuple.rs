@@ -327,13 +327,11 @@ fn to_value(ty: TypeId, s: Stored<'_>) -> PgResult<Value> {
             _ => Value::Timestamptz(i64::from_le_bytes(le(b))),
         },
         Stored::Var(b) if ty == TypeId::Bytea => Value::Bytea(b.to_vec()),
-        Stored::Var(b) if ty == TypeId::Jsonb => {
-            Value::Jsonb(std::sync::Arc::new(
-                types::json::JsonbDoc::from_stored(b).map_err(|_| {
-                    PgError::new(SqlState::INDEX_CORRUPTED, "invalid jsonb in an index tuple")
-                })?,
-            ))
-        }
+        Stored::Var(b) if ty == TypeId::Jsonb => Value::Jsonb(std::sync::Arc::new(
+            types::json::JsonbDoc::from_stored(b).map_err(|_| {
+                PgError::new(SqlState::INDEX_CORRUPTED, "invalid jsonb in an index tuple")
+            })?,
+        )),
         Stored::Var(b) => {
             let s = std::str::from_utf8(b).map_err(|_| {
                 PgError::new(SqlState::INDEX_CORRUPTED, "invalid UTF-8 in an index tuple")

@@ -128,7 +128,10 @@ pub fn jsonb_extract_path(a: &[Value]) -> PgResult<Value> {
         return Ok(Value::Null);
     }
     if let Some(v) = doc_arg(&a[0])?.stored() {
-        return Ok(stored_jsonb(jops::get_path_stored(v, &variadic_path(&a[1..]))?));
+        return Ok(stored_jsonb(jops::get_path_stored(
+            v,
+            &variadic_path(&a[1..]),
+        )?));
     }
     Ok(opt_jsonb(jops::get_path(
         jsonb_arg(&a[0])?,

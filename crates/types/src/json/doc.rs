@@ -53,7 +53,10 @@ impl JsonbDoc {
     /// The tree, decoded from the stored bytes the first time.
     pub fn tree(&self) -> &Jsonb {
         self.tree.get_or_init(|| {
-            let bytes = self.stored.as_deref().expect("a JsonbDoc has bytes or a tree");
+            let bytes = self
+                .stored
+                .as_deref()
+                .expect("a JsonbDoc has bytes or a tree");
             storage::decode(bytes).expect("stored jsonb was validated when read")
         })
     }

@@ -408,16 +408,12 @@ fn compare_nested(a: StoredValue<'_>, b: &Jsonb) -> PgResult<Ordering> {
     let _depth = stack_depth::enter()?;
     Ok(match b {
         Jsonb::Null if a.tag() == TAG_NULL => Ordering::Equal,
-        Jsonb::String(y) if a.tag() == TAG_STRING => {
-            a.payload().bytes()?.cmp(y.as_bytes())
-        }
+        Jsonb::String(y) if a.tag() == TAG_STRING => a.payload().bytes()?.cmp(y.as_bytes()),
         Jsonb::Number(y) if a.tag() == TAG_NUMBER => {
             let x = Numeric::read_binary(a.payload().bytes()?).map_err(|_| corrupt())?;
             x.cmp(y)
         }
-        Jsonb::Bool(y) if matches!(a.tag(), TAG_FALSE | TAG_TRUE) => {
-            (a.tag() == TAG_TRUE).cmp(y)
-        }
+        Jsonb::Bool(y) if matches!(a.tag(), TAG_FALSE | TAG_TRUE) => (a.tag() == TAG_TRUE).cmp(y),
         Jsonb::Array(y) if a.is_array() => {
             let mut r = a.payload();
             let n = r.varint()?;

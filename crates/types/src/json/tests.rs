@@ -110,7 +110,9 @@ fn stored_reads_match_tree() {
         r#"{"id": 7, "aa": "q\n\"", "name": "u7", "tags": ["alpha", "beta"], "group": "g42",
             "score": 7.5, "address": {"zip": "10007", "city": "c7"}, "n": null}"#,
     ];
-    let keys = ["", "a", "id", "aa", "n", "name", "tags", "group", "score", "address", "zzzzz", "k"];
+    let keys = [
+        "", "a", "id", "aa", "n", "name", "tags", "group", "score", "address", "zzzzz", "k",
+    ];
     let probes = [
         "1",
         "\"b\"",
