@@ -266,6 +266,13 @@ mod tests {
             Value::Timestamptz(-5),
             Value::Bytea(vec![0, 255]),
             Value::Uuid([7; 16]),
+            // A jsonb tree, and one holding stored bytes (written back as they are).
+            types::json::build::jsonb_value(
+                types::json::parse::parse_jsonb(r#"{"a": [1.50, "x"], "b": null}"#).unwrap(),
+            ),
+            Value::Jsonb(std::sync::Arc::new(
+                types::json::JsonbDoc::from_stored(&[1, 5, 1, 4, 1, b'y']).unwrap(),
+            )),
         ];
         let mut buf = Vec::new();
         encode_row(&row, &mut buf);
