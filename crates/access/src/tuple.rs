@@ -208,7 +208,7 @@ pub fn form_tuple(types: &[DataType], values: &[Value], xmin: Xid, cid: u32, out
             }
             Value::Jsonb(j) => {
                 let mut doc = Vec::new();
-                types::json::storage::encode(j, &mut doc);
+                j.encode(&mut doc);
                 put_varlena(out, &doc);
             }
             Value::Array(a) => {
@@ -327,9 +327,10 @@ impl<'t> Deformer<'t> {
                     continue;
                 }
                 if ty.id == TypeId::Jsonb {
-                    out.push(types::json::build::jsonb_value(
-                        types::json::storage::decode(bytes)?,
-                    ));
+                    // Kept as stored bytes: operators read them in place.
+                    out.push(Value::Jsonb(std::sync::Arc::new(
+                        types::json::JsonbDoc::from_stored(bytes)?,
+                    )));
                     continue;
                 }
                 if ty.id.is_array() {

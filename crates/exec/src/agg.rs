@@ -63,7 +63,8 @@ pub enum AggState {
     ByteaAgg(Option<Vec<u8>>),
     /// json_agg: the array text so far; jsonb_agg: the elements.
     JsonAgg(Option<String>),
-    JsonbAgg(Option<Vec<types::json::Jsonb>>),
+    /// jsonb_agg's elements are appended in their stored form (nothing decoded).
+    JsonbAgg(Option<types::json::stored::ArrayBuilder>),
     /// json_object_agg: the object text so far; jsonb_object_agg: the pairs.
     JsonObjectAgg(Option<String>),
     JsonbObjectAgg(Option<Vec<(String, types::json::Jsonb)>>),
@@ -285,7 +286,13 @@ impl AggAccumulator {
             )
         };
         match &mut self.state {
-            AggState::JsonbAgg(items) => items.get_or_insert_with(Vec::new).push(jsonb(&args[0])),
+            AggState::JsonbAgg(items) => {
+                let items = items.get_or_insert_with(Default::default);
+                match &args[0] {
+                    Value::Jsonb(j) => items.push(j),
+                    _ => items.push_null(),
+                }
+            }
             AggState::JsonAgg(text) => {
                 let t = text.get_or_insert_with(|| "[".to_string());
                 if t.len() > 1 {
@@ -295,7 +302,7 @@ impl AggAccumulator {
             }
             AggState::JsonbObjectAgg(pairs) => {
                 let key = match &args[0] {
-                    Value::Jsonb(k) => match k.as_ref() {
+                    Value::Jsonb(k) => match k.tree() {
                         Jsonb::String(s) => s.clone(),
                         Jsonb::Array(_) | Jsonb::Object(_) => {
                             return Err(PgError::new(
@@ -369,7 +376,7 @@ impl AggAccumulator {
             AggState::JsonAgg(s) => s.map(|t| Value::Text(t + "]")).unwrap_or(Value::Null),
             AggState::JsonObjectAgg(s) => s.map(|t| Value::Text(t + " }")).unwrap_or(Value::Null),
             AggState::JsonbAgg(items) => items
-                .map(|i| types::json::build::jsonb_value(types::json::Jsonb::Array(i)))
+                .map(|i| Value::Jsonb(std::sync::Arc::new(i.finish())))
                 .unwrap_or(Value::Null),
             AggState::JsonbObjectAgg(pairs) => pairs
                 .map(|p| types::json::build::jsonb_value(types::json::Jsonb::object_from_pairs(p)))

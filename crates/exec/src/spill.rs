@@ -34,11 +34,7 @@ pub(crate) fn value_heap(v: &Value) -> usize {
         Value::Bytea(b) => b.capacity() + ALLOC_OVERHEAD,
         Value::Numeric(_) => std::mem::size_of::<Numeric>() + ALLOC_OVERHEAD,
         // An estimate: the document's stored size, counted as if unshared.
-        Value::Jsonb(j) => {
-            let mut doc = Vec::new();
-            types::json::storage::encode(j, &mut doc);
-            2 * doc.len() + ALLOC_OVERHEAD
-        }
+        Value::Jsonb(j) => 2 * j.stored_size() + ALLOC_OVERHEAD,
         Value::Array(a) => {
             a.items.capacity() * std::mem::size_of::<Value>()
                 + a.items.iter().map(value_heap).sum::<usize>()
@@ -120,7 +116,7 @@ pub(crate) fn encode_row(row: &[Value], out: &mut Vec<u8>) {
             }
             Value::Jsonb(j) => {
                 let mut doc = Vec::new();
-                types::json::storage::encode(j, &mut doc);
+                j.encode(&mut doc);
                 out.push(16);
                 out.extend_from_slice(&(doc.len() as u32).to_le_bytes());
                 out.extend_from_slice(&doc);
@@ -192,7 +188,9 @@ pub(crate) fn decode_row(bytes: &[u8]) -> PgResult<Row> {
                 i32::from_le_bytes(r.take()?),
                 i64::from_le_bytes(r.take()?),
             )),
-            16 => types::json::build::jsonb_value(types::json::storage::decode(r.bytes()?)?),
+            16 => Value::Jsonb(std::sync::Arc::new(types::json::JsonbDoc::from_stored(
+                r.bytes()?,
+            )?)),
             17 => Value::array(types::array::storage::decode(r.bytes()?)?),
             _ => return Err(corrupt()),
         });
@@ -289,6 +287,13 @@ mod tests {
                 ],
                 items: vec![Value::text("a"), Value::Null],
             }),
+            // A jsonb tree, and one holding stored bytes (written back as they are).
+            types::json::build::jsonb_value(
+                types::json::parse::parse_jsonb(r#"{"a": [1.50, "x"], "b": null}"#).unwrap(),
+            ),
+            Value::Jsonb(std::sync::Arc::new(
+                types::json::JsonbDoc::from_stored(&[1, 5, 1, 4, 1, b'y']).unwrap(),
+            )),
         ];
         let mut buf = Vec::new();
         encode_row(&row, &mut buf);

@@ -175,17 +175,19 @@ pub fn cast_value(
 
 /// jsonb to json, a string type, or (from a jsonb number or boolean of the
 /// right kind) a numeric type or boolean.
-fn jsonb_to_scalar(j: &crate::json::Jsonb, to: DataType, io: &IoSettings) -> PgResult<Value> {
+fn jsonb_to_scalar(doc: &crate::json::JsonbDoc, to: DataType, io: &IoSettings) -> PgResult<Value> {
     use crate::json::Jsonb;
     let target = to.id;
     if target == TypeId::Json || target.is_string() {
-        let text = j.to_text();
+        // From the stored bytes when the document has them.
+        let text = doc.to_text();
         return Ok(Value::Text(if target == TypeId::Name {
             truncate_name(&text).to_string()
         } else {
             text
         }));
     }
+    let j = doc.tree();
     match (j, target) {
         (Jsonb::Bool(b), TypeId::Bool) => Ok(Value::Bool(*b)),
         (Jsonb::Number(n), t) if t.is_numeric_family() => {

@@ -725,7 +725,7 @@ pub fn compare(left: &Value, right: &Value) -> Ordering {
         (Value::Bytea(a), Value::Bytea(b)) => a.as_slice().cmp(b.as_slice()),
         (Value::Uuid(a), Value::Uuid(b)) => a.cmp(b),
         (Value::Interval(a), Value::Interval(b)) => a.cmp_span(b),
-        (Value::Jsonb(a), Value::Jsonb(b)) => crate::json::compare(a, b),
+        (Value::Jsonb(a), Value::Jsonb(b)) => crate::json::compare_docs(a, b),
         (Value::Array(a), Value::Array(b)) => crate::array::compare(a, b),
         (Value::Null, Value::Null) => Ordering::Equal,
         _ => compare_mixed(left, right),

@@ -27,7 +27,8 @@ pub enum Value {
     Uuid([u8; 16]),
     Interval(crate::interval::Interval),
     /// A jsonb document, shared: values are cloned often and documents are big.
-    Jsonb(std::sync::Arc<crate::json::Jsonb>),
+    /// A tree, or the stored bytes decoded on demand (`json::JsonbDoc`).
+    Jsonb(std::sync::Arc<crate::json::JsonbDoc>),
     /// An array of any element type and any number of dimensions, shared
     /// (see `array/`).
     Array(std::sync::Arc<crate::array::ArrayValue>),

@@ -165,7 +165,7 @@ fn put_value(out: &mut Vec<u8>, ty: TypeId, v: &Value) -> PgResult<()> {
         TypeId::Jsonb => match v {
             Value::Jsonb(j) => {
                 let mut doc = Vec::new();
-                types::json::storage::encode(j, &mut doc);
+                j.encode(&mut doc);
                 put_varlena(out, &doc);
             }
             _ => return Err(mismatch(ty, v)),
@@ -341,11 +341,11 @@ fn to_value(ty: TypeId, s: Stored<'_>) -> PgResult<Value> {
                 PgError::new(SqlState::INDEX_CORRUPTED, "invalid array in an index tuple")
             })?)
         }
-        Stored::Var(b) if ty == TypeId::Jsonb => {
-            types::json::build::jsonb_value(types::json::storage::decode(b).map_err(|_| {
+        Stored::Var(b) if ty == TypeId::Jsonb => Value::Jsonb(std::sync::Arc::new(
+            types::json::JsonbDoc::from_stored(b).map_err(|_| {
                 PgError::new(SqlState::INDEX_CORRUPTED, "invalid jsonb in an index tuple")
-            })?)
-        }
+            })?,
+        )),
         Stored::Var(b) => {
             let s = std::str::from_utf8(b).map_err(|_| {
                 PgError::new(SqlState::INDEX_CORRUPTED, "invalid UTF-8 in an index tuple")

@@ -1218,7 +1218,7 @@ impl Binder<'_, '_> {
             )),
             "pg_isolation_test_session_is_blocked" => Some(sys(
                 SysFunc::IsolationTestSessionIsBlocked,
-                &[TypeId::Int4, TypeId::Text],
+                &[TypeId::Int4, TypeId::Int4Array],
                 TypeId::Bool,
             )),
             "pg_sleep" => Some(sys(SysFunc::PgSleep, &[TypeId::Float8], TypeId::Void)),

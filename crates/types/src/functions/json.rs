@@ -8,14 +8,33 @@ use common::{PgError, PgResult, SqlState};
 
 use crate::json::build::{jsonb_value, to_json_text, to_jsonb};
 use crate::json::ops::{self as jops, PathOp};
-use crate::json::{escape_string, Jsonb};
+use crate::json::stored::{self, StoredValue};
+use crate::json::{escape_string, Jsonb, JsonbDoc};
 use crate::{IoSettings, TypeId, Value};
 
-fn jsonb_arg(v: &Value) -> PgResult<&Jsonb> {
+fn doc_arg(v: &Value) -> PgResult<&JsonbDoc> {
     match v {
         Value::Jsonb(j) => Ok(j),
         _ => Err(PgError::internal("jsonb function on a non-jsonb value")),
     }
+}
+
+/// The argument as a tree (decoding a stored document once).
+fn jsonb_arg(v: &Value) -> PgResult<&Jsonb> {
+    doc_arg(v).map(JsonbDoc::tree)
+}
+
+/// A stored sub-value as a jsonb result (its bytes copied, not decoded).
+fn stored_jsonb(v: Option<StoredValue<'_>>) -> Value {
+    v.map_or(Value::Null, |v| Value::Jsonb(Arc::new(v.to_doc())))
+}
+
+/// A stored sub-value as `->>`'s text.
+fn stored_text(v: Option<StoredValue<'_>>) -> PgResult<Value> {
+    Ok(match v {
+        Some(v) => opt_text(v.to_text_unquoted()?),
+        None => Value::Null,
+    })
 }
 
 fn text_arg(v: &Value) -> PgResult<&str> {
@@ -53,24 +72,39 @@ fn opt_text(s: Option<String>) -> Value {
 // ----- jsonb operators -----
 
 pub fn jsonb_object_field(a: &[Value]) -> PgResult<Value> {
+    if let Some(v) = doc_arg(&a[0])?.stored() {
+        return Ok(stored_jsonb(v.get_key(text_arg(&a[1])?)?));
+    }
     Ok(opt_jsonb(jsonb_arg(&a[0])?.get_key(text_arg(&a[1])?)))
 }
 
 pub fn jsonb_array_element(a: &[Value]) -> PgResult<Value> {
+    if let Some(v) = doc_arg(&a[0])?.stored() {
+        return Ok(stored_jsonb(v.get_index(int_arg(&a[1])?)?));
+    }
     Ok(opt_jsonb(jsonb_arg(&a[0])?.get_index(int_arg(&a[1])?)))
 }
 
 pub fn jsonb_object_field_text(a: &[Value]) -> PgResult<Value> {
+    if let Some(v) = doc_arg(&a[0])?.stored() {
+        return stored_text(v.get_key(text_arg(&a[1])?)?);
+    }
     let j = jsonb_arg(&a[0])?.get_key(text_arg(&a[1])?);
     Ok(opt_text(j.and_then(Jsonb::to_text_unquoted)))
 }
 
 pub fn jsonb_array_element_text(a: &[Value]) -> PgResult<Value> {
+    if let Some(v) = doc_arg(&a[0])?.stored() {
+        return stored_text(v.get_index(int_arg(&a[1])?)?);
+    }
     let j = jsonb_arg(&a[0])?.get_index(int_arg(&a[1])?);
     Ok(opt_text(j.and_then(Jsonb::to_text_unquoted)))
 }
 
 pub fn jsonb_extract_path_op(a: &[Value]) -> PgResult<Value> {
+    if let Some(v) = doc_arg(&a[0])?.stored() {
+        return Ok(stored_jsonb(jops::get_path_stored(v, &path_arg(&a[1])?)?));
+    }
     Ok(opt_jsonb(jops::get_path(
         jsonb_arg(&a[0])?,
         &path_arg(&a[1])?,
@@ -79,6 +113,9 @@ pub fn jsonb_extract_path_op(a: &[Value]) -> PgResult<Value> {
 
 pub fn jsonb_extract_path_text_op(a: &[Value]) -> PgResult<Value> {
     let path = path_arg(&a[1])?;
+    if let Some(v) = doc_arg(&a[0])?.stored() {
+        return stored_text(jops::get_path_stored(v, &path)?);
+    }
     let j = jops::get_path(jsonb_arg(&a[0])?, &path);
     Ok(opt_text(j.and_then(Jsonb::to_text_unquoted)))
 }
@@ -92,6 +129,12 @@ pub fn jsonb_extract_path(a: &[Value]) -> PgResult<Value> {
     if a[0].is_null() {
         return Ok(Value::Null);
     }
+    if let Some(v) = doc_arg(&a[0])?.stored() {
+        return Ok(stored_jsonb(jops::get_path_stored(
+            v,
+            &variadic_path(&a[1..]),
+        )?));
+    }
     Ok(opt_jsonb(jops::get_path(
         jsonb_arg(&a[0])?,
         &variadic_path(&a[1..]),
@@ -103,11 +146,17 @@ pub fn jsonb_extract_path_text(a: &[Value]) -> PgResult<Value> {
         return Ok(Value::Null);
     }
     let path = variadic_path(&a[1..]);
+    if let Some(v) = doc_arg(&a[0])?.stored() {
+        return stored_text(jops::get_path_stored(v, &path)?);
+    }
     let j = jops::get_path(jsonb_arg(&a[0])?, &path);
     Ok(opt_text(j.and_then(Jsonb::to_text_unquoted)))
 }
 
 pub fn jsonb_contains(a: &[Value]) -> PgResult<Value> {
+    if let Some(v) = doc_arg(&a[0])?.stored() {
+        return Ok(Value::Bool(stored::contains(v, jsonb_arg(&a[1])?)?));
+    }
     Ok(Value::Bool(jops::contains(
         jsonb_arg(&a[0])?,
         jsonb_arg(&a[1])?,
@@ -115,6 +164,9 @@ pub fn jsonb_contains(a: &[Value]) -> PgResult<Value> {
 }
 
 pub fn jsonb_contained(a: &[Value]) -> PgResult<Value> {
+    if let Some(v) = doc_arg(&a[1])?.stored() {
+        return Ok(Value::Bool(stored::contains(v, jsonb_arg(&a[0])?)?));
+    }
     Ok(Value::Bool(jops::contains(
         jsonb_arg(&a[1])?,
         jsonb_arg(&a[0])?,
@@ -122,6 +174,9 @@ pub fn jsonb_contained(a: &[Value]) -> PgResult<Value> {
 }
 
 pub fn jsonb_exists(a: &[Value]) -> PgResult<Value> {
+    if let Some(v) = doc_arg(&a[0])?.stored() {
+        return Ok(Value::Bool(v.exists(text_arg(&a[1])?)?));
+    }
     Ok(Value::Bool(jops::exists(
         jsonb_arg(&a[0])?,
         text_arg(&a[1])?,
@@ -129,6 +184,14 @@ pub fn jsonb_exists(a: &[Value]) -> PgResult<Value> {
 }
 
 pub fn jsonb_exists_any(a: &[Value]) -> PgResult<Value> {
+    if let Some(v) = doc_arg(&a[0])?.stored() {
+        for k in path_arg(&a[1])?.iter().flatten() {
+            if v.exists(k)? {
+                return Ok(Value::Bool(true));
+            }
+        }
+        return Ok(Value::Bool(false));
+    }
     let j = jsonb_arg(&a[0])?;
     let keys = path_arg(&a[1])?;
     Ok(Value::Bool(
@@ -137,6 +200,14 @@ pub fn jsonb_exists_any(a: &[Value]) -> PgResult<Value> {
 }
 
 pub fn jsonb_exists_all(a: &[Value]) -> PgResult<Value> {
+    if let Some(v) = doc_arg(&a[0])?.stored() {
+        for k in path_arg(&a[1])?.iter().flatten() {
+            if !v.exists(k)? {
+                return Ok(Value::Bool(false));
+            }
+        }
+        return Ok(Value::Bool(true));
+    }
     let j = jsonb_arg(&a[0])?;
     let keys = path_arg(&a[1])?;
     Ok(Value::Bool(
@@ -222,10 +293,18 @@ pub fn jsonb_pretty(a: &[Value]) -> PgResult<Value> {
 }
 
 pub fn jsonb_typeof(a: &[Value]) -> PgResult<Value> {
+    if let Some(v) = doc_arg(&a[0])?.stored() {
+        return Ok(Value::text(v.type_name()));
+    }
     Ok(Value::text(jsonb_arg(&a[0])?.type_name()))
 }
 
 pub fn jsonb_array_length(a: &[Value]) -> PgResult<Value> {
+    if let Some(v) = doc_arg(&a[0])?.stored() {
+        if v.is_array() {
+            return Ok(Value::Int4(v.len()?.unwrap_or(0) as i32));
+        }
+    }
     match jsonb_arg(&a[0])? {
         Jsonb::Array(items) => Ok(Value::Int4(items.len() as i32)),
         Jsonb::Object(_) => Err(PgError::new(
@@ -323,7 +402,11 @@ pub fn json_array_length(a: &[Value]) -> PgResult<Value> {
 
 /// `to_jsonb(x)` / `to_json(x)` for an argument of type `ty`.
 pub fn to_jsonb_of(a: &[Value], ty: TypeId, io: &IoSettings) -> PgResult<Value> {
-    Ok(Value::Jsonb(Arc::new(to_jsonb(&a[0], ty, io)?)))
+    if let Value::Jsonb(_) = &a[0] {
+        // A document is its own jsonb: shared, not rebuilt.
+        return Ok(a[0].clone());
+    }
+    Ok(jsonb_value(to_jsonb(&a[0], ty, io)?))
 }
 
 pub fn to_json_of(a: &[Value], ty: TypeId, io: &IoSettings) -> PgResult<Value> {

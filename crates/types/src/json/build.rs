@@ -95,7 +95,7 @@ pub fn to_jsonb(v: &Value, ty: TypeId, settings: &IoSettings) -> PgResult<Jsonb>
 
 /// A jsonb SQL value.
 pub fn jsonb_value(j: Jsonb) -> Value {
-    Value::Jsonb(Arc::new(j))
+    Value::Jsonb(Arc::new(j.into()))
 }
 
 /// JSON's date/time text: ISO 8601 with a `T`, and a `+HH:MM` offset for

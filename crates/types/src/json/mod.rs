@@ -9,13 +9,19 @@
 //!
 //! - `parse.rs`: the JSON lexer and parser, with PostgreSQL's error details;
 //! - `storage.rs`: the compact binary form jsonb takes in heap and index tuples;
+//! - `doc.rs`: `JsonbDoc`, what `Value::Jsonb` holds: a tree, or stored bytes
+//!   decoded lazily; `stored.rs`: reads (`->`, `?`, `@>`, text) on those bytes;
 //! - `ops.rs`: the operators (`->`, `@>`, `||`, `#-`, ...) and path functions;
 //! - `build.rs`: conversion of SQL values to JSON (`to_jsonb`, the builders).
 
 pub mod build;
+pub mod doc;
 pub mod ops;
 pub mod parse;
 pub mod storage;
+pub mod stored;
+
+pub use doc::JsonbDoc;
 
 use std::cmp::Ordering;
 use std::hash::{Hash, Hasher};
@@ -191,7 +197,7 @@ impl Jsonb {
 
     /// Rank of the kind in PostgreSQL's jsonb order: null < string < number
     /// < boolean < array < object.
-    fn kind_rank(&self) -> u8 {
+    pub(crate) fn kind_rank(&self) -> u8 {
         match self {
             Jsonb::Null => 0,
             Jsonb::String(_) => 1,
@@ -227,6 +233,18 @@ pub fn compare(a: &Jsonb, b: &Jsonb) -> Ordering {
         _ => {}
     }
     compare_nested(a, b)
+}
+
+/// `compare` of two documents, reading a stored side in place (only a
+/// stored-against-stored pair with different bytes decodes one of them).
+pub fn compare_docs(a: &JsonbDoc, b: &JsonbDoc) -> Ordering {
+    let validated = "stored jsonb was validated when read";
+    match (a.stored(), b.stored()) {
+        (Some(x), Some(y)) if x.value_bytes() == y.value_bytes() => Ordering::Equal,
+        (Some(x), _) => stored::compare(x, b.tree()).expect(validated),
+        (None, Some(y)) => stored::compare(y, a.tree()).expect(validated).reverse(),
+        (None, None) => compare(a.tree(), b.tree()),
+    }
 }
 
 /// Order of values below the top level, where scalars are plain elements.

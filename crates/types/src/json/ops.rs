@@ -14,7 +14,7 @@ fn err(code: SqlState, msg: impl Into<String>) -> PgError {
 
 /// A path element as an array index (strtoint: optional sign, digits, no
 /// blanks), None if it is not one.
-fn path_index(s: &str) -> Option<i64> {
+pub(crate) fn path_index(s: &str) -> Option<i64> {
     let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -34,6 +34,34 @@ pub fn get_path<'a>(v: &'a Jsonb, path: &[Option<String>]) -> Option<&'a Jsonb> 
         };
     }
     Some(cur)
+}
+
+/// `#>` on a stored value: walks the bytes, decodes nothing.
+pub fn get_path_stored<'a>(
+    v: super::stored::StoredValue<'a>,
+    path: &[Option<String>],
+) -> PgResult<Option<super::stored::StoredValue<'a>>> {
+    let mut cur = v;
+    for step in path {
+        let Some(step) = step.as_deref() else {
+            return Ok(None);
+        };
+        let next = if cur.is_object() {
+            cur.get_key(step)?
+        } else if cur.is_array() {
+            match path_index(step) {
+                Some(i) => cur.get_index(i)?,
+                None => None,
+            }
+        } else {
+            None
+        };
+        match next {
+            Some(n) => cur = n,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(cur))
 }
 
 /// Whether `a` contains `b` (`@>`, JsonbDeepContains with PostgreSQL's
@@ -506,7 +534,7 @@ pub fn srf_rows(f: JsonSrf, json: bool, arg: &crate::Value) -> PgResult<Vec<Vec<
         return Ok(Vec::new());
     };
     let jsonb = |j: &Jsonb| super::build::jsonb_value(j.clone());
-    Ok(match (f, doc.as_ref()) {
+    Ok(match (f, doc.tree()) {
         (JsonSrf::ArrayElements, Jsonb::Array(items)) => {
             items.iter().map(|i| vec![jsonb(i)]).collect()
         }

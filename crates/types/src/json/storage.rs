@@ -15,15 +15,25 @@
 //! ```
 //! Decoding checks every length and tag, so a corrupt document is an error
 //! (XX001), never a panic.
+//!
+//! Reads need not decode: `stored.rs` walks this form in place (an object's
+//! keys are in key order, so a lookup stops at the first key past the one
+//! sought; containers carry no byte length, so skipping one walks it, which
+//! for documents of a few hundred bytes costs less than one allocation).
+//! A `JsonbDoc` built from stored bytes (`doc.rs`) is validated once
+//! (`validate`: tags, lengths, UTF-8, numbers) and then read by those walks
+//! without further checks failing; its tree is decoded only when an
+//! operation needs one. A sub-value's stored form is the version byte
+//! followed by the value's bytes, so `->` copies a slice and decodes nothing.
 
 use common::{stack_depth, PgError, PgResult, SqlState};
 
 use super::Jsonb;
 use crate::numeric::Numeric;
 
-const VERSION: u8 = 1;
+pub(crate) const VERSION: u8 = 1;
 
-fn put_varint(out: &mut Vec<u8>, mut v: usize) {
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: usize) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -37,7 +47,7 @@ pub fn encode(v: &Jsonb, out: &mut Vec<u8>) {
     encode_value(v, out);
 }
 
-fn encode_value(v: &Jsonb, out: &mut Vec<u8>) {
+pub(crate) fn encode_value(v: &Jsonb, out: &mut Vec<u8>) {
     match v {
         Jsonb::Null => out.push(0),
         Jsonb::Bool(false) => out.push(1),
@@ -73,23 +83,23 @@ fn encode_value(v: &Jsonb, out: &mut Vec<u8>) {
     }
 }
 
-fn corrupt() -> PgError {
+pub(crate) fn corrupt() -> PgError {
     PgError::new(SqlState::DATA_CORRUPTED, "invalid stored jsonb value")
 }
 
-struct Reader<'a> {
-    b: &'a [u8],
-    at: usize,
+pub(crate) struct Reader<'a> {
+    pub(crate) b: &'a [u8],
+    pub(crate) at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn byte(&mut self) -> PgResult<u8> {
+    pub(crate) fn byte(&mut self) -> PgResult<u8> {
         let v = *self.b.get(self.at).ok_or_else(corrupt)?;
         self.at += 1;
         Ok(v)
     }
 
-    fn varint(&mut self) -> PgResult<usize> {
+    pub(crate) fn varint(&mut self) -> PgResult<usize> {
         let mut v = 0usize;
         for shift in (0..64).step_by(7) {
             let b = self.byte()?;
@@ -101,7 +111,7 @@ impl<'a> Reader<'a> {
         Err(corrupt())
     }
 
-    fn bytes(&mut self) -> PgResult<&'a [u8]> {
+    pub(crate) fn bytes(&mut self) -> PgResult<&'a [u8]> {
         let n = self.varint()?;
         let end = self.at.checked_add(n).ok_or_else(corrupt)?;
         let s = self.b.get(self.at..end).ok_or_else(corrupt)?;
@@ -116,7 +126,36 @@ impl<'a> Reader<'a> {
             .map_err(|_| corrupt())
     }
 
-    fn value(&mut self) -> PgResult<Jsonb> {
+    /// Checks the value at the cursor and moves past it, building nothing
+    /// (numbers are read to check them).
+    fn check_value(&mut self) -> PgResult<()> {
+        match self.byte()? {
+            0..=2 => {}
+            3 => {
+                Numeric::read_binary(self.bytes()?).map_err(|_| corrupt())?;
+            }
+            4 => {
+                std::str::from_utf8(self.bytes()?).map_err(|_| corrupt())?;
+            }
+            5 => {
+                let _depth = stack_depth::enter()?;
+                for _ in 0..self.varint()? {
+                    self.check_value()?;
+                }
+            }
+            6 => {
+                let _depth = stack_depth::enter()?;
+                for _ in 0..self.varint()? {
+                    std::str::from_utf8(self.bytes()?).map_err(|_| corrupt())?;
+                    self.check_value()?;
+                }
+            }
+            _ => return Err(corrupt()),
+        }
+        Ok(())
+    }
+
+    pub(crate) fn value(&mut self) -> PgResult<Jsonb> {
         Ok(match self.byte()? {
             0 => Jsonb::Null,
             1 => Jsonb::Bool(false),
@@ -159,4 +198,17 @@ pub fn decode(bytes: &[u8]) -> PgResult<Jsonb> {
         return Err(corrupt());
     }
     Ok(v)
+}
+
+/// Checks a stored document as `decode` would, without building its tree.
+pub fn validate(bytes: &[u8]) -> PgResult<()> {
+    let mut r = Reader { b: bytes, at: 0 };
+    if r.byte()? != VERSION {
+        return Err(corrupt());
+    }
+    r.check_value()?;
+    if r.at != bytes.len() {
+        return Err(corrupt());
+    }
+    Ok(())
 }
