@@ -46,8 +46,13 @@ pub struct Notification {
 
 impl Notification {
     fn bytes(&self) -> usize {
-        self.channel.len() + self.payload.len() + 16
+        entry_bytes(&self.channel, &self.payload)
     }
+}
+
+/// What one notification counts against `QUEUE_LIMIT_BYTES`.
+pub fn entry_bytes(channel: &str, payload: &str) -> usize {
+    channel.len() + payload.len() + 16
 }
 
 /// The checks pg_notify and NOTIFY make on their arguments.
@@ -168,16 +173,19 @@ pub struct PendingNotify {
     /// Channel and payload, in order sent, without duplicates.
     pub notifications: Vec<(String, String)>,
     seen: HashSet<(String, String)>,
+    /// `entry_bytes` of `notifications`, kept as they come and go.
+    bytes: usize,
 }
 
 impl PendingNotify {
-    pub fn notify(&mut self, channel: &str, payload: &str) -> PgResult<()> {
-        check_notification(channel, payload)?;
+    /// Adds a notification (checked by the caller: `check_notification`,
+    /// `NotifyHub::check_room`); a duplicate of one already sent is folded.
+    pub fn push(&mut self, channel: &str, payload: &str) {
         let key = (channel.to_string(), payload.to_string());
         if self.seen.insert(key.clone()) {
+            self.bytes += entry_bytes(channel, payload);
             self.notifications.push(key);
         }
-        Ok(())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -195,19 +203,9 @@ impl PendingNotify {
             .notifications
             .drain(notifications.min(self.notifications.len())..)
         {
+            self.bytes -= entry_bytes(&n.0, &n.1);
             self.seen.remove(&n);
         }
-    }
-
-    pub fn clear(&mut self) {
-        *self = PendingNotify::default();
-    }
-
-    fn bytes(&self) -> usize {
-        self.notifications
-            .iter()
-            .map(|(c, p)| c.len() + p.len() + 16)
-            .sum()
     }
 }
 
@@ -240,10 +238,10 @@ impl NotifyHub {
         Ok(l)
     }
 
-    /// Fails when the transaction's notifications with one more of
-    /// `extra` bytes would overfill the queues (rule 3).
+    /// Fails when the transaction's notifications and one more of `extra`
+    /// bytes would overfill the queues (rule 3).
     pub fn check_room(&self, pending: &PendingNotify, extra: usize) -> PgResult<()> {
-        if self.queued_bytes.load(Ordering::Relaxed) + pending.bytes() + extra > QUEUE_LIMIT_BYTES {
+        if self.queued_bytes.load(Ordering::Relaxed) + pending.bytes + extra > QUEUE_LIMIT_BYTES {
             return Err(PgError::new(
                 SqlState::PROGRAM_LIMIT_EXCEEDED,
                 "too many notifications in the NOTIFY queue",
@@ -360,10 +358,10 @@ mod tests {
         other_db.actions.push(ListenAction::Listen("c".into()));
         hub.commit(other_db, &mut b, 2, 6).unwrap();
         let mut n = PendingNotify::default();
-        n.notify("c", "x").unwrap();
-        n.notify("c", "x").unwrap();
-        n.notify("c", "y").unwrap();
-        n.notify("d", "z").unwrap();
+        n.push("c", "x");
+        n.push("c", "x");
+        n.push("c", "y");
+        n.push("d", "z");
         hub.commit(n, &mut None, 3, 5).unwrap();
         let got = a.as_ref().unwrap().take();
         assert_eq!(
@@ -378,13 +376,14 @@ mod tests {
     #[test]
     fn savepoint_rollback_forgets_later_notifications() {
         let mut p = PendingNotify::default();
-        p.notify("c", "1").unwrap();
+        p.push("c", "1");
         let mark = p.mark();
-        p.notify("c", "2").unwrap();
+        p.push("c", "2");
         p.actions.push(ListenAction::UnlistenAll);
         p.rollback_to(mark);
-        p.notify("c", "2").unwrap();
+        p.push("c", "2");
         assert_eq!(p.notifications.len(), 2);
+        assert_eq!(p.bytes, 2 * entry_bytes("c", "1"));
         assert!(p.actions.is_empty());
     }
 

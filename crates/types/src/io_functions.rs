@@ -267,30 +267,34 @@ pub fn io_functions(t: TypeId) -> Option<[IoFunction; 4]> {
     }))
 }
 
-/// Every I/O function once, with a type it serves (pg_proc rows).
-pub fn all_io_functions() -> Vec<(IoFunction, TypeId)> {
-    let mut out: Vec<(IoFunction, TypeId)> = Vec::new();
-    for t in TypeId::ALL {
-        for f in io_functions(t).into_iter().flatten() {
-            if !out.iter().any(|(g, _)| g.oid == f.oid) {
-                out.push((f, t));
+/// Every I/O function once, with a type it serves (pg_proc rows), built
+/// on first use: regproc input and output look functions up here.
+pub fn all_io_functions() -> &'static [(IoFunction, TypeId)] {
+    static ALL: std::sync::OnceLock<Vec<(IoFunction, TypeId)>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut out: Vec<(IoFunction, TypeId)> = Vec::new();
+        for t in TypeId::ALL {
+            for f in io_functions(t).into_iter().flatten() {
+                if !out.iter().any(|(g, _)| g.oid == f.oid) {
+                    out.push((f, t));
+                }
             }
         }
-    }
-    out
+        out
+    })
 }
 
 pub fn io_function_by_oid(oid: Oid) -> Option<IoFunction> {
     all_io_functions()
-        .into_iter()
-        .map(|(f, _)| f)
+        .iter()
+        .map(|&(f, _)| f)
         .find(|f| f.oid == oid)
 }
 
 pub fn io_function_by_name(name: &str) -> Option<IoFunction> {
     all_io_functions()
-        .into_iter()
-        .map(|(f, _)| f)
+        .iter()
+        .map(|&(f, _)| f)
         .find(|f| f.name == name)
 }
 

@@ -359,8 +359,8 @@ fn pg_proc(_: &ViewContext<'_>) -> Vec<Row> {
     });
     // The types' I/O functions (typinput and friends), as PostgreSQL's.
     let io = types::io_functions::all_io_functions()
-        .into_iter()
-        .map(|(f, t)| {
+        .iter()
+        .map(|&(f, t)| {
             let of = if t.array_element().is_some() {
                 ANYARRAY
             } else {

@@ -81,6 +81,7 @@ pub(super) fn queue_notification(
     payload: &str,
 ) -> PgResult<()> {
     crate::notify::check_notification(channel, payload)?;
-    hub.check_room(pending, channel.len() + payload.len() + 16)?;
-    pending.notify(channel, payload)
+    hub.check_room(pending, crate::notify::entry_bytes(channel, payload))?;
+    pending.push(channel, payload);
+    Ok(())
 }

@@ -252,14 +252,13 @@ pub fn jsonb_delete_path(a: &[Value]) -> PgResult<Value> {
     )?))
 }
 
-pub fn jsonb_set(a: &[Value]) -> PgResult<Value> {
-    let create = a.get(3).and_then(Value::as_bool).unwrap_or(true);
+/// jsonb_set and jsonb_insert: (target, path, new value [, flag]), the
+/// optional flag choosing between `ops` (default `default_flag`).
+fn put_at_path(a: &[Value], default_flag: bool, ops: [PathOp; 2]) -> PgResult<Value> {
+    let flag = a.get(3).and_then(Value::as_bool).unwrap_or(default_flag);
     let path = path_arg(&a[1])?;
-    let op = if create {
-        PathOp::Create
-    } else {
-        PathOp::Replace
-    };
+    let [if_true, if_false] = ops;
+    let op = if flag { if_true } else { if_false };
     Ok(jsonb_value(jops::set_path(
         jsonb_arg(&a[0])?,
         &path,
@@ -268,20 +267,12 @@ pub fn jsonb_set(a: &[Value]) -> PgResult<Value> {
     )?))
 }
 
+pub fn jsonb_set(a: &[Value]) -> PgResult<Value> {
+    put_at_path(a, true, [PathOp::Create, PathOp::Replace])
+}
+
 pub fn jsonb_insert(a: &[Value]) -> PgResult<Value> {
-    let after = a.get(3).and_then(Value::as_bool).unwrap_or(false);
-    let path = path_arg(&a[1])?;
-    let op = if after {
-        PathOp::InsertAfter
-    } else {
-        PathOp::InsertBefore
-    };
-    Ok(jsonb_value(jops::set_path(
-        jsonb_arg(&a[0])?,
-        &path,
-        Some(jsonb_arg(&a[2])?),
-        op,
-    )?))
+    put_at_path(a, false, [PathOp::InsertAfter, PathOp::InsertBefore])
 }
 
 pub fn jsonb_strip_nulls(a: &[Value]) -> PgResult<Value> {
