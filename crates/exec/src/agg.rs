@@ -7,8 +7,13 @@ use std::hash::{Hash, Hasher};
 
 use common::{PgError, PgResult, SqlState};
 use sql::expr::{AggCall, AggFunc};
+use sql::plan::SortKey;
 use types::ops::{compare, eval_binary_op, hash_value, BinaryOp};
 use types::{TypeId, Value};
+
+use crate::eval::eval;
+use crate::ops::compare_rows;
+use crate::{ExecEnv, Row};
 
 /// A row of values usable as a hash key (NULLs group together).
 #[derive(Clone, Debug)]
@@ -75,6 +80,46 @@ pub enum AggState {
 pub struct AggAccumulator {
     pub state: AggState,
     seen: Option<HashSet<GroupKey>>,
+    /// Inputs held back until the group ends, for a call whose result
+    /// depends on the order they arrive in: (sort key values, arguments).
+    held: Option<Vec<(Row, Row)>>,
+}
+
+/// Whether feeding the same inputs in another order can change the result:
+/// only then do ORDER BY (and DISTINCT, which PostgreSQL runs by sorting)
+/// make a call sort its inputs.
+fn order_sensitive(call: &AggCall) -> bool {
+    use AggFunc::*;
+    match call.func {
+        StringAgg | ArrayAgg | JsonAgg | JsonbAgg | JsonObjectAgg | JsonbObjectAgg => true,
+        // Floating-point sums round differently in another order.
+        Sum | Avg => matches!(call.arg_type, TypeId::Float4 | TypeId::Float8),
+        CountStar | Count | Min | Max | BoolAnd | BoolOr => false,
+    }
+}
+
+/// The sort keys over a held input's key row: the call's ORDER BY, or for
+/// DISTINCT without one, its arguments ascending.
+fn held_sort_keys(call: &AggCall) -> Vec<SortKey> {
+    if call.order.is_empty() {
+        (0..call.args.len())
+            .map(|column| SortKey {
+                column,
+                descending: false,
+                nulls_first: false,
+            })
+            .collect()
+    } else {
+        call.order
+            .iter()
+            .enumerate()
+            .map(|(column, o)| SortKey {
+                column,
+                descending: o.descending,
+                nulls_first: o.nulls_first,
+            })
+            .collect()
+    }
 }
 
 impl AggAccumulator {
@@ -103,9 +148,46 @@ impl AggAccumulator {
             JsonbObjectAgg => AggState::JsonbObjectAgg(None),
             ArrayAgg => AggState::ArrayAgg(None),
         };
+        let hold = (call.distinct || !call.order.is_empty()) && order_sensitive(call);
         AggAccumulator {
             state,
             seen: call.distinct.then(HashSet::new),
+            held: hold.then(Vec::new),
+        }
+    }
+
+    /// Folds one input row: evaluates the filter, the arguments and (when
+    /// the inputs are held for sorting) the ORDER BY keys. `args` is scratch.
+    pub(crate) fn feed(
+        &mut self,
+        call: &AggCall,
+        row: &Row,
+        env: &mut ExecEnv,
+        args: &mut Row,
+    ) -> PgResult<()> {
+        if let Some(f) = &call.filter {
+            if !matches!(eval(f, row, env)?, Value::Bool(true)) {
+                return Ok(());
+            }
+        }
+        args.clear();
+        for a in &call.args {
+            args.push(eval(a, row, env)?);
+        }
+        match &mut self.held {
+            None => self.accumulate(call, args),
+            Some(held) => {
+                let keys = if call.order.is_empty() {
+                    args.clone()
+                } else {
+                    call.order
+                        .iter()
+                        .map(|o| eval(&o.expr, row, env))
+                        .collect::<PgResult<Row>>()?
+                };
+                held.push((keys, std::mem::take(args)));
+                Ok(())
+            }
         }
     }
 
@@ -341,7 +423,15 @@ impl AggAccumulator {
         Ok(())
     }
 
-    pub fn finish(self, call: &AggCall) -> PgResult<Value> {
+    pub fn finish(mut self, call: &AggCall) -> PgResult<Value> {
+        if let Some(mut held) = self.held.take() {
+            let keys = held_sort_keys(call);
+            // Stable: inputs with equal keys keep their arrival order.
+            held.sort_by(|a, b| compare_rows(&a.0, &b.0, &keys));
+            for (_, args) in held {
+                self.accumulate(call, &args)?;
+            }
+        }
         Ok(match self.state {
             AggState::Count(n) => Value::Int8(n),
             AggState::SumInt(None) | AggState::SumFloat(None) | AggState::SumNumeric(None) => {
@@ -382,14 +472,8 @@ impl AggAccumulator {
                 .map(|p| types::json::build::jsonb_value(types::json::Jsonb::object_from_pairs(p)))
                 .unwrap_or(Value::Null),
             AggState::ArrayAgg(None) => Value::Null,
-            AggState::ArrayAgg(Some(mut items)) => {
-                // DISTINCT inputs come sorted, as PostgreSQL sorts them.
-                if call.distinct {
-                    items.sort_by(|a, b| match (a.is_null(), b.is_null()) {
-                        (false, false) => compare(a, b),
-                        (x, y) => x.cmp(&y),
-                    });
-                }
+            // DISTINCT inputs were held and arrive sorted, as PostgreSQL sorts them.
+            AggState::ArrayAgg(Some(items)) => {
                 let elem = call.result.id.array_element().unwrap_or(TypeId::Text);
                 if call.arg_type.is_array() {
                     crate::eval::stack_arrays(elem, items)?

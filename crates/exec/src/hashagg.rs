@@ -73,11 +73,7 @@ impl<'p> AggregateOp<'p> {
                 env.check_cancel()?;
             }
             for (acc, call) in accs.iter_mut().zip(self.aggs) {
-                args.clear();
-                for a in &call.args {
-                    args.push(eval(a, &r, env)?);
-                }
-                acc.accumulate(call, &args)?;
+                acc.feed(call, &r, env, &mut args)?;
             }
         }
         let row = accs
@@ -144,11 +140,7 @@ impl<'p> AggregateOp<'p> {
                 }
             };
             for (acc, call) in groups[g].1.iter_mut().zip(self.aggs) {
-                args.clear();
-                for a in &call.args {
-                    args.push(eval(a, &r, env)?);
-                }
-                acc.accumulate(call, &args)?;
+                acc.feed(call, &r, env, &mut args)?;
             }
         }
         drop(file);

@@ -357,7 +357,7 @@ fn build_node<'p>(
         Plan::Aggregate { input, keys, aggs } => {
             let mut refs: Vec<&Expr> = keys.iter().collect();
             for a in aggs {
-                refs.extend(a.args.iter());
+                refs.extend(a.input_exprs());
             }
             let n = needed_with(Some(Vec::new()), &refs);
             Box::new(crate::hashagg::AggregateOp::new(

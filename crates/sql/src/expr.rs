@@ -42,6 +42,65 @@ pub struct AggCall {
     /// Type of the input (first argument).
     pub arg_type: TypeId,
     pub result: DataType,
+    /// `FILTER (WHERE ...)`: only rows where it is true are aggregated.
+    pub filter: Option<Expr>,
+    /// `ORDER BY` inside the call: the inputs are fed in this order.
+    pub order: Vec<AggOrder>,
+}
+
+/// One `ORDER BY` key inside an aggregate call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggOrder {
+    pub expr: Expr,
+    pub descending: bool,
+    pub nulls_first: bool,
+}
+
+impl AggCall {
+    /// A call with no FILTER and no ORDER BY.
+    pub fn new(
+        func: AggFunc,
+        args: Vec<Expr>,
+        distinct: bool,
+        arg_type: TypeId,
+        result: DataType,
+    ) -> AggCall {
+        AggCall {
+            func,
+            args,
+            distinct,
+            arg_type,
+            result,
+            filter: None,
+            order: Vec::new(),
+        }
+    }
+
+    /// Every expression the call evaluates per input row: arguments,
+    /// filter and ordering keys.
+    pub fn input_exprs(&self) -> impl Iterator<Item = &Expr> {
+        self.args
+            .iter()
+            .chain(self.filter.iter())
+            .chain(self.order.iter().map(|o| &o.expr))
+    }
+
+    /// The call with `f` applied to each of its input expressions.
+    pub fn map_input_exprs(
+        mut self,
+        f: &mut dyn FnMut(Expr) -> common::PgResult<Expr>,
+    ) -> common::PgResult<AggCall> {
+        self.args = std::mem::take(&mut self.args)
+            .into_iter()
+            .map(&mut *f)
+            .collect::<common::PgResult<_>>()?;
+        self.filter = self.filter.take().map(&mut *f).transpose()?;
+        for o in &mut self.order {
+            let e = std::mem::replace(&mut o.expr, Expr::Const(Value::Null, TypeId::Bool.into()));
+            o.expr = f(e)?;
+        }
+        Ok(self)
+    }
 }
 
 /// Functions that need the session or the storage layer at run time.
@@ -474,7 +533,7 @@ impl Expr {
             }
             InSubquery { expr, .. } => expr.visit(f),
             ScalarSubquery(..) | ArraySubquery(..) | Exists { .. } => {}
-            Agg(a) => a.args.iter().for_each(|e| e.visit(f)),
+            Agg(a) => a.input_exprs().for_each(|e| e.visit(f)),
         }
     }
 

@@ -379,13 +379,13 @@ impl Binder<'_, '_> {
             })?;
             DataType::with_typmod(a, t.typmod)
         };
-        Ok(Expr::Agg(Box::new(AggCall {
-            func: AggFunc::ArrayAgg,
-            args: vec![arg],
+        Ok(Expr::Agg(Box::new(AggCall::new(
+            AggFunc::ArrayAgg,
+            vec![arg],
             distinct,
-            arg_type: t.id,
+            t.id,
             result,
-        })))
+        ))))
     }
 
     /// current_schemas(include_implicit): the search path's existing

@@ -1060,6 +1060,15 @@ impl Binder<'_, '_> {
     }
 
     fn bind_function(&mut self, f: &ast::Function, scope: &Scope) -> PgResult<Expr> {
+        let clauses = super::agg_clauses::CallClauses::of(f)?;
+        let call = self.bind_function_call(f, scope)?;
+        let parts = object_name_parts(&f.name)?;
+        let name = parts.last().expect("a function has a name");
+        self.apply_call_clauses(name, call, clauses, scope)
+    }
+
+    /// The call without its FILTER and ORDER BY clauses.
+    fn bind_function_call(&mut self, f: &ast::Function, scope: &Scope) -> PgResult<Expr> {
         let parts = object_name_parts(&f.name)?;
         let name = parts.last().unwrap().as_str();
         if parts.len() > 1 && parts[0] != "pg_catalog" {
@@ -1439,13 +1448,9 @@ impl Binder<'_, '_> {
         } else {
             result.into()
         };
-        Ok(Some(Expr::Agg(Box::new(AggCall {
-            func,
-            args,
-            distinct,
-            arg_type,
-            result,
-        }))))
+        Ok(Some(Expr::Agg(Box::new(AggCall::new(
+            func, args, distinct, arg_type, result,
+        )))))
     }
 }
 

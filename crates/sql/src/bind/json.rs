@@ -127,13 +127,13 @@ impl Binder<'_, '_> {
             .map(|a| self.json_arg(a.clone(), jsonb))
             .collect::<PgResult<Vec<_>>>()?;
         let ty = if jsonb { TypeId::Jsonb } else { TypeId::Json };
-        Ok(Some(Expr::Agg(Box::new(AggCall {
+        Ok(Some(Expr::Agg(Box::new(AggCall::new(
             func,
             args,
             distinct,
-            arg_type: ty,
-            result: ty.into(),
-        }))))
+            ty,
+            ty.into(),
+        )))))
     }
 }
 

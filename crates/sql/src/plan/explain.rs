@@ -682,6 +682,14 @@ impl Explainer<'_> {
     }
 
     fn agg_text(&self, a: &AggCall, labels: &[String]) -> String {
+        let mut text = self.agg_call_text(a, labels);
+        if let Some(w) = &a.filter {
+            text.push_str(&format!(" FILTER (WHERE {})", self.deparse(w, labels)));
+        }
+        text
+    }
+
+    fn agg_call_text(&self, a: &AggCall, labels: &[String]) -> String {
         let name = match a.func {
             AggFunc::CountStar => return "count(*)".into(),
             AggFunc::Count => "count",
@@ -699,10 +707,26 @@ impl Explainer<'_> {
             AggFunc::JsonbObjectAgg => "jsonb_object_agg",
         };
         let args: Vec<String> = a.args.iter().map(|x| self.deparse(x, labels)).collect();
+        let order: Vec<String> = a
+            .order
+            .iter()
+            .map(|o| {
+                let mut k = self.deparse(&o.expr, labels);
+                match (o.descending, o.nulls_first) {
+                    (false, true) => k.push_str(" NULLS FIRST"),
+                    (true, false) => k.push_str(" DESC NULLS LAST"),
+                    (true, true) => k.push_str(" DESC"),
+                    (false, false) => {}
+                }
+                k
+            })
+            .collect();
         format!(
-            "{name}({}{})",
+            "{name}({}{}{}{})",
             if a.distinct { "DISTINCT " } else { "" },
-            args.join(", ")
+            args.join(", "),
+            if order.is_empty() { "" } else { " ORDER BY " },
+            order.join(", ")
         )
     }
 

@@ -104,7 +104,7 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
         Plan::Aggregate { input, keys, aggs } => {
             let mut refs: Vec<&Expr> = keys.iter().collect();
             for a in &aggs {
-                refs.extend(a.args.iter());
+                refs.extend(a.input_exprs());
             }
             let n = needed_with(Some(Vec::new()), &refs);
             Plan::Aggregate {

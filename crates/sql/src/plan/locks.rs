@@ -256,7 +256,7 @@ pub fn plan_relations(plan: &Plan, mode: LockMode, out: &mut Vec<(Oid, LockMode)
         }
         Plan::Aggregate { input, keys, aggs } => {
             plan_relations(input, mode, out);
-            exprs.extend(keys.iter().chain(aggs.iter().flat_map(|a| &a.args)));
+            exprs.extend(keys.iter().chain(aggs.iter().flat_map(|a| a.input_exprs())));
         }
         Plan::Sort { input, .. } | Plan::Distinct { input } => plan_relations(input, mode, out),
         Plan::Limit {

@@ -299,9 +299,9 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
             keys: map_vec(keys, f),
             aggs: aggs
                 .into_iter()
-                .map(|mut a| {
-                    a.args = map_vec(std::mem::take(&mut a.args), f);
-                    a
+                .map(|a| {
+                    a.map_input_exprs(&mut |e| Ok(f(e)))
+                        .expect("mapping parameters does not fail")
                 })
                 .collect(),
         },

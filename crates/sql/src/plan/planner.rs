@@ -368,7 +368,13 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
         Plan::Aggregate { input, keys, aggs } => Plan::Aggregate {
             input: Box::new(plan_tree(*input, cx)),
             keys: plan_exprs(keys, cx),
-            aggs,
+            aggs: aggs
+                .into_iter()
+                .map(|a| {
+                    a.map_input_exprs(&mut |e| Ok(plan_expr(e, cx)))
+                        .expect("planning an expression does not fail")
+                })
+                .collect(),
         },
         // A scan already read through an index in the sort's order (or
         // its reverse) needs no Sort; a new index path for the order alone
