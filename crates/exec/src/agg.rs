@@ -11,6 +11,9 @@ use sql::plan::SortKey;
 use types::ops::{compare, eval_binary_op, hash_value, BinaryOp};
 use types::{TypeId, Value};
 
+use crate::agg_stats::{
+    bits_value, fold_bits, FloatMoments, NumericMoments, OrderedInputs, Regression,
+};
 use crate::eval::eval;
 use crate::ops::compare_rows;
 use crate::{ExecEnv, Row};
@@ -75,6 +78,11 @@ pub enum AggState {
     JsonbObjectAgg(Option<Vec<(String, types::json::Jsonb)>>),
     /// array_agg: the inputs so far (None before the first).
     ArrayAgg(Option<Vec<Value>>),
+    NumericMoments(NumericMoments),
+    FloatMoments(FloatMoments),
+    Bits(Option<i64>),
+    Regression(Regression),
+    Ordered(OrderedInputs),
 }
 
 pub struct AggAccumulator {
@@ -92,9 +100,11 @@ fn order_sensitive(call: &AggCall) -> bool {
     use AggFunc::*;
     match call.func {
         StringAgg | ArrayAgg | JsonAgg | JsonbAgg | JsonObjectAgg | JsonbObjectAgg => true,
+        PercentileCont | PercentileDisc | Mode => true,
         // Floating-point sums round differently in another order.
-        Sum | Avg => matches!(call.arg_type, TypeId::Float4 | TypeId::Float8),
-        CountStar | Count | Min | Max | BoolAnd | BoolOr => false,
+        Sum | Avg | Variance { .. } => matches!(call.arg_type, TypeId::Float4 | TypeId::Float8),
+        Regr(_) => true,
+        CountStar | Count | Min | Max | BoolAnd | BoolOr | BitAnd | BitOr | BitXor => false,
     }
 }
 
@@ -147,6 +157,11 @@ impl AggAccumulator {
             JsonObjectAgg => AggState::JsonObjectAgg(None),
             JsonbObjectAgg => AggState::JsonbObjectAgg(None),
             ArrayAgg => AggState::ArrayAgg(None),
+            Variance { .. } if t == TypeId::Float8 => AggState::FloatMoments(Default::default()),
+            Variance { .. } => AggState::NumericMoments(Default::default()),
+            BitAnd | BitOr | BitXor => AggState::Bits(None),
+            Regr(_) => AggState::Regression(Default::default()),
+            PercentileCont | PercentileDisc | Mode => AggState::Ordered(Default::default()),
         };
         let hold = (call.distinct || !call.order.is_empty()) && order_sensitive(call);
         AggAccumulator {
@@ -204,6 +219,17 @@ impl AggAccumulator {
             AggFunc::JsonAgg | AggFunc::JsonbAgg | AggFunc::JsonObjectAgg | AggFunc::JsonbObjectAgg
         ) {
             return self.accumulate_json(args);
+        }
+        match &mut self.state {
+            AggState::Ordered(inputs) => {
+                inputs.add(args);
+                return Ok(());
+            }
+            AggState::Regression(r) => {
+                r.add(&args[0], &args[1]);
+                return Ok(());
+            }
+            _ => {}
         }
         if let AggState::ArrayAgg(items) = &mut self.state {
             // NULL inputs are kept (array_agg is not strict).
@@ -314,6 +340,17 @@ impl AggAccumulator {
                     (Some(p), AggFunc::BoolAnd) => p && x,
                     (Some(p), _) => p || x,
                 });
+            }
+            AggState::NumericMoments(m) => m.add(v)?,
+            AggState::FloatMoments(m) => m.add(v),
+            AggState::Bits(acc) => fold_bits(
+                acc,
+                v,
+                call.func == AggFunc::BitAnd,
+                call.func == AggFunc::BitXor,
+            ),
+            AggState::Regression(_) | AggState::Ordered(_) => {
+                unreachable!("folded before NULL inputs are skipped")
             }
             AggState::ArrayAgg(_)
             | AggState::JsonAgg(_)
@@ -471,6 +508,23 @@ impl AggAccumulator {
             AggState::JsonbObjectAgg(pairs) => pairs
                 .map(|p| types::json::build::jsonb_value(types::json::Jsonb::object_from_pairs(p)))
                 .unwrap_or(Value::Null),
+            AggState::NumericMoments(m) => match call.func {
+                AggFunc::Variance { sample, root } => m.finish(sample, root)?,
+                f => unreachable!("moments of {f:?}"),
+            },
+            AggState::FloatMoments(m) => match call.func {
+                AggFunc::Variance { sample, root } => m.finish(sample, root),
+                f => unreachable!("moments of {f:?}"),
+            },
+            AggState::Bits(acc) => bits_value(acc, call.result.id),
+            AggState::Regression(r) => match call.func {
+                AggFunc::Regr(f) => r.finish(f),
+                f => unreachable!("regression state of {f:?}"),
+            },
+            AggState::Ordered(inputs) => match call.func {
+                AggFunc::Mode => inputs.mode(),
+                f => inputs.percentile(f == AggFunc::PercentileCont, call.result)?,
+            },
             AggState::ArrayAgg(None) => Value::Null,
             // DISTINCT inputs were held and arrive sorted, as PostgreSQL sorts them.
             AggState::ArrayAgg(Some(items)) => {

@@ -2,6 +2,7 @@
 //! evaluation, and DML against the heap. See README.md.
 
 pub mod agg;
+mod agg_stats;
 pub mod analyze;
 mod checks;
 pub mod commands;

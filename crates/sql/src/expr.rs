@@ -32,6 +32,135 @@ pub enum AggFunc {
     /// array_agg(x): the inputs, NULLs included, as an array (of one more
     /// dimension when the inputs are arrays).
     ArrayAgg,
+    /// var_pop / var_samp (variance) and, with `root`, stddev_pop /
+    /// stddev_samp (stddev): numeric for integer and numeric input,
+    /// double precision for floating-point input.
+    Variance {
+        sample: bool,
+        root: bool,
+    },
+    /// bit_and / bit_or / bit_xor over integers.
+    BitAnd,
+    BitOr,
+    BitXor,
+    /// The two-argument statistics over double precision (Y, X).
+    Regr(RegrFunc),
+    /// Ordered-set aggregates (`WITHIN GROUP (ORDER BY x)`): the sorted
+    /// value is the first argument, a direct argument (the fraction) the
+    /// second.
+    PercentileCont,
+    PercentileDisc,
+    Mode,
+}
+
+/// covar_*, corr and the regr_* family: one transition state (N, Sx, Sxx,
+/// Sy, Syy, Sxy), different final functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegrFunc {
+    CovarPop,
+    CovarSamp,
+    Corr,
+    Count,
+    Sxx,
+    Syy,
+    Sxy,
+    AvgX,
+    AvgY,
+    R2,
+    Slope,
+    Intercept,
+}
+
+impl RegrFunc {
+    pub fn from_name(name: &str) -> Option<RegrFunc> {
+        use RegrFunc::*;
+        Some(match name {
+            "covar_pop" => CovarPop,
+            "covar_samp" => CovarSamp,
+            "corr" => Corr,
+            "regr_count" => Count,
+            "regr_sxx" => Sxx,
+            "regr_syy" => Syy,
+            "regr_sxy" => Sxy,
+            "regr_avgx" => AvgX,
+            "regr_avgy" => AvgY,
+            "regr_r2" => R2,
+            "regr_slope" => Slope,
+            "regr_intercept" => Intercept,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        use RegrFunc::*;
+        match self {
+            CovarPop => "covar_pop",
+            CovarSamp => "covar_samp",
+            Corr => "corr",
+            Count => "regr_count",
+            Sxx => "regr_sxx",
+            Syy => "regr_syy",
+            Sxy => "regr_sxy",
+            AvgX => "regr_avgx",
+            AvgY => "regr_avgy",
+            R2 => "regr_r2",
+            Slope => "regr_slope",
+            Intercept => "regr_intercept",
+        }
+    }
+}
+
+impl AggFunc {
+    /// The function's name as EXPLAIN prints it.
+    pub fn name(self) -> &'static str {
+        use AggFunc::*;
+        match self {
+            CountStar | Count => "count",
+            Sum => "sum",
+            Avg => "avg",
+            Min => "min",
+            Max => "max",
+            BoolAnd => "bool_and",
+            BoolOr => "bool_or",
+            StringAgg => "string_agg",
+            JsonAgg => "json_agg",
+            JsonbAgg => "jsonb_agg",
+            JsonObjectAgg => "json_object_agg",
+            JsonbObjectAgg => "jsonb_object_agg",
+            ArrayAgg => "array_agg",
+            Variance {
+                sample: false,
+                root: false,
+            } => "var_pop",
+            Variance {
+                sample: true,
+                root: false,
+            } => "var_samp",
+            Variance {
+                sample: false,
+                root: true,
+            } => "stddev_pop",
+            Variance {
+                sample: true,
+                root: true,
+            } => "stddev_samp",
+            BitAnd => "bit_and",
+            BitOr => "bit_or",
+            BitXor => "bit_xor",
+            Regr(r) => r.name(),
+            PercentileCont => "percentile_cont",
+            PercentileDisc => "percentile_disc",
+            Mode => "mode",
+        }
+    }
+
+    /// Whether the aggregate takes `WITHIN GROUP (ORDER BY ...)`.
+    pub fn is_ordered_set(self) -> bool {
+        matches!(
+            self,
+            AggFunc::PercentileCont | AggFunc::PercentileDisc | AggFunc::Mode
+        )
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

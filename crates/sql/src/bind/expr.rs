@@ -11,7 +11,7 @@ use types::ops::{resolve_binary_op, BinaryOp, LikePattern};
 use types::{DataType, TypeId, Value};
 
 use super::{ident_name, object_name_parts, Binder, Scope, ScopeColumn};
-use crate::expr::{AggCall, AggFunc, Expr, Like, SysFunc};
+use crate::expr::{Expr, Like, SysFunc};
 
 fn undefined_column(name: &str) -> PgError {
     PgError::new(
@@ -1024,7 +1024,7 @@ impl Binder<'_, '_> {
         self.coerce(e, TypeId::Text.into(), CastContext::Explicit)
     }
 
-    fn function_args(
+    pub(super) fn function_args(
         &mut self,
         f: &ast::Function,
         scope: &Scope,
@@ -1059,11 +1059,14 @@ impl Binder<'_, '_> {
         }
     }
 
-    fn bind_function(&mut self, f: &ast::Function, scope: &Scope) -> PgResult<Expr> {
-        let clauses = super::agg_clauses::CallClauses::of(f)?;
-        let call = self.bind_function_call(f, scope)?;
+    pub(super) fn bind_function(&mut self, f: &ast::Function, scope: &Scope) -> PgResult<Expr> {
+        let clauses = super::aggregates::CallClauses::of(f)?;
         let parts = object_name_parts(&f.name)?;
         let name = parts.last().expect("a function has a name");
+        let call = match self.bind_ordered_set(name, f, scope)? {
+            Some(call) => call,
+            None => self.bind_function_call(f, scope)?,
+        };
         self.apply_call_clauses(name, call, clauses, scope)
     }
 
@@ -1370,88 +1373,6 @@ impl Binder<'_, '_> {
         }
         self.call_builtin_exprs(name, args)
     }
-
-    fn bind_aggregate(
-        &mut self,
-        name: &str,
-        args: Vec<Expr>,
-        distinct: bool,
-        star: bool,
-    ) -> PgResult<Option<Expr>> {
-        let func = match (name, args.len(), star) {
-            ("count", 0, true) => AggFunc::CountStar,
-            ("count", 1, false) => AggFunc::Count,
-            ("sum", 1, _) => AggFunc::Sum,
-            ("avg", 1, _) => AggFunc::Avg,
-            ("min", 1, _) => AggFunc::Min,
-            ("max", 1, _) => AggFunc::Max,
-            ("bool_and" | "every", 1, _) => AggFunc::BoolAnd,
-            ("bool_or", 1, _) => AggFunc::BoolOr,
-            ("string_agg", 2, _) => AggFunc::StringAgg,
-            _ => return Ok(None),
-        };
-        if args.iter().any(Expr::contains_agg) {
-            return Err(PgError::new(
-                SqlState::GROUPING_ERROR,
-                "aggregate function calls cannot be nested",
-            ));
-        }
-        let mut args = args;
-        let arg_type = args.first().map(Expr::type_id).unwrap_or(TypeId::Int8);
-        let (arg_type, result) = match func {
-            AggFunc::CountStar | AggFunc::Count => (arg_type, TypeId::Int8),
-            AggFunc::Sum => match arg_type {
-                TypeId::Int2 | TypeId::Int4 => (arg_type, TypeId::Int8),
-                TypeId::Int8 | TypeId::Numeric => (arg_type, TypeId::Numeric),
-                TypeId::Float4 => (arg_type, TypeId::Float4),
-                TypeId::Float8 | TypeId::Unknown => (TypeId::Float8, TypeId::Float8),
-                TypeId::Interval => (TypeId::Interval, TypeId::Interval),
-                t => return Err(no_agg(name, t)),
-            },
-            AggFunc::Avg => match arg_type {
-                TypeId::Int2 | TypeId::Int4 | TypeId::Int8 | TypeId::Numeric => {
-                    (arg_type, TypeId::Numeric)
-                }
-                TypeId::Float4 | TypeId::Float8 | TypeId::Unknown => {
-                    (TypeId::Float8, TypeId::Float8)
-                }
-                TypeId::Interval => (TypeId::Interval, TypeId::Interval),
-                t => return Err(no_agg(name, t)),
-            },
-            AggFunc::Min | AggFunc::Max => match arg_type {
-                TypeId::Unknown => (TypeId::Text, TypeId::Text),
-                // PostgreSQL 15 has no min/max over these.
-                t @ (TypeId::Bool | TypeId::Bytea | TypeId::Uuid) => return Err(no_agg(name, t)),
-                t => (t, t),
-            },
-            AggFunc::BoolAnd | AggFunc::BoolOr => (TypeId::Bool, TypeId::Bool),
-            // string_agg(bytea, bytea) or string_agg(text, text).
-            AggFunc::StringAgg if arg_type == TypeId::Bytea => (TypeId::Bytea, TypeId::Bytea),
-            AggFunc::StringAgg => (TypeId::Text, TypeId::Text),
-            // Bound by bind_json_aggregate.
-            AggFunc::JsonAgg | AggFunc::JsonObjectAgg => (TypeId::Json, TypeId::Json),
-            AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => (TypeId::Jsonb, TypeId::Jsonb),
-            // Bound by bind_array_agg.
-            AggFunc::ArrayAgg => (arg_type, arg_type),
-        };
-        if func != AggFunc::CountStar && func != AggFunc::Count {
-            let a0 = args.remove(0);
-            let a0 = self.coerce(a0, arg_type.into(), CastContext::Implicit)?;
-            args.insert(0, a0);
-            if func == AggFunc::StringAgg {
-                let sep = args.remove(1);
-                args.push(self.coerce(sep, arg_type.into(), CastContext::Implicit)?);
-            }
-        }
-        let result = if matches!(func, AggFunc::Min | AggFunc::Max) {
-            args[0].data_type()
-        } else {
-            result.into()
-        };
-        Ok(Some(Expr::Agg(Box::new(AggCall::new(
-            func, args, distinct, arg_type, result,
-        )))))
-    }
 }
 
 /// A strict operator or function call with a NULL constant argument is a
@@ -1471,9 +1392,4 @@ pub(crate) fn fold_strict_null(e: Expr) -> Expr {
     } else {
         e
     }
-}
-
-fn no_agg(name: &str, t: TypeId) -> PgError {
-    PgError::new(SqlState::UNDEFINED_FUNCTION, format!("function {name}({}) does not exist", t.display_name()))
-        .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
 }

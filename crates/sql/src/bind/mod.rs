@@ -1,7 +1,7 @@
 //! Binding: resolves names against a catalog snapshot, types every
 //! expression, and plans queries (see `query.rs`) and DML/DDL statements.
 
-mod agg_clauses;
+mod aggregates;
 mod arrays;
 mod comment;
 mod constraints;

@@ -690,22 +690,10 @@ impl Explainer<'_> {
     }
 
     fn agg_call_text(&self, a: &AggCall, labels: &[String]) -> String {
-        let name = match a.func {
-            AggFunc::CountStar => return "count(*)".into(),
-            AggFunc::Count => "count",
-            AggFunc::Sum => "sum",
-            AggFunc::Avg => "avg",
-            AggFunc::Min => "min",
-            AggFunc::Max => "max",
-            AggFunc::BoolAnd => "bool_and",
-            AggFunc::BoolOr => "bool_or",
-            AggFunc::StringAgg => "string_agg",
-            AggFunc::JsonAgg => "json_agg",
-            AggFunc::JsonbAgg => "jsonb_agg",
-            AggFunc::ArrayAgg => "array_agg",
-            AggFunc::JsonObjectAgg => "json_object_agg",
-            AggFunc::JsonbObjectAgg => "jsonb_object_agg",
-        };
+        if a.func == AggFunc::CountStar {
+            return "count(*)".into();
+        }
+        let name = a.func.name();
         let args: Vec<String> = a.args.iter().map(|x| self.deparse(x, labels)).collect();
         let order: Vec<String> = a
             .order
@@ -721,6 +709,13 @@ impl Explainer<'_> {
                 k
             })
             .collect();
+        if a.func.is_ordered_set() {
+            return format!(
+                "{name}({}) WITHIN GROUP (ORDER BY {})",
+                args[1..].join(", "),
+                order.join(", ")
+            );
+        }
         format!(
             "{name}({}{}{}{})",
             if a.distinct { "DISTINCT " } else { "" },

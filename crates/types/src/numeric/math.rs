@@ -202,6 +202,13 @@ impl Numeric {
         let sweight = (w + 1) * 4 / 2 - 1;
         let rscale =
             clamp_rscale((NUMERIC_MIN_SIG_DIGITS as i64 - sweight).max(self.scale() as i64)) as u32;
+        self.sqrt_at(rscale)
+    }
+
+    /// The square root of a finite, non-negative value to `rscale`
+    /// fractional digits (stddev takes the scale of the variance under it).
+    pub fn sqrt_at(&self, rscale: u32) -> PgResult<Numeric> {
+        debug_assert!(self.is_finite() && !self.is_negative());
         // floor(sqrt(x * 10^(2(rscale+1)))) has rscale+1 fractional digits.
         let p = 2 * (rscale + 1);
         let y = to_fixed(self, p);
