@@ -227,12 +227,16 @@ pub fn ident_needs_quotes(ident: &str) -> bool {
 
 /// quote_ident(text).
 pub fn quote_ident(args: &[Value]) -> PgResult<Value> {
-    let s = text(args, 0)?;
-    Ok(Value::Text(if ident_needs_quotes(s) {
+    Ok(Value::Text(quote_ident_text(text(args, 0)?)))
+}
+
+/// `s` as an identifier: double-quoted when it must be.
+pub fn quote_ident_text(s: &str) -> String {
+    if ident_needs_quotes(s) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
-    }))
+    }
 }
 
 /// pg_size_pretty's units: name, the magnitude below which the unit is used,

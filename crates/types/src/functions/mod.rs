@@ -9,9 +9,13 @@
 mod binary;
 mod catalog;
 mod datetime;
+mod datetime_extra;
+mod format;
 mod interval;
 pub mod json;
 mod math;
+mod math_extra;
+mod regexp;
 mod string;
 #[cfg(test)]
 mod tests;
@@ -104,8 +108,8 @@ impl std::fmt::Debug for BuiltinFunction {
 /// accepted there (the caller casts the argument to the declared text).
 pub fn accepts_any(f: &BuiltinFunction, i: usize) -> bool {
     match f.name {
-        "concat" => true,
-        "concat_ws" => i >= 1,
+        "concat" | "num_nulls" | "num_nonnulls" | "quote_literal" | "quote_nullable" => true,
+        "concat_ws" | "format" => i >= 1,
         _ => false,
     }
 }
@@ -1049,6 +1053,10 @@ pub fn builtins() -> impl Iterator<Item = &'static BuiltinFunction> {
         .chain(ARRAY_BUILTINS.iter())
         .chain(JSON_BUILTINS.iter())
         .chain(JSON_CONVERSIONS.iter())
+        .chain(regexp::BUILTINS.iter())
+        .chain(format::BUILTINS.iter())
+        .chain(math_extra::BUILTINS.iter())
+        .chain(datetime_extra::BUILTINS.iter())
 }
 
 /// The first oid of the built-in functions as pg_proc lists them: they are

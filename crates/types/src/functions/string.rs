@@ -410,43 +410,12 @@ pub fn starts_with(args: &[Value]) -> PgResult<Value> {
     Ok(Value::Bool(text(args, 0)?.starts_with(text(args, 1)?)))
 }
 
-thread_local! {
-    /// Compiled patterns of this thread's recent regex matches: a query
-    /// applies the same pattern to row after row.
-    static REGEX_CACHE: std::cell::RefCell<Vec<(String, bool, regex::Regex)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
 fn regex_match(args: &[Value], case_insensitive: bool) -> PgResult<bool> {
-    let (s, pattern) = (text(args, 0)?, text(args, 1)?);
-    REGEX_CACHE.with(|cache| {
-        let mut cache = cache.borrow_mut();
-        if let Some((_, _, re)) = cache
-            .iter()
-            .find(|(p, ci, _)| p == pattern && *ci == case_insensitive)
-        {
-            return Ok(re.is_match(s));
-        }
-        let re = regex::RegexBuilder::new(pattern)
-            .case_insensitive(case_insensitive)
-            .build()
-            .map_err(|e| {
-                common::PgError::new(
-                    common::SqlState::INVALID_REGULAR_EXPRESSION,
-                    format!("invalid regular expression: {e}"),
-                )
-            })?;
-        let m = re.is_match(s);
-        if cache.len() >= 16 {
-            cache.remove(0);
-        }
-        cache.push((pattern.to_string(), case_insensitive, re));
-        Ok(m)
-    })
+    super::regexp::regex_is_match(text(args, 0)?, text(args, 1)?, case_insensitive)
 }
 
-/// `text ~ pattern` (PostgreSQL's textregexeq); the pattern is a POSIX-style
-/// regular expression as the `regex` crate reads it (no back-references).
+/// `text ~ pattern` (PostgreSQL's textregexeq); see `regexp.rs` for how
+/// patterns are read.
 pub fn regex_eq(args: &[Value]) -> PgResult<Value> {
     Ok(Value::Bool(regex_match(args, false)?))
 }
