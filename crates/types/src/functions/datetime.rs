@@ -108,12 +108,12 @@ const TS: &str = "timestamp without time zone";
 const TSTZ: &str = "timestamp with time zone";
 
 /// ISO day of week, Monday = 1 .. Sunday = 7, of days since 2000-01-01 (a Saturday).
-fn isodow(days: i64) -> i64 {
+pub(super) fn isodow(days: i64) -> i64 {
     (days + 5).rem_euclid(7) + 1
 }
 
 /// (ISO year, ISO week) of days since 2000-01-01.
-fn iso_week(days: i64) -> (i64, i64) {
+pub(super) fn iso_week(days: i64) -> (i64, i64) {
     let (y, _, _) = ymd_from_date(days);
     // Monday of week 1 of ISO year `y`: the week containing January 4th.
     let week1 = |y: i64| {

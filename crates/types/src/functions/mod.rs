@@ -19,6 +19,7 @@ mod regexp;
 mod string;
 #[cfg(test)]
 mod tests;
+mod to_char;
 
 pub use catalog::ident_needs_quotes;
 
@@ -1057,6 +1058,7 @@ pub fn builtins() -> impl Iterator<Item = &'static BuiltinFunction> {
         .chain(format::BUILTINS.iter())
         .chain(math_extra::BUILTINS.iter())
         .chain(datetime_extra::BUILTINS.iter())
+        .chain(to_char::BUILTINS.iter())
 }
 
 /// The first oid of the built-in functions as pg_proc lists them: they are
