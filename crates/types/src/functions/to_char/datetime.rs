@@ -6,7 +6,7 @@ use crate::datetime::{date_from_ymd, timestamp_to_fields, DateTimeFields, USECS_
 
 use super::super::datetime::{iso_week, isodow};
 
-const MONTHS: [&str; 12] = [
+pub(super) const MONTHS: [&str; 12] = [
     "January",
     "February",
     "March",
@@ -43,7 +43,7 @@ const PATTERNS: &[&str] = &[
 
 /// How a name pattern was written: `MONTH`, `Month` or `month`.
 #[derive(Clone, Copy, PartialEq)]
-enum Case {
+pub(super) enum Case {
     Upper,
     Capitalized,
     Lower,
@@ -141,7 +141,7 @@ fn starts_with_ci(chars: &[char], s: &str) -> bool {
 }
 
 /// The pattern at the front of `chars`, how it is cased, and its length.
-fn match_pattern(chars: &[char]) -> Option<(&'static str, Case, usize)> {
+pub(super) fn match_pattern(chars: &[char]) -> Option<(&'static str, Case, usize)> {
     let p = PATTERNS.iter().find(|p| starts_with_ci(chars, p))?;
     let written: String = chars[..p.len()].iter().collect();
     let letters: Vec<char> = written

@@ -1,8 +1,10 @@
 //! to_char: values formatted by a template (PostgreSQL's formatting.c).
-//! `datetime.rs` lays out timestamps and intervals, `number.rs` numbers.
+//! `datetime.rs` lays out timestamps and intervals, `number.rs` numbers;
+//! `parse.rs` reads them back (to_date, to_timestamp, to_number).
 
 mod datetime;
 mod number;
+mod parse;
 
 use common::{PgError, PgResult};
 
@@ -24,7 +26,33 @@ pub(super) static BUILTINS: &[BuiltinFunction] = &[
     f("to_char", &[TypeId::Numeric, Text], Text, number_to_char),
     f("to_char", &[Float4, Text], Text, number_to_char),
     f("to_char", &[Float8, Text], Text, number_to_char),
+    f("to_date", &[Text, Text], TypeId::Date, to_date),
+    fs("to_timestamp", &[Text, Text], Timestamptz, to_timestamp),
+    f("to_number", &[Text, Text], TypeId::Numeric, |a| {
+        Ok(Value::numeric(parse::number(
+            super::string::text(a, 0)?,
+            template(a)?,
+        )?))
+    }),
 ];
+
+fn to_date(args: &[Value]) -> PgResult<Value> {
+    let input = super::string::text(args, 0)?;
+    let f = parse::parse(input, template(args)?)?.fields(input)?;
+    Ok(Value::Date(
+        crate::datetime::date_from_ymd(f.year, f.month, f.day) as i32,
+    ))
+}
+
+fn to_timestamp(args: &[Value], io: &IoSettings) -> PgResult<Value> {
+    let input = super::string::text(args, 0)?;
+    let p = parse::parse(input, template(args)?)?;
+    let local = p.local_timestamp(input)?;
+    Ok(Value::Timestamptz(match p.offset {
+        Some(offset) => local - offset as i64 * 1_000_000,
+        None => dt::local_to_tz(local, io.timezone),
+    }))
+}
 
 fn template(args: &[Value]) -> PgResult<&str> {
     super::string::text(args, 1)
