@@ -95,13 +95,13 @@ impl Binder<'_, '_> {
         scope: &Scope,
     ) -> PgResult<Expr> {
         let op = comparison_op(op)?;
-        if let ast::Expr::Subquery(_) = right {
-            return Err(PgError::unsupported(
-                "ANY/ALL (subquery) is not supported yet",
-            ));
-        }
         let mut x = self.bind_expr(left, scope)?;
-        let mut array = self.bind_expr(right, scope)?;
+        // `op ANY (subquery)` compares with the subquery's rows as
+        // `op ANY (ARRAY(subquery))` does: the same three-valued result.
+        let mut array = match right {
+            ast::Expr::Subquery(q) => self.bind_array_subquery(q, scope)?,
+            _ => self.bind_expr(right, scope)?,
+        };
         if array.type_id() == TypeId::Unknown {
             if x.type_id() == TypeId::Unknown {
                 x = self.coerce(x, TypeId::Text.into(), CastContext::Implicit)?;
