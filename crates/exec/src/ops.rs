@@ -414,6 +414,19 @@ fn build_node<'p>(
             input: build(input, env, None)?,
             seen: HashSet::new(),
         }),
+        Plan::CteScan {
+            id, plan, shared, ..
+        } => Box::new(crate::cte::CteScanOp::new(*id, plan, *shared, env)?),
+        Plan::RecursiveUnion {
+            id,
+            base,
+            recursive,
+            distinct,
+            ..
+        } => Box::new(crate::cte::RecursiveUnionOp::new(
+            *id, base, recursive, *distinct, env,
+        )?),
+        Plan::WorkTableScan { id, .. } => Box::new(crate::cte::WorkTableScanOp::new(*id, env)),
         Plan::SetOp {
             left,
             right,

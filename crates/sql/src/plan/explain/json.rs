@@ -229,6 +229,9 @@ impl Explainer<'_> {
                 ..
             } => ("Aggregate", Some("Hashed")),
             Plan::SetOp { .. } => ("SetOp", Some("Hashed")),
+            Plan::CteScan { .. } => ("CTE Scan", None),
+            Plan::RecursiveUnion { .. } => ("Recursive Union", None),
+            Plan::WorkTableScan { .. } => ("WorkTable Scan", None),
             Plan::Filter { .. } | Plan::Project { .. } => unreachable!("looked through"),
         };
         f.push(("Node Type".into(), s(node_type)));
