@@ -663,7 +663,7 @@ impl Binder<'_, '_> {
                 }
                 if parts.len() == 1 {
                     if let Some(r) = self.bind_cte_ref(&parts[0], alias)? {
-                        self.check_lock_other(alias_name.as_deref().unwrap_or(&parts[0]), false)?;
+                        self.check_lock_cte(alias_name.as_deref().unwrap_or(&parts[0]))?;
                         return Ok(r);
                     }
                 }
