@@ -25,7 +25,7 @@ use types::DataType;
 
 use super::{ident_name, Binder, Scope, ScopeColumn};
 use crate::expr::Expr;
-use crate::plan::{OutputColumn, Plan};
+use crate::plan::{JoinKind, OutputColumn, Plan};
 
 /// CTE ids, unique in the process so plans bound apart (a view's query)
 /// never share one in a statement.
@@ -477,9 +477,23 @@ impl Binder<'_, '_> {
     }
 
     /// Refuses a recursive reference on the nullable side of an outer join.
-    pub(crate) fn check_outer_join_recursion(&self, nullable: &Plan) -> PgResult<()> {
+    pub(crate) fn check_outer_join_recursion(
+        &self,
+        kind: JoinKind,
+        left: &Plan,
+        right: &Plan,
+    ) -> PgResult<()> {
+        let mut nullable = Vec::new();
+        if matches!(kind, JoinKind::Left | JoinKind::Full) {
+            nullable.push(right);
+        }
+        if matches!(kind, JoinKind::Right | JoinKind::Full) {
+            nullable.push(left);
+        }
         for c in &self.ctes {
-            if matches!(c.state, CteState::Recursive { .. }) && reads_worktable(nullable, c.id) {
+            if matches!(c.state, CteState::Recursive { .. })
+                && nullable.iter().any(|p| reads_worktable(p, c.id))
+            {
                 return Err(recursion_error(&c.name, "within an outer join"));
             }
         }

@@ -824,12 +824,7 @@ impl Binder<'_, '_> {
                 J::CrossJoin(_) => (JoinKind::Inner, None),
                 _ => return Err(PgError::unsupported("this join type is not supported yet")),
             };
-            if matches!(kind, JoinKind::Left | JoinKind::Full) {
-                self.check_outer_join_recursion(&rplan)?;
-            }
-            if matches!(kind, JoinKind::Right | JoinKind::Full) {
-                self.check_outer_join_recursion(&plan)?;
-            }
+            self.check_outer_join_recursion(kind, &plan, &rplan)?;
             let left_width = scope.len();
             let right_width = rscope.len();
             let mut using: Option<Vec<String>> = None;

@@ -268,6 +268,25 @@ pub(crate) fn children(p: &Plan) -> Vec<&Plan> {
     }
 }
 
+/// The CTEs computed apart that `root` reads (each once, with the plan of
+/// its first reference), in the order they were written.
+pub(crate) fn statement_ctes(root: &Plan) -> Vec<(&str, &Plan)> {
+    fn collect<'p>(p: &'p Plan, out: &mut Vec<(usize, &'p str, &'p Plan)>) {
+        if let Plan::CteScan { id, name, plan, .. } = p {
+            if !out.iter().any(|(i, _, _)| i == id) {
+                out.push((*id, name, plan));
+            }
+        }
+        for c in children(p) {
+            collect(c, out);
+        }
+    }
+    let mut ctes = Vec::new();
+    collect(root, &mut ctes);
+    ctes.sort_by_key(|(id, _, _)| *id);
+    ctes.into_iter().map(|(_, n, p)| (n, p)).collect()
+}
+
 /// A detail line under a node: `Filter: (a > 1)`.
 struct Detail(String, String);
 
@@ -341,20 +360,7 @@ impl Explainer<'_> {
     /// prints their subplans under the query's top node), in the order
     /// they were written; each plan printed where its first reference is.
     fn cte_blocks(&mut self, root: &Plan, pad: &str) {
-        fn collect<'p>(p: &'p Plan, out: &mut Vec<(usize, &'p str, &'p Plan)>) {
-            if let Plan::CteScan { id, name, plan, .. } = p {
-                if !out.iter().any(|(i, _, _)| i == id) {
-                    out.push((*id, name, plan));
-                }
-            }
-            for c in children(p) {
-                collect(c, out);
-            }
-        }
-        let mut ctes = Vec::new();
-        collect(root, &mut ctes);
-        ctes.sort_by_key(|(id, _, _)| *id);
-        for (_, name, plan) in ctes {
+        for (name, plan) in statement_ctes(root) {
             self.lines.push(format!("{pad}CTE {}", quote_ident(name)));
             let saved = self.shift;
             self.shift = pad.len();
