@@ -21,8 +21,9 @@ use crate::{ExecEnv, Row};
 /// Rows of the statement's WITH queries, by CTE id.
 #[derive(Default)]
 pub struct CteStore {
-    /// Shared CTEs already run.
-    results: HashMap<usize, Arc<Vec<Row>>>,
+    /// Shared CTEs already run, with the enclosing queries' rows they ran
+    /// for (empty for a CTE that reads none).
+    results: HashMap<usize, (Vec<Row>, Arc<Vec<Row>>)>,
     /// Each running RecursiveUnion's working table: the rows its previous
     /// round produced.
     worktables: HashMap<usize, Arc<Vec<Row>>>,
@@ -33,6 +34,8 @@ pub(crate) enum CteScanOp<'p> {
     Shared {
         id: usize,
         plan: &'p Plan,
+        /// How many enclosing queries' rows its result depends on.
+        outer_rows: usize,
         rows: Option<Arc<Vec<Row>>>,
         next: usize,
     },
@@ -43,18 +46,18 @@ impl<'p> CteScanOp<'p> {
     pub(crate) fn new(
         id: usize,
         plan: &'p Plan,
-        shared: bool,
+        shared: Option<usize>,
         env: &mut ExecEnv,
     ) -> PgResult<Self> {
-        Ok(if shared {
-            CteScanOp::Shared {
+        Ok(match shared {
+            Some(outer_rows) => CteScanOp::Shared {
                 id,
                 plan,
+                outer_rows,
                 rows: None,
                 next: 0,
-            }
-        } else {
-            CteScanOp::Streamed(build(plan, env, None)?)
+            },
+            None => CteScanOp::Streamed(build(plan, env, None)?),
         })
     }
 }
@@ -66,11 +69,19 @@ impl Operator for CteScanOp<'_> {
             CteScanOp::Shared {
                 id,
                 plan,
+                outer_rows,
                 rows,
                 next,
             } => {
                 if rows.is_none() {
-                    let stored = env.ctes.results.get(id).cloned();
+                    let outer = &env.outer[..(*outer_rows).min(env.outer.len())];
+                    let stored = env
+                        .ctes
+                        .results
+                        .get(id)
+                        .filter(|(ran_for, _)| ran_for.as_slice() == outer)
+                        .map(|(_, r)| r.clone());
+                    let outer = outer.to_vec();
                     *rows = Some(match stored {
                         Some(r) => r,
                         None => {
@@ -80,7 +91,7 @@ impl Operator for CteScanOp<'_> {
                                 all.push(r);
                             }
                             let all = Arc::new(all);
-                            env.ctes.results.insert(*id, all.clone());
+                            env.ctes.results.insert(*id, (outer, all.clone()));
                             all
                         }
                     });

@@ -415,8 +415,17 @@ fn build_node<'p>(
             seen: HashSet::new(),
         }),
         Plan::CteScan {
-            id, plan, shared, ..
-        } => Box::new(crate::cte::CteScanOp::new(*id, plan, *shared, env)?),
+            id,
+            plan,
+            shared,
+            outer_rows,
+            ..
+        } => Box::new(crate::cte::CteScanOp::new(
+            *id,
+            plan,
+            shared.then_some(*outer_rows),
+            env,
+        )?),
         Plan::RecursiveUnion {
             id,
             base,

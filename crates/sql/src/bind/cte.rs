@@ -451,6 +451,7 @@ impl Binder<'_, '_> {
                         plan: Box::new(plan.clone()),
                         // From a subquery it may be read many times.
                         shared: *shared || depth > entry.level,
+                        outer_rows: if *correlated { entry.level } else { 0 },
                     }
                 };
                 (plan, names, types)

@@ -156,6 +156,7 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
             alias,
             plan,
             shared,
+            outer_rows,
             columns,
         } => Plan::CteScan {
             id,
@@ -163,6 +164,7 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
             alias,
             plan: bx(plan, None),
             shared,
+            outer_rows,
             columns,
         },
         Plan::RecursiveUnion {

@@ -196,6 +196,10 @@ pub enum Plan {
         alias: Option<String>,
         plan: Box<Plan>,
         shared: bool,
+        /// A shared CTE reading enclosing queries' columns: how many
+        /// enclosing queries' current rows its result depends on (it runs
+        /// again when they change); 0 for one that reads none.
+        outer_rows: usize,
         /// The CTE's column names (EXPLAIN's labels).
         columns: Vec<String>,
     },

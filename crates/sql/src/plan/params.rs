@@ -346,6 +346,7 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
             alias,
             plan,
             shared,
+            outer_rows,
             columns,
         } => Plan::CteScan {
             id,
@@ -353,6 +354,7 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
             alias,
             plan: bx(plan, f),
             shared,
+            outer_rows,
             columns,
         },
         Plan::RecursiveUnion {

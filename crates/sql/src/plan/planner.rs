@@ -425,6 +425,7 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             alias,
             plan,
             shared,
+            outer_rows,
             columns,
         } => Plan::CteScan {
             id,
@@ -432,6 +433,7 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             alias,
             plan: Box::new(plan_query(*plan, cx)),
             shared,
+            outer_rows,
             columns,
         },
         Plan::RecursiveUnion {
