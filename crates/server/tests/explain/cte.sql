@@ -8,3 +8,6 @@ explain (costs off) with recursive r(n) as (select 1 union all select n + 1 from
 explain (costs off) with recursive r(n) as (select 1 union select n + 1 from r where n < 5) select n from r limit 3;
 explain (costs off, format json) with x as materialized (select a from t) select * from x where a = 2;
 explain (costs off, format json) with recursive r(n) as (select 1 union all select n + 1 from r where n < 5) select * from r;
+-- A CTE read twice runs once, in whichever reference is read first.
+insert into t values (1, 'x'), (2, 'y'), (3, 'z');
+explain (analyze, costs off, timing off, summary off) with x as (select a from t) select * from x union all select * from x;

@@ -74,6 +74,17 @@ pub struct Explainer<'a> {
 }
 
 fn assign_names(p: &Plan, used: &mut Vec<String>, names: &mut HashMap<usize, String>) {
+    assign_names_in(p, used, names, &mut Vec::new());
+}
+
+/// `assign_names`, `ctes` holding each CTE's first copy: the copies in its
+/// other references get the same names (EXPLAIN shows one of them).
+fn assign_names_in<'p>(
+    p: &'p Plan,
+    used: &mut Vec<String>,
+    names: &mut HashMap<usize, String>,
+    ctes: &mut Vec<(usize, &'p Plan)>,
+) {
     let base = match p {
         Plan::SeqScan { table, alias, .. } => Some(alias.as_ref().unwrap_or(&table.name)),
         Plan::SystemView { scan, alias, .. } => Some(alias.as_ref().unwrap_or(scan.source())),
@@ -93,8 +104,27 @@ fn assign_names(p: &Plan, used: &mut Vec<String>, names: &mut HashMap<usize, Str
         used.push(name.clone());
         names.insert(node_key(p), name);
     }
+    if let Plan::CteScan { id, plan, .. } = p {
+        if let Some((_, first)) = ctes.iter().find(|(i, _)| i == id) {
+            mirror_names(first, plan, names);
+        } else {
+            ctes.push((*id, plan));
+            assign_names_in(plan, used, names, ctes);
+        }
+        return;
+    }
     for c in children(p) {
-        assign_names(c, used, names);
+        assign_names_in(c, used, names, ctes);
+    }
+}
+
+/// Gives `copy`'s nodes the names of `first`'s (the same plan).
+fn mirror_names(first: &Plan, copy: &Plan, names: &mut HashMap<usize, String>) {
+    if let Some(n) = names.get(&node_key(first)).cloned() {
+        names.insert(node_key(copy), n);
+    }
+    for (a, b) in children(first).into_iter().zip(children(copy)) {
+        mirror_names(a, b, names);
     }
 }
 
@@ -268,23 +298,43 @@ pub(crate) fn children(p: &Plan) -> Vec<&Plan> {
     }
 }
 
-/// The CTEs computed apart that `root` reads (each once, with the plan of
-/// its first reference), in the order they were written.
-pub(crate) fn statement_ctes(root: &Plan) -> Vec<(&str, &Plan)> {
+/// The CTEs computed apart that `root` reads, in the order they were
+/// written, each once: every reference carries the CTE's plan, and the one
+/// shown is the copy that ran (under ANALYZE a shared CTE runs in whichever
+/// reference is read first), else the first reference's.
+pub(crate) fn statement_ctes<'p>(
+    root: &'p Plan,
+    stats: Option<&PlanStats>,
+) -> Vec<(&'p str, &'p Plan)> {
     fn collect<'p>(p: &'p Plan, out: &mut Vec<(usize, &'p str, &'p Plan)>) {
         if let Plan::CteScan { id, name, plan, .. } = p {
-            if !out.iter().any(|(i, _, _)| i == id) {
-                out.push((*id, name, plan));
-            }
+            out.push((*id, name, plan));
         }
         for c in children(p) {
             collect(c, out);
         }
     }
-    let mut ctes = Vec::new();
-    collect(root, &mut ctes);
+    let ran = |p: &Plan| stats.is_some_and(|s| s.contains_key(&node_key(first_shown(p))));
+    let mut all = Vec::new();
+    collect(root, &mut all);
+    let mut ctes: Vec<(usize, &str, &Plan)> = Vec::new();
+    for (id, name, plan) in all {
+        match ctes.iter_mut().find(|(i, _, _)| *i == id) {
+            Some(seen) if !ran(seen.2) && ran(plan) => seen.2 = plan,
+            Some(_) => {}
+            None => ctes.push((id, name, plan)),
+        }
+    }
     ctes.sort_by_key(|(id, _, _)| *id);
     ctes.into_iter().map(|(_, n, p)| (n, p)).collect()
+}
+
+/// The node EXPLAIN prints for `p` (projections and filters looked through).
+fn first_shown(p: &Plan) -> &Plan {
+    match p {
+        Plan::Project { input, .. } | Plan::Filter { input, .. } => first_shown(input),
+        other => other,
+    }
 }
 
 /// A detail line under a node: `Filter: (a > 1)`.
@@ -360,7 +410,7 @@ impl Explainer<'_> {
     /// prints their subplans under the query's top node), in the order
     /// they were written; each plan printed where its first reference is.
     fn cte_blocks(&mut self, root: &Plan, pad: &str) {
-        for (name, plan) in statement_ctes(root) {
+        for (name, plan) in statement_ctes(root, self.stats) {
             self.lines.push(format!("{pad}CTE {}", quote_ident(name)));
             let saved = self.shift;
             self.shift = pad.len();

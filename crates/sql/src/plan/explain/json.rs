@@ -330,7 +330,7 @@ impl Explainer<'_> {
         let mut plans = Vec::new();
         if relationship.is_none() {
             // The statement's CTEs, as PostgreSQL lists their subplans.
-            for (name, plan) in super::statement_ctes(p) {
+            for (name, plan) in super::statement_ctes(p, self.stats) {
                 let mut node = self.json_node(plan, Some("InitPlan"), Vec::new());
                 if let J::Obj(fields) = &mut node {
                     let at = fields
