@@ -81,6 +81,8 @@ impl SqlState {
     pub const CANNOT_COERCE: SqlState = SqlState("42846");
     pub const GROUPING_ERROR: SqlState = SqlState("42803");
     pub const INVALID_COLUMN_REFERENCE: SqlState = SqlState("42P10");
+    pub const INVALID_RECURSION: SqlState = SqlState("42P19");
+    pub const DUPLICATE_ALIAS: SqlState = SqlState("42712");
     pub const WRONG_OBJECT_TYPE: SqlState = SqlState("42809");
     pub const UNDEFINED_TYPE: SqlState = SqlState("42704");
     pub const INDETERMINATE_DATATYPE: SqlState = SqlState("42P18");

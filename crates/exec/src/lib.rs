@@ -7,6 +7,7 @@ pub mod analyze;
 mod checks;
 pub mod commands;
 pub mod copy;
+pub mod cte;
 pub mod dml;
 pub mod eval;
 mod hashagg;
@@ -166,6 +167,9 @@ pub struct ExecEnv<'a> {
     pub io: types::IoSettings,
     /// Where spilling operators put their temporary files.
     pub temp: &'a std::sync::Arc<storage::temp_file::TempSpace>,
+    /// Rows of WITH queries run once for the statement, and recursive
+    /// queries' working tables (`cte.rs`).
+    pub ctes: cte::CteStore,
 }
 
 /// The executor's settings, typed once from the session's GUCs.

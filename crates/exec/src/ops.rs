@@ -414,6 +414,28 @@ fn build_node<'p>(
             input: build(input, env, None)?,
             seen: HashSet::new(),
         }),
+        Plan::CteScan {
+            id,
+            plan,
+            shared,
+            outer_rows,
+            ..
+        } => Box::new(crate::cte::CteScanOp::new(
+            *id,
+            plan,
+            shared.then_some(*outer_rows),
+            env,
+        )?),
+        Plan::RecursiveUnion {
+            id,
+            base,
+            recursive,
+            distinct,
+            ..
+        } => Box::new(crate::cte::RecursiveUnionOp::new(
+            *id, base, recursive, *distinct, env,
+        )?),
+        Plan::WorkTableScan { id, .. } => Box::new(crate::cte::WorkTableScanOp::new(*id, env)),
         Plan::SetOp {
             left,
             right,

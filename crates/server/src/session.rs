@@ -907,6 +907,7 @@ impl Session {
             settings: exec_settings,
             io,
             temp: &self.temp,
+            ctes: Default::default(),
         };
         f(&mut env)
     }

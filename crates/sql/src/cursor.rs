@@ -163,7 +163,10 @@ pub fn supports_backward_scan(plan: &Plan) -> bool {
         | Plan::Aggregate { .. }
         | Plan::Distinct { .. }
         | Plan::LockRows { .. }
-        | Plan::SetOp { .. } => false,
+        | Plan::SetOp { .. }
+        | Plan::CteScan { .. }
+        | Plan::RecursiveUnion { .. }
+        | Plan::WorkTableScan { .. } => false,
     }
 }
 

@@ -594,7 +594,7 @@ impl Expr {
     }
 
     /// Whether this node is a subquery (not looking into its children).
-    fn is_subquery(&self) -> bool {
+    pub(crate) fn is_subquery(&self) -> bool {
         matches!(
             self,
             Expr::ScalarSubquery(..)

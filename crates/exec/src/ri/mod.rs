@@ -425,6 +425,7 @@ fn in_command<R>(
         settings: env.settings,
         io: env.io,
         temp: env.temp,
+        ctes: Default::default(),
     };
     f(&mut sub)
 }

@@ -144,6 +144,29 @@ impl Binder<'_, '_> {
         Ok(())
     }
 
+    /// A WITH query's reference under a locking clause: skipped unless an OF
+    /// list names it, which is PostgreSQL's error.
+    pub(crate) fn check_lock_cte(&self, name: &str) -> PgResult<()> {
+        let Some(lock) = &self.locking else {
+            return Ok(());
+        };
+        let named = lock.clauses.iter().find_map(|c| {
+            c.of.as_ref()
+                .filter(|of| of_name(of).as_deref() == Some(name))
+                .map(|of| (c.strength, of_span(of)))
+        });
+        match named {
+            Some((strength, span)) => {
+                let err = PgError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    format!("{} cannot be applied to a WITH query", strength.as_sql()),
+                );
+                Err(self.at(err, span))
+            }
+            None => Ok(()),
+        }
+    }
+
     /// After an outer join is bound: its nullable side's tables.
     pub(crate) fn mark_nullable(&mut self, side: &Scope) {
         if let Some(lock) = &mut self.locking {

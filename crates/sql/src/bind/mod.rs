@@ -6,6 +6,7 @@ mod arrays;
 mod comment;
 mod constraints;
 mod copy;
+mod cte;
 mod explain;
 mod expr;
 mod fuzzy;
@@ -106,6 +107,8 @@ pub(crate) struct Binder<'c, 'a> {
     pub src: Option<crate::parse::SourceMap>,
     /// The locking clause of the query whose FROM list is being bound.
     pub(crate) locking: Option<locking::LockScope>,
+    /// WITH queries in scope, innermost last (`cte.rs`).
+    pub(crate) ctes: Vec<cte::CteEntry>,
 }
 
 /// Binds a parsed statement.
@@ -118,6 +121,7 @@ pub fn bind_statement(
         outer: Vec::new(),
         src: None,
         locking: None,
+        ctes: Vec::new(),
     };
     match stmt {
         ParsedStatement::Utility(u) => b.bind_utility(u),
@@ -515,6 +519,26 @@ impl Binder<'_, '_> {
     fn bind_sql(&mut self, s: &ast::Statement) -> PgResult<BoundStatement> {
         use ast::Statement as S;
         match s {
+            // WITH ... INSERT/UPDATE/DELETE: the CTEs are visible to the
+            // statement's queries.
+            S::Query(q)
+                if q.with.is_some()
+                    && matches!(
+                        q.body.as_ref(),
+                        ast::SetExpr::Insert(_) | ast::SetExpr::Update(_) | ast::SetExpr::Delete(_)
+                    ) =>
+            {
+                let (ast::SetExpr::Insert(inner)
+                | ast::SetExpr::Update(inner)
+                | ast::SetExpr::Delete(inner)) = q.body.as_ref()
+                else {
+                    unreachable!("matched above")
+                };
+                let pushed = self.begin_with(q.with.as_ref().expect("checked"), q)?;
+                let r = self.bind_sql(inner);
+                self.end_with(pushed);
+                r
+            }
             S::Query(q) => {
                 let (plan, columns) = self.bind_query(q)?;
                 Ok(BoundStatement::Query { plan, columns })
@@ -863,6 +887,7 @@ impl Binder<'_, '_> {
             outer: Vec::new(),
             src: None,
             locking: None,
+            ctes: Vec::new(),
         };
         inner.bind_query(q)
     }

@@ -188,14 +188,16 @@ impl Binder<'_, '_> {
 
     pub(crate) fn bind_query(&mut self, q: &ast::Query) -> PgResult<(Plan, Vec<OutputColumn>)> {
         let _level = common::stack_depth::enter()?;
-        if q.with.is_some() {
-            return Err(PgError::unsupported("WITH queries are not supported yet"));
-        }
+        let pushed = match &q.with {
+            Some(with) => self.begin_with(with, q)?,
+            None => 0,
+        };
         // This query's locking clause applies to its own FROM list only:
         // enclosing and nested queries have their own.
         let outer_locking = std::mem::replace(&mut self.locking, super::locking::LockScope::new(q));
         let r = self.bind_query_body(q);
         self.locking = outer_locking;
+        self.end_with(pushed);
         r
     }
 
@@ -270,7 +272,10 @@ impl Binder<'_, '_> {
         Ok((plan, cols))
     }
 
-    fn bind_set_expr(&mut self, s: &ast::SetExpr) -> PgResult<(Plan, Vec<OutputColumn>)> {
+    pub(crate) fn bind_set_expr(
+        &mut self,
+        s: &ast::SetExpr,
+    ) -> PgResult<(Plan, Vec<OutputColumn>)> {
         let _level = common::stack_depth::enter()?;
         match s {
             ast::SetExpr::Select(sel) => self.bind_select(sel, &[]),
@@ -656,6 +661,12 @@ impl Binder<'_, '_> {
                     }];
                     return Ok((plan, scope));
                 }
+                if parts.len() == 1 {
+                    if let Some(r) = self.bind_cte_ref(&parts[0], alias)? {
+                        self.check_lock_cte(alias_name.as_deref().unwrap_or(&parts[0]))?;
+                        return Ok(r);
+                    }
+                }
                 if let Some((plan, cols)) = self.system_view(&parts, alias_name.as_deref()) {
                     let q = alias_name.unwrap_or_else(|| parts.last().unwrap().clone());
                     let scope = cols
@@ -813,6 +824,7 @@ impl Binder<'_, '_> {
                 J::CrossJoin(_) => (JoinKind::Inner, None),
                 _ => return Err(PgError::unsupported("this join type is not supported yet")),
             };
+            self.check_outer_join_recursion(kind, &plan, &rplan)?;
             let left_width = scope.len();
             let right_width = rscope.len();
             let mut using: Option<Vec<String>> = None;

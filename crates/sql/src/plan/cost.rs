@@ -737,6 +737,37 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
                 width: l.width.max(r.width),
             }
         }
+        // cost_ctescan: a tuple's CPU per row read, the CTE's own cost
+        // counted where it runs.
+        Plan::CteScan { plan, .. } => {
+            let e = estimate(plan, sizes, s);
+            Estimate {
+                startup: e.startup,
+                total: e.total + s.cpu_tuple_cost * e.rows,
+                ..e
+            }
+        }
+        // cost_recursive_union: ten rounds of the recursive term.
+        Plan::RecursiveUnion {
+            base, recursive, ..
+        } => {
+            let (b, r) = (estimate(base, sizes, s), estimate(recursive, sizes, s));
+            let rows = b.rows + 10.0 * r.rows;
+            Estimate {
+                startup: b.startup,
+                total: b.total + 10.0 * r.total + s.cpu_tuple_cost * rows,
+                rows: clamp_rows(rows),
+                width: b.width.max(r.width),
+            }
+        }
+        // The working table's size is not known when planning: PostgreSQL
+        // guesses ten times the non-recursive term's; a fixed guess here.
+        Plan::WorkTableScan { types, .. } => Estimate {
+            startup: 0.0,
+            total: s.cpu_tuple_cost * 100.0,
+            rows: 100.0,
+            width: types.iter().map(|t| type_width(*t)).sum(),
+        },
     }
 }
 

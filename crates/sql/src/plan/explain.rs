@@ -67,12 +67,30 @@ pub struct Explainer<'a> {
     /// ruleutils does (`pair`, `pair_1`).
     names: HashMap<usize, String>,
     lines: Vec<String>,
+    /// Extra indentation of a CTE's plan under its `CTE name` line.
+    shift: usize,
+    /// The statement's CTEs were printed (under its top node).
+    ctes_printed: bool,
 }
 
 fn assign_names(p: &Plan, used: &mut Vec<String>, names: &mut HashMap<usize, String>) {
+    assign_names_in(p, used, names, &mut Vec::new());
+}
+
+/// `assign_names`, `ctes` holding each CTE's first copy: the copies in its
+/// other references get the same names (EXPLAIN shows one of them).
+fn assign_names_in<'p>(
+    p: &'p Plan,
+    used: &mut Vec<String>,
+    names: &mut HashMap<usize, String>,
+    ctes: &mut Vec<(usize, &'p Plan)>,
+) {
     let base = match p {
         Plan::SeqScan { table, alias, .. } => Some(alias.as_ref().unwrap_or(&table.name)),
         Plan::SystemView { scan, alias, .. } => Some(alias.as_ref().unwrap_or(scan.source())),
+        Plan::CteScan { name, alias, .. } | Plan::WorkTableScan { name, alias, .. } => {
+            Some(alias.as_ref().unwrap_or(name))
+        }
         _ => None,
     };
     if let Some(base) = base {
@@ -86,8 +104,27 @@ fn assign_names(p: &Plan, used: &mut Vec<String>, names: &mut HashMap<usize, Str
         used.push(name.clone());
         names.insert(node_key(p), name);
     }
+    if let Plan::CteScan { id, plan, .. } = p {
+        if let Some((_, first)) = ctes.iter().find(|(i, _)| i == id) {
+            mirror_names(first, plan, names);
+        } else {
+            ctes.push((*id, plan));
+            assign_names_in(plan, used, names, ctes);
+        }
+        return;
+    }
     for c in children(p) {
-        assign_names(c, used, names);
+        assign_names_in(c, used, names, ctes);
+    }
+}
+
+/// Gives `copy`'s nodes the names of `first`'s (the same plan).
+fn mirror_names(first: &Plan, copy: &Plan, names: &mut HashMap<usize, String>) {
+    if let Some(n) = names.get(&node_key(first)).cloned() {
+        names.insert(node_key(copy), n);
+    }
+    for (a, b) in children(first).into_iter().zip(children(copy)) {
+        mirror_names(a, b, names);
     }
 }
 
@@ -111,6 +148,8 @@ pub fn explain_json(
         prefix: count_relations(plan) > 1,
         names,
         lines: Vec::new(),
+        shift: 0,
+        ctes_printed: false,
     };
     e.json_node(plan, None, Vec::new())
 }
@@ -178,6 +217,8 @@ pub fn explain_plan(
         prefix: count_relations(plan) > 1,
         names,
         lines: Vec::new(),
+        shift: 0,
+        ctes_printed: false,
     };
     e.node(plan, 0, Vec::new());
     e.lines
@@ -202,6 +243,8 @@ pub fn qual_text(
         prefix: true,
         names: HashMap::new(),
         lines: Vec::new(),
+        shift: 0,
+        ctes_printed: true,
     };
     e.qual_text(&quals.iter().collect::<Vec<_>>(), labels)
 }
@@ -212,17 +255,23 @@ fn count_relations(p: &Plan) -> usize {
         | Plan::SeriesScan { .. }
         | Plan::UnnestScan { .. }
         | Plan::JsonScan { .. }
-        | Plan::SystemView { .. } => 1,
+        | Plan::SystemView { .. }
+        | Plan::CteScan { .. }
+        | Plan::WorkTableScan { .. } => 1,
         Plan::Values { rows, width } if !(rows.len() == 1 && *width == 0) => 1,
         _ => 0,
     };
+    if matches!(p, Plan::CteScan { .. }) {
+        // The CTE's own relations are another query's.
+        return own;
+    }
     own + children(p)
         .iter()
         .map(|c| count_relations(c))
         .sum::<usize>()
 }
 
-fn children(p: &Plan) -> Vec<&Plan> {
+pub(crate) fn children(p: &Plan) -> Vec<&Plan> {
     match p {
         Plan::SeqScan { .. }
         | Plan::Values { .. }
@@ -241,6 +290,50 @@ fn children(p: &Plan) -> Vec<&Plan> {
         Plan::NestedLoop { left, right, .. }
         | Plan::HashJoin { left, right, .. }
         | Plan::SetOp { left, right, .. } => vec![left, right],
+        Plan::CteScan { plan, .. } => vec![plan],
+        Plan::RecursiveUnion {
+            base, recursive, ..
+        } => vec![base, recursive],
+        Plan::WorkTableScan { .. } => Vec::new(),
+    }
+}
+
+/// The CTEs computed apart that `root` reads, in the order they were
+/// written, each once: every reference carries the CTE's plan, and the one
+/// shown is the copy that ran (under ANALYZE a shared CTE runs in whichever
+/// reference is read first), else the first reference's.
+pub(crate) fn statement_ctes<'p>(
+    root: &'p Plan,
+    stats: Option<&PlanStats>,
+) -> Vec<(&'p str, &'p Plan)> {
+    fn collect<'p>(p: &'p Plan, out: &mut Vec<(usize, &'p str, &'p Plan)>) {
+        if let Plan::CteScan { id, name, plan, .. } = p {
+            out.push((*id, name, plan));
+        }
+        for c in children(p) {
+            collect(c, out);
+        }
+    }
+    let ran = |p: &Plan| stats.is_some_and(|s| s.contains_key(&node_key(first_shown(p))));
+    let mut all = Vec::new();
+    collect(root, &mut all);
+    let mut ctes: Vec<(usize, &str, &Plan)> = Vec::new();
+    for (id, name, plan) in all {
+        match ctes.iter_mut().find(|(i, _, _)| *i == id) {
+            Some(seen) if !ran(seen.2) && ran(plan) => seen.2 = plan,
+            Some(_) => {}
+            None => ctes.push((id, name, plan)),
+        }
+    }
+    ctes.sort_by_key(|(id, _, _)| *id);
+    ctes.into_iter().map(|(_, n, p)| (n, p)).collect()
+}
+
+/// The node EXPLAIN prints for `p` (projections and filters looked through).
+fn first_shown(p: &Plan) -> &Plan {
+    match p {
+        Plan::Project { input, .. } | Plan::Filter { input, .. } => first_shown(input),
+        other => other,
     }
 }
 
@@ -248,8 +341,8 @@ fn children(p: &Plan) -> Vec<&Plan> {
 struct Detail(String, String);
 
 impl Explainer<'_> {
-    fn indent(depth: usize) -> String {
-        " ".repeat(if depth == 0 { 0 } else { 6 * (depth - 1) + 2 })
+    fn indent(&self, depth: usize) -> String {
+        " ".repeat(self.shift + if depth == 0 { 0 } else { 6 * (depth - 1) + 2 })
     }
 
     /// Prints `p` (looking through projections and upper filters, whose
@@ -281,11 +374,15 @@ impl Explainer<'_> {
             details.extend(st.details.iter().map(|(k, v)| Detail(k.clone(), v.clone())));
         }
         self.line(depth, &name, &est, stats);
-        let pad = " ".repeat(6 * depth + 2);
+        let pad = " ".repeat(self.shift + 6 * depth + 2);
         for Detail(k, v) in details {
             self.lines.push(format!("{pad}{k}: {v}"));
         }
         self.buffers_line(&pad, stats.flatten());
+        if depth == 0 && !self.ctes_printed {
+            self.ctes_printed = true;
+            self.cte_blocks(p, &pad);
+        }
         for k in kids {
             match k {
                 Child::Plain(c) => self.node(c, depth + 1, Vec::new()),
@@ -298,7 +395,7 @@ impl Explainer<'_> {
                     };
                     let stats = self.stats.map(|_| st.as_deref());
                     self.line(depth + 1, label, &est, stats);
-                    let pad = " ".repeat(6 * (depth + 1) + 2);
+                    let pad = " ".repeat(self.shift + 6 * (depth + 1) + 2);
                     for (k, v) in st.iter().flat_map(|s| &s.inner_details) {
                         self.lines.push(format!("{pad}{k}: {v}"));
                     }
@@ -306,6 +403,19 @@ impl Explainer<'_> {
                     self.node(c, depth + 2, Vec::new());
                 }
             }
+        }
+    }
+
+    /// The `CTE name` blocks of the CTEs computed apart (as PostgreSQL
+    /// prints their subplans under the query's top node), in the order
+    /// they were written; each plan printed where its first reference is.
+    fn cte_blocks(&mut self, root: &Plan, pad: &str) {
+        for (name, plan) in statement_ctes(root, self.stats) {
+            self.lines.push(format!("{pad}CTE {}", quote_ident(name)));
+            let saved = self.shift;
+            self.shift = pad.len();
+            self.node(plan, 1, Vec::new());
+            self.shift = saved;
         }
     }
 
@@ -325,7 +435,7 @@ impl Explainer<'_> {
         est: &Estimate,
         stats: Option<Option<&NodeStats>>,
     ) {
-        let mut s = Self::indent(depth);
+        let mut s = self.indent(depth);
         if depth > 0 {
             s.push_str("->  ");
         }
@@ -577,6 +687,25 @@ impl Explainer<'_> {
                     vec![Child::Plain(left), Child::Plain(right)],
                 )
             }
+            Plan::CteScan { name, .. } | Plan::WorkTableScan { name, .. } => {
+                let kind = if matches!(p, Plan::CteScan { .. }) {
+                    "CTE Scan"
+                } else {
+                    "WorkTable Scan"
+                };
+                let mut text = format!("{kind} on {}", quote_ident(name));
+                if let Some(a) = self.names.get(&node_key(p)).filter(|a| *a != name) {
+                    let _ = write!(text, " {}", quote_ident(a));
+                }
+                (text, Vec::new(), Vec::new())
+            }
+            Plan::RecursiveUnion {
+                base, recursive, ..
+            } => (
+                "Recursive Union".into(),
+                Vec::new(),
+                vec![Child::Plain(base), Child::Plain(recursive)],
+            ),
             Plan::Filter { .. } | Plan::Project { .. } => unreachable!("looked through"),
         }
     }
@@ -661,6 +790,21 @@ impl Explainer<'_> {
             | Plan::LockRows { input, .. }
             | Plan::Distinct { input } => self.labels(input),
             Plan::SetOp { left, .. } => self.labels(left),
+            Plan::RecursiveUnion { base, .. } => self.labels(base),
+            Plan::CteScan { name, columns, .. } | Plan::WorkTableScan { name, columns, .. } => {
+                let q = quote_ident(self.names.get(&node_key(p)).unwrap_or(name));
+                columns
+                    .iter()
+                    .map(|c| {
+                        let c = quote_ident(c);
+                        if self.prefix {
+                            format!("{q}.{c}")
+                        } else {
+                            c
+                        }
+                    })
+                    .collect()
+            }
         }
     }
 

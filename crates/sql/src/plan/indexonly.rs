@@ -150,7 +150,38 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
             op,
             all,
         },
+        Plan::CteScan {
+            id,
+            name,
+            alias,
+            plan,
+            shared,
+            outer_rows,
+            columns,
+        } => Plan::CteScan {
+            id,
+            name,
+            alias,
+            plan: bx(plan, None),
+            shared,
+            outer_rows,
+            columns,
+        },
+        Plan::RecursiveUnion {
+            id,
+            base,
+            recursive,
+            distinct,
+            width,
+        } => Plan::RecursiveUnion {
+            id,
+            base: bx(base, None),
+            recursive: bx(recursive, None),
+            distinct,
+            width,
+        },
         other @ (Plan::Values { .. }
+        | Plan::WorkTableScan { .. }
         | Plan::SystemView { .. }
         | Plan::SeriesScan { .. }
         | Plan::UnnestScan { .. }

@@ -267,10 +267,17 @@ pub fn plan_relations(plan: &Plan, mode: LockMode, out: &mut Vec<(Oid, LockMode)
             plan_relations(input, mode, out);
             exprs.extend(limit.iter().chain(offset));
         }
-        Plan::SetOp { left, right, .. } => {
+        Plan::SetOp { left, right, .. }
+        | Plan::RecursiveUnion {
+            base: left,
+            recursive: right,
+            ..
+        } => {
             plan_relations(left, mode, out);
             plan_relations(right, mode, out);
         }
+        Plan::CteScan { plan, .. } => plan_relations(plan, mode, out),
+        Plan::WorkTableScan { .. } => {}
         Plan::LockRows { input, marks } => {
             let start = out.len();
             plan_relations(input, mode, out);

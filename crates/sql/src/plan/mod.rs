@@ -21,6 +21,7 @@ pub mod selfuncs;
 pub use cost::{Estimate, PlanCacheMode, PlannerSettings, RelationSizes};
 pub use ddl::{ConstraintSpec, ConstraintSpecKind, IndexSpec};
 pub use indexpath::{IndexCond, IndexInfo, IndexOp, IndexPath};
+pub(crate) use params::map_plan as map_plan_exprs;
 pub use params::{statement_cost, substitute_params};
 
 /// A table ANALYZE reads and the columns it analyses (None: all).
@@ -183,6 +184,46 @@ pub enum Plan {
         op: SetOpKind,
         all: bool,
     },
+    /// A reference to a WITH query computed apart from the query reading it
+    /// (PostgreSQL's CTE Scan): one that is MATERIALIZED, recursive,
+    /// volatile or referenced more than once. Every reference carries the
+    /// CTE's plan; `id` (unique in the statement) names the CTE. A `shared`
+    /// CTE is run once per statement (`exec::cte`), its rows kept for every
+    /// reference; otherwise this one reference streams its rows.
+    CteScan {
+        id: usize,
+        name: String,
+        alias: Option<String>,
+        plan: Box<Plan>,
+        shared: bool,
+        /// A shared CTE reading enclosing queries' columns: how many
+        /// enclosing queries' current rows its result depends on (it runs
+        /// again when they change); 0 for one that reads none.
+        outer_rows: usize,
+        /// The CTE's column names (EXPLAIN's labels).
+        columns: Vec<String>,
+    },
+    /// WITH RECURSIVE's `base UNION [ALL] recursive` (PostgreSQL's Recursive
+    /// Union): `base`'s rows, then `recursive` run again and again over the
+    /// rows the previous round produced (its `WorkTableScan`s with this
+    /// `id`) until a round produces none. `distinct` (UNION) drops rows
+    /// already produced.
+    RecursiveUnion {
+        id: usize,
+        base: Box<Plan>,
+        recursive: Box<Plan>,
+        distinct: bool,
+        width: usize,
+    },
+    /// The rows the previous round of RecursiveUnion `id` produced
+    /// (PostgreSQL's WorkTable Scan); `name` is the CTE's.
+    WorkTableScan {
+        id: usize,
+        name: String,
+        alias: Option<String>,
+        columns: Vec<String>,
+        types: Vec<DataType>,
+    },
 }
 
 /// A relation of a locking query's FROM, as LockRows sees it.
@@ -288,6 +329,9 @@ impl Plan {
             | Plan::LockRows { input, .. }
             | Plan::Distinct { input } => input.width(),
             Plan::SetOp { left, .. } => left.width(),
+            Plan::CteScan { columns, .. } => columns.len(),
+            Plan::RecursiveUnion { width, .. } => *width,
+            Plan::WorkTableScan { types, .. } => types.len(),
         }
     }
 
@@ -343,6 +387,9 @@ impl Plan {
             | Plan::LockRows { input, .. }
             | Plan::Distinct { input } => input.column_types(),
             Plan::SetOp { left, .. } => left.column_types(),
+            Plan::CteScan { plan, .. } => plan.column_types(),
+            Plan::RecursiveUnion { base, .. } => base.column_types(),
+            Plan::WorkTableScan { types, .. } => types.clone(),
         }
     }
 }

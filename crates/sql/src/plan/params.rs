@@ -48,7 +48,11 @@ fn scans(plan: &Plan) -> usize {
         | Plan::SeriesScan { .. }
         | Plan::UnnestScan { .. }
         | Plan::JsonScan { .. } => 1,
-        Plan::Values { .. } => 0,
+        Plan::Values { .. } | Plan::WorkTableScan { .. } => 0,
+        Plan::CteScan { plan, .. } => 1 + scans(plan),
+        Plan::RecursiveUnion {
+            base, recursive, ..
+        } => scans(base) + scans(recursive),
         Plan::Filter { input, .. }
         | Plan::Project { input, .. }
         | Plan::ProjectSet { input, .. }
@@ -336,5 +340,36 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
             op,
             all,
         },
+        Plan::CteScan {
+            id,
+            name,
+            alias,
+            plan,
+            shared,
+            outer_rows,
+            columns,
+        } => Plan::CteScan {
+            id,
+            name,
+            alias,
+            plan: bx(plan, f),
+            shared,
+            outer_rows,
+            columns,
+        },
+        Plan::RecursiveUnion {
+            id,
+            base,
+            recursive,
+            distinct,
+            width,
+        } => Plan::RecursiveUnion {
+            id,
+            base: bx(base, f),
+            recursive: bx(recursive, f),
+            distinct,
+            width,
+        },
+        p @ Plan::WorkTableScan { .. } => p,
     }
 }

@@ -424,5 +424,37 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             op,
             all,
         },
+        // A CTE computed apart is a query tree of its own.
+        Plan::CteScan {
+            id,
+            name,
+            alias,
+            plan,
+            shared,
+            outer_rows,
+            columns,
+        } => Plan::CteScan {
+            id,
+            name,
+            alias,
+            plan: Box::new(plan_query(*plan, cx)),
+            shared,
+            outer_rows,
+            columns,
+        },
+        Plan::RecursiveUnion {
+            id,
+            base,
+            recursive,
+            distinct,
+            width,
+        } => Plan::RecursiveUnion {
+            id,
+            base: Box::new(plan_tree(*base, cx)),
+            recursive: Box::new(plan_tree(*recursive, cx)),
+            distinct,
+            width,
+        },
+        p @ Plan::WorkTableScan { .. } => p,
     }
 }

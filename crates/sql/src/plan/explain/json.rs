@@ -229,6 +229,9 @@ impl Explainer<'_> {
                 ..
             } => ("Aggregate", Some("Hashed")),
             Plan::SetOp { .. } => ("SetOp", Some("Hashed")),
+            Plan::CteScan { .. } => ("CTE Scan", None),
+            Plan::RecursiveUnion { .. } => ("Recursive Union", None),
+            Plan::WorkTableScan { .. } => ("WorkTable Scan", None),
             Plan::Filter { .. } | Plan::Project { .. } => unreachable!("looked through"),
         };
         f.push(("Node Type".into(), s(node_type)));
@@ -268,6 +271,11 @@ impl Explainer<'_> {
             Plan::SystemView { name, .. } => {
                 f.push(("Function Name".into(), s(name)));
                 f.push(("Alias".into(), s(name)));
+            }
+            Plan::CteScan { name, .. } | Plan::WorkTableScan { name, .. } => {
+                f.push(("CTE Name".into(), s(name)));
+                let alias = self.names.get(&super::node_key(p)).unwrap_or(name);
+                f.push(("Alias".into(), s(alias)));
             }
             Plan::NestedLoop { kind, .. } | Plan::HashJoin { kind, .. } => {
                 let k = match kind {
@@ -320,6 +328,20 @@ impl Explainer<'_> {
         let single = kids.len() == 1;
         let member = matches!(p, Plan::SetOp { .. });
         let mut plans = Vec::new();
+        if relationship.is_none() {
+            // The statement's CTEs, as PostgreSQL lists their subplans.
+            for (name, plan) in super::statement_ctes(p, self.stats) {
+                let mut node = self.json_node(plan, Some("InitPlan"), Vec::new());
+                if let J::Obj(fields) = &mut node {
+                    let at = fields
+                        .iter()
+                        .position(|(k, _)| k == "Parent Relationship")
+                        .map_or(fields.len(), |i| i + 1);
+                    fields.insert(at, ("Subplan Name".into(), J::Str(format!("CTE {name}"))));
+                }
+                plans.push(node);
+            }
+        }
         for (i, k) in kids.into_iter().enumerate() {
             let rel = if member {
                 "Member"
