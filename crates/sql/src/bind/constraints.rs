@@ -182,6 +182,7 @@ pub fn bind_check(ctx: &mut BindContext<'_>, table: &Table, text: &str) -> PgRes
         outer: Vec::new(),
         src: None,
         locking: None,
+        window: Default::default(),
     };
     let scope = Binder::table_scope(table, None);
     b.bind_check_expr(&e, &scope)
@@ -199,6 +200,7 @@ pub fn bind_column_default(
         outer: Vec::new(),
         src: None,
         locking: None,
+        window: Default::default(),
     };
     b.column_default(table, index)
 }

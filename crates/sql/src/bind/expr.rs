@@ -1024,7 +1024,7 @@ impl Binder<'_, '_> {
         self.coerce(e, TypeId::Text.into(), CastContext::Explicit)
     }
 
-    fn function_args(
+    pub(super) fn function_args(
         &mut self,
         f: &ast::Function,
         scope: &Scope,
@@ -1069,14 +1069,15 @@ impl Binder<'_, '_> {
             ));
         }
         if f.over.is_some() {
-            return Err(PgError::unsupported(
-                "window functions are not supported yet",
-            ));
+            return self.bind_window_call(f, name, scope);
         }
         if let (true, ast::FunctionArguments::Subquery(q)) = (name == "array", &f.args) {
             return self.bind_array_subquery(q, scope);
         }
         let (args, distinct, star) = self.function_args(f, scope)?;
+        if super::window::is_aggregate_name(name) && args.iter().any(Expr::contains_window) {
+            return Err(super::window::window_in_aggregate());
+        }
         if let Some(agg) = self.bind_json_aggregate(name, &args, distinct, star)? {
             return Ok(agg);
         }
@@ -1362,7 +1363,7 @@ impl Binder<'_, '_> {
         self.call_builtin_exprs(name, args)
     }
 
-    fn bind_aggregate(
+    pub(super) fn bind_aggregate(
         &mut self,
         name: &str,
         args: Vec<Expr>,

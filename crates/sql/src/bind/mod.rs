@@ -18,6 +18,7 @@ mod query;
 mod sequence;
 mod types;
 mod views;
+mod window;
 
 use std::sync::Arc;
 
@@ -105,6 +106,8 @@ pub(crate) struct Binder<'c, 'a> {
     pub src: Option<crate::parse::SourceMap>,
     /// The locking clause of the query whose FROM list is being bound.
     pub(crate) locking: Option<locking::LockScope>,
+    /// Where window calls may appear and the WINDOW clause in force.
+    pub(crate) window: window::WindowScope,
 }
 
 /// Binds a parsed statement.
@@ -117,6 +120,7 @@ pub fn bind_statement(
         outer: Vec::new(),
         src: None,
         locking: None,
+        window: Default::default(),
     };
     match stmt {
         ParsedStatement::Utility(u) => b.bind_utility(u),
@@ -862,6 +866,7 @@ impl Binder<'_, '_> {
             outer: Vec::new(),
             src: None,
             locking: None,
+            window: Default::default(),
         };
         inner.bind_query(q)
     }
@@ -1222,7 +1227,9 @@ impl Binder<'_, '_> {
                         let bound = if is_default_keyword(e) {
                             self.column_default(&table, t)?
                         } else {
-                            let b = self.bind_expr(e, &Vec::new())?;
+                            let b = self.in_window_context(Some("VALUES"), |x| {
+                                x.bind_expr(e, &Vec::new())
+                            })?;
                             self.coerce_assign(b, types[t], &table.columns[t].name)
                                 .map_err(|err| self.locate(err, e))?
                         };
@@ -1324,7 +1331,9 @@ impl Binder<'_, '_> {
         let (table, alias) = self.single_table(&u.table)?;
         let scope = Self::table_scope(&table, alias.as_deref());
         let qual = self.bind_where(&u.selection, &scope)?;
-        let assignments = self.bind_assignments(&u.assignments, &table, &scope)?;
+        let assignments = self.in_window_context(Some("UPDATE"), |b| {
+            b.bind_assignments(&u.assignments, &table, &scope)
+        })?;
         let returning = self.bind_returning(&u.returning, &scope)?;
         Ok(BoundStatement::Update {
             table,

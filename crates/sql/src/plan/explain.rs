@@ -234,6 +234,7 @@ fn children(p: &Plan) -> Vec<&Plan> {
         | Plan::Project { input, .. }
         | Plan::ProjectSet { input, .. }
         | Plan::Aggregate { input, .. }
+        | Plan::WindowAgg { input, .. }
         | Plan::Sort { input, .. }
         | Plan::Limit { input, .. }
         | Plan::LockRows { input, .. }
@@ -554,6 +555,9 @@ impl Explainer<'_> {
                 )
             }
             Plan::Limit { input, .. } => ("Limit".into(), Vec::new(), vec![Child::Plain(input)]),
+            Plan::WindowAgg { input, .. } => {
+                ("WindowAgg".into(), Vec::new(), vec![Child::Plain(input)])
+            }
             Plan::SetOp {
                 left,
                 right,
@@ -655,6 +659,13 @@ impl Explainer<'_> {
                     .chain(aggs.iter().map(|a| self.agg_text(a, &labels)))
                     .collect()
             }
+            Plan::WindowAgg { input, funcs, .. } => {
+                let mut labels = self.labels(input);
+                let calls: Vec<String> =
+                    funcs.iter().map(|f| self.window_text(f, &labels)).collect();
+                labels.extend(calls);
+                labels
+            }
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
@@ -704,6 +715,19 @@ impl Explainer<'_> {
             if a.distinct { "DISTINCT " } else { "" },
             args.join(", ")
         )
+    }
+
+    /// A window call as EXPLAIN VERBOSE prints it: `sum(a) OVER (?)`.
+    fn window_text(&self, w: &crate::expr::WindowCall, labels: &[String]) -> String {
+        use crate::expr::WindowFunc;
+        let call = match &w.func {
+            WindowFunc::Agg(a) => self.agg_text(a, labels),
+            f => {
+                let args: Vec<String> = w.args.iter().map(|x| self.deparse(x, labels)).collect();
+                format!("{}({})", f.name(), args.join(", "))
+            }
+        };
+        format!("{call} OVER (?)")
     }
 
     /// An expression as ruleutils prints it in EXPLAIN (every operator
@@ -892,6 +916,7 @@ impl Explainer<'_> {
                 }
             }
             Expr::Agg(a) => self.agg_text(a, labels),
+            Expr::Window(w) => self.window_text(w, labels),
             Expr::RegClassName(oid) => format!("'{oid}'::regclass"),
         }
     }

@@ -53,6 +53,7 @@ fn scans(plan: &Plan) -> usize {
         | Plan::Project { input, .. }
         | Plan::ProjectSet { input, .. }
         | Plan::Aggregate { input, .. }
+        | Plan::WindowAgg { input, .. }
         | Plan::Sort { input, .. }
         | Plan::Limit { input, .. }
         | Plan::LockRows { input, .. }
@@ -309,6 +310,23 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
             input: bx(input, f),
             keys,
         },
+        Plan::WindowAgg {
+            input,
+            partition,
+            order,
+            frame,
+            funcs,
+        } => {
+            let input = bx(input, f);
+            let (frame, funcs) = crate::window::map_window_node(frame, funcs, f);
+            Plan::WindowAgg {
+                input,
+                partition,
+                order,
+                frame,
+                funcs,
+            }
+        }
         Plan::Limit {
             input,
             limit,
