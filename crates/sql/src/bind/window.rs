@@ -505,13 +505,15 @@ impl Binder<'_, '_> {
                 TypeId::Date | TypeId::Timestamp | TypeId::Timestamptz | TypeId::Interval => {
                     TypeId::Interval
                 }
-                t => return Err(PgError::new(
-                    SqlState::FEATURE_NOT_SUPPORTED,
-                    format!(
+                t => {
+                    return Err(PgError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        format!(
                         "RANGE with offset PRECEDING/FOLLOWING is not supported for column type {}",
                         t.display_name()
                     ),
-                )),
+                    ))
+                }
             }
         } else {
             TypeId::Int8
@@ -521,6 +523,18 @@ impl Binder<'_, '_> {
             .flatten();
         let mut bound = |b: &B| -> PgResult<FrameBound> {
             let offset = |binder: &mut Self, e: &ast::Expr| -> PgResult<Expr> {
+                // sqlparser reads a quoted offset as an INTERVAL literal;
+                // PostgreSQL reads it as a literal of unknown type.
+                let e = match e {
+                    ast::Expr::Interval(iv)
+                        if iv.leading_field.is_none()
+                            && iv.last_field.is_none()
+                            && iv.fractional_seconds_precision.is_none() =>
+                    {
+                        iv.value.as_ref()
+                    }
+                    other => other,
+                };
                 let mut x = binder.bind_expr(e, scope)?;
                 // An unknown literal is read as the key's type first (as
                 // in_range's resolution does): `'1 day'` for an integer
