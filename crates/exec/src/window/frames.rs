@@ -140,6 +140,12 @@ impl<'a> Frames<'a> {
         self.start == FrameBound::UnboundedPreceding && self.exclusion == FrameExclusion::NoOthers
     }
 
+    /// Whether every frame ends at the partition's last row and holds all
+    /// rows from its start (frames then grow as the start moves back).
+    pub(super) fn reaches_end(&self) -> bool {
+        self.end == FrameBound::UnboundedFollowing && self.exclusion == FrameExclusion::NoOthers
+    }
+
     fn bound<'s>(b: &FrameBound, offset: &'s Value) -> Bound<'s> {
         match b {
             FrameBound::UnboundedPreceding => Bound::UnboundedPreceding,

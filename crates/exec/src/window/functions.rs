@@ -3,7 +3,7 @@
 
 use common::{PgError, PgResult, SqlState};
 use sql::expr::{AggCall, WindowCall, WindowFunc};
-use types::Value;
+use types::{TypeId, Value};
 
 use super::frames::Frames;
 use crate::agg::AggAccumulator;
@@ -97,6 +97,17 @@ pub(super) fn evaluate(
     })
 }
 
+/// Whether an aggregate's result is the same whatever order its inputs
+/// come in, exactly (float sums are not: rounding follows the order).
+fn order_insensitive(agg: &AggCall) -> bool {
+    use sql::expr::AggFunc::*;
+    match agg.func {
+        CountStar | Count | Min | Max | BoolAnd | BoolOr => true,
+        Sum | Avg => !matches!(agg.arg_type, TypeId::Float4 | TypeId::Float8),
+        _ => false,
+    }
+}
+
 /// The `k`th (0-based) position of a frame's ranges.
 fn nth(ranges: &[(usize, usize)], mut k: usize) -> Option<usize> {
     for &(s, e) in ranges {
@@ -175,6 +186,29 @@ fn aggregate(
             }
             out.push(acc.clone().finish(agg)?);
             last_end = Some(end);
+        }
+        return Ok(out);
+    }
+    if frames.reaches_end() && order_insensitive(agg) {
+        // Frames that run to the partition's end, accumulated from the end
+        // backward: only for aggregates whose result does not depend on
+        // the order of their inputs.
+        let mut out = vec![Value::Null; n];
+        let mut acc = AggAccumulator::new(agg);
+        let mut added = n;
+        let mut last_start = None;
+        for i in (0..n).rev() {
+            let (start, _) = frames.bounds(i)?;
+            if last_start == Some(start) {
+                out[i] = out[i + 1].clone();
+                continue;
+            }
+            while added > start {
+                added -= 1;
+                acc.accumulate(agg, &args[added])?;
+            }
+            out[i] = acc.clone().finish(agg)?;
+            last_start = Some(start);
         }
         return Ok(out);
     }
