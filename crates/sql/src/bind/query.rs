@@ -1086,9 +1086,6 @@ impl Binder<'_, '_> {
         // WHERE
         if let Some(w) = &s.selection {
             let e = self.in_window_context(Some("WHERE"), |b| b.bind_expr(w, &scope))?;
-            if e.contains_window() {
-                return Err(super::window::not_allowed("WHERE"));
-            }
             if e.contains_agg() {
                 return Err(PgError::new(
                     SqlState::GROUPING_ERROR,
@@ -1195,14 +1192,8 @@ impl Binder<'_, '_> {
             .as_ref()
             .map(|h| self.in_window_context(Some("HAVING"), |b| b.bind_expr(h, &scope)))
             .transpose()?;
-        for (clause, e) in keys
-            .iter()
-            .map(|k| ("GROUP BY", k))
-            .chain(having.iter().map(|h| ("HAVING", h)))
-        {
-            if e.contains_window() {
-                return Err(super::window::not_allowed(clause));
-            }
+        if keys.iter().any(Expr::contains_window) {
+            return Err(super::window::not_allowed("GROUP BY")); // `GROUP BY 1`
         }
         // ORDER BY: output positions/aliases, or extra hidden columns.
         let mut sort_keys = Vec::new();
@@ -1286,16 +1277,8 @@ impl Binder<'_, '_> {
             };
         }
         if has_windows {
-            if srf.is_some() {
-                return Err(PgError::unsupported(
-                    "set-returning functions with window functions",
-                ));
-            }
-            let (p, e, order) = self.plan_windows(plan, exprs)?;
+            let (p, e) = self.window_stage(plan, exprs, &mut sort_keys, s, srf.is_some())?;
             (plan, exprs) = (p, e);
-            if s.distinct.is_none() && super::window::order_satisfied(&sort_keys, &exprs, &order) {
-                sort_keys.clear();
-            }
         }
         // Unknown-typed outputs become text.
         for (e, c) in exprs.iter_mut().zip(cols.iter_mut()) {

@@ -573,12 +573,36 @@ impl Binder<'_, '_> {
         })
     }
 
+    /// The window stage of a SELECT over `plan` (after grouping): the
+    /// WindowAgg nodes and the select list reading their results; the
+    /// query's ORDER BY `sort_keys` are dropped when the windows' order
+    /// gives it.
+    pub(super) fn window_stage(
+        &mut self,
+        plan: Plan,
+        exprs: Vec<Expr>,
+        sort_keys: &mut Vec<SortKey>,
+        s: &ast::Select,
+        srf: bool,
+    ) -> PgResult<(Plan, Vec<Expr>)> {
+        if srf {
+            return Err(PgError::unsupported(
+                "set-returning functions with window functions",
+            ));
+        }
+        let (plan, exprs, order) = self.plan_windows(plan, exprs)?;
+        if s.distinct.is_none() && order_satisfied(sort_keys, &exprs, &order) {
+            sort_keys.clear();
+        }
+        Ok((plan, exprs))
+    }
+
     /// Adds the WindowAgg nodes evaluating the window calls of `exprs`
     /// (the select list and hidden ORDER BY columns, over `plan`'s rows),
     /// and rewrites each call into a reference to its result column.
     /// Returns the plan, the rewritten expressions and the order the rows
     /// leave the top WindowAgg in.
-    pub(super) fn plan_windows(
+    fn plan_windows(
         &mut self,
         plan: Plan,
         exprs: Vec<Expr>,
@@ -632,7 +656,7 @@ impl Binder<'_, '_> {
             (r, col)
         };
         // Per window: its sort keys and their references.
-        let mut planned: Vec<(Vec<(usize, SortKey)>, usize, usize)> = Vec::new();
+        let mut planned: Vec<PlannedWindow> = Vec::new();
         for (w, (spec, _)) in windows.iter().enumerate() {
             let mut sort = Vec::new();
             for p in &spec.partition {
@@ -658,22 +682,28 @@ impl Binder<'_, '_> {
                     },
                 ));
             }
-            planned.push((sort, nparts, w));
+            planned.push(PlannedWindow {
+                sort,
+                partition_keys: nparts,
+                window: w,
+            });
         }
         // PostgreSQL's order: by sort-group reference, highest first, a
         // window whose keys extend another's before it; the first sorts
         // lowest in the plan.
-        planned.sort_by(|(a, _, _), (b, _, _)| {
-            for (x, y) in a.iter().zip(b) {
-                let o = y.0.cmp(&x.0).then_with(|| {
-                    (x.1.descending, x.1.nulls_first).cmp(&(y.1.descending, y.1.nulls_first))
-                });
-                if o.is_ne() {
-                    return o;
+        planned.sort_by(
+            |PlannedWindow { sort: a, .. }, PlannedWindow { sort: b, .. }| {
+                for (x, y) in a.iter().zip(b) {
+                    let o = y.0.cmp(&x.0).then_with(|| {
+                        (x.1.descending, x.1.nulls_first).cmp(&(y.1.descending, y.1.nulls_first))
+                    });
+                    if o.is_ne() {
+                        return o;
+                    }
                 }
-            }
-            b.len().cmp(&a.len())
-        });
+                b.len().cmp(&a.len())
+            },
+        );
         let mut plan = if base.len() > width {
             Plan::Project {
                 input: Box::new(plan),
@@ -684,7 +714,12 @@ impl Binder<'_, '_> {
         };
         let mut current: Vec<SortKey> = Vec::new();
         let mut result_column = vec![0; calls.len()];
-        for (sort, nparts, w) in planned {
+        for PlannedWindow {
+            sort,
+            partition_keys: nparts,
+            window: w,
+        } in planned
+        {
             let keys: Vec<SortKey> = sort.into_iter().map(|(_, k)| k).collect();
             if !keys.is_empty() && !current.starts_with(&keys) {
                 plan = Plan::Sort {
@@ -723,9 +758,17 @@ impl Binder<'_, '_> {
     }
 }
 
+/// A window on its way into the plan: its sort keys (each with its
+/// sort-group reference), how many of them partition, and its index.
+struct PlannedWindow {
+    sort: Vec<(usize, SortKey)>,
+    partition_keys: usize,
+    window: usize,
+}
+
 /// Whether rows in `order` (over the select list's input) already come in
 /// the order the query's ORDER BY `sort` asks (over `exprs`).
-pub(super) fn order_satisfied(sort: &[SortKey], exprs: &[Expr], order: &[SortKey]) -> bool {
+fn order_satisfied(sort: &[SortKey], exprs: &[Expr], order: &[SortKey]) -> bool {
     sort.len() <= order.len()
         && sort.iter().zip(order).all(|(s, o)| {
             matches!(exprs.get(s.column), Some(Expr::Column(c, _)) if *c == o.column)
