@@ -367,3 +367,50 @@ pub(crate) fn rewrite_exclusions(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpa
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlparser::dialect::PostgreSqlDialect;
+    use sqlparser::parser::Parser;
+    use sqlparser::tokenizer::Tokenizer;
+
+    /// The PARTITION BY list of the first window in `sql`, as text.
+    fn partition_after_rewrite(sql: &str) -> String {
+        let dialect = PostgreSqlDialect {};
+        let tokens = Tokenizer::new(&dialect, sql)
+            .tokenize_with_location()
+            .unwrap();
+        let stmt = Parser::new(&dialect)
+            .with_tokens_with_locations(rewrite_exclusions(tokens))
+            .parse_statement()
+            .unwrap();
+        let text = stmt.to_string();
+        let start = text.find("PARTITION BY").map_or(0, |i| i + 13);
+        let end = text[start..]
+            .find(" ORDER")
+            .map_or(text.len(), |e| start + e);
+        text[start..end].to_string()
+    }
+
+    #[test]
+    fn exclusions_become_partition_markers() {
+        let p = partition_after_rewrite(
+            "select sum(a) over (order by a rows 1 preceding exclude current row) from t",
+        );
+        assert_eq!(p, "\"\u{1}EXCLUDE CURRENT ROW\"");
+        let p = partition_after_rewrite(
+            "select sum(a) over (partition by b order by a groups 1 preceding exclude ties) from t",
+        );
+        assert_eq!(p, "\"\u{1}EXCLUDE TIES\", b");
+        let p = partition_after_rewrite(
+            "select sum(a) over (w order by a range current row exclude group) from t window w as (partition by b)",
+        );
+        assert_eq!(p, "\"\u{1}EXCLUDE GROUP\"");
+        assert_eq!(
+            exclusion_of_mark("\u{1}EXCLUDE NO OTHERS"),
+            Some(FrameExclusion::NoOthers)
+        );
+        assert_eq!(exclusion_of_mark("exclude"), None);
+    }
+}

@@ -215,6 +215,7 @@ impl Binder<'_, '_> {
         use sqlparser::ast::Spanned;
         self.window_call(f, name, scope).map_err(|e| {
             let about_call = e.message.starts_with("window functions are not allowed")
+                || e.message.starts_with("FILTER is not implemented")
                 || e.message.starts_with("OVER specified")
                 || e.message.starts_with("DISTINCT is not implemented");
             if about_call {
@@ -238,7 +239,19 @@ impl Binder<'_, '_> {
             return Err(window_error("window function calls cannot be nested"));
         }
         let (func, args, result) = match self.window_function(name, args.clone(), star)? {
+            Some(_) if f.filter.is_some() => {
+                return Err(PgError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "FILTER is not implemented for non-aggregate window functions",
+                ))
+            }
             Some(r) => r,
+            // Not yet: an aggregate's FILTER (AggCall has no filter yet).
+            None if f.filter.is_some() => {
+                return Err(PgError::unsupported(
+                    "FILTER in window aggregates is not supported yet",
+                ))
+            }
             None => {
                 let plain = ast::Function {
                     over: None,
