@@ -49,6 +49,9 @@ pub(super) struct Frames<'a> {
     order: &'a [SortKey],
     /// The RANGE key of each row (with offsets only).
     keys: Vec<Value>,
+    /// The session's TimeZone: timestamptz keys move by days and months
+    /// on its wall clock, as timestamptz + interval does.
+    zone: types::datetime::TimeZone,
 }
 
 /// A frame offset, checked as PostgreSQL checks it once per partition.
@@ -130,6 +133,7 @@ impl<'a> Frames<'a> {
             end_offset,
             order,
             keys,
+            zone: env.io.timezone,
         })
     }
 
@@ -249,7 +253,7 @@ impl<'a> Frames<'a> {
         }
         // Toward the partition's start is subtraction when ascending.
         let subtract = preceding != key.descending;
-        let bound = range_key(cur, off, subtract)?;
+        let bound = range_key(cur, off, subtract, self.zone)?;
         // In sort order, whether a row lies before the bound (start) or
         // not after it (end); rows are sorted so the test flips once.
         let before = |v: &Value| -> bool {
@@ -273,7 +277,12 @@ impl<'a> Frames<'a> {
 }
 
 /// `key + offset` or `key - offset`, saturating to beyond every value.
-fn range_key(key: &Value, off: &Value, subtract: bool) -> PgResult<RangeKey> {
+fn range_key(
+    key: &Value,
+    off: &Value,
+    subtract: bool,
+    zone: types::datetime::TimeZone,
+) -> PgResult<RangeKey> {
     let int = |k: i128| -> Option<i128> {
         let Value::Int8(o) = off else { return None };
         Some(if subtract {
@@ -300,6 +309,17 @@ fn range_key(key: &Value, off: &Value, subtract: bool) -> PgResult<RangeKey> {
     } else {
         BinaryOp::Add
     };
+    let moved = |key: &Value| match (key, off) {
+        (Value::Timestamptz(t), Value::Interval(i)) => {
+            let i = if subtract {
+                i.checked_neg()?
+            } else {
+                i.clone()
+            };
+            types::interval::timestamptz_plus(*t, &i, zone).map(Value::Timestamptz)
+        }
+        _ => eval_binary_op(op, key, off),
+    };
     match (key, off) {
         (Value::Float4(k), Value::Float8(o)) => {
             let k = *k as f64;
@@ -314,7 +334,7 @@ fn range_key(key: &Value, off: &Value, subtract: bool) -> PgResult<RangeKey> {
         } else {
             k + o
         }))),
-        _ => match eval_binary_op(op, key, off) {
+        _ => match moved(key) {
             Ok(v) => Ok(RangeKey::Value(v)),
             // Out of range: past every value in that direction.
             Err(e) if e.code == SqlState::DATETIME_FIELD_OVERFLOW => Ok(if subtract {
