@@ -311,11 +311,7 @@ fn range_key(
     };
     let moved = |key: &Value| match (key, off) {
         (Value::Timestamptz(t), Value::Interval(i)) => {
-            let i = if subtract {
-                i.checked_neg()?
-            } else {
-                i.clone()
-            };
+            let i = if subtract { i.checked_neg()? } else { *i };
             types::interval::timestamptz_plus(*t, &i, zone).map(Value::Timestamptz)
         }
         _ => eval_binary_op(op, key, off),
