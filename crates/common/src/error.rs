@@ -80,6 +80,10 @@ impl SqlState {
     pub const DATATYPE_MISMATCH: SqlState = SqlState("42804");
     pub const CANNOT_COERCE: SqlState = SqlState("42846");
     pub const GROUPING_ERROR: SqlState = SqlState("42803");
+    pub const WINDOWING_ERROR: SqlState = SqlState("42P20");
+    pub const INVALID_PRECEDING_OR_FOLLOWING_SIZE: SqlState = SqlState("22013");
+    pub const INVALID_ARGUMENT_FOR_NTILE: SqlState = SqlState("22014");
+    pub const INVALID_ARGUMENT_FOR_NTH_VALUE: SqlState = SqlState("22016");
     pub const INVALID_COLUMN_REFERENCE: SqlState = SqlState("42P10");
     pub const INVALID_RECURSION: SqlState = SqlState("42P19");
     pub const DUPLICATE_ALIAS: SqlState = SqlState("42712");

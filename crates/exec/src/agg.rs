@@ -56,6 +56,7 @@ fn numeric_of(i: i128) -> PgResult<Value> {
     )?))
 }
 
+#[derive(Clone)]
 pub enum AggState {
     Count(i64),
     SumInt(Option<i128>),
@@ -85,6 +86,8 @@ pub enum AggState {
     Ordered(OrderedInputs),
 }
 
+/// Clone: a window's running aggregate is finished from a copy.
+#[derive(Clone)]
 pub struct AggAccumulator {
     pub state: AggState,
     seen: Option<HashSet<GroupKey>>,

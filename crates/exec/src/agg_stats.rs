@@ -12,7 +12,7 @@ use types::{DataType, TypeId, Value};
 
 /// var_* / stddev_* over numeric (integer inputs count as numeric): exact
 /// sums, as PostgreSQL's NumericAggState.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct NumericMoments {
     n: i64,
     sum: Option<Numeric>,
@@ -76,7 +76,7 @@ impl NumericMoments {
 /// var_* / stddev_* over double precision: the Youngs-Cramer algorithm of
 /// PostgreSQL's float8_accum (N, Σx and the running sum of squared
 /// deviations).
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct FloatMoments {
     n: f64,
     sx: f64,
@@ -142,7 +142,7 @@ pub fn bits_value(acc: Option<i64>, ty: TypeId) -> Value {
 /// The state PostgreSQL's float8_regr_accum keeps for every two-argument
 /// statistic: N, Σx, Sxx, Σy, Syy, Sxy (the sums of squared and crossed
 /// deviations, updated as in Youngs-Cramer).
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Regression {
     n: f64,
     sx: f64,
@@ -216,7 +216,7 @@ impl Regression {
 
 /// The sorted inputs of an ordered-set aggregate (NULL values left out) and
 /// its direct argument, the fraction(s), taken from the first input.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct OrderedInputs {
     values: Vec<Value>,
     fraction: Option<Value>,

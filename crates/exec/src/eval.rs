@@ -436,6 +436,11 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
                 "aggregate evaluated outside an Aggregate",
             ))
         }
+        Expr::Window(_) => {
+            return Err(PgError::internal(
+                "window function evaluated outside a WindowAgg",
+            ))
+        }
         Expr::RegClassName(oid) => Value::Text(relname(*oid, env)),
     })
 }

@@ -25,6 +25,7 @@ pub mod system_views;
 pub mod table_stats;
 mod upsert;
 pub mod vacuum;
+pub(crate) mod window;
 mod writer;
 
 use common::interrupt::Interrupts;

@@ -367,6 +367,24 @@ fn build_node<'p>(
                 node_key(plan),
             ))
         }
+        Plan::WindowAgg {
+            input,
+            partition,
+            order,
+            frame,
+            funcs,
+        } => {
+            let n =
+                sql::plan::needed::window_needed(needed, input.width(), partition, order, funcs);
+            Box::new(crate::window::WindowAggOp::new(
+                build(input, env, n)?,
+                partition,
+                order,
+                frame,
+                funcs,
+                input.width(),
+            ))
+        }
         Plan::Sort { input, keys } => Box::new(crate::sort::SortOp::new(
             build(
                 input,

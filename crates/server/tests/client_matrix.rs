@@ -22,20 +22,13 @@ use support::reference::start_postgres;
 use support::{run_with_timeout, TestServer};
 
 /// (driver, line label, why Scalegres differs there).
-const KNOWN_GAPS: &[(&str, &str, &str)] = &[
-    (
-        "jdbc",
-        "DatabaseMetaData.getColumns",
-        "pgJDBC's query uses row_number() over (...): window functions are not supported yet",
-    ),
-    (
-        "jdbc",
-        "DatabaseMetaData.getPrimaryKeys",
-        "pgJDBC's query calls information_schema._pg_expandarray(i.indkey) in the select list \
+const KNOWN_GAPS: &[(&str, &str, &str)] = &[(
+    "jdbc",
+    "DatabaseMetaData.getPrimaryKeys",
+    "pgJDBC's query calls information_schema._pg_expandarray(i.indkey) in the select list \
          and reads fields of its composite result ((keys).x): set-returning functions in the \
          select list and composite values are missing",
-    ),
-];
+)];
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

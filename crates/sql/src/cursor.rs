@@ -161,6 +161,7 @@ pub fn supports_backward_scan(plan: &Plan) -> bool {
         | Plan::NestedLoop { .. }
         | Plan::HashJoin { .. }
         | Plan::Aggregate { .. }
+        | Plan::WindowAgg { .. }
         | Plan::Distinct { .. }
         | Plan::LockRows { .. }
         | Plan::SetOp { .. }

@@ -61,8 +61,15 @@ fn expr_sql(e: &E, target: Option<TypeId>) -> String {
                 .map(format_type)
                 .unwrap_or_else(|_| data_type.to_string());
             match &**expr {
+                // A cast literal is one constant of the cast's type:
+                // `'s_seq'::regclass`, not `'s_seq'::text::regclass`.
                 E::Value(v) if is_string(&v.value) => {
-                    format!("{}::{to}", expr_sql(expr, None))
+                    let (ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s)) =
+                        &v.value
+                    else {
+                        unreachable!("is_string")
+                    };
+                    format!("{}::{to}", quoted(s))
                 }
                 _ => format!("({})::{to}", expr_sql(expr, None)),
             }
@@ -168,6 +175,10 @@ mod tests {
         assert_eq!(
             default_sql(&col(TypeId::Int8.into(), "5000000000")).unwrap(),
             "'5000000000'::bigint"
+        );
+        assert_eq!(
+            default_sql(&col(TypeId::Int4.into(), "nextval('s_seq'::regclass)")).unwrap(),
+            "nextval('s_seq'::regclass)"
         );
     }
 }

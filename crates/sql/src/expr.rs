@@ -232,6 +232,11 @@ impl AggCall {
     }
 }
 
+pub use crate::window::{
+    FrameBound, FrameExclusion, FrameUnits, WindowCall, WindowFrame, WindowFunc, WindowOrder,
+    WindowSpec,
+};
+
 /// Functions that need the session or the storage layer at run time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SysFunc {
@@ -533,6 +538,9 @@ pub enum Expr {
     /// Aggregate call; only inside an Aggregate's input to the planner,
     /// replaced by a Column reference above the Aggregate.
     Agg(Box<AggCall>),
+    /// Window function call (`f(...) OVER (...)`); only in a select list or
+    /// ORDER BY, replaced by a Column reference above its WindowAgg.
+    Window(Box<WindowCall>),
     /// `regclass` constant printed as a relation name.
     RegClassName(Oid),
 }
@@ -555,6 +563,7 @@ impl Expr {
             Cast { to, .. } => *to,
             Func { func, .. } => DataType::new(func.0.ret),
             Agg(a) => a.result,
+            Window(w) => w.result,
             RegClassName(_) => DataType::new(TypeId::Text),
         }
     }
@@ -578,6 +587,13 @@ impl Expr {
     pub fn contains_agg(&self) -> bool {
         let mut found = false;
         self.visit(&mut |e| found |= matches!(e, Expr::Agg(_)));
+        found
+    }
+
+    /// Whether the expression has a window function call (not inside a subquery).
+    pub fn contains_window(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| found |= matches!(e, Expr::Window(_)));
         found
     }
 
@@ -663,6 +679,7 @@ impl Expr {
             InSubquery { expr, .. } => expr.visit(f),
             ScalarSubquery(..) | ArraySubquery(..) | Exists { .. } => {}
             Agg(a) => a.input_exprs().for_each(|e| e.visit(f)),
+            Window(w) => w.children().for_each(|e| e.visit(f)),
         }
     }
 
@@ -802,6 +819,7 @@ impl Expr {
                 plan,
                 negated,
             },
+            Window(w) => Window(Box::new(w.map_exprs(f)?)),
             other => other,
         };
         Ok(e)

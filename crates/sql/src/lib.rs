@@ -19,6 +19,7 @@ mod seqopts;
 pub mod transaction;
 pub mod vacuum;
 pub mod viewdef;
+pub mod window;
 
 pub use bind::{bind_statement, BindContext, SystemViewDesc, SystemViews};
 pub use expr::{AggCall, AggFunc, Expr, SysFunc};

@@ -183,6 +183,7 @@ pub fn bind_check(ctx: &mut BindContext<'_>, table: &Table, text: &str) -> PgRes
         src: None,
         locking: None,
         ctes: Vec::new(),
+        window: Default::default(),
     };
     let scope = Binder::table_scope(table, None);
     b.bind_check_expr(&e, &scope)
@@ -201,6 +202,7 @@ pub fn bind_column_default(
         src: None,
         locking: None,
         ctes: Vec::new(),
+        window: Default::default(),
     };
     b.column_default(table, index)
 }

@@ -1060,6 +1060,10 @@ impl Binder<'_, '_> {
     }
 
     pub(super) fn bind_function(&mut self, f: &ast::Function, scope: &Scope) -> PgResult<Expr> {
+        if f.over.is_some() {
+            // A window call binds its own FILTER and ORDER BY (window.rs).
+            return self.bind_function_call(f, scope);
+        }
         let clauses = super::aggregates::CallClauses::of(f)?;
         let parts = object_name_parts(&f.name)?;
         let name = parts.last().expect("a function has a name");
@@ -1081,14 +1085,15 @@ impl Binder<'_, '_> {
             ));
         }
         if f.over.is_some() {
-            return Err(PgError::unsupported(
-                "window functions are not supported yet",
-            ));
+            return self.bind_window_call(f, name, scope);
         }
         if let (true, ast::FunctionArguments::Subquery(q)) = (name == "array", &f.args) {
             return self.bind_array_subquery(q, scope);
         }
         let (args, distinct, star) = self.function_args(f, scope)?;
+        if super::window::is_aggregate_name(name) && args.iter().any(Expr::contains_window) {
+            return Err(super::window::window_in_aggregate());
+        }
         if let Some(agg) = self.bind_json_aggregate(name, &args, distinct, star)? {
             return Ok(agg);
         }

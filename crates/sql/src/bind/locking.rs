@@ -183,9 +183,7 @@ impl Binder<'_, '_> {
     pub(crate) fn check_select_locking(
         lock: &LockScope,
         s: &ast::Select,
-        grouped: bool,
-        has_aggs: bool,
-        srf: bool,
+        (grouped, has_aggs, has_windows, srf): (bool, bool, bool, bool),
     ) -> PgResult<()> {
         if s.distinct.is_some() {
             return Err(not_allowed(lock, "DISTINCT clause"));
@@ -198,6 +196,9 @@ impl Binder<'_, '_> {
         }
         if has_aggs {
             return Err(not_allowed(lock, "aggregate functions"));
+        }
+        if has_windows {
+            return Err(not_allowed(lock, "window functions"));
         }
         if srf {
             return Err(not_allowed(

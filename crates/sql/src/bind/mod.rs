@@ -20,6 +20,7 @@ mod query;
 mod sequence;
 mod types;
 mod views;
+mod window;
 
 use std::sync::Arc;
 
@@ -109,6 +110,8 @@ pub(crate) struct Binder<'c, 'a> {
     pub(crate) locking: Option<locking::LockScope>,
     /// WITH queries in scope, innermost last (`cte.rs`).
     pub(crate) ctes: Vec<cte::CteEntry>,
+    /// Where window calls may appear and the WINDOW clause in force.
+    pub(crate) window: window::WindowScope,
 }
 
 /// Binds a parsed statement.
@@ -122,6 +125,7 @@ pub fn bind_statement(
         src: None,
         locking: None,
         ctes: Vec::new(),
+        window: Default::default(),
     };
     match stmt {
         ParsedStatement::Utility(u) => b.bind_utility(u),
@@ -888,6 +892,7 @@ impl Binder<'_, '_> {
             src: None,
             locking: None,
             ctes: Vec::new(),
+            window: Default::default(),
         };
         inner.bind_query(q)
     }
@@ -1248,7 +1253,9 @@ impl Binder<'_, '_> {
                         let bound = if is_default_keyword(e) {
                             self.column_default(&table, t)?
                         } else {
-                            let b = self.bind_expr(e, &Vec::new())?;
+                            let b = self.in_window_context(Some("VALUES"), |x| {
+                                x.bind_expr(e, &Vec::new())
+                            })?;
                             self.coerce_assign(b, types[t], &table.columns[t].name)
                                 .map_err(|err| self.locate(err, e))?
                         };
@@ -1350,7 +1357,9 @@ impl Binder<'_, '_> {
         let (table, alias) = self.single_table(&u.table)?;
         let scope = Self::table_scope(&table, alias.as_deref());
         let qual = self.bind_where(&u.selection, &scope)?;
-        let assignments = self.bind_assignments(&u.assignments, &table, &scope)?;
+        let assignments = self.in_window_context(Some("UPDATE"), |b| {
+            b.bind_assignments(&u.assignments, &table, &scope)
+        })?;
         let returning = self.bind_returning(&u.returning, &scope)?;
         Ok(BoundStatement::Update {
             table,

@@ -261,8 +261,8 @@ impl Binder<'_, '_> {
                     }
                 }
             };
-            let limit = bind_count(self, limit)?;
-            let offset = bind_count(self, offset)?;
+            let limit = self.in_window_context(Some("LIMIT"), |b| bind_count(b, limit))?;
+            let offset = self.in_window_context(Some("OFFSET"), |b| bind_count(b, offset))?;
             plan = Plan::Limit {
                 input: Box::new(plan),
                 limit,
@@ -349,10 +349,11 @@ impl Binder<'_, '_> {
         check_target_list(v.rows.first().map_or(0, |r| r.len()))?;
         let mut rows: Vec<Vec<Expr>> = Vec::new();
         for r in &v.rows {
-            let row = r
-                .iter()
-                .map(|e| self.bind_expr(e, &Vec::new()))
-                .collect::<PgResult<Vec<_>>>()?;
+            let row = self.in_window_context(Some("VALUES"), |b| {
+                r.iter()
+                    .map(|e| b.bind_expr(e, &Vec::new()))
+                    .collect::<PgResult<Vec<_>>>()
+            })?;
             if let Some(first) = rows.first() {
                 if first.len() != row.len() {
                     return Err(PgError::syntax("VALUES lists must all be the same length"));
@@ -833,7 +834,8 @@ impl Binder<'_, '_> {
             let on = match constraint {
                 None | Some(ast::JoinConstraint::None) => None,
                 Some(ast::JoinConstraint::On(e)) => {
-                    let b = self.bind_expr(e, &joined)?;
+                    let b = self
+                        .in_window_context(Some("JOIN conditions"), |b| b.bind_expr(e, &joined))?;
                     Some(self.coerce_bool(b, "JOIN/ON")?)
                 }
                 Some(ast::JoinConstraint::Using(names)) => {
@@ -1049,7 +1051,8 @@ impl Binder<'_, '_> {
         Ok((exprs, cols))
     }
 
-    pub(crate) fn bind_select(
+    /// A SELECT; `bind_select` (window.rs) sets up its window scope.
+    pub(super) fn bind_select_body(
         &mut self,
         s: &ast::Select,
         order: &[ast::OrderByExpr],
@@ -1094,7 +1097,7 @@ impl Binder<'_, '_> {
         let lock = self.locking.take();
         // WHERE
         if let Some(w) = &s.selection {
-            let e = self.bind_expr(w, &scope)?;
+            let e = self.in_window_context(Some("WHERE"), |b| b.bind_expr(w, &scope))?;
             if e.contains_agg() {
                 return Err(PgError::new(
                     SqlState::GROUPING_ERROR,
@@ -1188,7 +1191,10 @@ impl Binder<'_, '_> {
         let mut keys = Vec::new();
         if let ast::GroupByExpr::Expressions(gs, _) = &s.group_by {
             for g in gs {
-                keys.push(self.bind_output_ref(g, &scope, &exprs, &cols)?);
+                let k = self.in_window_context(Some("GROUP BY"), |b| {
+                    b.bind_output_ref(g, &scope, &exprs, &cols)
+                })?;
+                keys.push(k);
             }
         } else {
             return Err(PgError::unsupported("GROUP BY ALL"));
@@ -1196,8 +1202,11 @@ impl Binder<'_, '_> {
         let having = s
             .having
             .as_ref()
-            .map(|h| self.bind_expr(h, &scope))
+            .map(|h| self.in_window_context(Some("HAVING"), |b| b.bind_expr(h, &scope)))
             .transpose()?;
+        if keys.iter().any(Expr::contains_window) {
+            return Err(super::window::not_allowed("GROUP BY")); // `GROUP BY 1`
+        }
         // ORDER BY: output positions/aliases, or extra hidden columns.
         let mut sort_keys = Vec::new();
         for o in order {
@@ -1225,8 +1234,10 @@ impl Binder<'_, '_> {
         // Aggregation
         let has_aggs =
             exprs.iter().any(Expr::contains_agg) || having.as_ref().is_some_and(Expr::contains_agg);
+        let has_windows = exprs.iter().any(Expr::contains_window);
         if let Some(lock) = &lock {
-            Self::check_select_locking(lock, s, !keys.is_empty(), has_aggs, srf.is_some())?;
+            let flags = (!keys.is_empty(), has_aggs, has_windows, srf.is_some());
+            Self::check_select_locking(lock, s, flags)?;
         }
         // HAVING alone makes the query grouped (one group, possibly empty).
         if has_aggs || !keys.is_empty() || having.is_some() {
@@ -1276,6 +1287,10 @@ impl Binder<'_, '_> {
                 input: Box::new(plan),
                 qual: h,
             };
+        }
+        if has_windows {
+            let (p, e) = self.window_stage(plan, exprs, &mut sort_keys, s, srf.is_some())?;
+            (plan, exprs) = (p, e);
         }
         // Unknown-typed outputs become text.
         for (e, c) in exprs.iter_mut().zip(cols.iter_mut()) {

@@ -656,6 +656,17 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
                 width: exprs_width(keys) + aggs.iter().map(|a| type_width(a.result)).sum::<usize>(),
             }
         }
+        Plan::WindowAgg { input, funcs, .. } => {
+            // PostgreSQL's cost_windowagg: each call and each key per row.
+            let e = estimate(input, sizes, s);
+            let per_row = s.cpu_operator_cost * funcs.len() as f64 + s.cpu_tuple_cost;
+            Estimate {
+                startup: e.startup,
+                total: e.total + per_row * e.rows,
+                rows: e.rows,
+                width: e.width + funcs.iter().map(|f| type_width(f.result)).sum::<usize>(),
+            }
+        }
         Plan::Sort { input, .. } => {
             let e = estimate(input, sizes, s);
             let n = e.rows.max(2.0);

@@ -283,6 +283,7 @@ pub(crate) fn children(p: &Plan) -> Vec<&Plan> {
         | Plan::Project { input, .. }
         | Plan::ProjectSet { input, .. }
         | Plan::Aggregate { input, .. }
+        | Plan::WindowAgg { input, .. }
         | Plan::Sort { input, .. }
         | Plan::Limit { input, .. }
         | Plan::LockRows { input, .. }
@@ -664,6 +665,9 @@ impl Explainer<'_> {
                 )
             }
             Plan::Limit { input, .. } => ("Limit".into(), Vec::new(), vec![Child::Plain(input)]),
+            Plan::WindowAgg { input, .. } => {
+                ("WindowAgg".into(), Vec::new(), vec![Child::Plain(input)])
+            }
             Plan::SetOp {
                 left,
                 right,
@@ -784,6 +788,13 @@ impl Explainer<'_> {
                     .chain(aggs.iter().map(|a| self.agg_text(a, &labels)))
                     .collect()
             }
+            Plan::WindowAgg { input, funcs, .. } => {
+                let mut labels = self.labels(input);
+                let calls: Vec<String> =
+                    funcs.iter().map(|f| self.window_text(f, &labels)).collect();
+                labels.extend(calls);
+                labels
+            }
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
@@ -867,6 +878,19 @@ impl Explainer<'_> {
             if order.is_empty() { "" } else { " ORDER BY " },
             order.join(", ")
         )
+    }
+
+    /// A window call as EXPLAIN VERBOSE prints it: `sum(a) OVER (?)`.
+    fn window_text(&self, w: &crate::expr::WindowCall, labels: &[String]) -> String {
+        use crate::expr::WindowFunc;
+        let call = match &w.func {
+            WindowFunc::Agg(a) => self.agg_text(a, labels),
+            f => {
+                let args: Vec<String> = w.args.iter().map(|x| self.deparse(x, labels)).collect();
+                format!("{}({})", f.name(), args.join(", "))
+            }
+        };
+        format!("{call} OVER (?)")
     }
 
     /// An expression as ruleutils prints it in EXPLAIN (every operator
@@ -1055,6 +1079,7 @@ impl Explainer<'_> {
                 }
             }
             Expr::Agg(a) => self.agg_text(a, labels),
+            Expr::Window(w) => self.window_text(w, labels),
             Expr::RegClassName(oid) => format!("'{oid}'::regclass"),
         }
     }

@@ -113,6 +113,28 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
                 aggs,
             }
         }
+        Plan::WindowAgg {
+            input,
+            partition,
+            order,
+            frame,
+            funcs,
+        } => {
+            let n = crate::plan::needed::window_needed(
+                needed,
+                input.width(),
+                &partition,
+                &order,
+                &funcs,
+            );
+            Plan::WindowAgg {
+                input: bx(input, n),
+                partition,
+                order,
+                frame,
+                funcs,
+            }
+        }
         Plan::Sort { input, keys } => {
             let n = needed.map(|mut m| {
                 keys.iter().for_each(|k| mark(&mut m, k.column));

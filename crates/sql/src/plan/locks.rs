@@ -258,6 +258,10 @@ pub fn plan_relations(plan: &Plan, mode: LockMode, out: &mut Vec<(Oid, LockMode)
             plan_relations(input, mode, out);
             exprs.extend(keys.iter().chain(aggs.iter().flat_map(|a| a.input_exprs())));
         }
+        Plan::WindowAgg { input, funcs, .. } => {
+            plan_relations(input, mode, out);
+            exprs.extend(funcs.iter().flat_map(|f| f.children()));
+        }
         Plan::Sort { input, .. } | Plan::Distinct { input } => plan_relations(input, mode, out),
         Plan::Limit {
             input,

@@ -34,7 +34,7 @@ use catalog::Table;
 use common::Oid;
 use types::DataType;
 
-use crate::expr::{AggCall, Expr};
+use crate::expr::{AggCall, Expr, WindowCall, WindowFrame};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetOpKind {
@@ -160,6 +160,17 @@ pub enum Plan {
     Sort {
         input: Box<Plan>,
         keys: Vec<SortKey>,
+    },
+    /// Window functions sharing one window (PostgreSQL's WindowAgg): the
+    /// input comes sorted by `partition` (ascending) then `order`; each
+    /// output row is the input row followed by one column per call of
+    /// `funcs` (their arguments read the input row).
+    WindowAgg {
+        input: Box<Plan>,
+        partition: Vec<usize>,
+        order: Vec<SortKey>,
+        frame: WindowFrame,
+        funcs: Vec<WindowCall>,
     },
     Limit {
         input: Box<Plan>,
@@ -323,6 +334,7 @@ impl Plan {
                 ..
             } => left_width + right_width,
             Plan::Aggregate { keys, aggs, .. } => keys.len() + aggs.len(),
+            Plan::WindowAgg { input, funcs, .. } => input.width() + funcs.len(),
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
@@ -381,6 +393,11 @@ impl Plan {
                 .map(Expr::data_type)
                 .chain(aggs.iter().map(|a| a.result))
                 .collect(),
+            Plan::WindowAgg { input, funcs, .. } => {
+                let mut t = input.column_types();
+                t.extend(funcs.iter().map(|f| f.result));
+                t
+            }
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }

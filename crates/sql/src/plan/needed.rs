@@ -45,3 +45,22 @@ pub fn split_needed(all: &Needed, left_width: usize) -> (Needed, Needed) {
         ),
     }
 }
+
+/// What a WindowAgg's input must provide: the parent's columns among the
+/// input's (the rest are the calls' results), the partition and order
+/// keys, and what the calls' arguments read.
+pub fn window_needed(
+    needed: Needed,
+    input_width: usize,
+    partition: &[usize],
+    order: &[crate::plan::SortKey],
+    funcs: &[crate::expr::WindowCall],
+) -> Needed {
+    let mut mask = needed?;
+    mask.truncate(input_width);
+    for &c in partition.iter().chain(order.iter().map(|k| &k.column)) {
+        mark(&mut mask, c);
+    }
+    let args: Vec<&Expr> = funcs.iter().flat_map(|f| f.arguments()).collect();
+    needed_with(Some(mask), &args)
+}

@@ -57,6 +57,7 @@ fn scans(plan: &Plan) -> usize {
         | Plan::Project { input, .. }
         | Plan::ProjectSet { input, .. }
         | Plan::Aggregate { input, .. }
+        | Plan::WindowAgg { input, .. }
         | Plan::Sort { input, .. }
         | Plan::Limit { input, .. }
         | Plan::LockRows { input, .. }
@@ -313,6 +314,23 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
             input: bx(input, f),
             keys,
         },
+        Plan::WindowAgg {
+            input,
+            partition,
+            order,
+            frame,
+            funcs,
+        } => {
+            let input = bx(input, f);
+            let (frame, funcs) = crate::window::map_window_node(frame, funcs, f);
+            Plan::WindowAgg {
+                input,
+                partition,
+                order,
+                frame,
+                funcs,
+            }
+        }
         Plan::Limit {
             input,
             limit,

@@ -376,6 +376,24 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
                 })
                 .collect(),
         },
+        Plan::WindowAgg {
+            input,
+            partition,
+            order,
+            frame,
+            funcs,
+        } => {
+            let input = Box::new(plan_tree(*input, cx));
+            let (frame, funcs) =
+                crate::window::map_window_node(frame, funcs, &mut |e| plan_expr(e, cx));
+            Plan::WindowAgg {
+                input,
+                partition,
+                order,
+                frame,
+                funcs,
+            }
+        }
         // A scan already read through an index in the sort's order (or
         // its reverse) needs no Sort; a new index path for the order alone
         // is chosen only under a LIMIT (below).

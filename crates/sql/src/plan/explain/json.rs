@@ -217,6 +217,7 @@ impl Explainer<'_> {
             Plan::Aggregate { keys, .. } if keys.is_empty() => ("Aggregate", Some("Plain")),
             Plan::Aggregate { .. } | Plan::Distinct { .. } => ("Aggregate", Some("Hashed")),
             Plan::Sort { .. } => ("Sort", None),
+            Plan::WindowAgg { .. } => ("WindowAgg", None),
             Plan::Limit { .. } => ("Limit", None),
             Plan::LockRows { .. } => ("LockRows", None),
             Plan::SetOp {
