@@ -18,6 +18,7 @@ mod portal;
 mod pos;
 mod query;
 mod sequence;
+mod target_list;
 mod types;
 mod views;
 mod window;
@@ -716,7 +717,7 @@ impl Binder<'_, '_> {
             ));
         }
         reject_unsupported_table_kind(ct)?;
-        query::check_table_columns(ct.columns.len())?;
+        target_list::check_table_columns(ct.columns.len())?;
         let mut column_constraints = Vec::new();
         let mut columns = Vec::new();
         let mut sequences: Vec<catalog::Sequence> = Vec::new();
@@ -785,7 +786,7 @@ impl Binder<'_, '_> {
             None => None,
         };
         if let Some((_, cols)) = &source {
-            query::check_table_columns(cols.len())?;
+            target_list::check_table_columns(cols.len())?;
         }
         // Column constraints first, then table constraints, as PostgreSQL
         // names them in that order.
@@ -870,7 +871,7 @@ impl Binder<'_, '_> {
                 default: None,
             });
         }
-        query::check_table_columns(columns.len())?;
+        target_list::check_table_columns(columns.len())?;
         Ok(BoundStatement::CreateView {
             name,
             namespace,
@@ -921,7 +922,7 @@ impl Binder<'_, '_> {
                         "ADD COLUMN with DEFAULT or NOT NULL is not supported yet",
                     ));
                 }
-                query::check_table_columns(table.columns.len() + 1)?;
+                target_list::check_table_columns(table.columns.len() + 1)?;
                 Ok(BoundStatement::AddColumn {
                     table,
                     column,
