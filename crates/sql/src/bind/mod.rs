@@ -7,6 +7,7 @@ mod comment;
 mod constraints;
 mod copy;
 mod cte;
+mod distinct_on;
 mod explain;
 mod expr;
 mod fuzzy;

@@ -1163,7 +1163,7 @@ impl Binder<'_, '_> {
                     match exprs.iter().position(|x| *x == e) {
                         Some(i) => i,
                         None => {
-                            if s.distinct.is_some() {
+                            if matches!(s.distinct, Some(ast::Distinct::Distinct)) {
                                 return Err(PgError::new(
                                     SqlState::INVALID_COLUMN_REFERENCE,
                                     "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
@@ -1177,6 +1177,15 @@ impl Binder<'_, '_> {
             };
             sort_keys.push(sort_key(idx, o));
         }
+        // DISTINCT ON: its expressions resolve as ORDER BY items do.
+        let distinct_on = match &s.distinct {
+            Some(ast::Distinct::On(on)) => {
+                let cols_on = self.distinct_on_columns(on, &scope, &mut exprs, &cols)?;
+                super::distinct_on::check_order(&cols_on, &sort_keys)?;
+                Some(cols_on)
+            }
+            _ => None,
+        };
         // Aggregation
         let has_aggs =
             exprs.iter().any(Expr::contains_agg) || having.as_ref().is_some_and(Expr::contains_agg);
@@ -1271,7 +1280,8 @@ impl Binder<'_, '_> {
                 }
             }
             Some(ast::Distinct::On(_)) => {
-                return Err(PgError::unsupported("DISTINCT ON is not supported yet"))
+                let on = distinct_on.expect("resolved above");
+                plan = super::distinct_on::first_of_each(plan, &on, &mut sort_keys);
             }
         }
         if !sort_keys.is_empty() {
@@ -1328,7 +1338,7 @@ impl Binder<'_, '_> {
     }
 
     /// `ORDER BY 2` or `ORDER BY alias`: the output column it names, if any.
-    fn output_position(
+    pub(super) fn output_position(
         &self,
         e: &ast::Expr,
         cols: &[OutputColumn],
