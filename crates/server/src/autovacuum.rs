@@ -312,7 +312,7 @@ fn run_job(session: &mut dyn SessionHandler, job: &Job, settings: &AutovacuumSet
 }
 
 /// A statement's output nobody reads.
-struct DiscardSink;
+pub(crate) struct DiscardSink;
 
 impl ResultSink for DiscardSink {
     fn columns(&mut self, _: &[ColumnDesc]) -> common::PgResult<()> {
