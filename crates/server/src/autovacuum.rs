@@ -206,6 +206,11 @@ fn pick_tables(ctx: &ServerContext, s: &AutovacuumSettings) -> Vec<Job> {
             let Some(t) = catalog.tables.get(&oid) else {
                 continue;
             };
+            // Only their session can reach temporary tables (PostgreSQL's
+            // autovacuum skips them too).
+            if catalog.is_temp_namespace(t.namespace) {
+                continue;
+            }
             let r = Ordering::Relaxed;
             let (vacuum, analyze) = s.needs(
                 t.reltuples,
