@@ -33,13 +33,14 @@ mod oids;
 mod relations;
 mod roles;
 pub mod stats;
+mod temp;
 
 pub use comments::ObjectAddress;
 pub use ddl::{CatalogMark, CatalogTxn};
 pub use indexes::{Constraint, ConstraintKind, Index, IndexKey, ReferentialAction};
 pub use model::{
-    CatalogData, ClassSizes, Column, Database, Namespace, Role, RoleAttributes, Sequence, Table,
-    View,
+    is_temp_schema_name, CatalogData, ClassSizes, Column, Database, Namespace, Role,
+    RoleAttributes, Sequence, Table, View,
 };
 
 pub const PG_CATALOG_NAMESPACE: Oid = 11;

@@ -155,6 +155,18 @@ impl Namespace {
     pub fn in_database(&self, db: Oid) -> bool {
         self.db_oid == 0 || self.db_oid == db
     }
+
+    /// Whether this is a session's temporary schema (`pg_temp_N`).
+    pub fn is_temp(&self) -> bool {
+        is_temp_schema_name(&self.name)
+    }
+}
+
+/// Whether `name` is a session's temporary schema: `pg_temp_` and a number,
+/// as PostgreSQL names them (`pg_temp` alone is an alias, not a schema).
+pub fn is_temp_schema_name(name: &str) -> bool {
+    name.strip_prefix("pg_temp_")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[derive(Debug, Clone)]
@@ -292,6 +304,10 @@ impl CatalogData {
         self.databases.values().find(|d| d.name == name)
     }
     /// Schema `name` of database `db`.
+    /// Whether `oid` is a temporary schema (its relations are temporary).
+    pub fn is_temp_namespace(&self, oid: Oid) -> bool {
+        self.namespaces.get(&oid).is_some_and(Namespace::is_temp)
+    }
     pub fn namespace_by_name(&self, db: Oid, name: &str) -> Option<&Namespace> {
         self.namespaces
             .values()

@@ -31,6 +31,7 @@ pub(crate) fn with_stored_text_binder<R>(
         user: &user,
         session_user: &user,
         search_path: vec!["public".into()],
+        temp_namespace: None,
         param_types: Vec::new(),
         server_version: "",
         io: env.io,

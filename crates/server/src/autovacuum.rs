@@ -206,6 +206,11 @@ fn pick_tables(ctx: &ServerContext, s: &AutovacuumSettings) -> Vec<Job> {
             let Some(t) = catalog.tables.get(&oid) else {
                 continue;
             };
+            // Only their session can reach temporary tables (PostgreSQL's
+            // autovacuum skips them too).
+            if catalog.is_temp_namespace(t.namespace) {
+                continue;
+            }
             let r = Ordering::Relaxed;
             let (vacuum, analyze) = s.needs(
                 t.reltuples,
@@ -312,7 +317,7 @@ fn run_job(session: &mut dyn SessionHandler, job: &Job, settings: &AutovacuumSet
 }
 
 /// A statement's output nobody reads.
-struct DiscardSink;
+pub(crate) struct DiscardSink;
 
 impl ResultSink for DiscardSink {
     fn columns(&mut self, _: &[ColumnDesc]) -> common::PgResult<()> {

@@ -242,6 +242,17 @@ fn main() {
     let catalog =
         catalog::Catalog::open(&dir, pool, tm, fsync).unwrap_or_else(|e| fatal(&e.message));
     ensure_table_storage(&catalog, pool);
+    // Temporary relations die with their sessions, which a restart ended.
+    match catalog.drop_leftover_temp_schemas() {
+        Ok(0) => {}
+        Ok(n) => server::log(&format!(
+            "dropped {n} temporary schemas left by the previous run"
+        )),
+        Err(e) => server::log(&format!(
+            "could not drop leftover temporary schemas: {}",
+            e.message
+        )),
+    }
     // Emptied at every start, as PostgreSQL does: files of a killed server.
     let temp_dir = storage::temp_file::TempDir::open(&dir).unwrap_or_else(|e| {
         fatal(&format!(

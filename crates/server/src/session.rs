@@ -11,6 +11,7 @@ mod notify;
 mod roles;
 mod sql_cursors;
 mod sql_prepared;
+mod temp;
 mod transaction;
 
 use common::interrupt::Interrupts;
@@ -143,6 +144,11 @@ pub struct Session {
     notify: crate::notify::PendingNotify,
     /// This session's LISTEN registration, from its first committed LISTEN.
     listener: Option<Arc<crate::notify::Listener>>,
+    /// Whether this session made its temporary schema (`session/temp.rs`):
+    /// one it did not make is a crashed server's leftover.
+    temp_schema_taken: bool,
+    /// Temporary tables with ON COMMIT DELETE ROWS or DROP (`session/temp.rs`).
+    on_commit: Vec<(u32, sql::plan::OnCommit)>,
 }
 
 fn column_desc(c: &OutputColumn) -> ColumnDesc {
@@ -185,11 +191,26 @@ impl Session {
             .get("search_path")
             .unwrap_or("public")
             .to_string();
-        raw.split(',')
+        let raw = raw
+            .split(',')
             .map(|s| s.trim().trim_matches('"').to_string())
             .map(|s| if s == "$user" { self.user.clone() } else { s })
             .filter(|s| !s.is_empty())
-            .collect()
+            .collect::<Vec<_>>();
+        self.with_temp_schema(raw)
+    }
+
+    /// PostgreSQL's rule: the session's temporary schema is searched first
+    /// for relations, or where the path names `pg_temp`.
+    fn with_temp_schema(&self, mut path: Vec<String>) -> Vec<String> {
+        if self.temp_namespace().is_some() {
+            let name = self.temp_schema_name();
+            match path.iter().position(|s| s == "pg_temp") {
+                Some(i) => path[i] = name,
+                None => path.insert(0, name),
+            }
+        }
+        path
     }
 
     /// Makes this thread's analysis obey the session's max_stack_depth (a
@@ -273,6 +294,7 @@ impl Session {
             user: &self.user,
             session_user: &self.session_user,
             search_path: path,
+            temp_namespace: self.temp_namespace().map(|n| n.oid),
             param_types: std::mem::take(param_types),
             server_version: gucs::SERVER_VERSION,
             // Constants are folded while binding: they read the session's zone.
@@ -532,7 +554,10 @@ impl Session {
         self.send_reg_names(stmt, sink);
         self.check_failed(stmt)?;
         match stmt {
-            BoundStatement::Transaction(op) => return self.run_transaction(op, sink),
+            BoundStatement::Transaction(op) => {
+                let r = self.run_transaction(op, sink);
+                return r.and(self.run_on_commit_actions());
+            }
             BoundStatement::Set {
                 name,
                 value,
@@ -604,6 +629,11 @@ impl Session {
                     ));
                 }
                 self.unlisten_all_now();
+                self.drop_temp_schema()?;
+                return sink.complete(tag);
+            }
+            BoundStatement::NoOp(tag) if tag == "DISCARD TEMP" => {
+                self.drop_temp_schema()?;
                 return sink.complete(tag);
             }
             BoundStatement::NoOp(tag) => return sink.complete(tag),
@@ -683,6 +713,9 @@ impl Session {
         let top = st.snapshot.own.top;
         self.ri.next_cid = st.cid + 1;
         let mut result = self.execute_dml_or_query(stmt, params, sink, &st);
+        if result.is_ok() {
+            self.note_on_commit(stmt);
+        }
         for n in std::mem::take(&mut self.pending_notices) {
             if let Err(e) = sink.notice(&n) {
                 result = result.and(Err(e));
@@ -709,6 +742,8 @@ impl Session {
             }
             self.count_xact(result.is_ok());
             self.release_transaction_locks();
+            let actions = self.run_on_commit_actions();
+            result = result.and(actions);
         }
         result
     }
@@ -1179,6 +1214,10 @@ impl SessionHandler for Session {
             ));
         }
         let parsed = self.parse_cache.parse(sql, &stmts[0])?;
+        if let Err(e) = self.prepare_temp_creation(&parsed) {
+            sql::parse::drop_parsed(parsed);
+            return Err(e);
+        }
         let types: PgResult<Vec<Option<TypeId>>> = param_types
             .iter()
             .map(|&o| {
@@ -1322,7 +1361,7 @@ impl SessionHandler for Session {
             self.set_activity(self.idle_state(), None);
         }
         self.release_locks_if_idle();
-        r
+        r.and(self.run_on_commit_actions())
     }
 
     fn io_settings(&self) -> IoSettings {
@@ -1346,6 +1385,7 @@ impl SessionHandler for Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.end_block(false);
+        self.drop_temp_schema_at_exit();
         self.proc.unregister();
         storage::lwlock::set_wait_event_slot(None);
         self.ctx.activity.unregister(self.pid);

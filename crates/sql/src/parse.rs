@@ -631,6 +631,7 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             })
         }
         ["discard", "all"] => Some(Utility::NoOp("DISCARD ALL".into())),
+        ["discard", "temp" | "temporary"] => Some(Utility::NoOp("DISCARD TEMP".into())),
         ["alter", "sequence", ..] => parse_alter_sequence(&toks, &words),
         ["show", rest @ ..] if !rest.is_empty() => {
             let name = toks[1..]

@@ -94,6 +94,7 @@ pub fn run(
             source,
             sequences,
             constraints,
+            on_commit: _,
         } => table::create_table(
             cx,
             env,

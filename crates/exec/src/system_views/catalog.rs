@@ -346,6 +346,8 @@ fn pg_database(cx: &ViewContext<'_>) -> Vec<Row> {
 /// What differs between pg_class rows of tables and of views.
 struct ClassRow<'a> {
     oid: u32,
+    /// In a temporary schema: relpersistence `t`.
+    temp: bool,
     name: &'a str,
     namespace: u32,
     relam: u32,
@@ -382,7 +384,7 @@ fn class_row(c: ClassRow<'_>) -> Row {
         Value::Oid(0),
         Value::Bool(c.hasindex),
         Value::Bool(false),
-        text("p"),
+        text(if c.temp { "t" } else { "p" }),
         text(c.relkind),
         Value::Int2(c.natts as i16),
         Value::Int2(c.checks as i16),
@@ -407,6 +409,7 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
     let tables = tables(cx).map(|t| {
         class_row(ClassRow {
             oid: t.oid,
+            temp: cx.catalog.is_temp_namespace(t.namespace),
             name: &t.name,
             namespace: t.namespace,
             relam: HEAP_AM,
@@ -439,6 +442,7 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
         .map(|i| {
             class_row(ClassRow {
                 oid: i.oid,
+                temp: cx.catalog.is_temp_namespace(i.namespace),
                 name: &i.name,
                 namespace: i.namespace,
                 relam: super::indexes::BTREE_AM,
@@ -457,6 +461,7 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
     let views = views(cx).map(|v| {
         class_row(ClassRow {
             oid: v.oid,
+            temp: cx.catalog.is_temp_namespace(v.namespace),
             name: &v.name,
             namespace: v.namespace,
             relam: 0,
@@ -475,6 +480,7 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
     let sequences = sequences(cx).map(|q| {
         class_row(ClassRow {
             oid: q.oid,
+            temp: cx.catalog.is_temp_namespace(q.namespace),
             name: &q.name,
             namespace: q.namespace,
             relam: 0,

@@ -215,6 +215,8 @@ impl Factory {
             ri: Default::default(),
             notify: Default::default(),
             listener: None,
+            temp_schema_taken: false,
+            on_commit: Vec::new(),
             autovacuum,
         })
     }

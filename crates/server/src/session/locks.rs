@@ -100,6 +100,7 @@ impl Session {
         parsed: &ParsedStatement,
         params: &mut Vec<Option<TypeId>>,
     ) -> PgResult<BoundStatement> {
+        self.prepare_temp_creation(parsed)?;
         let declared = params.clone();
         loop {
             let version = self.catalog_version();

@@ -404,10 +404,16 @@ impl Binder<'_, '_> {
             }
         };
         let mut names: Vec<String> = Vec::new();
+        // The session's temporary schema is searched first, and is an
+        // implicit schema: listed only with `true` (PostgreSQL's order).
+        let temp = |s: &String| catalog::is_temp_schema_name(s);
+        if implicit {
+            names.extend(self.ctx.search_path.iter().filter(|s| temp(s)).cloned());
+        }
         if implicit && !self.ctx.search_path.iter().any(|s| s == "pg_catalog") {
             names.push("pg_catalog".into());
         }
-        for s in &self.ctx.search_path {
+        for s in self.ctx.search_path.iter().filter(|s| !temp(s)) {
             if self
                 .ctx
                 .catalog

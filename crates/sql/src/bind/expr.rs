@@ -931,6 +931,8 @@ impl Binder<'_, '_> {
             .ctx
             .search_path
             .iter()
+            // Never the temporary schema, as in PostgreSQL.
+            .filter(|s| !catalog::is_temp_schema_name(s))
             .find(|s| {
                 self.ctx
                     .catalog
@@ -1138,6 +1140,7 @@ impl Binder<'_, '_> {
             ("session_user", 0) => return Ok(Expr::Const(Value::Text(self.ctx.session_user.into()), TypeId::Name.into())),
             ("current_schema", 0) => return self.current_schema(),
             ("current_schemas", 1) => return self.current_schemas(args.into_iter().next().unwrap()),
+            ("pg_my_temp_schema", 0) => return Ok(self.my_temp_schema()),
             (f, _) if types::json::ops::JsonSrf::from_name(f).is_some() => {
                 return Err(PgError::unsupported(format!(
                     "{f} is only supported in FROM (as a set-returning function)"

@@ -20,6 +20,7 @@ mod pos;
 mod query;
 mod sequence;
 mod target_list;
+mod temp;
 mod types;
 mod views;
 mod window;
@@ -28,7 +29,7 @@ use std::sync::Arc;
 
 use ::types::cast::CastContext;
 use ::types::{DataType, TypeId, Value};
-use catalog::{CatalogData, Column, Table, PG_CATALOG_NAMESPACE};
+use catalog::{is_temp_schema_name, CatalogData, Column, Table, PG_CATALOG_NAMESPACE};
 use common::{Oid, PgError, PgResult, SqlState};
 use sqlparser::ast::{self, Spanned};
 
@@ -53,6 +54,9 @@ pub struct BindContext<'a> {
     pub session_user: &'a str,
     /// Schemas searched for unqualified names, in order (pg_catalog is implicit).
     pub search_path: Vec<String>,
+    /// The session's temporary schema (`pg_temp_N`) once it has one; the
+    /// session also puts its name into `search_path` (`bind/temp.rs`).
+    pub temp_namespace: Option<Oid>,
     /// Declared or inferred parameter types ($1 is index 0); None = not yet known.
     pub param_types: Vec<Option<TypeId>>,
     pub server_version: &'a str,
@@ -193,23 +197,25 @@ fn wrong_object_type(name: &str, kind: &str) -> PgError {
 
 impl Binder<'_, '_> {
     pub(crate) fn namespace_oid(&self, name: &str) -> PgResult<Oid> {
-        self.ctx
-            .catalog
-            .namespace_by_name(self.ctx.db_oid, name)
-            .map(|n| n.oid)
-            .ok_or_else(|| {
-                PgError::new(
-                    SqlState::INVALID_SCHEMA_NAME,
-                    format!("schema \"{name}\" does not exist"),
-                )
-            })
+        self.relation_schema(name)?.map(|n| n.oid).ok_or_else(|| {
+            PgError::new(
+                SqlState::INVALID_SCHEMA_NAME,
+                format!("schema \"{name}\" does not exist"),
+            )
+        })
     }
 
     /// Schema for new objects: the first existing schema of the search path.
     pub(crate) fn creation_namespace(&self, parts: &[String]) -> PgResult<(Oid, String)> {
         match parts {
             [name] => {
-                for s in &self.ctx.search_path {
+                // A temporary schema is a creation target only by name.
+                for s in self
+                    .ctx
+                    .search_path
+                    .iter()
+                    .filter(|s| !is_temp_schema_name(s))
+                {
                     if let Some(ns) = self.ctx.catalog.namespace_by_name(self.ctx.db_oid, s) {
                         return Ok((ns.oid, name.clone()));
                     }
@@ -274,7 +280,7 @@ impl Binder<'_, '_> {
                     self.check_db(&parts[0])?;
                 }
                 // A missing schema is a missing relation, as in PostgreSQL.
-                cat.namespace_by_name(db, schema)
+                self.relation_schema(schema)?
                     .and_then(|ns| in_schema(ns.oid, name))
             }
             _ => {
@@ -710,7 +716,22 @@ impl Binder<'_, '_> {
 
     fn bind_create_table(&mut self, ct: &ast::CreateTable) -> PgResult<BoundStatement> {
         let parts = object_name_parts(&ct.name)?;
-        let (namespace, name) = self.creation_namespace(&parts)?;
+        let (namespace, name) = if ct.temporary {
+            self.temp_creation_namespace(&parts)?
+        } else {
+            if ct.on_commit.is_some() {
+                return Err(PgError::new(
+                    SqlState::INVALID_TABLE_DEFINITION,
+                    "ON COMMIT can only be used on temporary tables",
+                ));
+            }
+            self.creation_namespace(&parts)?
+        };
+        let on_commit = match ct.on_commit {
+            None | Some(ast::OnCommit::PreserveRows) => crate::plan::OnCommit::PreserveRows,
+            Some(ast::OnCommit::DeleteRows) => crate::plan::OnCommit::DeleteRows,
+            Some(ast::OnCommit::Drop) => crate::plan::OnCommit::Drop,
+        };
         if namespace == PG_CATALOG_NAMESPACE {
             return Err(PgError::new(
                 SqlState::INSUFFICIENT_PRIVILEGE,
@@ -823,6 +844,7 @@ impl Binder<'_, '_> {
             source,
             sequences,
             constraints,
+            on_commit,
         })
     }
 

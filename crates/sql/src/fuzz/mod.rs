@@ -164,6 +164,7 @@ pub fn fuzz_one(data: &[u8]) {
                 user: "postgres",
                 session_user: "postgres",
                 search_path: vec!["public".into()],
+                temp_namespace: None,
                 param_types: Vec::new(),
                 server_version: "17.0",
                 io: types::IoSettings::UTC,

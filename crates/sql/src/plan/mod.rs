@@ -530,6 +530,17 @@ pub enum ConflictAction {
     },
 }
 
+/// CREATE TEMP TABLE's ON COMMIT (PRESERVE ROWS unless written).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnCommit {
+    #[default]
+    PreserveRows,
+    /// Emptied at each transaction's end.
+    DeleteRows,
+    /// Dropped at the end of the transaction that created it.
+    Drop,
+}
+
 #[derive(Debug, Clone)]
 pub enum BoundStatement {
     /// EXPLAIN of a query or DML statement.
@@ -578,6 +589,9 @@ pub enum BoundStatement {
         sequences: Vec<catalog::Sequence>,
         /// Column and table constraints, in the order written.
         constraints: Vec<ConstraintSpec>,
+        /// A temporary table's ON COMMIT: what the session does with it at
+        /// each transaction's end (`server::session::temp`).
+        on_commit: OnCommit,
     },
     CreateIndex {
         table: Arc<Table>,

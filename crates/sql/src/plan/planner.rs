@@ -83,6 +83,7 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             source,
             sequences,
             constraints,
+            on_commit,
         } => B::CreateTable {
             name,
             namespace,
@@ -91,6 +92,7 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             source: source.map(|(p, c)| (plan_query(p, cx), c)),
             sequences,
             constraints,
+            on_commit,
         },
         B::CopyTo(mut c) => {
             let plan = std::mem::replace(
