@@ -169,7 +169,9 @@ fn cased(name: &str, case: Case) -> String {
     }
 }
 
-fn ordinal_suffix(n: i64, upper: bool) -> &'static str {
+/// The English ordinal suffix of `n` (`st`, `nd`, `rd`, `th`; upper case
+/// for TH).
+pub(super) fn ordinal_suffix(n: i64, upper: bool) -> &'static str {
     let n = n.abs();
     let s = if (11..=13).contains(&(n % 100)) {
         "th"

@@ -298,7 +298,7 @@ pub fn format(value: &Numeric, template: &str, float: bool) -> PgResult<String> 
                 if !negative && rounded.is_integral() {
                     let n = rounded.to_i128_round().unwrap_or(0);
                     let n = (n % 100) as i64;
-                    out.push_str(ordinal_suffix(n, upper));
+                    out.push_str(super::datetime::ordinal_suffix(n, upper));
                 }
             }
             Tok::Literal(c) => out.push(c),
@@ -321,28 +321,6 @@ pub fn format(value: &Numeric, template: &str, float: bool) -> PgResult<String> 
         out.insert(at, '0');
     }
     Ok(out)
-}
-
-fn ordinal_suffix(n: i64, upper: bool) -> &'static str {
-    let s = if (11..=13).contains(&(n % 100)) {
-        "th"
-    } else {
-        match n % 10 {
-            1 => "st",
-            2 => "nd",
-            3 => "rd",
-            _ => "th",
-        }
-    };
-    if !upper {
-        return s;
-    }
-    match s {
-        "st" => "ST",
-        "nd" => "ND",
-        "rd" => "RD",
-        _ => "TH",
-    }
 }
 
 /// `9.99EEEE`: a mantissa with `post` decimals and a signed two-digit
