@@ -1,5 +1,5 @@
 //! format() (PostgreSQL's text_format), quote_literal and quote_nullable,
-//! num_nulls and num_nonnulls. Their `"any"` arguments arrive as text (the
+//! num_nulls and num_nonnulls, unistr. Their `"any"` arguments arrive as text (the
 //! caller casts them, see `accepts_any`); a NULL stays NULL.
 
 use common::{PgError, PgResult, SqlState};
@@ -25,6 +25,7 @@ pub(super) static BUILTINS: &[BuiltinFunction] = &[
         variadic: true,
         ..nonstrict(f("num_nonnulls", &[Text], Int4, num_nonnulls))
     },
+    f("unistr", &[Text], Text, unistr),
 ];
 
 fn format_error(message: impl Into<String>) -> PgError {
@@ -205,4 +206,74 @@ fn format(args: &[Value]) -> PgResult<Value> {
         }
     }
     Ok(Value::Text(out))
+}
+
+fn bad_escape() -> PgError {
+    PgError::new(SqlState::SYNTAX_ERROR, "invalid Unicode escape")
+        .with_hint("Unicode escapes must be \\XXXX, \\+XXXXXX, \\uXXXX, or \\UXXXXXXXX.")
+}
+
+/// unistr(text): `\XXXX`, `\+XXXXXX`, `\uXXXX` and `\UXXXXXXXX` escapes
+/// decoded (UTF-16 surrogate pairs joined), `\\` a backslash.
+fn unistr(args: &[Value]) -> PgResult<Value> {
+    let s = super::string::text(args, 0)?;
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len());
+    let mut pending_high: Option<u32> = None;
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != '\\' {
+            if pending_high.is_some() {
+                return Err(surrogate_error());
+            }
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        if chars.get(i + 1) == Some(&'\\') {
+            if pending_high.is_some() {
+                return Err(surrogate_error());
+            }
+            out.push('\\');
+            i += 2;
+            continue;
+        }
+        let (skip, digits) = match chars.get(i + 1) {
+            Some('+') => (2, 6),
+            Some('u') => (2, 4),
+            Some('U') => (2, 8),
+            _ => (1, 4),
+        };
+        let hex: String = chars.iter().skip(i + skip).take(digits).collect();
+        if hex.chars().count() != digits || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(bad_escape());
+        }
+        let code = u32::from_str_radix(&hex, 16).map_err(|_| bad_escape())?;
+        i += skip + digits;
+        match (pending_high.take(), code) {
+            (None, 0xD800..=0xDBFF) => pending_high = Some(code),
+            (Some(high), 0xDC00..=0xDFFF) => {
+                let c = 0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00);
+                out.push(char::from_u32(c).ok_or_else(surrogate_error)?);
+            }
+            (Some(_), _) | (None, 0xDC00..=0xDFFF) => return Err(surrogate_error()),
+            (None, c) => match char::from_u32(c).filter(|c| *c != '\0') {
+                Some(c) => out.push(c),
+                None => {
+                    return Err(PgError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        format!("invalid Unicode code point: {c:04X}"),
+                    ))
+                }
+            },
+        }
+    }
+    if pending_high.is_some() {
+        return Err(surrogate_error());
+    }
+    Ok(Value::Text(out))
+}
+
+fn surrogate_error() -> PgError {
+    PgError::new(SqlState::SYNTAX_ERROR, "invalid Unicode surrogate pair")
 }
