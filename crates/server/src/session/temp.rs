@@ -13,7 +13,7 @@
 
 use sql::parse::ParsedStatement;
 use sql::plan::{BoundStatement, OnCommit};
-use sqlparser::ast::Statement;
+use sqlparser::ast::{SetExpr, Statement};
 
 use common::PgResult;
 
@@ -26,6 +26,9 @@ fn creates_temp_relation(parsed: &ParsedStatement) -> bool {
     match parsed {
         ParsedStatement::Sql(stmt, _) => {
             matches!(&**stmt, Statement::CreateTable(ct) if ct.temporary)
+                || matches!(&**stmt, Statement::Query(q)
+                    if matches!(q.body.as_ref(), SetExpr::Select(s)
+                        if s.into.as_ref().is_some_and(|i| i.temporary)))
         }
         _ => false,
     }

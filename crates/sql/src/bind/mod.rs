@@ -15,6 +15,7 @@ mod json;
 mod lock;
 mod locking;
 mod modify;
+use modify::select_into_target;
 mod on_conflict;
 mod portal;
 mod pos;
@@ -552,10 +553,13 @@ impl Binder<'_, '_> {
                 self.end_with(pushed);
                 r
             }
-            S::Query(q) => {
-                let (plan, columns) = self.bind_query(q)?;
-                Ok(BoundStatement::Query { plan, columns })
-            }
+            S::Query(q) => match select_into_target(q) {
+                Some(into) => self.bind_select_into(q, into),
+                None => {
+                    let (plan, columns) = self.bind_query(q)?;
+                    Ok(BoundStatement::Query { plan, columns })
+                }
+            },
             S::Explain {
                 describe_alias: ast::DescribeAlias::Explain,
                 analyze,
@@ -715,7 +719,7 @@ impl Binder<'_, '_> {
         Ok(col)
     }
 
-    fn bind_create_table(&mut self, ct: &ast::CreateTable) -> PgResult<BoundStatement> {
+    pub(super) fn bind_create_table(&mut self, ct: &ast::CreateTable) -> PgResult<BoundStatement> {
         let parts = object_name_parts(&ct.name)?;
         let (namespace, name) = if ct.temporary {
             self.temp_creation_namespace(&parts)?

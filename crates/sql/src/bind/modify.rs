@@ -1,5 +1,5 @@
 //! UPDATE and DELETE binding: the target table, WHERE, SET's assignments
-//! and RETURNING.
+//! and RETURNING; SELECT ... INTO, which is CREATE TABLE AS.
 
 use std::sync::Arc;
 
@@ -138,5 +138,48 @@ impl Binder<'_, '_> {
             returning,
             index: None,
         })
+    }
+}
+
+/// The INTO clause of a top-level `SELECT ... INTO t` (the query's own
+/// SELECT, not one inside a set operation or subquery).
+pub(super) fn select_into_target(q: &ast::Query) -> Option<&ast::SelectInto> {
+    match q.body.as_ref() {
+        ast::SetExpr::Select(s) => s.into.as_ref(),
+        _ => None,
+    }
+}
+
+impl Binder<'_, '_> {
+    /// `SELECT ... INTO [TEMP] t FROM ...`: PostgreSQL runs it as
+    /// `CREATE [TEMP] TABLE t AS SELECT ... FROM ...`, and so does this.
+    pub(super) fn bind_select_into(
+        &mut self,
+        q: &ast::Query,
+        into: &ast::SelectInto,
+    ) -> PgResult<BoundStatement> {
+        let [target] = into.targets.as_slice() else {
+            return Err(PgError::syntax("SELECT ... INTO takes one table name"));
+        };
+        let mut query = q.clone();
+        if let ast::SetExpr::Select(s) = query.body.as_mut() {
+            s.into = None;
+        }
+        let text = format!(
+            "CREATE {}{}TABLE {} AS {}",
+            if into.temporary { "TEMPORARY " } else { "" },
+            if into.unlogged { "UNLOGGED " } else { "" },
+            target,
+            query
+        );
+        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        let mut statements = sqlparser::parser::Parser::parse_sql(&dialect, &text)
+            .map_err(|e| PgError::internal(format!("SELECT INTO as CREATE TABLE AS: {e}")))?;
+        match statements.pop() {
+            Some(ast::Statement::CreateTable(ct)) => self.bind_create_table(&ct),
+            _ => Err(PgError::internal(
+                "SELECT INTO did not read back as CREATE TABLE AS",
+            )),
+        }
     }
 }

@@ -1004,7 +1004,8 @@ impl Binder<'_, '_> {
         order: &[ast::OrderByExpr],
     ) -> PgResult<(Plan, Vec<OutputColumn>)> {
         if s.into.is_some() {
-            return Err(PgError::unsupported("SELECT INTO is not supported yet"));
+            // A top-level SELECT INTO is CREATE TABLE AS (modify.rs).
+            return Err(PgError::syntax("SELECT ... INTO is not allowed here"));
         }
         // FROM
         let (mut plan, scope) = if s.from.is_empty() {
