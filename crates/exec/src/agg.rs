@@ -92,8 +92,8 @@ pub struct AggAccumulator {
     pub state: AggState,
     seen: Option<HashSet<GroupKey>>,
     /// Inputs held back until the group ends, for a call whose result
-    /// depends on the order they arrive in: (sort key values, arguments).
-    held: Option<Vec<(Row, Row)>>,
+    /// depends on the order they arrive in.
+    held: Option<Held>,
 }
 
 /// Whether feeding the same inputs in another order can change the result:
@@ -111,27 +111,60 @@ fn order_sensitive(call: &AggCall) -> bool {
     }
 }
 
-/// The sort keys over a held input's key row: the call's ORDER BY, or for
-/// DISTINCT without one, its arguments ascending.
-fn held_sort_keys(call: &AggCall) -> Vec<SortKey> {
-    if call.order.is_empty() {
-        (0..call.args.len())
-            .map(|column| SortKey {
-                column,
-                descending: false,
-                nulls_first: false,
-            })
-            .collect()
-    } else {
-        call.order
+/// A group's held inputs: each row is the call's arguments followed by the
+/// ORDER BY keys that are not arguments themselves (`ORDER BY x` in
+/// `string_agg(x, ',' ORDER BY x)` or a percentile's sorted value is read
+/// from the argument, not evaluated twice).
+#[derive(Clone)]
+struct Held {
+    rows: Vec<Row>,
+    /// How the rows sort: the call's ORDER BY, or for DISTINCT without one
+    /// its arguments ascending.
+    keys: Vec<SortKey>,
+    /// The ORDER BY keys evaluated per row, in their columns' order.
+    extra: Vec<usize>,
+}
+
+impl Held {
+    fn new(call: &AggCall) -> Held {
+        let ascending = |column| SortKey {
+            column,
+            descending: false,
+            nulls_first: false,
+        };
+        if call.order.is_empty() {
+            return Held {
+                rows: Vec::new(),
+                keys: (0..call.args.len()).map(ascending).collect(),
+                extra: Vec::new(),
+            };
+        }
+        let mut extra = Vec::new();
+        let keys = call
+            .order
             .iter()
             .enumerate()
-            .map(|(column, o)| SortKey {
-                column,
-                descending: o.descending,
-                nulls_first: o.nulls_first,
+            .map(|(i, o)| {
+                let column = call
+                    .args
+                    .iter()
+                    .position(|a| *a == o.expr)
+                    .unwrap_or_else(|| {
+                        extra.push(i);
+                        call.args.len() + extra.len() - 1
+                    });
+                SortKey {
+                    column,
+                    descending: o.descending,
+                    nulls_first: o.nulls_first,
+                }
             })
-            .collect()
+            .collect();
+        Held {
+            rows: Vec::new(),
+            keys,
+            extra,
+        }
     }
 }
 
@@ -170,7 +203,7 @@ impl AggAccumulator {
         AggAccumulator {
             state,
             seen: call.distinct.then(HashSet::new),
-            held: hold.then(Vec::new),
+            held: hold.then(|| Held::new(call)),
         }
     }
 
@@ -195,15 +228,11 @@ impl AggAccumulator {
         match &mut self.held {
             None => self.accumulate(call, args),
             Some(held) => {
-                let keys = if call.order.is_empty() {
-                    args.clone()
-                } else {
-                    call.order
-                        .iter()
-                        .map(|o| eval(&o.expr, row, env))
-                        .collect::<PgResult<Row>>()?
-                };
-                held.push((keys, std::mem::take(args)));
+                let mut input = std::mem::take(args);
+                for &i in &held.extra {
+                    input.push(eval(&call.order[i].expr, row, env)?);
+                }
+                held.rows.push(input);
                 Ok(())
             }
         }
@@ -465,11 +494,11 @@ impl AggAccumulator {
 
     pub fn finish(mut self, call: &AggCall) -> PgResult<Value> {
         if let Some(mut held) = self.held.take() {
-            let keys = held_sort_keys(call);
             // Stable: inputs with equal keys keep their arrival order.
-            held.sort_by(|a, b| compare_rows(&a.0, &b.0, &keys));
-            for (_, args) in held {
-                self.accumulate(call, &args)?;
+            held.rows.sort_by(|a, b| compare_rows(a, b, &held.keys));
+            let n = call.args.len();
+            for input in held.rows {
+                self.accumulate(call, &input[..n])?;
             }
         }
         Ok(match self.state {

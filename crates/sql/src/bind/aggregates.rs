@@ -353,6 +353,53 @@ impl Binder<'_, '_> {
     }
 }
 
+/// Whether `name` is an aggregate (its arguments may hold no window call):
+/// every name the binders in this file, `bind_json_aggregate` and
+/// `bind_array_agg` accept.
+pub(super) fn is_aggregate_name(name: &str) -> bool {
+    matches!(
+        name,
+        "count"
+            | "sum"
+            | "avg"
+            | "min"
+            | "max"
+            | "bool_and"
+            | "bool_or"
+            | "every"
+            | "string_agg"
+            | "array_agg"
+            | "json_agg"
+            | "jsonb_agg"
+            | "json_object_agg"
+            | "jsonb_object_agg"
+            | "var_pop"
+            | "var_samp"
+            | "variance"
+            | "stddev_pop"
+            | "stddev_samp"
+            | "stddev"
+            | "bit_and"
+            | "bit_or"
+            | "bit_xor"
+            | "covar_pop"
+            | "covar_samp"
+            | "corr"
+            | "regr_count"
+            | "regr_sxx"
+            | "regr_syy"
+            | "regr_sxy"
+            | "regr_avgx"
+            | "regr_avgy"
+            | "regr_r2"
+            | "regr_slope"
+            | "regr_intercept"
+            | "percentile_cont"
+            | "percentile_disc"
+            | "mode"
+    )
+}
+
 /// PostgreSQL's 42883 for a call no function matches, naming the types of
 /// the direct and the sorted arguments.
 fn no_such_function(name: &str, direct: &[Expr], sorted: &[Expr]) -> PgError {

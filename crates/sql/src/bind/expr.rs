@@ -1093,7 +1093,7 @@ impl Binder<'_, '_> {
             return self.bind_array_subquery(q, scope);
         }
         let (args, distinct, star) = self.function_args(f, scope)?;
-        if super::window::is_aggregate_name(name) && args.iter().any(Expr::contains_window) {
+        if super::aggregates::is_aggregate_name(name) && args.iter().any(Expr::contains_window) {
             return Err(super::window::window_in_aggregate());
         }
         if let Some(agg) = self.bind_json_aggregate(name, &args, distinct, star)? {

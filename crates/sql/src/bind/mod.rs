@@ -1224,18 +1224,7 @@ impl Binder<'_, '_> {
         } else {
             let mut v = Vec::new();
             for c in &ins.columns {
-                let parts = object_name_parts(c)?;
-                let cname = parts.last().unwrap();
-                let i = table.column_index(cname).ok_or_else(|| {
-                    let err = PgError::new(
-                        SqlState::UNDEFINED_COLUMN,
-                        format!(
-                            "column \"{cname}\" of relation \"{}\" does not exist",
-                            table.name
-                        ),
-                    );
-                    self.at(err, c.span())
-                })?;
+                let (i, cname) = self.target_column(&table, c)?;
                 if v.contains(&i) {
                     return Err(PgError::new(
                         SqlState::DUPLICATE_COLUMN,

@@ -88,18 +88,8 @@ impl Binder<'_, '_> {
                     "multi-column assignment is not supported yet",
                 ));
             };
-            let parts = object_name_parts(n)?;
-            let cname = parts.last().unwrap();
-            let i = table.column_index(cname).ok_or_else(|| {
-                let err = PgError::new(
-                    SqlState::UNDEFINED_COLUMN,
-                    format!(
-                        "column \"{cname}\" of relation \"{}\" does not exist",
-                        table.name
-                    ),
-                );
-                self.at(err, n.span())
-            })?;
+            let (i, cname) = self.target_column(table, n)?;
+            let cname = cname.as_str();
             if assignments.iter().any(|(j, _)| *j == i) {
                 return Err(PgError::syntax(format!(
                     "multiple assignments to same column \"{cname}\""
@@ -151,6 +141,28 @@ pub(super) fn select_into_target(q: &ast::Query) -> Option<&ast::SelectInto> {
 }
 
 impl Binder<'_, '_> {
+    /// The column of `table` an INSERT column list or an UPDATE's SET names
+    /// (42703 at its position if there is none), and its name.
+    pub(super) fn target_column(
+        &self,
+        table: &Table,
+        name: &ast::ObjectName,
+    ) -> PgResult<(usize, String)> {
+        let parts = object_name_parts(name)?;
+        let cname = parts.last().expect("a column name").clone();
+        let i = table.column_index(&cname).ok_or_else(|| {
+            let err = PgError::new(
+                SqlState::UNDEFINED_COLUMN,
+                format!(
+                    "column \"{cname}\" of relation \"{}\" does not exist",
+                    table.name
+                ),
+            );
+            self.at(err, name.span())
+        })?;
+        Ok((i, cname))
+    }
+
     /// `SELECT ... INTO [TEMP] t FROM ...`: PostgreSQL runs it as
     /// `CREATE [TEMP] TABLE t AS SELECT ... FROM ...`, and so does this.
     pub(super) fn bind_select_into(

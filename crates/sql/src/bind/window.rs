@@ -67,51 +67,6 @@ pub(super) fn not_allowed(context: &str) -> PgError {
     window_error(format!("window functions are not allowed in {context}"))
 }
 
-/// Whether `name` is an aggregate (its arguments may hold no window call).
-pub(super) fn is_aggregate_name(name: &str) -> bool {
-    matches!(
-        name,
-        "count"
-            | "sum"
-            | "avg"
-            | "min"
-            | "max"
-            | "bool_and"
-            | "bool_or"
-            | "every"
-            | "string_agg"
-            | "array_agg"
-            | "json_agg"
-            | "jsonb_agg"
-            | "json_object_agg"
-            | "jsonb_object_agg"
-            | "var_pop"
-            | "var_samp"
-            | "variance"
-            | "stddev_pop"
-            | "stddev_samp"
-            | "stddev"
-            | "bit_and"
-            | "bit_or"
-            | "bit_xor"
-            | "covar_pop"
-            | "covar_samp"
-            | "corr"
-            | "regr_count"
-            | "regr_sxx"
-            | "regr_syy"
-            | "regr_sxy"
-            | "regr_avgx"
-            | "regr_avgy"
-            | "regr_r2"
-            | "regr_slope"
-            | "regr_intercept"
-            | "percentile_cont"
-            | "percentile_disc"
-            | "mode"
-    )
-}
-
 /// The error for a window call inside an aggregate's arguments.
 pub(super) fn window_in_aggregate() -> PgError {
     PgError::new(

@@ -210,21 +210,26 @@ fn tan_quadrant(x: f64) -> (f64, f64) {
 }
 
 fn tand(x: f64) -> f64 {
-    let (x, sign) = tan_quadrant(x);
-    let tan_45 = sind_q1(45.0) / cosd_q1(45.0);
-    let r = sign * ((sind_q1(x) / cosd_q1(x)) / tan_45);
-    // No negative zero.
-    if r == 0.0 {
-        0.0
-    } else {
-        r
-    }
+    tan_or_cot(x, false)
 }
 
 fn cotd(x: f64) -> f64 {
+    tan_or_cot(x, true)
+}
+
+/// tand, or with `cot` cotd: the first-quadrant ratio scaled by its value
+/// at 45 degrees so that it is exactly 1 there.
+fn tan_or_cot(x: f64, cot: bool) -> f64 {
     let (x, sign) = tan_quadrant(x);
-    let cot_45 = cosd_q1(45.0) / sind_q1(45.0);
-    let r = sign * ((cosd_q1(x) / sind_q1(x)) / cot_45);
+    let ratio = |x: f64| {
+        if cot {
+            cosd_q1(x) / sind_q1(x)
+        } else {
+            sind_q1(x) / cosd_q1(x)
+        }
+    };
+    let r = sign * (ratio(x) / ratio(45.0));
+    // No negative zero.
     if r == 0.0 {
         0.0
     } else {

@@ -8,6 +8,8 @@
 //! flags string switches these as PostgreSQL's does. Back-references are
 //! not supported (the crate has none). Positions are in characters, from 1.
 
+use std::rc::Rc;
+
 use common::{PgError, PgResult, SqlState};
 use regex::{Captures, Regex, RegexBuilder};
 
@@ -188,14 +190,16 @@ impl Flags {
 thread_local! {
     /// Compiled patterns of this thread's recent calls: a query applies the
     /// same pattern to row after row.
-    static CACHE: std::cell::RefCell<Vec<(String, Flags, Regex)>> =
+    /// Shared by `Rc`, not cloned: a cloned `Regex` starts with empty
+    /// search caches, which every row would then pay to fill.
+    static CACHE: std::cell::RefCell<Vec<(String, Flags, Rc<Regex>)>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
 const CACHE_SIZE: usize = 32;
 
 /// `pattern` compiled with `flags` (the global flag does not matter here).
-fn compile(pattern: &str, flags: Flags) -> PgResult<Regex> {
+fn compile(pattern: &str, flags: Flags) -> PgResult<Rc<Regex>> {
     let key = Flags {
         global: false,
         ..flags
@@ -203,29 +207,31 @@ fn compile(pattern: &str, flags: Flags) -> PgResult<Regex> {
     CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
         if let Some((_, _, re)) = cache.iter().find(|(p, f, _)| p == pattern && *f == key) {
-            return Ok(re.clone());
+            return Ok(Rc::clone(re));
         }
         let source = if key.literal {
             regex::escape(pattern)
         } else {
             pattern.to_string()
         };
-        let re = RegexBuilder::new(&source)
-            .case_insensitive(key.case_insensitive)
-            .dot_matches_new_line(!key.dot_stops_at_newline)
-            .multi_line(key.line_anchors)
-            .ignore_whitespace(key.expanded)
-            .build()
-            .map_err(|e| {
-                PgError::new(
-                    SqlState::INVALID_REGULAR_EXPRESSION,
-                    format!("invalid regular expression: {}", first_line(&e.to_string())),
-                )
-            })?;
+        let re = Rc::new(
+            RegexBuilder::new(&source)
+                .case_insensitive(key.case_insensitive)
+                .dot_matches_new_line(!key.dot_stops_at_newline)
+                .multi_line(key.line_anchors)
+                .ignore_whitespace(key.expanded)
+                .build()
+                .map_err(|e| {
+                    PgError::new(
+                        SqlState::INVALID_REGULAR_EXPRESSION,
+                        format!("invalid regular expression: {}", first_line(&e.to_string())),
+                    )
+                })?,
+        );
         if cache.len() >= CACHE_SIZE {
             cache.remove(0);
         }
-        cache.push((pattern.to_string(), key, re.clone()));
+        cache.push((pattern.to_string(), key, Rc::clone(&re)));
         Ok(re)
     })
 }
