@@ -441,6 +441,17 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
                 "window function evaluated outside a WindowAgg",
             ))
         }
+        // The binder lets set-returning calls stand only where a ProjectSet
+        // runs them; anywhere else is a placement it did not catch.
+        Expr::Srf(call) => {
+            return Err(PgError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!(
+                    "set-returning function {}() is not allowed in this context",
+                    call.name
+                ),
+            ))
+        }
         Expr::RegClassName(oid) => Value::Text(relname(*oid, env)),
     })
 }

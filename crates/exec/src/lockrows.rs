@@ -268,6 +268,21 @@ fn map_scans(plan: Plan, f: &mut dyn FnMut(&catalog::Table, Vec<Expr>, usize) ->
             left_width,
             right_width,
         },
+        Plan::LateralJoin {
+            left,
+            right,
+            kind,
+            on,
+            left_width,
+            right_width,
+        } => Plan::LateralJoin {
+            left: go(left, f),
+            right: go(right, f),
+            kind,
+            on,
+            left_width,
+            right_width,
+        },
         Plan::HashJoin {
             left,
             right,

@@ -9,9 +9,8 @@ use common::{PgError, PgResult, SqlState};
 use sql::expr::Expr;
 use sql::plan::explain::node_key;
 use sql::plan::{JoinKind, Plan, SetOpKind, SortKey};
-use types::numeric::Numeric;
-use types::ops::{compare, eval_binary_op, BinaryOp};
-use types::{DataType, TypeId, Value};
+use types::ops::compare;
+use types::{DataType, Value};
 
 use crate::agg::GroupKey;
 use crate::eval::{eval, eval_qual};
@@ -244,67 +243,32 @@ fn build_node<'p>(
                 exprs,
             })
         }
-        Plan::ProjectSet {
-            input,
+        Plan::ProjectSet { input, srfs, exprs } => Box::new(crate::srf::ProjectSetOp::new(
+            build(input, env, None)?,
+            srfs,
             exprs,
-            srf_index,
-            srf_args,
-        } => Box::new(ProjectSetOp {
-            input: build(input, env, None)?,
-            exprs,
-            srf_index: *srf_index,
-            srf_args,
-            current: None,
-            series: None,
-        }),
-        Plan::UnnestScan {
-            arrays, ordinality, ..
+        )),
+        Plan::FunctionScan {
+            calls, ordinality, ..
+        } => Box::new(crate::srf::FunctionScanOp::new(calls, *ordinality, env)?),
+        Plan::LateralJoin {
+            left,
+            right,
+            kind,
+            on,
+            left_width,
+            right_width,
         } => {
-            let empty: Row = Vec::new();
-            let mut values = Vec::with_capacity(arrays.len());
-            for a in arrays.iter() {
-                values.push(eval(a, &empty, env)?);
-            }
-            let items = |v: &Value| v.as_array().map_or(0, |a| a.items.len());
-            let n = values.iter().map(items).max().unwrap_or(0);
-            let rows: Vec<Row> = (0..n)
-                .map(|i| {
-                    let mut row: Row = values
-                        .iter()
-                        .map(|v| {
-                            v.as_array()
-                                .and_then(|a| a.items.get(i).cloned())
-                                .unwrap_or(Value::Null)
-                        })
-                        .collect();
-                    if *ordinality {
-                        row.push(Value::Int8(i as i64 + 1));
-                    }
-                    row
-                })
-                .collect();
-            Box::new(RowsOp {
-                rows: rows.into_iter(),
-            })
-        }
-        Plan::JsonScan { arg, func, json } => {
-            let empty: Row = Vec::new();
-            let value = eval(arg, &empty, env)?;
-            let rows = types::json::ops::srf_rows(*func, *json, &value)?;
-            Box::new(RowsOp {
-                rows: rows.into_iter(),
-            })
-        }
-        Plan::SeriesScan { args, ty } => {
-            let empty: Row = Vec::new();
-            let vals = args
-                .iter()
-                .map(|a| eval(a, &empty, env))
-                .collect::<PgResult<Vec<_>>>()?;
-            Box::new(SeriesOp {
-                series: Series::new(&vals, *ty, &env.io)?,
-                ty: *ty,
-            })
+            // The right side reads the whole left row as its outer row.
+            let all = needed_with(needed, &on.iter().collect::<Vec<_>>());
+            let (_, rn) = split_needed(&all, *left_width);
+            Box::new(crate::lateral::LateralJoinOp::new(
+                build(left, env, None)?,
+                (right, rn),
+                *kind,
+                on.as_ref(),
+                *right_width,
+            ))
         }
         Plan::NestedLoop {
             left,
@@ -669,229 +633,6 @@ impl Operator for ProjectOp<'_> {
                 .map(|e| eval(e, &r, env))
                 .collect::<PgResult<_>>()?,
         ))
-    }
-}
-
-/// generate_series state.
-enum Series {
-    Int {
-        next: i64,
-        stop: i64,
-        step: i64,
-    },
-    Numeric {
-        next: Value,
-        stop: Value,
-        step: Value,
-        ascending: bool,
-    },
-    /// Timestamps stepped by an interval; a timestamptz steps the wall
-    /// clock of the session's zone (`zone` set), as `+` does.
-    Time {
-        next: i64,
-        stop: i64,
-        step: types::interval::Interval,
-        zone: Option<types::timezone::TimeZone>,
-        ascending: bool,
-    },
-    Empty,
-}
-
-impl Series {
-    fn new(vals: &[Value], ty: DataType, io: &types::IoSettings) -> PgResult<Series> {
-        if vals.iter().any(Value::is_null) {
-            return Ok(Series::Empty);
-        }
-        let zero_step = || {
-            PgError::new(
-                SqlState::INVALID_PARAMETER_VALUE,
-                "step size cannot equal zero",
-            )
-        };
-        if let (
-            Value::Timestamp(a) | Value::Timestamptz(a),
-            Value::Timestamp(b) | Value::Timestamptz(b),
-            Some(Value::Interval(step)),
-        ) = (&vals[0], &vals[1], vals.get(2))
-        {
-            let zero = types::interval::Interval::ZERO;
-            let ord = step.cmp_span(&zero);
-            if ord == Ordering::Equal {
-                return Err(zero_step());
-            }
-            return Ok(Series::Time {
-                next: *a,
-                stop: *b,
-                step: *step,
-                zone: (ty.id == TypeId::Timestamptz).then_some(io.timezone),
-                ascending: ord == Ordering::Greater,
-            });
-        }
-        let as_i64 = |v: &Value| match v {
-            Value::Int4(x) => *x as i64,
-            Value::Int8(x) => *x,
-            Value::Int2(x) => *x as i64,
-            _ => 0,
-        };
-        if ty.id == TypeId::Numeric {
-            let step = vals
-                .get(2)
-                .cloned()
-                .unwrap_or_else(|| Value::numeric(Numeric::from_i64(1)));
-            // NaN and infinite bounds would never end (PostgreSQL refuses them).
-            for (v, what) in [
-                (&vals[0], "start value"),
-                (&vals[1], "stop value"),
-                (&step, "step size"),
-            ] {
-                if let Value::Numeric(n) = v {
-                    let special = if n.is_nan() {
-                        Some("NaN")
-                    } else if n.is_infinite() {
-                        Some("infinity")
-                    } else {
-                        None
-                    };
-                    if let Some(special) = special {
-                        return Err(PgError::new(
-                            SqlState::INVALID_PARAMETER_VALUE,
-                            format!("{what} cannot be {special}"),
-                        ));
-                    }
-                }
-            }
-            let zero = Value::numeric(Numeric::from_i64(0));
-            let ord = compare(&step, &zero);
-            if ord == Ordering::Equal {
-                return Err(zero_step());
-            }
-            return Ok(Series::Numeric {
-                next: vals[0].clone(),
-                stop: vals[1].clone(),
-                step,
-                ascending: ord == Ordering::Greater,
-            });
-        }
-        let step = vals.get(2).map(as_i64).unwrap_or(1);
-        if step == 0 {
-            return Err(zero_step());
-        }
-        Ok(Series::Int {
-            next: as_i64(&vals[0]),
-            stop: as_i64(&vals[1]),
-            step,
-        })
-    }
-
-    fn next(&mut self, ty: DataType) -> PgResult<Option<Value>> {
-        match self {
-            Series::Empty => Ok(None),
-            Series::Int { next, stop, step } => {
-                if (*step > 0 && *next > *stop) || (*step < 0 && *next < *stop) {
-                    return Ok(None);
-                }
-                let v = *next;
-                match next.checked_add(*step) {
-                    Some(n) => *next = n,
-                    None => *self = Series::Empty,
-                }
-                Ok(Some(if ty.id == TypeId::Int4 {
-                    Value::Int4(v as i32)
-                } else {
-                    Value::Int8(v)
-                }))
-            }
-            Series::Numeric {
-                next,
-                stop,
-                step,
-                ascending,
-            } => {
-                let o = compare(next, stop);
-                if (*ascending && o == Ordering::Greater) || (!*ascending && o == Ordering::Less) {
-                    return Ok(None);
-                }
-                let v = next.clone();
-                *next = eval_binary_op(BinaryOp::Add, next, step)?;
-                Ok(Some(v))
-            }
-            Series::Time {
-                next,
-                stop,
-                step,
-                zone,
-                ascending,
-            } => {
-                if (*ascending && next > stop) || (!*ascending && next < stop) {
-                    return Ok(None);
-                }
-                let v = *next;
-                let moved = match zone {
-                    Some(z) => types::interval::timestamptz_plus(v, step, *z),
-                    None => types::interval::timestamp_plus(v, step),
-                };
-                match moved {
-                    Ok(n) if n != v => *next = n,
-                    // Past the end of the range (or stuck at infinity): stop after this one.
-                    _ => *self = Series::Empty,
-                }
-                Ok(Some(if ty.id == TypeId::Timestamptz {
-                    Value::Timestamptz(v)
-                } else {
-                    Value::Timestamp(v)
-                }))
-            }
-        }
-    }
-}
-
-struct SeriesOp {
-    series: Series,
-    ty: DataType,
-}
-impl Operator for SeriesOp {
-    fn next(&mut self, _env: &mut ExecEnv) -> PgResult<Option<Row>> {
-        Ok(self.series.next(self.ty)?.map(|v| vec![v]))
-    }
-}
-
-struct ProjectSetOp<'p> {
-    input: Box<dyn Operator + 'p>,
-    exprs: &'p [Expr],
-    srf_index: usize,
-    srf_args: &'p [Expr],
-    current: Option<Row>,
-    series: Option<Series>,
-}
-impl Operator for ProjectSetOp<'_> {
-    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
-        loop {
-            if let (Some(row), Some(series)) = (&self.current, &mut self.series) {
-                let ty = self.exprs[self.srf_index].data_type();
-                if let Some(v) = series.next(ty)? {
-                    let mut out = Vec::with_capacity(self.exprs.len());
-                    for (i, e) in self.exprs.iter().enumerate() {
-                        out.push(if i == self.srf_index {
-                            v.clone()
-                        } else {
-                            eval(e, row, env)?
-                        });
-                    }
-                    return Ok(Some(out));
-                }
-            }
-            let Some(row) = self.input.next(env)? else {
-                return Ok(None);
-            };
-            let vals = self
-                .srf_args
-                .iter()
-                .map(|a| eval(a, &row, env))
-                .collect::<PgResult<Vec<_>>>()?;
-            let ty = self.exprs[self.srf_index].data_type();
-            self.series = Some(Series::new(&vals, ty, &env.io)?);
-            self.current = Some(row);
-        }
     }
 }
 

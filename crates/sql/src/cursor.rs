@@ -141,11 +141,7 @@ fn is_identifier(w: &str) -> bool {
 /// projections cannot, nor can a SELECT without FROM (a Result node there).
 pub fn supports_backward_scan(plan: &Plan) -> bool {
     match plan {
-        Plan::SeqScan { .. }
-        | Plan::SeriesScan { .. }
-        | Plan::UnnestScan { .. }
-        | Plan::JsonScan { .. }
-        | Plan::SystemView { .. } => true,
+        Plan::SeqScan { .. } | Plan::FunctionScan { .. } | Plan::SystemView { .. } => true,
         Plan::Sort { .. } => true,
         Plan::Values { rows, width } => !(rows.len() == 1 && *width == 0),
         Plan::Filter { input, .. } | Plan::Project { input, .. } | Plan::Limit { input, .. } => {
@@ -159,6 +155,7 @@ pub fn supports_backward_scan(plan: &Plan) -> bool {
         } => supports_backward_scan(left) && supports_backward_scan(right),
         Plan::ProjectSet { .. }
         | Plan::NestedLoop { .. }
+        | Plan::LateralJoin { .. }
         | Plan::HashJoin { .. }
         | Plan::Aggregate { .. }
         | Plan::WindowAgg { .. }

@@ -541,6 +541,9 @@ pub enum Expr {
     /// Window function call (`f(...) OVER (...)`); only in a select list or
     /// ORDER BY, replaced by a Column reference above its WindowAgg.
     Window(Box<WindowCall>),
+    /// A set-returning function call (one column); only in a select list or
+    /// ORDER BY, replaced by a reference to its value in a ProjectSet.
+    Srf(Box<crate::srf::SrfCall>),
     /// `regclass` constant printed as a relation name.
     RegClassName(Oid),
 }
@@ -564,6 +567,7 @@ impl Expr {
             Func { func, .. } => DataType::new(func.0.ret),
             Agg(a) => a.result,
             Window(w) => w.result,
+            Srf(c) => c.value_type(),
             RegClassName(_) => DataType::new(TypeId::Text),
         }
     }
@@ -594,6 +598,14 @@ impl Expr {
     pub fn contains_window(&self) -> bool {
         let mut found = false;
         self.visit(&mut |e| found |= matches!(e, Expr::Window(_)));
+        found
+    }
+
+    /// Whether the expression has a set-returning function call (not inside
+    /// a subquery).
+    pub fn contains_srf(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| found |= matches!(e, Expr::Srf(_)));
         found
     }
 
@@ -680,6 +692,7 @@ impl Expr {
             ScalarSubquery(..) | ArraySubquery(..) | Exists { .. } => {}
             Agg(a) => a.input_exprs().for_each(|e| e.visit(f)),
             Window(w) => w.children().for_each(|e| e.visit(f)),
+            Srf(c) => c.args.iter().for_each(|e| e.visit(f)),
         }
     }
 
@@ -820,6 +833,7 @@ impl Expr {
                 negated,
             },
             Window(w) => Window(Box::new(w.map_exprs(f)?)),
+            Srf(c) => Srf(Box::new(c.map_args(f)?)),
             other => other,
         };
         Ok(e)

@@ -16,6 +16,7 @@ pub mod plan;
 pub mod reg;
 pub mod role;
 mod seqopts;
+pub mod srf;
 pub mod transaction;
 pub mod vacuum;
 pub mod viewdef;

@@ -11,7 +11,6 @@ use sqlparser::ast;
 
 use super::{Binder, Scope};
 use crate::expr::{AggCall, AggFunc, Expr, SliceShape, SysFunc};
-use crate::plan::Plan;
 
 fn comparison_op(op: &ast::BinaryOperator) -> PgResult<BinaryOp> {
     use ast::BinaryOperator as B;
@@ -469,43 +468,6 @@ impl Binder<'_, '_> {
         } else {
             vec![lower, upper]
         })
-    }
-
-    /// `unnest(a1, a2, ...)` in FROM: one row per element of the longest
-    /// array, the shorter ones padded with NULLs.
-    pub(super) fn bind_unnest(&mut self, args: Vec<Expr>) -> PgResult<(Plan, Vec<DataType>)> {
-        if args.is_empty() {
-            return Err(PgError::new(
-                SqlState::UNDEFINED_FUNCTION,
-                "function unnest() does not exist",
-            ));
-        }
-        let mut arrays = Vec::with_capacity(args.len());
-        let mut types = Vec::with_capacity(args.len());
-        for array in args {
-            let array = if array.type_id() == TypeId::Unknown {
-                self.coerce(array, TypeId::TextArray.into(), CastContext::Implicit)?
-            } else {
-                array
-            };
-            let ty = array.data_type();
-            let elem = ty.id.array_element().ok_or_else(|| {
-                PgError::new(
-                    SqlState::UNDEFINED_FUNCTION,
-                    format!("function unnest({}) does not exist", ty.id.display_name()),
-                )
-            })?;
-            types.push(DataType::with_typmod(elem, ty.typmod));
-            arrays.push(array);
-        }
-        Ok((
-            Plan::UnnestScan {
-                arrays,
-                types: types.clone(),
-                ordinality: false,
-            },
-            types,
-        ))
     }
 }
 

@@ -67,6 +67,8 @@ impl Binder<'_, '_> {
         }
         for (d, s) in self.outer.iter().rev().enumerate() {
             if let Some(i) = find(s)? {
+                let level = self.outer.len() - 1 - d;
+                self.outermost_ref.set(self.outermost_ref.get().min(level));
                 return Ok(Expr::OuterColumn {
                     depth: d + 1,
                     index: i,
@@ -812,6 +814,13 @@ impl Binder<'_, '_> {
                     types.push(e.data_type());
                 }
                 let ty = self.common_type(&types, "CASE")?;
+                if whens
+                    .iter()
+                    .any(|(c, r)| c.contains_srf() || r.contains_srf())
+                    || else_.as_ref().is_some_and(Expr::contains_srf)
+                {
+                    return Err(super::srf::srf_in_conditional("CASE"));
+                }
                 let whens = whens
                     .into_iter()
                     .map(|(c, r)| Ok((c, self.coerce(r, ty, CastContext::Implicit)?)))
@@ -1089,12 +1098,18 @@ impl Binder<'_, '_> {
         if f.over.is_some() {
             return self.bind_window_call(f, name, scope);
         }
+        if super::srf::is_srf_name(name) {
+            return self.bind_srf_expr(f, name, scope);
+        }
         if let (true, ast::FunctionArguments::Subquery(q)) = (name == "array", &f.args) {
             return self.bind_array_subquery(q, scope);
         }
         let (args, distinct, star) = self.function_args(f, scope)?;
         if super::aggregates::is_aggregate_name(name) && args.iter().any(Expr::contains_window) {
             return Err(super::window::window_in_aggregate());
+        }
+        if super::aggregates::is_aggregate_name(name) && args.iter().any(Expr::contains_srf) {
+            return Err(super::srf::srf_in_aggregate());
         }
         if let Some(agg) = self.bind_json_aggregate(name, &args, distinct, star)? {
             return Ok(agg);
@@ -1112,6 +1127,9 @@ impl Binder<'_, '_> {
         let text = |s: String| Expr::Const(Value::Text(s), TypeId::Text.into());
         match (name, args.len()) {
             ("coalesce", n) if n > 0 => {
+                if args.iter().any(Expr::contains_srf) {
+                    return Err(super::srf::srf_in_conditional("COALESCE"));
+                }
                 let ty = self.common_type(&args.iter().map(Expr::data_type).collect::<Vec<_>>(), "COALESCE")?;
                 let args = args.into_iter().map(|a| self.coerce(a, ty, CastContext::Implicit)).collect::<PgResult<_>>()?;
                 return Ok(Expr::Coalesce(args, ty));

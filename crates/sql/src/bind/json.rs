@@ -7,9 +7,8 @@ use sqlparser::ast;
 use types::cast::CastContext;
 use types::TypeId;
 
-use super::{ident_name, Binder, Scope, ScopeColumn};
+use super::Binder;
 use crate::expr::{AggCall, AggFunc, Expr};
-use crate::plan::Plan;
 
 /// The function behind a json/jsonb operator (pg_operator.oprcode), chosen
 /// by the operator and the operand types; None: not a json operator.
@@ -134,73 +133,5 @@ impl Binder<'_, '_> {
             ty,
             ty.into(),
         )))))
-    }
-}
-
-impl Binder<'_, '_> {
-    /// jsonb_array_elements(...), jsonb_each(...) and the rest in FROM.
-    pub(super) fn bind_json_table(
-        &mut self,
-        func: types::json::ops::JsonSrf,
-        json: bool,
-        args: &[ast::FunctionArg],
-        alias: &Option<ast::TableAlias>,
-    ) -> PgResult<(Plan, Scope)> {
-        let fname = format!(
-            "{}_{}",
-            if json { "json" } else { "jsonb" },
-            srf_suffix(func)
-        );
-        let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))] = args else {
-            return Err(PgError::new(
-                SqlState::UNDEFINED_FUNCTION,
-                format!("function {fname} with these arguments does not exist"),
-            ));
-        };
-        let arg = self.bind_expr(e, &Vec::new())?;
-        let want = if json { TypeId::Json } else { TypeId::Jsonb };
-        let arg = self.coerce(arg, want.into(), CastContext::Implicit)?;
-        let alias_name = alias.as_ref().map(|a| ident_name(&a.name));
-        self.check_lock_other(alias_name.as_deref().unwrap_or(&fname), true)?;
-        let qualifier = alias_name.clone().unwrap_or_else(|| fname.clone());
-        let cols = func.columns(json);
-        let scope = cols
-            .into_iter()
-            .enumerate()
-            .map(|(i, (name, ty))| {
-                let renamed = alias
-                    .as_ref()
-                    .and_then(|a| a.columns.get(i).map(|c| ident_name(&c.name)));
-                // An unnamed column (jsonb_object_keys) takes the alias's
-                // name, or the function's, as in PostgreSQL.
-                let name = renamed.unwrap_or_else(|| {
-                    if name.is_empty() {
-                        alias_name.clone().unwrap_or_else(|| fname.clone())
-                    } else {
-                        name.to_string()
-                    }
-                });
-                ScopeColumn {
-                    qualifier: Some(qualifier.clone()),
-                    name,
-                    ty: ty.into(),
-                    table_oid: 0,
-                    attnum: 0,
-                    hidden: false,
-                }
-            })
-            .collect();
-        Ok((Plan::JsonScan { arg, func, json }, scope))
-    }
-}
-
-fn srf_suffix(f: types::json::ops::JsonSrf) -> &'static str {
-    use types::json::ops::JsonSrf as F;
-    match f {
-        F::ArrayElements => "array_elements",
-        F::ArrayElementsText => "array_elements_text",
-        F::Each => "each",
-        F::EachText => "each_text",
-        F::ObjectKeys => "object_keys",
     }
 }

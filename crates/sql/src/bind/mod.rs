@@ -21,6 +21,7 @@ mod portal;
 mod pos;
 mod query;
 mod sequence;
+mod srf;
 mod target_list;
 mod temp;
 mod types;
@@ -43,6 +44,7 @@ use crate::plan::{
 
 pub use constraints::{bind_check, bind_column_default, rename_in_check, Rename};
 pub use portal::coerce_execute_arg;
+pub(crate) use srf::ROWS_FROM_MARK;
 pub use types::{format_type, parse_type_name};
 
 /// What the binder needs to know about the session.
@@ -120,6 +122,24 @@ pub(crate) struct Binder<'c, 'a> {
     pub(crate) ctes: Vec<cte::CteEntry>,
     /// Where window calls may appear and the WINDOW clause in force.
     pub(crate) window: window::WindowScope,
+    /// The outermost level of `outer` a column reference has resolved to
+    /// (usize::MAX: none) since it was last reset: a LATERAL item bound
+    /// with the FROM items to its left pushed as an outer scope reads them
+    /// only if a reference reached that level (`query.rs`).
+    pub(crate) outermost_ref: std::cell::Cell<usize>,
+}
+
+/// PostgreSQL's error for a FROM item's alias list longer than its columns.
+pub(crate) fn check_alias_count(table: &str, available: usize, given: usize) -> PgResult<()> {
+    if given > available {
+        return Err(PgError::new(
+            SqlState::INVALID_COLUMN_REFERENCE,
+            format!(
+                "table \"{table}\" has {available} columns available but {given} columns specified"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Binds a parsed statement.
@@ -134,6 +154,7 @@ pub fn bind_statement(
         locking: None,
         ctes: Vec::new(),
         window: Default::default(),
+        outermost_ref: std::cell::Cell::new(usize::MAX),
     };
     match stmt {
         ParsedStatement::Utility(u) => b.bind_utility(u),
@@ -922,6 +943,7 @@ impl Binder<'_, '_> {
             locking: None,
             ctes: Vec::new(),
             window: Default::default(),
+            outermost_ref: std::cell::Cell::new(usize::MAX),
         };
         inner.bind_query(q)
     }

@@ -12,113 +12,106 @@ use super::{ident_name, object_name_parts, Binder, Scope, ScopeColumn};
 use crate::expr::{AggCall, Expr};
 use crate::plan::{JoinKind, OutputColumn, Plan, SetOpKind, SortKey};
 
-/// `pg_partition_ancestors(rel)`, which psql's `\d` runs on the table it
-/// describes (for "Referenced by:").
-fn is_partition_ancestors(e: &ast::Expr) -> Option<&ast::Function> {
-    match e {
+/// Whether an expression calls a set-returning function anywhere.
+fn has_srf_call(e: &ast::Expr) -> bool {
+    let found = ast::visit_expressions(e, |x| match x {
         ast::Expr::Function(f)
             if f.name
                 .0
                 .last()
                 .and_then(|p| p.as_ident())
-                .is_some_and(|i| i.value.eq_ignore_ascii_case("pg_partition_ancestors")) =>
+                .is_some_and(|i| super::srf::is_srf_name(&i.value.to_ascii_lowercase())) =>
         {
-            Some(f)
+            std::ops::ControlFlow::Break(())
         }
-        _ => None,
+        _ => std::ops::ControlFlow::Continue(()),
+    });
+    found.is_break()
+}
+
+/// A ProjectSet computing `exprs` over `input`: each set-returning call in
+/// them becomes a reference to its value after the input's columns.
+pub(super) fn project_set(input: Plan, exprs: Vec<Expr>) -> Plan {
+    let width = input.width();
+    let mut srfs = Vec::new();
+    let exprs = exprs
+        .into_iter()
+        .map(|e| {
+            e.transform(&mut |x| {
+                Ok(match x {
+                    Expr::Srf(call) => {
+                        let ty = call.value_type();
+                        srfs.push(*call);
+                        Expr::Column(width + srfs.len() - 1, ty)
+                    }
+                    other => other,
+                })
+            })
+            .expect("replacing calls cannot fail")
+        })
+        .collect();
+    Plan::ProjectSet {
+        input: Box::new(input),
+        srfs,
+        exprs,
     }
 }
 
-fn is_generate_series(e: &ast::Expr) -> Option<&ast::Function> {
-    match e {
-        ast::Expr::Function(f)
-            if f.name
-                .0
-                .last()
-                .and_then(|p| p.as_ident())
-                .is_some_and(|i| i.value.eq_ignore_ascii_case("generate_series")) =>
-        {
-            Some(f)
-        }
-        _ => None,
-    }
+/// Whether a FROM item may read the items to its left: a LATERAL subquery
+/// or a function (functions in FROM are implicitly LATERAL).
+fn may_be_lateral(tf: &ast::TableFactor) -> bool {
+    matches!(
+        tf,
+        ast::TableFactor::Derived { lateral: true, .. }
+            | ast::TableFactor::Function { .. }
+            | ast::TableFactor::UNNEST { .. }
+            | ast::TableFactor::Table { args: Some(_), .. }
+    )
+}
+
+/// PostgreSQL's error for a LATERAL reference across a RIGHT or FULL join.
+fn lateral_join_kind_error(left: &Scope) -> PgError {
+    let table = left
+        .iter()
+        .find_map(|c| c.qualifier.clone())
+        .unwrap_or_default();
+    PgError::new(
+        SqlState::INVALID_COLUMN_REFERENCE,
+        format!("invalid reference to FROM-clause entry for table \"{table}\""),
+    )
+    .with_detail("The combining JOIN type must be INNER or LEFT for a LATERAL reference.")
 }
 
 impl Binder<'_, '_> {
-    /// Binds the arguments of a `generate_series(...)` call.
-    fn bind_series_call(
-        &mut self,
-        f: &ast::Function,
-        scope: &Scope,
-    ) -> PgResult<(Vec<Expr>, DataType)> {
-        let ast::FunctionArguments::List(list) = &f.args else {
-            return Err(PgError::unsupported("generate_series arguments"));
-        };
-        let mut args = Vec::new();
-        for a in &list.args {
-            match a {
-                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
-                    args.push(self.bind_expr(x, scope)?)
-                }
-                _ => return Err(PgError::unsupported("generate_series arguments")),
-            }
-        }
-        self.series_args(args)
-    }
-
-    /// A single VALUES row with a top-level generate_series (as in
-    /// `INSERT INTO t VALUES (generate_series(1, 10), 'x')`), planned like a
-    /// SELECT of those expressions; None if the row has no such call.
+    /// A single VALUES row with a set-returning call (as in `INSERT INTO t
+    /// VALUES (generate_series(1, 10), 'x')`), planned like a SELECT of
+    /// those expressions; None if the row has no such call.
     pub(crate) fn bind_srf_row(
         &mut self,
         row: &[ast::Expr],
     ) -> PgResult<Option<(Plan, Vec<OutputColumn>)>> {
-        let Some(srf_pos) = row.iter().position(|e| is_generate_series(e).is_some()) else {
+        if !row.iter().any(has_srf_call) {
             return Ok(None);
-        };
-        let scope: Scope = Vec::new();
-        let mut exprs = Vec::new();
-        let mut cols = Vec::new();
-        let mut srf_args = Vec::new();
-        for (i, e) in row.iter().enumerate() {
-            if i == srf_pos {
-                let f = is_generate_series(e).unwrap();
-                let (args, ty) = self.bind_series_call(f, &scope)?;
-                srf_args = args;
-                exprs.push(Expr::Const(Value::Null, ty));
-                cols.push(OutputColumn {
-                    name: "generate_series".into(),
-                    ty,
-                    table_oid: 0,
-                    column_id: 0,
-                });
-            } else {
-                if is_generate_series(e).is_some() {
-                    return Err(PgError::unsupported(
-                        "more than one set-returning function in a row",
-                    ));
-                }
-                let b = self.bind_expr(e, &scope)?;
-                let ty = b.data_type();
-                exprs.push(b);
-                cols.push(OutputColumn {
-                    name: "?column?".into(),
-                    ty,
-                    table_oid: 0,
-                    column_id: 0,
-                });
-            }
         }
-        let plan = Plan::ProjectSet {
-            input: Box::new(Plan::Values {
-                rows: vec![vec![]],
-                width: 0,
-            }),
-            exprs,
-            srf_index: srf_pos,
-            srf_args,
+        let scope: Scope = Vec::new();
+        let mut exprs = Vec::with_capacity(row.len());
+        let mut cols = Vec::with_capacity(row.len());
+        for e in row {
+            let b = self.in_window_context(None, |b| b.bind_expr(e, &scope))?;
+            let ty = b.data_type();
+            exprs.push(b);
+            cols.push(OutputColumn {
+                name: "?column?".into(),
+                ty,
+                table_oid: 0,
+                column_id: 0,
+            });
+        }
+        let input = Plan::Values {
+            rows: vec![vec![]],
+            width: 0,
         };
-        Ok(Some((plan, cols)))
+        Ok(Some((project_set(input, exprs), cols)))
     }
 
     pub(crate) fn bind_subquery(
@@ -426,110 +419,6 @@ impl Binder<'_, '_> {
         Ok((plan, scope))
     }
 
-    /// `pg_partition_ancestors(rel) [WITH ORDINALITY] [AS a(relid, depth)]`
-    /// in FROM (psql's `\d` reads it for a table's triggers): no relation
-    /// is a partition, and for any other PostgreSQL returns no rows.
-    fn bind_partition_ancestors(
-        &mut self,
-        args: &[ast::FunctionArg],
-        alias: &Option<ast::TableAlias>,
-        with_ordinality: bool,
-    ) -> PgResult<(Plan, Scope)> {
-        let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))] = args else {
-            return Err(PgError::new(
-                SqlState::UNDEFINED_FUNCTION,
-                "function pg_partition_ancestors with these arguments does not exist",
-            ));
-        };
-        let arg = self.bind_expr(x, &Vec::new())?;
-        self.coerce(arg, TypeId::RegClass.into(), CastContext::Implicit)?;
-        let mut columns = vec![("relid", DataType::from(TypeId::RegClass))];
-        if with_ordinality {
-            columns.push(("ordinality", TypeId::Int8.into()));
-        }
-        let none = columns
-            .iter()
-            .map(|(_, ty)| Expr::Const(Value::Null, *ty))
-            .collect();
-        let plan = Plan::Filter {
-            input: Box::new(Plan::Values {
-                rows: vec![none],
-                width: columns.len(),
-            }),
-            qual: Expr::Const(Value::Bool(false), TypeId::Bool.into()),
-        };
-        let qualifier = alias
-            .as_ref()
-            .map_or_else(|| "pg_partition_ancestors".into(), |a| ident_name(&a.name));
-        let scope = columns
-            .iter()
-            .enumerate()
-            .map(|(i, (name, ty))| ScopeColumn {
-                qualifier: Some(qualifier.clone()),
-                name: alias
-                    .as_ref()
-                    .and_then(|a| a.columns.get(i))
-                    .map_or_else(|| name.to_string(), |c| ident_name(&c.name)),
-                ty: *ty,
-                table_oid: 0,
-                attnum: 0,
-                hidden: false,
-            })
-            .collect();
-        Ok((plan, scope))
-    }
-
-    /// `unnest(...) [WITH ORDINALITY] [AS alias(columns)]` in FROM: a single
-    /// array's column is named after the alias (or `unnest`), several
-    /// arrays' columns `unnest` each, the ordinality column `ordinality`.
-    fn unnest_scope(
-        &mut self,
-        exprs: Vec<Expr>,
-        alias: &Option<ast::TableAlias>,
-        alias_name: Option<String>,
-        ordinality: bool,
-    ) -> PgResult<(Plan, Scope)> {
-        let (plan, mut types) = self.bind_unnest(exprs)?;
-        let single = types.len() == 1;
-        let plan = match plan {
-            Plan::UnnestScan { arrays, types, .. } => Plan::UnnestScan {
-                arrays,
-                types,
-                ordinality,
-            },
-            other => other,
-        };
-        if ordinality {
-            types.push(TypeId::Int8.into());
-        }
-        let qualifier = alias_name.clone().unwrap_or_else(|| "unnest".into());
-        let scope = types
-            .iter()
-            .enumerate()
-            .map(|(i, ty)| {
-                let default = if ordinality && i + 1 == types.len() {
-                    "ordinality".to_string()
-                } else if single {
-                    alias_name.clone().unwrap_or_else(|| "unnest".into())
-                } else {
-                    "unnest".to_string()
-                };
-                ScopeColumn {
-                    qualifier: Some(qualifier.clone()),
-                    name: alias
-                        .as_ref()
-                        .and_then(|a| a.columns.get(i))
-                        .map_or(default, |c| ident_name(&c.name)),
-                    ty: *ty,
-                    table_oid: 0,
-                    attnum: 0,
-                    hidden: false,
-                }
-            })
-            .collect();
-        Ok((plan, scope))
-    }
-
     fn bind_table_factor(&mut self, tf: &ast::TableFactor) -> PgResult<(Plan, Scope)> {
         match tf {
             ast::TableFactor::UNNEST {
@@ -539,75 +428,39 @@ impl Binder<'_, '_> {
                 with_ordinality,
                 ..
             } => {
-                let mut exprs = Vec::with_capacity(array_exprs.len());
-                for e in array_exprs {
-                    exprs.push(self.bind_expr(e, &Vec::new())?);
-                }
-                let alias_name = alias.as_ref().map(|a| ident_name(&a.name));
-                self.check_lock_other(alias_name.as_deref().unwrap_or("unnest"), true)?;
-                self.unnest_scope(exprs, alias, alias_name, *with_ordinality)
+                let args: Vec<ast::FunctionArg> = array_exprs
+                    .iter()
+                    .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e.clone())))
+                    .collect();
+                let call = super::srf::FromCall {
+                    name: "unnest".into(),
+                    args: &args,
+                };
+                self.bind_function_item(&[call], *with_ordinality, alias)
+            }
+            ast::TableFactor::Function {
+                name,
+                args,
+                with_ordinality,
+                alias,
+                ..
+            } => {
+                let calls = super::srf::from_calls(name, args)?;
+                self.bind_function_item(&calls, *with_ordinality, alias)
             }
             ast::TableFactor::Table {
                 name,
                 alias,
-                args,
+                args: Some(args),
                 with_ordinality,
                 ..
             } => {
+                let calls = super::srf::from_calls(name, &args.args)?;
+                self.bind_function_item(&calls, *with_ordinality, alias)
+            }
+            ast::TableFactor::Table { name, alias, .. } => {
                 let parts = object_name_parts(name)?;
                 let alias_name = alias.as_ref().map(|a| ident_name(&a.name));
-                if let Some(args) = args {
-                    let fname = parts.last().unwrap();
-                    if fname == "pg_partition_ancestors" {
-                        return self.bind_partition_ancestors(&args.args, alias, *with_ordinality);
-                    }
-                    if let Some((func, json)) = types::json::ops::JsonSrf::from_name(fname) {
-                        return self.bind_json_table(func, json, &args.args, alias);
-                    }
-                    if !matches!(
-                        fname.as_str(),
-                        "generate_series" | "unnest" | "generate_subscripts"
-                    ) {
-                        return Err(PgError::new(
-                            SqlState::UNDEFINED_FUNCTION,
-                            format!("function {fname} does not exist"),
-                        ));
-                    }
-                    let mut exprs = Vec::new();
-                    for a in &args.args {
-                        match a {
-                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
-                                exprs.push(self.bind_expr(e, &Vec::new())?)
-                            }
-                            _ => return Err(PgError::unsupported("generate_series argument")),
-                        }
-                    }
-                    self.check_lock_other(alias_name.as_deref().unwrap_or(fname), true)?;
-                    if fname == "unnest" {
-                        return self.unnest_scope(exprs, alias, alias_name, *with_ordinality);
-                    }
-                    if fname == "generate_subscripts" {
-                        exprs = self.subscript_series(exprs)?;
-                    }
-                    let (plan, ty) = {
-                        let (args, ty) = self.series_args(exprs)?;
-                        (Plan::SeriesScan { args, ty }, ty)
-                    };
-                    let colname = alias
-                        .as_ref()
-                        .and_then(|a| a.columns.first().map(|c| ident_name(&c.name)))
-                        .or_else(|| alias_name.clone())
-                        .unwrap_or_else(|| fname.clone());
-                    let scope = vec![ScopeColumn {
-                        qualifier: Some(alias_name.unwrap_or_else(|| fname.clone())),
-                        name: colname,
-                        ty,
-                        table_oid: 0,
-                        attnum: 0,
-                        hidden: false,
-                    }];
-                    return Ok((plan, scope));
-                }
                 if parts.len() == 1 {
                     if let Some(r) = self.bind_cte_ref(&parts[0], alias)? {
                         self.check_lock_cte(alias_name.as_deref().unwrap_or(&parts[0]))?;
@@ -642,6 +495,8 @@ impl Binder<'_, '_> {
                 };
                 let mut scope = Self::table_scope(&table, alias_name.as_deref());
                 if let Some(a) = alias {
+                    let visible = scope.iter().filter(|c| !c.hidden).count();
+                    super::check_alias_count(&ident_name(&a.name), visible, a.columns.len())?;
                     for (c, n) in scope.iter_mut().zip(&a.columns) {
                         c.name = ident_name(&n.name);
                     }
@@ -660,11 +515,9 @@ impl Binder<'_, '_> {
                     scope,
                 ))
             }
+            // LATERAL or not, the caller decides which outer scopes it sees.
             ast::TableFactor::Derived {
-                subquery,
-                alias,
-                lateral: false,
-                ..
+                subquery, alias, ..
             } => {
                 if let Some(a) = alias {
                     self.check_lock_other(&ident_name(&a.name), false)?;
@@ -685,6 +538,7 @@ impl Binder<'_, '_> {
                     })
                     .collect();
                 if let Some(a) = alias {
+                    super::check_alias_count(&ident_name(&a.name), scope.len(), a.columns.len())?;
                     for (c, n) in scope.iter_mut().zip(&a.columns) {
                         c.name = ident_name(&n.name);
                     }
@@ -699,7 +553,7 @@ impl Binder<'_, '_> {
         }
     }
 
-    fn series_args(&mut self, exprs: Vec<Expr>) -> PgResult<(Vec<Expr>, DataType)> {
+    pub(super) fn series_args(&mut self, exprs: Vec<Expr>) -> PgResult<(Vec<Expr>, DataType)> {
         if !(2..=3).contains(&exprs.len()) {
             return Err(PgError::new(
                 SqlState::UNDEFINED_FUNCTION,
@@ -758,10 +612,32 @@ impl Binder<'_, '_> {
         Ok((args, ty.into()))
     }
 
+    /// Binds `f` with `left` (the FROM items left of a LATERAL-capable
+    /// item) pushed as the innermost outer scope; true if what it bound
+    /// reads that scope or one beyond it, so it must run once per left row.
+    fn bind_beside<T>(
+        &mut self,
+        left: &Scope,
+        f: impl FnOnce(&mut Self) -> PgResult<T>,
+    ) -> PgResult<(T, bool)> {
+        let level = self.outer.len();
+        self.outer.push(left.clone());
+        let saved = self.outermost_ref.replace(usize::MAX);
+        let r = f(self);
+        self.outer.pop();
+        let reached = self.outermost_ref.get();
+        self.outermost_ref.set(saved.min(reached));
+        Ok((r?, reached <= level))
+    }
+
     fn bind_table_with_joins(&mut self, twj: &ast::TableWithJoins) -> PgResult<(Plan, Scope)> {
         let (mut plan, mut scope) = self.bind_table_factor(&twj.relation)?;
         for j in &twj.joins {
-            let (rplan, rscope) = self.bind_table_factor(&j.relation)?;
+            let ((rplan, rscope), lateral) = if may_be_lateral(&j.relation) {
+                self.bind_beside(&scope, |b| b.bind_table_factor(&j.relation))?
+            } else {
+                (self.bind_table_factor(&j.relation)?, false)
+            };
             use ast::JoinOperator as J;
             let (kind, constraint) = match &j.join_operator {
                 J::Join(c) | J::Inner(c) => (JoinKind::Inner, Some(c)),
@@ -822,13 +698,27 @@ impl Binder<'_, '_> {
                     cond
                 }
             };
-            plan = Plan::NestedLoop {
-                left: Box::new(plan),
-                right: Box::new(rplan),
-                kind,
-                on,
-                left_width,
-                right_width,
+            plan = if lateral {
+                if !matches!(kind, JoinKind::Inner | JoinKind::Left) {
+                    return Err(lateral_join_kind_error(&scope));
+                }
+                Plan::LateralJoin {
+                    left: Box::new(plan),
+                    right: Box::new(rplan),
+                    kind,
+                    on,
+                    left_width,
+                    right_width,
+                }
+            } else {
+                Plan::NestedLoop {
+                    left: Box::new(plan),
+                    right: Box::new(rplan),
+                    kind,
+                    on,
+                    left_width,
+                    right_width,
+                }
             };
             scope = joined;
             // USING / NATURAL: the merged columns first, then both sides'
@@ -1019,23 +909,40 @@ impl Binder<'_, '_> {
         } else {
             let mut acc: Option<(Plan, Scope)> = None;
             for twj in &s.from {
-                let (p, sc) = self.bind_table_with_joins(twj)?;
                 acc = Some(match acc {
-                    None => (p, sc),
+                    None => self.bind_table_with_joins(twj)?,
                     Some((lp, mut ls)) => {
+                        let reads_left = may_be_lateral(&twj.relation)
+                            || twj.joins.iter().any(|j| may_be_lateral(&j.relation));
+                        let ((p, sc), lateral) = if reads_left {
+                            self.bind_beside(&ls, |b| b.bind_table_with_joins(twj))?
+                        } else {
+                            (self.bind_table_with_joins(twj)?, false)
+                        };
                         let (lw, rw) = (ls.len(), sc.len());
                         ls.extend(sc);
-                        (
-                            Plan::NestedLoop {
-                                left: Box::new(lp),
-                                right: Box::new(p),
-                                kind: JoinKind::Inner,
+                        let (left, right) = (Box::new(lp), Box::new(p));
+                        let kind = JoinKind::Inner;
+                        let plan = if lateral {
+                            Plan::LateralJoin {
+                                left,
+                                right,
+                                kind,
                                 on: None,
                                 left_width: lw,
                                 right_width: rw,
-                            },
-                            ls,
-                        )
+                            }
+                        } else {
+                            Plan::NestedLoop {
+                                left,
+                                right,
+                                kind,
+                                on: None,
+                                left_width: lw,
+                                right_width: rw,
+                            }
+                        };
+                        (plan, ls)
                     }
                 });
             }
@@ -1058,80 +965,8 @@ impl Binder<'_, '_> {
                 qual: e,
             };
         }
-        // Select list, with a top-level generate_series handled as ProjectSet.
-        let mut srf: Option<(usize, Vec<Expr>)> = None;
-        let mut exprs = Vec::new();
-        let mut cols = Vec::new();
-        for item in &s.projection {
-            let e = match item {
-                ast::SelectItem::UnnamedExpr(e)
-                | ast::SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
-                _ => None,
-            };
-            if let Some(f) = e.and_then(is_partition_ancestors) {
-                // No relation is a partition, and for any other relation
-                // PostgreSQL's pg_partition_ancestors returns no rows: an
-                // empty series in its place.
-                let ast::FunctionArguments::List(list) = &f.args else {
-                    return Err(PgError::unsupported("pg_partition_ancestors arguments"));
-                };
-                if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))] =
-                    list.args.as_slice()
-                {
-                    let arg = self.bind_expr(x, &scope)?;
-                    self.coerce(arg, TypeId::RegClass.into(), CastContext::Implicit)?;
-                } else {
-                    return Err(PgError::new(
-                        SqlState::UNDEFINED_FUNCTION,
-                        "function pg_partition_ancestors with these arguments does not exist",
-                    ));
-                }
-                if srf.is_some() {
-                    return Err(PgError::unsupported(
-                        "more than one set-returning function in a select list",
-                    ));
-                }
-                let none = vec![
-                    Expr::Const(Value::Int4(1), TypeId::Int4.into()),
-                    Expr::Const(Value::Int4(0), TypeId::Int4.into()),
-                ];
-                let (args, _) = self.series_args(none)?;
-                srf = Some((exprs.len(), args));
-                let ty: DataType = TypeId::RegClass.into();
-                exprs.push(Expr::Const(Value::Null, ty));
-                cols.push(OutputColumn {
-                    name: "pg_partition_ancestors".into(),
-                    ty,
-                    table_oid: 0,
-                    column_id: 0,
-                });
-                continue;
-            }
-            if let Some(f) = e.and_then(is_generate_series) {
-                if srf.is_some() {
-                    return Err(PgError::unsupported(
-                        "more than one set-returning function in a select list",
-                    ));
-                }
-                let (args, ty) = self.bind_series_call(f, &scope)?;
-                let name = match item {
-                    ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
-                    _ => "generate_series".into(),
-                };
-                srf = Some((exprs.len(), args));
-                exprs.push(Expr::Const(Value::Null, ty));
-                cols.push(OutputColumn {
-                    name,
-                    ty,
-                    table_oid: 0,
-                    column_id: 0,
-                });
-                continue;
-            }
-            let (e, c) = self.bind_select_list(std::slice::from_ref(item), &scope)?;
-            exprs.extend(e);
-            cols.extend(c);
-        }
+        // Select list; set-returning calls in it run in a ProjectSet.
+        let (mut exprs, mut cols) = self.bind_select_list(&s.projection, &scope)?;
         check_target_list(cols.len())?;
         let visible = exprs.len();
         // GROUP BY
@@ -1191,17 +1026,13 @@ impl Binder<'_, '_> {
         let has_aggs =
             exprs.iter().any(Expr::contains_agg) || having.as_ref().is_some_and(Expr::contains_agg);
         let has_windows = exprs.iter().any(Expr::contains_window);
+        let has_srfs = exprs.iter().any(Expr::contains_srf);
         if let Some(lock) = &lock {
-            let flags = (!keys.is_empty(), has_aggs, has_windows, srf.is_some());
+            let flags = (!keys.is_empty(), has_aggs, has_windows, has_srfs);
             Self::check_select_locking(lock, s, flags)?;
         }
         // HAVING alone makes the query grouped (one group, possibly empty).
         if has_aggs || !keys.is_empty() || having.is_some() {
-            if srf.is_some() {
-                return Err(PgError::unsupported(
-                    "set-returning functions with aggregates",
-                ));
-            }
             let mut aggs: Vec<AggCall> = Vec::new();
             let nkeys = keys.len();
             let mut rewrite = |e: Expr| -> PgResult<Expr> {
@@ -1245,7 +1076,7 @@ impl Binder<'_, '_> {
             };
         }
         if has_windows {
-            let (p, e) = self.window_stage(plan, exprs, &mut sort_keys, s, srf.is_some())?;
+            let (p, e) = self.window_stage(plan, exprs, &mut sort_keys, s)?;
             (plan, exprs) = (p, e);
         }
         // Unknown-typed outputs become text.
@@ -1261,17 +1092,13 @@ impl Binder<'_, '_> {
             None => Vec::new(),
         };
         let width = exprs.len();
-        plan = match srf {
-            Some((srf_index, srf_args)) => Plan::ProjectSet {
+        plan = if has_srfs {
+            project_set(plan, exprs)
+        } else {
+            Plan::Project {
                 input: Box::new(plan),
                 exprs,
-                srf_index,
-                srf_args,
-            },
-            None => Plan::Project {
-                input: Box::new(plan),
-                exprs,
-            },
+            }
         };
         match &s.distinct {
             None | Some(ast::Distinct::All) => {}

@@ -575,13 +575,7 @@ impl Binder<'_, '_> {
         exprs: Vec<Expr>,
         sort_keys: &mut Vec<SortKey>,
         s: &ast::Select,
-        srf: bool,
     ) -> PgResult<(Plan, Vec<Expr>)> {
-        if srf {
-            return Err(PgError::unsupported(
-                "set-returning functions with window functions",
-            ));
-        }
         let (plan, exprs, order) = self.plan_windows(plan, exprs)?;
         if s.distinct.is_none() && order_satisfied(sort_keys, &exprs, &order) {
             sort_keys.clear();

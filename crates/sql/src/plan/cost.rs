@@ -538,14 +538,9 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
                 ..e
             }
         }
-        Plan::ProjectSet {
-            input,
-            exprs,
-            srf_args,
-            ..
-        } => {
+        Plan::ProjectSet { input, exprs, srfs } => {
             let e = estimate(input, sizes, s);
-            let n = series_rows(srf_args);
+            let n = srfs.iter().map(call_rows).fold(1.0, f64::max);
             Estimate {
                 total: e.total + s.cpu_tuple_cost * e.rows * n,
                 rows: clamp_rows(e.rows * n),
@@ -559,30 +554,31 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
             rows: SYSTEM_VIEW_ROWS,
             width: row_width(columns.iter().map(|c| c.ty)),
         },
-        // PostgreSQL's default guess for a set-returning function: 100 rows.
-        Plan::JsonScan { func, json, .. } => Estimate {
-            startup: 0.0,
-            total: 100.0 * s.cpu_tuple_cost,
-            rows: 100.0,
-            width: row_width(
-                func.columns(*json)
-                    .into_iter()
-                    .map(|(_, t)| DataType::new(t)),
-            ),
-        },
-        Plan::UnnestScan { types, .. } => Estimate {
-            startup: 0.0,
-            total: 100.0 * s.cpu_tuple_cost,
-            rows: 100.0,
-            width: row_width(types.iter().copied()),
-        },
-        Plan::SeriesScan { args, ty } => {
-            let n = series_rows(args);
+        Plan::FunctionScan { calls, .. } => {
+            let n = calls.iter().map(call_rows).fold(0.0, f64::max).max(1.0);
             Estimate {
                 startup: s.cpu_operator_cost,
                 total: s.cpu_operator_cost + s.cpu_tuple_cost * n,
                 rows: n,
-                width: type_width(*ty),
+                width: row_width(calls.iter().flat_map(|c| c.columns.iter().map(|c| c.ty))),
+            }
+        }
+        // The right input runs once per left row.
+        Plan::LateralJoin {
+            left,
+            right,
+            on,
+            left_width,
+            ..
+        } => {
+            let (l, r) = (estimate(left, sizes, s), estimate(right, sizes, s));
+            let quals: Vec<Expr> = on.iter().cloned().collect();
+            let sel = join_selectivity(&quals, left, right, *left_width, sizes, &l, &r);
+            Estimate {
+                startup: l.startup + r.startup,
+                total: l.total + l.rows * r.total,
+                rows: clamp_rows(l.rows * r.rows * sel),
+                width: l.width + r.width,
             }
         }
         Plan::NestedLoop {
@@ -812,6 +808,25 @@ pub fn seq_scan(
 
 /// Rows of generate_series with constant integer bounds, else PostgreSQL's
 /// default for a set-returning function.
+/// Rows a set-returning call is expected to yield: a constant series' or
+/// array's length, else PostgreSQL's `prorows` for the function.
+fn call_rows(call: &crate::srf::SrfCall) -> f64 {
+    use crate::srf::SetFunction as F;
+    match call.func {
+        F::Series => series_rows(&call.args),
+        F::Unnest => match call.args.first() {
+            Some(Expr::Const(v, _)) => v
+                .as_array()
+                .map_or(1.0, |a| clamp_rows(a.items.len() as f64)),
+            _ => 100.0,
+        },
+        F::RegexpMatches => 10.0,
+        F::RegexpSplitToTable => 1000.0,
+        F::Json { .. } => 100.0,
+        F::Empty => 1.0,
+    }
+}
+
 fn series_rows(args: &[Expr]) -> f64 {
     let int = |e: &Expr| match e {
         Expr::Const(Value::Int4(v), _) => Some(*v as f64),

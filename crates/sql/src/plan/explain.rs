@@ -252,9 +252,7 @@ pub fn qual_text(
 fn count_relations(p: &Plan) -> usize {
     let own = match p {
         Plan::SeqScan { .. }
-        | Plan::SeriesScan { .. }
-        | Plan::UnnestScan { .. }
-        | Plan::JsonScan { .. }
+        | Plan::FunctionScan { .. }
         | Plan::SystemView { .. }
         | Plan::CteScan { .. }
         | Plan::WorkTableScan { .. } => 1,
@@ -275,9 +273,7 @@ pub(crate) fn children(p: &Plan) -> Vec<&Plan> {
     match p {
         Plan::SeqScan { .. }
         | Plan::Values { .. }
-        | Plan::SeriesScan { .. }
-        | Plan::UnnestScan { .. }
-        | Plan::JsonScan { .. }
+        | Plan::FunctionScan { .. }
         | Plan::SystemView { .. } => Vec::new(),
         Plan::Filter { input, .. }
         | Plan::Project { input, .. }
@@ -290,6 +286,7 @@ pub(crate) fn children(p: &Plan) -> Vec<&Plan> {
         | Plan::Distinct { input } => vec![input],
         Plan::NestedLoop { left, right, .. }
         | Plan::HashJoin { left, right, .. }
+        | Plan::LateralJoin { left, right, .. }
         | Plan::SetOp { left, right, .. } => vec![left, right],
         Plan::CteScan { plan, .. } => vec![plan],
         Plan::RecursiveUnion {
@@ -542,13 +539,17 @@ impl Explainer<'_> {
                     ("Values Scan on \"*VALUES*\"".into(), Vec::new(), Vec::new())
                 }
             }
-            Plan::SeriesScan { .. } => (
-                "Function Scan on generate_series".into(),
-                Vec::new(),
-                Vec::new(),
-            ),
-            Plan::UnnestScan { .. } => ("Function Scan on unnest".into(), Vec::new(), Vec::new()),
-            Plan::JsonScan { .. } => ("Function Scan".into(), Vec::new(), Vec::new()),
+            Plan::FunctionScan { calls, alias, .. } => {
+                let source = match calls.as_slice() {
+                    [one] => one.name.as_str(),
+                    _ => "\"ROWS FROM\"",
+                };
+                let mut name = format!("Function Scan on {source}");
+                if let Some(a) = alias.as_deref().filter(|a| *a != source) {
+                    let _ = write!(name, " {}", quote_ident(a));
+                }
+                (name, Vec::new(), Vec::new())
+            }
             Plan::SystemView { scan, .. } => {
                 let (kind, source) = match scan {
                     ViewScan::Relation(r) => ("Seq Scan", r),
@@ -595,6 +596,23 @@ impl Explainer<'_> {
                         Child::Wrapped("Materialize", right, mat.map(Box::new)),
                     ],
                 )
+            }
+            // The right side runs again for each left row: no Materialize.
+            Plan::LateralJoin {
+                left,
+                right,
+                kind,
+                on,
+                ..
+            } => {
+                let mut d = Vec::new();
+                if let Some(on) = on {
+                    let labels = self.join_labels(left, right);
+                    d.push(Detail("Join Filter".into(), self.qual_text(&[on], &labels)));
+                    self.removed_by_join_filter(p, &mut d);
+                }
+                let name = format!("Nested Loop{}", join_suffix(*kind));
+                (name, d, vec![Child::Plain(left), Child::Plain(right)])
             }
             Plan::HashJoin {
                 left,
@@ -756,9 +774,33 @@ impl Explainer<'_> {
                     }
                 })
                 .collect(),
-            Plan::SeriesScan { .. } => vec!["generate_series".into()],
-            Plan::UnnestScan { .. } => vec!["unnest".into()],
-            Plan::JsonScan { .. } => vec!["json".into()],
+            Plan::FunctionScan {
+                calls,
+                ordinality,
+                alias,
+            } => {
+                let q = alias.as_deref().unwrap_or(&calls[0].name);
+                calls
+                    .iter()
+                    .flat_map(|c| {
+                        c.columns.iter().map(|col| {
+                            if col.name.is_empty() {
+                                c.name.clone()
+                            } else {
+                                col.name.clone()
+                            }
+                        })
+                    })
+                    .chain(ordinality.then(|| "ordinality".to_string()))
+                    .map(|c| {
+                        if self.prefix {
+                            format!("{}.{}", quote_ident(q), quote_ident(&c))
+                        } else {
+                            quote_ident(&c)
+                        }
+                    })
+                    .collect()
+            }
             Plan::SystemView { scan, columns, .. } => columns
                 .iter()
                 .map(|c| {
@@ -774,7 +816,7 @@ impl Explainer<'_> {
                 let labels = self.labels(input);
                 exprs.iter().map(|e| self.deparse(e, &labels)).collect()
             }
-            Plan::NestedLoop { .. } | Plan::HashJoin { .. } => {
+            Plan::NestedLoop { .. } | Plan::HashJoin { .. } | Plan::LateralJoin { .. } => {
                 let (left, right, left_width) = p.join_inputs().expect("a join");
                 let mut l = self.labels(left);
                 l.resize(left_width, "?".into());
@@ -1080,6 +1122,11 @@ impl Explainer<'_> {
             }
             Expr::Agg(a) => self.agg_text(a, labels),
             Expr::Window(w) => self.window_text(w, labels),
+            Expr::Srf(c) => format!(
+                "{}({})",
+                c.name,
+                c.args.iter().map(d).collect::<Vec<_>>().join(", ")
+            ),
             Expr::RegClassName(oid) => format!("'{oid}'::regclass"),
         }
     }

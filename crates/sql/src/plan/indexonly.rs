@@ -48,17 +48,31 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
                 exprs,
             }
         }
-        Plan::ProjectSet {
-            input,
-            exprs,
-            srf_index,
-            srf_args,
-        } => Plan::ProjectSet {
+        Plan::ProjectSet { input, srfs, exprs } => Plan::ProjectSet {
             input: bx(input, None),
+            srfs,
             exprs,
-            srf_index,
-            srf_args,
         },
+        // The right side reads the whole left row as its outer row.
+        Plan::LateralJoin {
+            left,
+            right,
+            kind,
+            on,
+            right_width,
+            left_width,
+        } => {
+            let all = needed_with(needed, &on.iter().collect::<Vec<_>>());
+            let (_, rn) = split_needed(&all, left_width);
+            Plan::LateralJoin {
+                left: bx(left, None),
+                right: bx(right, rn),
+                kind,
+                on,
+                right_width,
+                left_width,
+            }
+        }
         Plan::NestedLoop {
             left,
             right,
@@ -205,9 +219,7 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
         other @ (Plan::Values { .. }
         | Plan::WorkTableScan { .. }
         | Plan::SystemView { .. }
-        | Plan::SeriesScan { .. }
-        | Plan::UnnestScan { .. }
-        | Plan::JsonScan { .. }) => other,
+        | Plan::FunctionScan { .. }) => other,
     }
 }
 

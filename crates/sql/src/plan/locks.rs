@@ -226,17 +226,17 @@ pub fn plan_relations(plan: &Plan, mode: LockMode, out: &mut Vec<(Oid, LockMode)
         Plan::ProjectSet {
             input,
             exprs: e,
-            srf_args,
-            ..
+            srfs,
         } => {
             plan_relations(input, mode, out);
-            exprs.extend(e.iter().chain(srf_args));
+            exprs.extend(e.iter().chain(srfs.iter().flat_map(|c| &c.args)));
         }
         Plan::SystemView { .. } => {}
-        Plan::SeriesScan { args, .. } => exprs.extend(args),
-        Plan::UnnestScan { arrays, .. } => exprs.extend(arrays),
-        Plan::JsonScan { arg, .. } => exprs.push(arg),
+        Plan::FunctionScan { calls, .. } => exprs.extend(calls.iter().flat_map(|c| &c.args)),
         Plan::NestedLoop {
+            left, right, on, ..
+        }
+        | Plan::LateralJoin {
             left, right, on, ..
         } => {
             plan_relations(left, mode, out);

@@ -35,6 +35,7 @@ use common::Oid;
 use types::DataType;
 
 use crate::expr::{AggCall, Expr, WindowCall, WindowFrame};
+use crate::srf::SrfCall;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetOpKind {
@@ -88,13 +89,15 @@ pub enum Plan {
         input: Box<Plan>,
         exprs: Vec<Expr>,
     },
-    /// Like Project, but `srf` (a set-returning generate_series) yields one
-    /// output row per element; its value lands at column `srf_index`.
+    /// Like Project, but the set-returning calls `srfs` (one-column ones)
+    /// run for each input row in lockstep, yielding rows until every one
+    /// is exhausted (a shorter one reads NULL meanwhile); `exprs` read the
+    /// input row followed by the calls' current values. An input row for
+    /// which every call yields nothing yields no row.
     ProjectSet {
         input: Box<Plan>,
+        srfs: Vec<SrfCall>,
         exprs: Vec<Expr>,
-        srf_index: usize,
-        srf_args: Vec<Expr>,
     },
     /// A system view (pg_class, pg_stats, information_schema.tables,
     /// pg_stat_activity, pg_settings, ...): its rows are produced when the
@@ -108,29 +111,32 @@ pub enum Plan {
         alias: Option<String>,
         columns: Vec<OutputColumn>,
     },
-    /// generate_series(start, stop[, step]) in FROM.
-    SeriesScan {
-        args: Vec<Expr>,
-        ty: DataType,
-    },
-    /// unnest(a1, a2, ...) in FROM: one row per element of the longest
-    /// array (of types `types`), shorter arrays padded with NULLs; WITH
-    /// ORDINALITY adds the row number (bigint).
-    UnnestScan {
-        arrays: Vec<Expr>,
-        types: Vec<DataType>,
+    /// Set-returning functions in FROM (PostgreSQL's Function Scan): each
+    /// call's columns side by side, the calls run in lockstep until all are
+    /// exhausted (`ROWS FROM`; a shorter one's columns read NULL), then the
+    /// row number (bigint) WITH ORDINALITY. The arguments read no input row
+    /// (a LATERAL reference is an `OuterColumn`).
+    FunctionScan {
+        calls: Vec<SrfCall>,
         ordinality: bool,
-    },
-    /// A json/jsonb set-returning function in FROM (jsonb_array_elements,
-    /// jsonb_each, ...) over `arg`; `json` if `arg` is json, not jsonb.
-    JsonScan {
-        arg: Expr,
-        func: types::json::ops::JsonSrf,
-        json: bool,
+        /// The FROM alias, if any (EXPLAIN prints `Function Scan on f alias`).
+        alias: Option<String>,
     },
     /// Nested loop over the right input materialised once; `on` is checked
     /// on every pair.
     NestedLoop {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        kind: JoinKind,
+        on: Option<Expr>,
+        right_width: usize,
+        left_width: usize,
+    },
+    /// A join whose right input reads the left row (LATERAL, and functions
+    /// in FROM reading earlier FROM items): for each left row the right
+    /// plan runs again with that row as its innermost outer row (its
+    /// references to it are `OuterColumn { depth: 1 }`). Inner or Left.
+    LateralJoin {
         left: Box<Plan>,
         right: Box<Plan>,
         kind: JoinKind,
@@ -306,6 +312,12 @@ impl Plan {
                 right,
                 left_width,
                 ..
+            }
+            | Plan::LateralJoin {
+                left,
+                right,
+                left_width,
+                ..
             } => Some((left, right, *left_width)),
             _ => None,
         }
@@ -317,11 +329,9 @@ impl Plan {
             Plan::SeqScan { table, tid, .. } => table.columns.len() + *tid as usize,
             Plan::Values { width, .. } => *width,
             Plan::Project { exprs, .. } | Plan::ProjectSet { exprs, .. } => exprs.len(),
-            Plan::SeriesScan { .. } => 1,
-            Plan::UnnestScan {
-                types, ordinality, ..
-            } => types.len() + usize::from(*ordinality),
-            Plan::JsonScan { func, json, .. } => func.columns(*json).len(),
+            Plan::FunctionScan {
+                calls, ordinality, ..
+            } => crate::srf::function_scan_width(calls, *ordinality),
             Plan::SystemView { columns, .. } => columns.len(),
             Plan::NestedLoop {
                 left_width,
@@ -329,6 +339,11 @@ impl Plan {
                 ..
             }
             | Plan::HashJoin {
+                left_width,
+                right_width,
+                ..
+            }
+            | Plan::LateralJoin {
                 left_width,
                 right_width,
                 ..
@@ -371,23 +386,22 @@ impl Plan {
             Plan::Project { exprs, .. } | Plan::ProjectSet { exprs, .. } => {
                 exprs.iter().map(Expr::data_type).collect()
             }
-            Plan::SeriesScan { ty, .. } => vec![*ty],
-            Plan::UnnestScan {
-                types, ordinality, ..
+            Plan::FunctionScan {
+                calls, ordinality, ..
             } => {
-                let mut t = types.clone();
+                let mut t: Vec<DataType> = calls
+                    .iter()
+                    .flat_map(|c| c.columns.iter().map(|c| c.ty))
+                    .collect();
                 if *ordinality {
                     t.push(DataType::new(types::TypeId::Int8));
                 }
                 t
             }
-            Plan::JsonScan { func, json, .. } => func
-                .columns(*json)
-                .into_iter()
-                .map(|(_, t)| DataType::new(t))
-                .collect(),
             Plan::SystemView { columns, .. } => columns.iter().map(|c| c.ty).collect(),
-            Plan::NestedLoop { .. } | Plan::HashJoin { .. } => unreachable!("handled above"),
+            Plan::NestedLoop { .. } | Plan::HashJoin { .. } | Plan::LateralJoin { .. } => {
+                unreachable!("handled above")
+            }
             Plan::Aggregate { keys, aggs, .. } => keys
                 .iter()
                 .map(Expr::data_type)

@@ -43,11 +43,7 @@ pub fn statement_cost(
 
 fn scans(plan: &Plan) -> usize {
     match plan {
-        Plan::SeqScan { .. }
-        | Plan::SystemView { .. }
-        | Plan::SeriesScan { .. }
-        | Plan::UnnestScan { .. }
-        | Plan::JsonScan { .. } => 1,
+        Plan::SeqScan { .. } | Plan::SystemView { .. } | Plan::FunctionScan { .. } => 1,
         Plan::Values { .. } | Plan::WorkTableScan { .. } => 0,
         Plan::CteScan { plan, .. } => 1 + scans(plan),
         Plan::RecursiveUnion {
@@ -64,6 +60,7 @@ fn scans(plan: &Plan) -> usize {
         | Plan::Distinct { input } => scans(input),
         Plan::NestedLoop { left, right, .. }
         | Plan::HashJoin { left, right, .. }
+        | Plan::LateralJoin { left, right, .. }
         | Plan::SetOp { left, right, .. } => scans(left) + scans(right),
     }
 }
@@ -237,35 +234,41 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
             input: bx(input, f),
             exprs: map_vec(exprs, f),
         },
-        Plan::ProjectSet {
-            input,
-            exprs,
-            srf_index,
-            srf_args,
-        } => Plan::ProjectSet {
+        Plan::ProjectSet { input, srfs, exprs } => Plan::ProjectSet {
             input: bx(input, f),
+            srfs: srfs
+                .into_iter()
+                .map(|c| c.map_args(&mut |e| Ok(f(e))).expect("infallible"))
+                .collect(),
             exprs: map_vec(exprs, f),
-            srf_index,
-            srf_args: map_vec(srf_args, f),
         },
         p @ Plan::SystemView { .. } => p,
-        Plan::JsonScan { arg, func, json } => Plan::JsonScan {
-            arg: f(arg),
-            func,
-            json,
-        },
-        Plan::UnnestScan {
-            arrays,
-            types,
+        Plan::FunctionScan {
+            calls,
             ordinality,
-        } => Plan::UnnestScan {
-            arrays: map_vec(arrays, f),
-            types,
+            alias,
+        } => Plan::FunctionScan {
+            calls: calls
+                .into_iter()
+                .map(|c| c.map_args(&mut |e| Ok(f(e))).expect("infallible"))
+                .collect(),
             ordinality,
+            alias,
         },
-        Plan::SeriesScan { args, ty } => Plan::SeriesScan {
-            args: map_vec(args, f),
-            ty,
+        Plan::LateralJoin {
+            left,
+            right,
+            kind,
+            on,
+            right_width,
+            left_width,
+        } => Plan::LateralJoin {
+            left: bx(left, f),
+            right: bx(right, f),
+            kind,
+            on: on.map(&mut *f),
+            right_width,
+            left_width,
         },
         Plan::NestedLoop {
             left,

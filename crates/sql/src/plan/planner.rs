@@ -288,6 +288,16 @@ pub(crate) fn plan_query(plan: Plan, cx: &PlannerContext) -> Plan {
 }
 
 /// Plans a query tree.
+fn plan_calls(calls: Vec<crate::srf::SrfCall>, cx: &PlannerContext) -> Vec<crate::srf::SrfCall> {
+    calls
+        .into_iter()
+        .map(|c| {
+            c.map_args(&mut |e| Ok(plan_expr(e, cx)))
+                .expect("planning an expression does not fail")
+        })
+        .collect()
+}
+
 pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
     match plan {
         // A join tree, or a filter over one: a join problem.
@@ -337,35 +347,36 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             input: Box::new(plan_tree(*input, cx)),
             exprs: plan_exprs(exprs, cx),
         },
-        Plan::ProjectSet {
-            input,
-            exprs,
-            srf_index,
-            srf_args,
-        } => Plan::ProjectSet {
+        Plan::ProjectSet { input, srfs, exprs } => Plan::ProjectSet {
             input: Box::new(plan_tree(*input, cx)),
+            srfs: plan_calls(srfs, cx),
             exprs: plan_exprs(exprs, cx),
-            srf_index,
-            srf_args: plan_exprs(srf_args, cx),
         },
         p @ Plan::SystemView { .. } => p,
-        Plan::JsonScan { arg, func, json } => Plan::JsonScan {
-            arg: plan_expr(arg, cx),
-            func,
-            json,
-        },
-        Plan::UnnestScan {
-            arrays,
-            types,
+        Plan::FunctionScan {
+            calls,
             ordinality,
-        } => Plan::UnnestScan {
-            arrays: plan_exprs(arrays, cx),
-            types,
+            alias,
+        } => Plan::FunctionScan {
+            calls: plan_calls(calls, cx),
             ordinality,
+            alias,
         },
-        Plan::SeriesScan { args, ty } => Plan::SeriesScan {
-            args: plan_exprs(args, cx),
-            ty,
+        // Fixed in place: the right side reads the left row.
+        Plan::LateralJoin {
+            left,
+            right,
+            kind,
+            on,
+            right_width,
+            left_width,
+        } => Plan::LateralJoin {
+            left: Box::new(plan_tree(*left, cx)),
+            right: Box::new(plan_tree(*right, cx)),
+            kind,
+            on: on.map(|e| plan_expr(e, cx)),
+            right_width,
+            left_width,
         },
         Plan::Aggregate { input, keys, aggs } => Plan::Aggregate {
             input: Box::new(plan_tree(*input, cx)),

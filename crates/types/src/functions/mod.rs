@@ -22,6 +22,7 @@ mod tests;
 mod to_char;
 
 pub use catalog::ident_needs_quotes;
+pub use regexp::{regexp_matches, regexp_split_to_table};
 
 use crate::cast::{can_cast, CastContext};
 use crate::TypeId;

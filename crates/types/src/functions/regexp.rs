@@ -373,9 +373,14 @@ pub fn regexp_match(args: &[Value]) -> PgResult<Value> {
     let (s, p) = (text(args, 0)?, text(args, 1)?);
     let flags = Flags::parse_not_global(optional_text(args, 2)?, "regexp_match")?;
     let re = compile(p, flags)?;
-    let Some(caps) = re.captures(s) else {
-        return Ok(Value::Null);
-    };
+    Ok(re
+        .captures(s)
+        .map_or(Value::Null, |caps| match_groups(&caps)))
+}
+
+/// The groups of one match as text[] (the whole match when the pattern
+/// has no groups), as regexp_match and regexp_matches return them.
+fn match_groups(caps: &Captures<'_>) -> Value {
     let items: Vec<Value> = if caps.len() == 1 {
         vec![Value::Text(caps[0].to_string())]
     } else {
@@ -386,15 +391,31 @@ pub fn regexp_match(args: &[Value]) -> PgResult<Value> {
             })
             .collect()
     };
-    Ok(Value::array(ArrayValue::from_items(TypeId::Text, items)))
+    Value::array(ArrayValue::from_items(TypeId::Text, items))
 }
 
-/// regexp_split_to_array(string, pattern [, flags]). As PostgreSQL's
+/// regexp_matches(string, pattern [, flags]), a set-returning function:
+/// one text[] per match, every match with the g flag, else the first.
+pub fn regexp_matches(args: &[Value]) -> PgResult<Vec<Value>> {
+    let (s, p) = (text(args, 0)?, text(args, 1)?);
+    let flags = Flags::parse(optional_text(args, 2)?)?;
+    let re = compile(p, flags)?;
+    let mut out = Vec::new();
+    for caps in re.captures_iter(s) {
+        out.push(match_groups(&caps));
+        if !flags.global {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The pieces regexp_split_to_table and _array return. As PostgreSQL's
 /// split, an empty match at either end of the string or right after the
 /// previous separator is no separator.
-pub fn regexp_split_to_array(args: &[Value]) -> PgResult<Value> {
+fn split_pieces(args: &[Value], function: &str) -> PgResult<Vec<Value>> {
     let (s, p) = (text(args, 0)?, text(args, 1)?);
-    let flags = Flags::parse_not_global(optional_text(args, 2)?, "regexp_split_to_array")?;
+    let flags = Flags::parse_not_global(optional_text(args, 2)?, function)?;
     let re = compile(p, flags)?;
     let mut items = Vec::new();
     let mut piece_start = 0;
@@ -406,6 +427,17 @@ pub fn regexp_split_to_array(args: &[Value]) -> PgResult<Value> {
         piece_start = m.end();
     }
     items.push(Value::Text(s[piece_start..].to_string()));
+    Ok(items)
+}
+
+/// regexp_split_to_table(string, pattern [, flags]), a set-returning function.
+pub fn regexp_split_to_table(args: &[Value]) -> PgResult<Vec<Value>> {
+    split_pieces(args, "regexp_split_to_table")
+}
+
+/// regexp_split_to_array(string, pattern [, flags]).
+pub fn regexp_split_to_array(args: &[Value]) -> PgResult<Value> {
+    let items = split_pieces(args, "regexp_split_to_array")?;
     Ok(Value::array(ArrayValue::from_items(TypeId::Text, items)))
 }
 

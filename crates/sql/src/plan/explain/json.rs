@@ -207,12 +207,9 @@ impl Explainer<'_> {
             Plan::SeqScan { .. } => ("Seq Scan", None),
             Plan::Values { rows, .. } if rows.len() == 1 => ("Result", None),
             Plan::Values { .. } => ("Values Scan", None),
-            Plan::SeriesScan { .. }
-            | Plan::UnnestScan { .. }
-            | Plan::JsonScan { .. }
-            | Plan::SystemView { .. } => ("Function Scan", None),
+            Plan::FunctionScan { .. } | Plan::SystemView { .. } => ("Function Scan", None),
             Plan::ProjectSet { .. } => ("ProjectSet", None),
-            Plan::NestedLoop { .. } => ("Nested Loop", None),
+            Plan::NestedLoop { .. } | Plan::LateralJoin { .. } => ("Nested Loop", None),
             Plan::HashJoin { .. } => ("Hash Join", None),
             Plan::Aggregate { keys, .. } if keys.is_empty() => ("Aggregate", Some("Plain")),
             Plan::Aggregate { .. } | Plan::Distinct { .. } => ("Aggregate", Some("Hashed")),
@@ -261,13 +258,14 @@ impl Explainer<'_> {
             Plan::Values { rows, .. } if rows.len() != 1 => {
                 f.push(("Alias".into(), s("*VALUES*")));
             }
-            Plan::SeriesScan { .. } => {
-                f.push(("Function Name".into(), s("generate_series")));
-                f.push(("Alias".into(), s("generate_series")));
-            }
-            Plan::UnnestScan { .. } => {
-                f.push(("Function Name".into(), s("unnest")));
-                f.push(("Alias".into(), s("unnest")));
+            Plan::FunctionScan { calls, alias, .. } => {
+                if let [one] = calls.as_slice() {
+                    f.push(("Function Name".into(), s(&one.name)));
+                }
+                f.push((
+                    "Alias".into(),
+                    s(alias.as_deref().unwrap_or(&calls[0].name)),
+                ));
             }
             Plan::SystemView { name, .. } => {
                 f.push(("Function Name".into(), s(name)));
