@@ -69,6 +69,30 @@ fn may_be_lateral(tf: &ast::TableFactor) -> bool {
     )
 }
 
+/// A non-LATERAL FROM item's reference to an item on its left, which it
+/// cannot see: PostgreSQL's error for it, where the name was not found.
+fn sibling_reference(err: PgError, left: &Scope) -> PgError {
+    if err.code != SqlState::UNDEFINED_TABLE {
+        return err;
+    }
+    let Some(table) = err
+        .message
+        .strip_prefix("missing FROM-clause entry for table \"")
+        .and_then(|r| r.strip_suffix('"'))
+        .filter(|t| left.iter().any(|c| c.qualifier.as_deref() == Some(*t)))
+        .map(str::to_string)
+    else {
+        return err;
+    };
+    PgError::new(
+        SqlState::UNDEFINED_TABLE,
+        format!("invalid reference to FROM-clause entry for table \"{table}\""),
+    )
+    .with_hint(format!(
+        "There is an entry for table \"{table}\", but it cannot be referenced from this part of the query."
+    ))
+}
+
 /// PostgreSQL's error for a LATERAL reference across a RIGHT or FULL join.
 fn lateral_join_kind_error(left: &Scope) -> PgError {
     let table = left
@@ -636,7 +660,8 @@ impl Binder<'_, '_> {
             let ((rplan, rscope), lateral) = if may_be_lateral(&j.relation) {
                 self.bind_beside(&scope, |b| b.bind_table_factor(&j.relation))?
             } else {
-                (self.bind_table_factor(&j.relation)?, false)
+                let bound = self.bind_table_factor(&j.relation);
+                (bound.map_err(|e| sibling_reference(e, &scope))?, false)
             };
             use ast::JoinOperator as J;
             let (kind, constraint) = match &j.join_operator {
@@ -917,7 +942,8 @@ impl Binder<'_, '_> {
                         let ((p, sc), lateral) = if reads_left {
                             self.bind_beside(&ls, |b| b.bind_table_with_joins(twj))?
                         } else {
-                            (self.bind_table_with_joins(twj)?, false)
+                            let bound = self.bind_table_with_joins(twj);
+                            (bound.map_err(|e| sibling_reference(e, &ls))?, false)
                         };
                         let (lw, rw) = (ls.len(), sc.len());
                         ls.extend(sc);

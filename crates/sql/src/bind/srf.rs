@@ -50,6 +50,13 @@ fn not_allowed(context: &str) -> PgError {
     )
 }
 
+fn not_top_level_in_from() -> PgError {
+    PgError::new(
+        SqlState::FEATURE_NOT_SUPPORTED,
+        "set-returning functions must appear at top level of FROM",
+    )
+}
+
 /// The error for a set-returning call inside an aggregate's arguments.
 pub(super) fn srf_in_aggregate() -> PgError {
     PgError::new(
@@ -171,8 +178,10 @@ impl Binder<'_, '_> {
         name: &str,
         scope: &Scope,
     ) -> PgResult<Expr> {
-        if let Some(context) = self.window.context {
-            return Err(not_allowed(context));
+        match self.window.context {
+            Some("functions in FROM") => return Err(not_top_level_in_from()),
+            Some(context) => return Err(not_allowed(context)),
+            None => {}
         }
         let (args, distinct, star) = self.function_args(f, scope)?;
         if distinct || star {
@@ -213,10 +222,7 @@ impl Binder<'_, '_> {
                 ));
             }
             if bound.contains_srf() {
-                return Err(PgError::new(
-                    SqlState::FEATURE_NOT_SUPPORTED,
-                    "set-returning functions must appear at top level of FROM",
-                ));
+                return Err(not_top_level_in_from());
             }
             args.push(bound);
         }
