@@ -64,11 +64,71 @@ fn flatten(p: Plan, cx: &PlannerContext, rels: &mut Vec<(Plan, usize)>, quals: &
                 into_conjuncts(simplify_not(plan_expr(on, cx)), quals);
             }
         }
+        // Planned once its quals are known (`plan_lateral`).
+        lateral @ Plan::LateralJoin { .. } => {
+            let width = lateral.width();
+            rels.push((lateral, width));
+        }
         other => {
             let width = other.width();
             rels.push((plan_tree(other, cx), width));
         }
     }
+}
+
+/// Plans a LATERAL join `flatten` left as bound, with `quals` over its
+/// output: those reading only left columns go below it into the left input
+/// (as PostgreSQL pushes restrictions below a nested loop, so the right
+/// side runs for fewer rows); the rest are returned.
+fn plan_lateral(plan: Plan, quals: Vec<Expr>, cx: &PlannerContext) -> (Plan, Vec<Expr>) {
+    let Plan::LateralJoin {
+        left,
+        right,
+        kind,
+        on,
+        left_width,
+        right_width,
+    } = plan
+    else {
+        return (plan, quals);
+    };
+    let (below, rest): (Vec<Expr>, Vec<Expr>) = quals
+        .into_iter()
+        .partition(|q| q.columns_needed() <= left_width);
+    // Quals on the right columns alone filter an inner join's right side;
+    // above a LEFT join they must see its NULL-extended rows.
+    let reads_left = |q: &Expr| {
+        let mut any = false;
+        q.visit(&mut |x| any |= matches!(x, Expr::Column(i, _) if *i < left_width));
+        any
+    };
+    let (right_only, above): (Vec<Expr>, Vec<Expr>) = rest
+        .into_iter()
+        .partition(|q| kind == JoinKind::Inner && !reads_left(q) && !has_subquery(q));
+    let left = match and_of(below) {
+        Some(qual) => Plan::Filter { input: left, qual },
+        None => *left,
+    };
+    let right_quals: Vec<Expr> = right_only
+        .into_iter()
+        .map(|q| shift(q, &|i| i - left_width))
+        .collect();
+    let right = match and_of(right_quals) {
+        Some(qual) => Plan::Filter { input: right, qual },
+        None => *right,
+    };
+    let on = on
+        .map(|e| plan_expr(e, cx))
+        .filter(|e| !matches!(e, Expr::Const(types::Value::Bool(true), _)));
+    let planned = Plan::LateralJoin {
+        left: Box::new(plan_tree(left, cx)),
+        right: Box::new(plan_tree(right, cx)),
+        kind,
+        on,
+        left_width,
+        right_width,
+    };
+    (planned, above)
 }
 
 /// Shifts column references by `delta` (negative: towards 0).
@@ -102,7 +162,8 @@ fn column_mask(e: &Expr, rels: &[Rel]) -> u64 {
 /// Adds quals of one relation to its plan: into a scan, else as a filter.
 /// Cheaper quals run first (order_qual_clauses; stable, so equal costs keep
 /// their written order).
-fn attach_quals(plan: Plan, mut quals: Vec<Expr>, cx: &PlannerContext) -> Plan {
+fn attach_quals(plan: Plan, quals: Vec<Expr>, cx: &PlannerContext) -> Plan {
+    let (plan, mut quals) = plan_lateral(plan, quals, cx);
     if quals.is_empty() {
         return plan;
     }
@@ -209,6 +270,16 @@ pub(super) fn plan_join_problem(p: Plan, cx: &PlannerContext) -> Plan {
     }
     if rels.len() > 64 {
         // More relations than a mask holds: keep the written order.
+        for rel in &mut rels {
+            let plan = std::mem::replace(
+                &mut rel.plan,
+                Plan::Values {
+                    rows: Vec::new(),
+                    width: 0,
+                },
+            );
+            rel.plan = plan_lateral(plan, Vec::new(), cx).0;
+        }
         return written_order(rels, quals);
     }
     // Sort the conjuncts: per relation, across relations, or above all.
