@@ -337,7 +337,7 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
                 Value::Bool(*negated)
             }
         }
-        Expr::ArraySubquery(plan, ty) => {
+        Expr::ArraySubquery(plan, ty) => crate::subplan::value(plan, env, |env| {
             let rows = run_subquery(plan, row, env, None)?;
             let elem = ty.id.array_element().unwrap_or(TypeId::Text);
             let values: Vec<Value> = rows
@@ -345,12 +345,12 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
                 .map(|r| r.into_iter().next().unwrap_or(Value::Null))
                 .collect();
             // A subquery of arrays stacks them into one more dimension.
-            if values.iter().any(|v| matches!(v, Value::Array(_))) {
+            Ok(if values.iter().any(|v| matches!(v, Value::Array(_))) {
                 stack_arrays(elem, values)?
             } else {
                 Value::array(types::array::ArrayValue::from_items(elem, values))
-            }
-        }
+            })
+        })?,
         Expr::ArrayCompare {
             expr,
             op,
@@ -381,35 +381,38 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
                 Value::Bool(*all)
             }
         }
-        Expr::ScalarSubquery(plan, _) => {
+        Expr::ScalarSubquery(plan, _) => crate::subplan::value(plan, env, |env| {
             let rows = run_subquery(plan, row, env, Some(2))?;
             match rows.len() {
-                0 => Value::Null,
-                1 => rows
+                0 => Ok(Value::Null),
+                1 => Ok(rows
                     .into_iter()
                     .next()
                     .unwrap()
                     .into_iter()
                     .next()
-                    .unwrap_or(Value::Null),
-                _ => {
-                    return Err(PgError::new(
-                        SqlState::CARDINALITY_VIOLATION,
-                        "more than one row returned by a subquery used as an expression",
-                    ))
-                }
+                    .unwrap_or(Value::Null)),
+                _ => Err(PgError::new(
+                    SqlState::CARDINALITY_VIOLATION,
+                    "more than one row returned by a subquery used as an expression",
+                )),
             }
-        }
-        Expr::Exists { plan, negated } => {
+        })?,
+        Expr::Exists { plan, negated } => crate::subplan::value(plan, env, |env| {
             let rows = run_subquery(plan, row, env, Some(1))?;
-            Value::Bool(rows.is_empty() == *negated)
-        }
+            Ok(Value::Bool(rows.is_empty() == *negated))
+        })?,
         Expr::InSubquery {
             expr,
             plan,
             negated,
         } => {
             let x = eval(expr, row, env)?;
+            if let Some(set) =
+                crate::subplan::in_set(plan, env, |env| run_subquery(plan, row, env, None))?
+            {
+                return Ok(set.test(&x, *negated));
+            }
             let rows = run_subquery(plan, row, env, None)?;
             if rows.is_empty() {
                 return Ok(Value::Bool(*negated));

@@ -23,6 +23,7 @@ mod sequence_funcs;
 mod sort;
 mod spill;
 mod srf;
+pub mod subplan;
 pub mod system_views;
 pub mod table_stats;
 mod upsert;
@@ -173,6 +174,8 @@ pub struct ExecEnv<'a> {
     /// Rows of WITH queries run once for the statement, and recursive
     /// queries' working tables (`cte.rs`).
     pub ctes: cte::CteStore,
+    /// Answers of subqueries that read no outer row (`subplan.rs`).
+    pub subplans: subplan::SubplanCache,
 }
 
 /// The executor's settings, typed once from the session's GUCs.

@@ -159,7 +159,15 @@ impl<'p> LockRowsOp<'p> {
             }
         }
         let plan = pin_scans(self.input_plan.clone(), &versions, env)?;
-        let mut op = build(&plan, env, None)?;
+        let found = self.first_same_row(&plan, row, env);
+        // The copy's subquery answers are keyed by addresses it frees.
+        env.subplans.clear();
+        found
+    }
+
+    /// The row of `plan` naming the same versions as `row`, if any.
+    fn first_same_row(&self, plan: &Plan, row: &Row, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        let mut op = build(plan, env, None)?;
         while let Some(r) = op.next(env)? {
             let same = self
                 .marks

@@ -943,6 +943,7 @@ impl Session {
             io,
             temp: &self.temp,
             ctes: Default::default(),
+            subplans: Default::default(),
         };
         f(&mut env)
     }

@@ -426,6 +426,7 @@ fn in_command<R>(
         io: env.io,
         temp: env.temp,
         ctes: Default::default(),
+        subplans: Default::default(),
     };
     f(&mut sub)
 }

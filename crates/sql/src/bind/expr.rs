@@ -769,6 +769,19 @@ impl Binder<'_, '_> {
             }
             E::Exists { subquery, negated } => {
                 let (plan, _) = self.bind_subquery(subquery, scope)?;
+                // Only whether a row comes matters: its columns are not
+                // computed (PostgreSQL's simplify_EXISTS_query).
+                let plan = match plan {
+                    crate::plan::Plan::Project { input, exprs }
+                        if !exprs.iter().any(Expr::contains_srf) =>
+                    {
+                        crate::plan::Plan::Project {
+                            input,
+                            exprs: Vec::new(),
+                        }
+                    }
+                    other => other,
+                };
                 Ok(Expr::Exists {
                     plan: Box::new(plan),
                     negated: *negated,

@@ -17,6 +17,7 @@ pub mod needed;
 mod params;
 mod planner;
 pub mod selfuncs;
+pub mod walk;
 
 pub use cost::{Estimate, PlanCacheMode, PlannerSettings, RelationSizes};
 pub use ddl::{ConstraintSpec, ConstraintSpecKind, IndexSpec};
