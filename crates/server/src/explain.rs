@@ -137,6 +137,17 @@ pub(crate) fn run_explain(
             let scan;
             let (verb, table, source) = match statement {
                 BoundStatement::Insert { table, source, .. } => ("Insert", table, source),
+                // UPDATE ... FROM / DELETE ... USING read the join.
+                BoundStatement::Update {
+                    table,
+                    join: Some(j),
+                    ..
+                } => ("Update", table, &j.plan),
+                BoundStatement::Delete {
+                    table,
+                    join: Some(j),
+                    ..
+                } => ("Delete", table, &j.plan),
                 BoundStatement::Update {
                     table, qual, index, ..
                 }

@@ -184,6 +184,7 @@ pub fn bind_check(ctx: &mut BindContext<'_>, table: &Table, text: &str) -> PgRes
         locking: None,
         ctes: Vec::new(),
         window: Default::default(),
+        modify_target: None,
     };
     let scope = Binder::table_scope(table, None);
     b.bind_check_expr(&e, &scope)
@@ -203,6 +204,7 @@ pub fn bind_column_default(
         locking: None,
         ctes: Vec::new(),
         window: Default::default(),
+        modify_target: None,
     };
     b.column_default(table, index)
 }

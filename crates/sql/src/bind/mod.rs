@@ -15,6 +15,7 @@ mod json;
 mod lock;
 mod locking;
 mod modify;
+mod modify_join;
 use modify::select_into_target;
 mod on_conflict;
 mod portal;
@@ -120,6 +121,9 @@ pub(crate) struct Binder<'c, 'a> {
     pub(crate) ctes: Vec<cte::CteEntry>,
     /// Where window calls may appear and the WINDOW clause in force.
     pub(crate) window: window::WindowScope,
+    /// While UPDATE ... FROM / DELETE ... USING binds its FROM list: the
+    /// target's reference name, which those items cannot see.
+    pub(crate) modify_target: Option<String>,
 }
 
 /// Binds a parsed statement.
@@ -134,6 +138,7 @@ pub fn bind_statement(
         locking: None,
         ctes: Vec::new(),
         window: Default::default(),
+        modify_target: None,
     };
     match stmt {
         ParsedStatement::Utility(u) => b.bind_utility(u),
@@ -922,6 +927,7 @@ impl Binder<'_, '_> {
             locking: None,
             ctes: Vec::new(),
             window: Default::default(),
+            modify_target: None,
         };
         inner.bind_query(q)
     }

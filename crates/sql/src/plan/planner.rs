@@ -54,8 +54,13 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             assignments,
             returning,
             index: _,
+            join,
         } => B::Update {
-            index: modify_access(&table, &qual, cx),
+            index: join
+                .is_none()
+                .then(|| modify_access(&table, &qual, cx))
+                .flatten(),
+            join: join.map(|j| plan_join(*j, cx)),
             table,
             qual: plan_exprs(qual, cx),
             assignments: assignments
@@ -69,8 +74,13 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             qual,
             returning,
             index: _,
+            join,
         } => B::Delete {
-            index: modify_access(&table, &qual, cx),
+            index: join
+                .is_none()
+                .then(|| modify_access(&table, &qual, cx))
+                .flatten(),
+            join: join.map(|j| plan_join(*j, cx)),
             table,
             qual: plan_exprs(qual, cx),
             returning: returning.map(|(e, c)| (plan_exprs(e, cx), c)),
@@ -256,6 +266,15 @@ pub(crate) fn plan_expr(e: Expr, cx: &PlannerContext) -> Expr {
         })
     });
     r.expect("planning subqueries cannot fail")
+}
+
+/// UPDATE ... FROM / DELETE ... USING: the join planned as a query's (its
+/// layout, and so the marks' columns, kept).
+fn plan_join(j: super::ModifyJoin, cx: &PlannerContext) -> Box<super::ModifyJoin> {
+    Box::new(super::ModifyJoin {
+        plan: plan_query(j.plan, cx),
+        marks: j.marks,
+    })
 }
 
 /// The index UPDATE or DELETE finds its rows through, if one beats the
