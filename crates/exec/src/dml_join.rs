@@ -16,8 +16,8 @@ use common::{PgResult, Xid};
 use sql::expr::Expr;
 use sql::plan::ModifyJoin;
 
-use crate::eval::eval;
 use crate::dml::{count_changes, project_returning, serialization_check, wait_error, Returning};
+use crate::eval::eval;
 use crate::lockrows::{pin_scans, tid_of, tid_value};
 use crate::ops::build;
 use crate::ri::RiQueue;

@@ -175,7 +175,11 @@ impl<'p> LockRowsOp<'p> {
 
 /// `plan` with every tid-emitting scan replaced by the versions of its
 /// table in `versions`, as constant rows under the scan's quals.
-pub(crate) fn pin_scans(plan: Plan, versions: &[(Tid, Value, &RowMark)], env: &mut ExecEnv) -> PgResult<Plan> {
+pub(crate) fn pin_scans(
+    plan: Plan,
+    versions: &[(Tid, Value, &RowMark)],
+    env: &mut ExecEnv,
+) -> PgResult<Plan> {
     let mut err = None;
     let plan = map_scans(plan, &mut |table, qual, width| {
         let mut rows = Vec::new();

@@ -135,6 +135,7 @@ pub(crate) fn run_explain(
             }
             // UPDATE and DELETE read their rows through a scan of the table.
             let scan;
+            let mut alias = None;
             let (verb, table, source) = match statement {
                 BoundStatement::Insert { table, source, .. } => ("Insert", table, source),
                 // UPDATE ... FROM / DELETE ... USING read the join.
@@ -142,12 +143,18 @@ pub(crate) fn run_explain(
                     table,
                     join: Some(j),
                     ..
-                } => ("Update", table, &j.plan),
+                } => {
+                    alias = j.alias.as_deref();
+                    ("Update", table, &j.plan)
+                }
                 BoundStatement::Delete {
                     table,
                     join: Some(j),
                     ..
-                } => ("Delete", table, &j.plan),
+                } => {
+                    alias = j.alias.as_deref();
+                    ("Delete", table, &j.plan)
+                }
                 BoundStatement::Update {
                     table, qual, index, ..
                 }
@@ -181,7 +188,15 @@ pub(crate) fn run_explain(
                 _ => unreachable!("matched above"),
             };
             if json {
-                let root = modify_json(verb, table, source, options, &sizes, settings, &env.io);
+                let root = modify_json(
+                    verb,
+                    (table, alias),
+                    source,
+                    options,
+                    &sizes,
+                    settings,
+                    &env.io,
+                );
                 lines.push(json_document(
                     root,
                     options,
@@ -190,7 +205,15 @@ pub(crate) fn run_explain(
                     execution_none(),
                 ));
             } else {
-                lines = modify_lines(verb, table, source, options, &sizes, settings, &env.io);
+                lines = modify_lines(
+                    verb,
+                    (table, alias),
+                    source,
+                    options,
+                    &sizes,
+                    settings,
+                    &env.io,
+                );
                 if let BoundStatement::Insert {
                     on_conflict: Some(oc),
                     ..
@@ -261,7 +284,7 @@ fn conflict_lines(
 /// `Insert on t` over the plan of its rows, as PostgreSQL's ModifyTable.
 fn modify_lines(
     verb: &str,
-    table: &Table,
+    (table, alias): (&Table, Option<&str>),
     input: &Plan,
     options: &ExplainOptions,
     sizes: &PoolSizes,
@@ -271,6 +294,9 @@ fn modify_lines(
     let mut lines = Vec::new();
     let est = sql::plan::cost::estimate(input, sizes, settings);
     let mut head = format!("{verb} on {}", quote_ident(&table.name));
+    if let Some(a) = alias {
+        head.push_str(&format!(" {}", quote_ident(a)));
+    }
     if options.costs {
         head.push_str(&format!(
             "  (cost={:.2}..{:.2} rows=0 width=0)",
@@ -328,7 +354,7 @@ fn json_document(
 /// A ModifyTable node over the plan of its rows, as JSON.
 fn modify_json(
     verb: &str,
-    table: &Table,
+    (table, alias): (&Table, Option<&str>),
     input: &Plan,
     options: &ExplainOptions,
     sizes: &PoolSizes,
@@ -342,7 +368,7 @@ fn modify_json(
         ("Parallel Aware".into(), J::Raw("false".into())),
         ("Async Capable".into(), J::Raw("false".into())),
         ("Relation Name".into(), s(&table.name)),
-        ("Alias".into(), s(&table.name)),
+        ("Alias".into(), s(alias.unwrap_or(&table.name))),
     ];
     if options.costs {
         let est = sql::plan::cost::estimate(input, sizes, settings);

@@ -45,7 +45,10 @@ fn update_from_rechecks_concurrently_updated_target_rows() {
         r
     });
     std::thread::sleep(Duration::from_millis(300));
-    assert!(!b.is_finished(), "UPDATE ... FROM must wait for the first updater");
+    assert!(
+        !b.is_finished(),
+        "UPDATE ... FROM must wait for the first updater"
+    );
     a.batch_execute("commit").unwrap();
     assert_eq!(b.join().unwrap(), vec![(1, 11), (4, 17)]);
     let mut c = s.connect();
@@ -63,8 +66,10 @@ fn delete_using_rechecks_and_repeatable_read_fails() {
     s.psql("insert into acct values (1, 0), (2, 0)");
     s.psql("insert into deltas values (1, 10), (2, 10)");
     let mut a = s.connect();
-    a.batch_execute("begin; update acct set v = 1 where id = 1; update acct set v = 2 where id = 2")
-        .unwrap();
+    a.batch_execute(
+        "begin; update acct set v = 1 where id = 1; update acct set v = 2 where id = 2",
+    )
+    .unwrap();
     let cfg = s.config();
     let b = std::thread::spawn(move || {
         let mut b = cfg.connect(postgres::NoTls).unwrap();
@@ -75,7 +80,10 @@ fn delete_using_rechecks_and_repeatable_read_fails() {
         )
     });
     std::thread::sleep(Duration::from_millis(300));
-    assert!(!b.is_finished(), "DELETE ... USING must wait for the updater");
+    assert!(
+        !b.is_finished(),
+        "DELETE ... USING must wait for the updater"
+    );
     a.batch_execute("commit").unwrap();
     assert_eq!(b.join().unwrap(), vec![(1, 1)]);
     let mut c = s.connect();
@@ -84,7 +92,8 @@ fn delete_using_rechecks_and_repeatable_read_fails() {
     // REPEATABLE READ cannot update a row changed after its snapshot.
     c.batch_execute("begin isolation level repeatable read; select 1")
         .unwrap();
-    a.batch_execute("update acct set v = 3 where id = 2").unwrap();
+    a.batch_execute("update acct set v = 3 where id = 2")
+        .unwrap();
     let err = c
         .batch_execute("update acct set v = d.delta from deltas d where d.id = acct.id")
         .unwrap_err();

@@ -1199,6 +1199,9 @@ impl Binder<'_, '_> {
     ) -> PgResult<Option<(Vec<Expr>, Vec<OutputColumn>)>> {
         let Some(items) = items else { return Ok(None) };
         let (exprs, cols) = self.bind_select_list(items, scope)?;
+        for e in &exprs {
+            modify::no_aggregates(e, "RETURNING")?;
+        }
         Ok(Some((exprs, cols)))
     }
 

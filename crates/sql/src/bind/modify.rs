@@ -49,6 +49,7 @@ impl Binder<'_, '_> {
             return Ok(Vec::new());
         };
         let e = self.bind_expr(w, scope)?;
+        no_aggregates(&e, "WHERE")?;
         let e = self.coerce_bool(e, "WHERE")?;
         Ok(split_conjuncts(e))
     }
@@ -96,9 +97,10 @@ impl Binder<'_, '_> {
                 ast::AssignmentTarget::ColumnName(n) => {
                     (std::slice::from_ref(n), vec![Source::Value(&a.value)])
                 }
-                ast::AssignmentTarget::Tuple(names) => {
-                    (names.as_slice(), self.multi_sources(names.len(), &a.value, scope)?)
-                }
+                ast::AssignmentTarget::Tuple(names) => (
+                    names.as_slice(),
+                    self.multi_sources(names.len(), &a.value, scope)?,
+                ),
             };
             for (n, source) in names.iter().zip(values) {
                 let (i, cname) = self.target_column(table, n)?;
@@ -112,6 +114,7 @@ impl Binder<'_, '_> {
                     Source::Value(v) if is_default_keyword(v) => self.column_default(table, i)?,
                     Source::Value(v) => {
                         let b = self.bind_expr(v, scope)?;
+                        no_aggregates(&b, "UPDATE")?;
                         self.coerce_assign(b, table.columns[i].data_type(), cname)?
                     }
                     Source::Bound(b) => {
@@ -220,6 +223,18 @@ impl Binder<'_, '_> {
             join,
         })
     }
+}
+
+/// 42803 for an aggregate call in a clause of INSERT, UPDATE or DELETE
+/// (no Aggregate node runs there).
+pub(super) fn no_aggregates(e: &Expr, clause: &str) -> PgResult<()> {
+    if e.contains_agg() {
+        return Err(PgError::new(
+            SqlState::GROUPING_ERROR,
+            format!("aggregate functions are not allowed in {clause}"),
+        ));
+    }
+    Ok(())
 }
 
 /// A value of SET: as written, or bound already (a column of a sub-SELECT).

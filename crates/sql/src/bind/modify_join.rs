@@ -57,10 +57,9 @@ impl Binder<'_, '_> {
             left_width: lw,
             right_width: rw,
         };
-        let marks = lock
-            .expect("set above")
-            .modify_marks(&scope);
-        Ok((ModifyJoin { plan, marks }, scope))
+        let marks = lock.expect("set above").modify_marks(&scope);
+        let alias = alias.map(str::to_string);
+        Ok((ModifyJoin { plan, alias, marks }, scope))
     }
 
     /// The FROM list's items cross-joined, each checked against the

@@ -245,6 +245,8 @@ pub enum Plan {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModifyJoin {
     pub plan: Plan,
+    /// The target's alias (EXPLAIN's `Update on t x`).
+    pub alias: Option<String>,
     /// Every table of the join with its tid column (the target first, at
     /// column `target width`): a row updated concurrently is re-checked by
     /// running `plan` again over just these versions (EvalPlanQual).

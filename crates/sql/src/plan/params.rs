@@ -28,12 +28,9 @@ pub fn statement_cost(
         B::Query { plan, .. } | B::Insert { source: plan, .. } => {
             Some((estimate(plan, sizes, s).total, scans(plan)))
         }
-        B::Update {
-            join: Some(j), ..
+        B::Update { join: Some(j), .. } | B::Delete { join: Some(j), .. } => {
+            Some((estimate(&j.plan, sizes, s).total, scans(&j.plan)))
         }
-        | B::Delete {
-            join: Some(j), ..
-        } => Some((estimate(&j.plan, sizes, s).total, scans(&j.plan))),
         B::Update {
             index: Some(path), ..
         }
@@ -211,6 +208,7 @@ fn map_statement(stmt: BoundStatement, f: &mut ExprMap) -> BoundStatement {
 fn map_join(j: super::ModifyJoin, f: &mut ExprMap) -> Box<super::ModifyJoin> {
     Box::new(super::ModifyJoin {
         plan: map_plan(j.plan, f),
+        alias: j.alias,
         marks: j.marks,
     })
 }

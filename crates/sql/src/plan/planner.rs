@@ -273,6 +273,7 @@ pub(crate) fn plan_expr(e: Expr, cx: &PlannerContext) -> Expr {
 fn plan_join(j: super::ModifyJoin, cx: &PlannerContext) -> Box<super::ModifyJoin> {
     Box::new(super::ModifyJoin {
         plan: plan_query(j.plan, cx),
+        alias: j.alias,
         marks: j.marks,
     })
 }
