@@ -238,10 +238,16 @@ fn map_scans(plan: Plan, f: &mut dyn FnMut(&catalog::Table, Vec<Expr>, usize) ->
     match plan {
         Plan::SeqScan {
             table,
-            qual,
+            mut qual,
             tid: true,
+            index,
             ..
         } => {
+            // An index scan's conditions are quals too: the newest version
+            // must still pass them.
+            if let Some(path) = index {
+                qual.extend(path.conds.into_iter().map(|c| c.clause));
+            }
             let width = table.columns.len() + 1;
             f(&table, qual, width)
         }

@@ -100,3 +100,35 @@ fn delete_using_rechecks_and_repeatable_read_fails() {
     assert_eq!(err.as_db_error().unwrap().code().code(), "40001");
     c.batch_execute("rollback").unwrap();
 }
+
+#[test]
+fn recheck_applies_the_target_index_conditions() {
+    let s = TestServer::start();
+    s.psql("create table acct(id int primary key, v int)");
+    s.psql("insert into acct select g, 0 from generate_series(1, 2000) g");
+    s.psql("create table deltas(id int, delta int)");
+    s.psql("insert into deltas values (1, 10)");
+    s.psql("analyze acct");
+    let plan = s.psql(
+        "explain (costs off) update acct set v = d.delta from deltas d where acct.id = 5 and d.id = 1",
+    );
+    assert!(plan.contains("Index Cond: (id = 5)"), "{plan}");
+    let mut a = s.connect();
+    a.batch_execute("begin; update acct set id = 5000 where id = 5")
+        .unwrap();
+    let cfg = s.config();
+    let b = std::thread::spawn(move || {
+        let mut b = cfg.connect(postgres::NoTls).unwrap();
+        b.execute(
+            "update acct set v = d.delta from deltas d where acct.id = 5 and d.id = 1",
+            &[],
+        )
+        .unwrap()
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!b.is_finished(), "the update must wait for the first one");
+    a.batch_execute("commit").unwrap();
+    // The newest version no longer has id 5: nothing is updated.
+    assert_eq!(b.join().unwrap(), 0);
+    assert_eq!(s.psql("select v from acct where id = 5000").trim(), "0");
+}
