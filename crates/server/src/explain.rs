@@ -141,26 +141,37 @@ pub(crate) fn run_explain(
                 // UPDATE ... FROM / DELETE ... USING read the join.
                 BoundStatement::Update {
                     table,
+                    alias: a,
                     join: Some(j),
                     ..
                 } => {
-                    alias = j.alias.as_deref();
+                    alias = a.as_deref();
                     ("Update", table, &j.plan)
                 }
                 BoundStatement::Delete {
                     table,
+                    alias: a,
                     join: Some(j),
                     ..
                 } => {
-                    alias = j.alias.as_deref();
+                    alias = a.as_deref();
                     ("Delete", table, &j.plan)
                 }
                 BoundStatement::Update {
-                    table, qual, index, ..
+                    table,
+                    alias: a,
+                    qual,
+                    index,
+                    ..
                 }
                 | BoundStatement::Delete {
-                    table, qual, index, ..
+                    table,
+                    alias: a,
+                    qual,
+                    index,
+                    ..
                 } => {
+                    alias = a.as_deref();
                     // The index conditions are not repeated as a filter.
                     let filter = qual
                         .iter()
@@ -174,7 +185,7 @@ pub(crate) fn run_explain(
                     scan = Plan::SeqScan {
                         table: table.clone(),
                         qual: filter,
-                        alias: None,
+                        alias: a.clone(),
                         tid: false,
                         index: index.clone(),
                     };

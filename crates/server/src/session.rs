@@ -1024,6 +1024,7 @@ impl Session {
                 returning,
                 index,
                 join,
+                ..
             } => {
                 if let Some((_, cols)) = returning {
                     sink.columns(&cols.iter().map(column_desc).collect::<Vec<_>>())?;
@@ -1054,6 +1055,7 @@ impl Session {
                 returning,
                 index,
                 join,
+                ..
             } => {
                 if let Some((_, cols)) = returning {
                     sink.columns(&cols.iter().map(column_desc).collect::<Vec<_>>())?;

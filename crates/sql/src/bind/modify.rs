@@ -74,6 +74,7 @@ impl Binder<'_, '_> {
         let (qual, join) = Self::modify_join(join, qual);
         Ok(BoundStatement::Update {
             table,
+            alias,
             qual,
             assignments,
             returning,
@@ -217,6 +218,7 @@ impl Binder<'_, '_> {
         let (qual, join) = Self::modify_join(join, qual);
         Ok(BoundStatement::Delete {
             table,
+            alias,
             qual,
             returning,
             index: None,

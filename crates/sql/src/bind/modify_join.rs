@@ -58,8 +58,7 @@ impl Binder<'_, '_> {
             right_width: rw,
         };
         let marks = lock.expect("set above").modify_marks(&scope);
-        let alias = alias.map(str::to_string);
-        Ok((ModifyJoin { plan, alias, marks }, scope))
+        Ok((ModifyJoin { plan, marks }, scope))
     }
 
     /// The FROM list's items cross-joined, each checked against the

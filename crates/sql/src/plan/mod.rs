@@ -245,8 +245,6 @@ pub enum Plan {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModifyJoin {
     pub plan: Plan,
-    /// The target's alias (EXPLAIN's `Update on t x`).
-    pub alias: Option<String>,
     /// Every table of the join with its tid column (the target first, at
     /// column `target width`): a row updated concurrently is re-checked by
     /// running `plan` again over just these versions (EvalPlanQual).
@@ -588,6 +586,8 @@ pub enum BoundStatement {
     },
     Update {
         table: Arc<Table>,
+        /// The target's alias (EXPLAIN's `Update on t x`).
+        alias: Option<String>,
         qual: Vec<Expr>,
         assignments: Vec<(usize, Expr)>,
         returning: Option<(Vec<Expr>, Vec<OutputColumn>)>,
@@ -601,6 +601,7 @@ pub enum BoundStatement {
     },
     Delete {
         table: Arc<Table>,
+        alias: Option<String>,
         qual: Vec<Expr>,
         returning: Option<(Vec<Expr>, Vec<OutputColumn>)>,
         index: Option<Box<IndexPath>>,

@@ -153,12 +153,14 @@ fn map_statement(stmt: BoundStatement, f: &mut ExprMap) -> BoundStatement {
         },
         B::Update {
             table,
+            alias,
             qual,
             assignments,
             returning: r,
             index,
             join,
         } => B::Update {
+            alias,
             index: index.map(|p| map_index_path(p, f)),
             table,
             qual: map_vec(qual, f),
@@ -168,11 +170,13 @@ fn map_statement(stmt: BoundStatement, f: &mut ExprMap) -> BoundStatement {
         },
         B::Delete {
             table,
+            alias,
             qual,
             returning: r,
             index,
             join,
         } => B::Delete {
+            alias,
             index: index.map(|p| map_index_path(p, f)),
             table,
             qual: map_vec(qual, f),
@@ -208,7 +212,6 @@ fn map_statement(stmt: BoundStatement, f: &mut ExprMap) -> BoundStatement {
 fn map_join(j: super::ModifyJoin, f: &mut ExprMap) -> Box<super::ModifyJoin> {
     Box::new(super::ModifyJoin {
         plan: map_plan(j.plan, f),
-        alias: j.alias,
         marks: j.marks,
     })
 }

@@ -50,12 +50,14 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
         },
         B::Update {
             table,
+            alias,
             qual,
             assignments,
             returning,
             index: _,
             join,
         } => B::Update {
+            alias,
             index: join
                 .is_none()
                 .then(|| modify_access(&table, &qual, cx))
@@ -71,11 +73,13 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
         },
         B::Delete {
             table,
+            alias,
             qual,
             returning,
             index: _,
             join,
         } => B::Delete {
+            alias,
             index: join
                 .is_none()
                 .then(|| modify_access(&table, &qual, cx))
@@ -273,7 +277,6 @@ pub(crate) fn plan_expr(e: Expr, cx: &PlannerContext) -> Expr {
 fn plan_join(j: super::ModifyJoin, cx: &PlannerContext) -> Box<super::ModifyJoin> {
     Box::new(super::ModifyJoin {
         plan: plan_query(j.plan, cx),
-        alias: j.alias,
         marks: j.marks,
     })
 }
