@@ -65,7 +65,7 @@ pub(crate) fn schema_name(catalog: &catalog::CatalogData, namespace: common::Oid
         .map_or_else(String::new, |n| n.name.clone())
 }
 
-fn project_returning(
+pub(crate) fn project_returning(
     returning: Option<&[Expr]>,
     row: &[Value],
     env: &mut ExecEnv,
@@ -173,7 +173,7 @@ fn insert_on_conflict(
 
 /// Tells the session the statement's row changes to `table` (applied to
 /// its statistics at transaction end).
-fn count_changes(env: &mut ExecEnv, table: &Table, c: PendingCounts) {
+pub(crate) fn count_changes(env: &mut ExecEnv, table: &Table, c: PendingCounts) {
     if c.inserted + c.updated + c.deleted > 0 {
         env.hooks.count_table_changes(table.oid, c);
     }

@@ -9,6 +9,7 @@ pub mod commands;
 pub mod copy;
 pub mod cte;
 pub mod dml;
+pub mod dml_join;
 pub mod eval;
 mod hashagg;
 pub(crate) mod index;

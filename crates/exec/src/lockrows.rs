@@ -27,7 +27,7 @@ pub(crate) fn tid_value(tid: Tid) -> Value {
     Value::Int8(((tid.block as i64) << 16) | tid.offset as i64)
 }
 
-fn tid_of(v: &Value) -> Option<Tid> {
+pub(crate) fn tid_of(v: &Value) -> Option<Tid> {
     match v {
         Value::Int8(x) => Some(Tid {
             block: (*x >> 16) as u32,
@@ -183,7 +183,11 @@ impl<'p> LockRowsOp<'p> {
 
 /// `plan` with every tid-emitting scan replaced by the versions of its
 /// table in `versions`, as constant rows under the scan's quals.
-fn pin_scans(plan: Plan, versions: &[(Tid, Value, &RowMark)], env: &mut ExecEnv) -> PgResult<Plan> {
+pub(crate) fn pin_scans(
+    plan: Plan,
+    versions: &[(Tid, Value, &RowMark)],
+    env: &mut ExecEnv,
+) -> PgResult<Plan> {
     let mut err = None;
     let plan = map_scans(plan, &mut |table, qual, width| {
         let mut rows = Vec::new();
@@ -242,10 +246,16 @@ fn map_scans(plan: Plan, f: &mut dyn FnMut(&catalog::Table, Vec<Expr>, usize) ->
     match plan {
         Plan::SeqScan {
             table,
-            qual,
+            mut qual,
             tid: true,
+            index,
             ..
         } => {
+            // An index scan's conditions are quals too: the newest version
+            // must still pass them.
+            if let Some(path) = index {
+                qual.extend(path.conds.into_iter().map(|c| c.clause));
+            }
             let width = table.columns.len() + 1;
             f(&table, qual, width)
         }

@@ -135,14 +135,43 @@ pub(crate) fn run_explain(
             }
             // UPDATE and DELETE read their rows through a scan of the table.
             let scan;
+            let mut alias = None;
             let (verb, table, source) = match statement {
                 BoundStatement::Insert { table, source, .. } => ("Insert", table, source),
+                // UPDATE ... FROM / DELETE ... USING read the join.
                 BoundStatement::Update {
-                    table, qual, index, ..
+                    table,
+                    alias: a,
+                    join: Some(j),
+                    ..
+                } => {
+                    alias = a.as_deref();
+                    ("Update", table, &j.plan)
+                }
+                BoundStatement::Delete {
+                    table,
+                    alias: a,
+                    join: Some(j),
+                    ..
+                } => {
+                    alias = a.as_deref();
+                    ("Delete", table, &j.plan)
+                }
+                BoundStatement::Update {
+                    table,
+                    alias: a,
+                    qual,
+                    index,
+                    ..
                 }
                 | BoundStatement::Delete {
-                    table, qual, index, ..
+                    table,
+                    alias: a,
+                    qual,
+                    index,
+                    ..
                 } => {
+                    alias = a.as_deref();
                     // The index conditions are not repeated as a filter.
                     let filter = qual
                         .iter()
@@ -156,7 +185,7 @@ pub(crate) fn run_explain(
                     scan = Plan::SeqScan {
                         table: table.clone(),
                         qual: filter,
-                        alias: None,
+                        alias: a.clone(),
                         tid: false,
                         index: index.clone(),
                     };
@@ -170,7 +199,15 @@ pub(crate) fn run_explain(
                 _ => unreachable!("matched above"),
             };
             if json {
-                let root = modify_json(verb, table, source, options, &sizes, settings, &env.io);
+                let root = modify_json(
+                    verb,
+                    (table, alias),
+                    source,
+                    options,
+                    &sizes,
+                    settings,
+                    &env.io,
+                );
                 lines.push(json_document(
                     root,
                     options,
@@ -179,7 +216,15 @@ pub(crate) fn run_explain(
                     execution_none(),
                 ));
             } else {
-                lines = modify_lines(verb, table, source, options, &sizes, settings, &env.io);
+                lines = modify_lines(
+                    verb,
+                    (table, alias),
+                    source,
+                    options,
+                    &sizes,
+                    settings,
+                    &env.io,
+                );
                 if let BoundStatement::Insert {
                     on_conflict: Some(oc),
                     ..
@@ -250,7 +295,7 @@ fn conflict_lines(
 /// `Insert on t` over the plan of its rows, as PostgreSQL's ModifyTable.
 fn modify_lines(
     verb: &str,
-    table: &Table,
+    (table, alias): (&Table, Option<&str>),
     input: &Plan,
     options: &ExplainOptions,
     sizes: &PoolSizes,
@@ -260,6 +305,9 @@ fn modify_lines(
     let mut lines = Vec::new();
     let est = sql::plan::cost::estimate(input, sizes, settings);
     let mut head = format!("{verb} on {}", quote_ident(&table.name));
+    if let Some(a) = alias {
+        head.push_str(&format!(" {}", quote_ident(a)));
+    }
     if options.costs {
         head.push_str(&format!(
             "  (cost={:.2}..{:.2} rows=0 width=0)",
@@ -317,7 +365,7 @@ fn json_document(
 /// A ModifyTable node over the plan of its rows, as JSON.
 fn modify_json(
     verb: &str,
-    table: &Table,
+    (table, alias): (&Table, Option<&str>),
     input: &Plan,
     options: &ExplainOptions,
     sizes: &PoolSizes,
@@ -331,7 +379,7 @@ fn modify_json(
         ("Parallel Aware".into(), J::Raw("false".into())),
         ("Async Capable".into(), J::Raw("false".into())),
         ("Relation Name".into(), s(&table.name)),
-        ("Alias".into(), s(&table.name)),
+        ("Alias".into(), s(alias.unwrap_or(&table.name))),
     ];
     if options.costs {
         let est = sql::plan::cost::estimate(input, sizes, settings);

@@ -1024,18 +1024,24 @@ impl Session {
                 assignments,
                 returning,
                 index,
+                join,
+                ..
             } => {
                 if let Some((_, cols)) = returning {
                     sink.columns(&cols.iter().map(column_desc).collect::<Vec<_>>())?;
                 }
-                let (n, rows) = exec::dml::update(
-                    table,
-                    qual,
-                    index.as_deref(),
-                    assignments,
-                    returning.as_ref().map(|r| r.0.as_slice()),
-                    env,
-                )?;
+                let returning = returning.as_ref().map(|r| r.0.as_slice());
+                let (n, rows) = match join {
+                    Some(j) => exec::dml_join::update_join(table, j, assignments, returning, env)?,
+                    None => exec::dml::update(
+                        table,
+                        qual,
+                        index.as_deref(),
+                        assignments,
+                        returning,
+                        env,
+                    )?,
+                };
                 for r in rows {
                     sink.row(&r)?;
                 }
@@ -1049,17 +1055,17 @@ impl Session {
                 qual,
                 returning,
                 index,
+                join,
+                ..
             } => {
                 if let Some((_, cols)) = returning {
                     sink.columns(&cols.iter().map(column_desc).collect::<Vec<_>>())?;
                 }
-                let (n, rows) = exec::dml::delete(
-                    table,
-                    qual,
-                    index.as_deref(),
-                    returning.as_ref().map(|r| r.0.as_slice()),
-                    env,
-                )?;
+                let returning = returning.as_ref().map(|r| r.0.as_slice());
+                let (n, rows) = match join {
+                    Some(j) => exec::dml_join::delete_join(table, j, returning, env)?,
+                    None => exec::dml::delete(table, qual, index.as_deref(), returning, env)?,
+                };
                 for r in rows {
                     sink.row(&r)?;
                 }

@@ -185,6 +185,7 @@ pub fn bind_check(ctx: &mut BindContext<'_>, table: &Table, text: &str) -> PgRes
         ctes: Vec::new(),
         window: Default::default(),
         outermost_ref: std::cell::Cell::new(usize::MAX),
+        modify_target: None,
     };
     let scope = Binder::table_scope(table, None);
     b.bind_check_expr(&e, &scope)
@@ -205,6 +206,7 @@ pub fn bind_column_default(
         ctes: Vec::new(),
         window: Default::default(),
         outermost_ref: std::cell::Cell::new(usize::MAX),
+        modify_target: None,
     };
     b.column_default(table, index)
 }

@@ -84,6 +84,15 @@ impl Binder<'_, '_> {
                     .outer
                     .iter()
                     .any(|s| s.iter().any(|c| c.qualifier.as_deref() == Some(q.as_str())));
+            if !known && self.modify_target.as_deref() == Some(q.as_str()) {
+                return Err(PgError::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("invalid reference to FROM-clause entry for table \"{q}\""),
+                )
+                .with_hint(format!(
+                    "There is an entry for table \"{q}\", but it cannot be referenced from this part of the query."
+                )));
+            }
             if !known {
                 // A table in scope under an alias, named by its own name.
                 let aliased = scope.iter().chain(self.outer.iter().flatten()).find(|c| {

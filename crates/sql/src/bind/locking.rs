@@ -45,6 +45,35 @@ impl LockScope {
         })
     }
 
+    /// UPDATE ... FROM / DELETE ... USING: no clause, only the tables'
+    /// tids (`modify_join.rs`).
+    pub(crate) fn for_modify() -> LockScope {
+        LockScope {
+            clauses: Vec::new(),
+            rels: Vec::new(),
+        }
+    }
+
+    /// Each table of a join bound under `for_modify` with its tid column
+    /// in `scope`, in scope order, none locked.
+    pub(crate) fn modify_marks(self, scope: &Scope) -> Vec<RowMark> {
+        let mut marks = Vec::new();
+        for (i, c) in scope.iter().enumerate().filter(|(_, c)| is_tid_entry(c)) {
+            if let Some(rel) = self
+                .rels
+                .iter()
+                .find(|r| r.name == c.name && r.table.oid == c.table_oid)
+            {
+                marks.push(RowMark {
+                    table: rel.table.clone(),
+                    tid_column: i,
+                    lock: None,
+                });
+            }
+        }
+        marks
+    }
+
     /// The first clause's strength, as PostgreSQL's messages name it.
     fn first(&self) -> &'static str {
         self.clauses[0].strength.as_sql()

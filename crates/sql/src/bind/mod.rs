@@ -15,6 +15,7 @@ mod json;
 mod lock;
 mod locking;
 mod modify;
+mod modify_join;
 use modify::select_into_target;
 mod on_conflict;
 mod portal;
@@ -127,6 +128,9 @@ pub(crate) struct Binder<'c, 'a> {
     /// with the FROM items to its left pushed as an outer scope reads them
     /// only if a reference reached that level (`query.rs`).
     pub(crate) outermost_ref: std::cell::Cell<usize>,
+    /// While UPDATE ... FROM / DELETE ... USING binds its FROM list: the
+    /// target's reference name, which those items cannot see.
+    pub(crate) modify_target: Option<String>,
 }
 
 /// PostgreSQL's error for a FROM item's alias list longer than its columns.
@@ -155,6 +159,7 @@ pub fn bind_statement(
         ctes: Vec::new(),
         window: Default::default(),
         outermost_ref: std::cell::Cell::new(usize::MAX),
+        modify_target: None,
     };
     match stmt {
         ParsedStatement::Utility(u) => b.bind_utility(u),
@@ -944,6 +949,7 @@ impl Binder<'_, '_> {
             ctes: Vec::new(),
             window: Default::default(),
             outermost_ref: std::cell::Cell::new(usize::MAX),
+            modify_target: None,
         };
         inner.bind_query(q)
     }
@@ -1215,6 +1221,9 @@ impl Binder<'_, '_> {
     ) -> PgResult<Option<(Vec<Expr>, Vec<OutputColumn>)>> {
         let Some(items) = items else { return Ok(None) };
         let (exprs, cols) = self.bind_select_list(items, scope)?;
+        for e in &exprs {
+            modify::no_aggregates(e, "RETURNING")?;
+        }
         Ok(Some((exprs, cols)))
     }
 

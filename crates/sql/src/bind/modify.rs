@@ -10,7 +10,7 @@ use sqlparser::ast::Spanned;
 
 use super::{ident_name, is_default_keyword, object_name_parts, split_conjuncts, Binder, Scope};
 use crate::expr::Expr;
-use crate::plan::BoundStatement;
+use crate::plan::{BoundStatement, Plan};
 use catalog::Table;
 
 impl Binder<'_, '_> {
@@ -49,32 +49,43 @@ impl Binder<'_, '_> {
             return Ok(Vec::new());
         };
         let e = self.bind_expr(w, scope)?;
+        no_aggregates(&e, "WHERE")?;
         let e = self.coerce_bool(e, "WHERE")?;
         Ok(split_conjuncts(e))
     }
 
     pub(super) fn bind_update(&mut self, u: &ast::Update) -> PgResult<BoundStatement> {
-        if u.from.is_some() {
-            return Err(PgError::unsupported("UPDATE ... FROM is not supported yet"));
-        }
         let (table, alias) = self.single_table(&u.table)?;
-        let scope = Self::table_scope(&table, alias.as_deref());
+        let (scope, join) = match &u.from {
+            None => (Self::table_scope(&table, alias.as_deref()), None),
+            Some(ast::UpdateTableFromKind::BeforeSet(_)) => {
+                return Err(PgError::syntax("FROM must follow SET in UPDATE"))
+            }
+            Some(ast::UpdateTableFromKind::AfterSet(from)) => {
+                let (plan, scope) = self.bind_modify_from(&table, alias.as_deref(), from)?;
+                (scope, Some(plan))
+            }
+        };
         let qual = self.bind_where(&u.selection, &scope)?;
         let assignments = self.in_window_context(Some("UPDATE"), |b| {
             b.bind_assignments(&u.assignments, &table, &scope)
         })?;
         let returning = self.bind_returning(&u.returning, &scope)?;
+        let (qual, join) = Self::modify_join(join, qual);
         Ok(BoundStatement::Update {
             table,
+            alias,
             qual,
             assignments,
             returning,
             index: None,
+            join,
         })
     }
 
-    /// SET's `column = value` list (UPDATE, ON CONFLICT DO UPDATE), values
-    /// bound over `scope` and coerced to their columns.
+    /// SET's assignments (UPDATE, ON CONFLICT DO UPDATE): `column = value`
+    /// and `(a, b) = (x, y) | ROW(x, y) | (SELECT x, y ...)`, values bound
+    /// over `scope` and coerced to their columns.
     pub(crate) fn bind_assignments(
         &mut self,
         list: &[ast::Assignment],
@@ -83,27 +94,108 @@ impl Binder<'_, '_> {
     ) -> PgResult<Vec<(usize, Expr)>> {
         let mut assignments: Vec<(usize, Expr)> = Vec::new();
         for a in list {
-            let ast::AssignmentTarget::ColumnName(n) = &a.target else {
-                return Err(PgError::unsupported(
-                    "multi-column assignment is not supported yet",
-                ));
+            let (names, values) = match &a.target {
+                ast::AssignmentTarget::ColumnName(n) => {
+                    (std::slice::from_ref(n), vec![Source::Value(&a.value)])
+                }
+                ast::AssignmentTarget::Tuple(names) => (
+                    names.as_slice(),
+                    self.multi_sources(names.len(), &a.value, scope)?,
+                ),
             };
-            let (i, cname) = self.target_column(table, n)?;
-            let cname = cname.as_str();
-            if assignments.iter().any(|(j, _)| *j == i) {
-                return Err(PgError::syntax(format!(
-                    "multiple assignments to same column \"{cname}\""
-                )));
+            for (n, source) in names.iter().zip(values) {
+                let (i, cname) = self.target_column(table, n)?;
+                let cname = cname.as_str();
+                if assignments.iter().any(|(j, _)| *j == i) {
+                    return Err(PgError::syntax(format!(
+                        "multiple assignments to same column \"{cname}\""
+                    )));
+                }
+                let e = match source {
+                    Source::Value(v) if is_default_keyword(v) => self.column_default(table, i)?,
+                    Source::Value(v) => {
+                        let b = self.bind_expr(v, scope)?;
+                        no_aggregates(&b, "UPDATE")?;
+                        self.coerce_assign(b, table.columns[i].data_type(), cname)?
+                    }
+                    Source::Bound(b) => {
+                        self.coerce_assign(b, table.columns[i].data_type(), cname)?
+                    }
+                };
+                assignments.push((i, e));
             }
-            let e = if is_default_keyword(&a.value) {
-                self.column_default(table, i)?
-            } else {
-                let b = self.bind_expr(&a.value, scope)?;
-                self.coerce_assign(b, table.columns[i].data_type(), cname)?
-            };
-            assignments.push((i, e));
         }
         Ok(assignments)
+    }
+
+    /// The values of a multiple-column assignment to `n` columns, as
+    /// PostgreSQL's transformMultiAssignRef accepts them.
+    fn multi_sources<'e>(
+        &mut self,
+        n: usize,
+        value: &'e ast::Expr,
+        scope: &Scope,
+    ) -> PgResult<Vec<Source<'e>>> {
+        let mismatch = |b: &Self| {
+            b.at(
+                PgError::syntax("number of columns does not match number of values"),
+                value.span(),
+            )
+        };
+        let items: &[ast::Expr] = match value {
+            ast::Expr::Tuple(items) => items,
+            ast::Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("row") => {
+                let ast::FunctionArguments::List(list) = &f.args else {
+                    return Err(mismatch(self));
+                };
+                let mut items = Vec::new();
+                for arg in &list.args {
+                    match arg {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                            items.push(Source::Value(e))
+                        }
+                        _ => return Err(PgError::syntax("ROW() takes only values")),
+                    }
+                }
+                if items.len() != n {
+                    return Err(mismatch(self));
+                }
+                return Ok(items);
+            }
+            ast::Expr::Subquery(q) => {
+                // One scalar subquery per column, each projecting its
+                // column (no row, NULLs; more than one row, 21000).
+                let (plan, cols) = self.bind_subquery(q, scope)?;
+                if cols.len() != n {
+                    return Err(mismatch(self));
+                }
+                let mut out = Vec::with_capacity(n);
+                for (k, c) in cols.iter().enumerate() {
+                    let ty = if c.ty.id == types::TypeId::Unknown {
+                        types::TypeId::Text.into()
+                    } else {
+                        c.ty
+                    };
+                    let column = Plan::Project {
+                        input: Box::new(plan.clone()),
+                        exprs: vec![Expr::Column(k, c.ty)],
+                    };
+                    out.push(Source::Bound(Expr::ScalarSubquery(Box::new(column), ty)));
+                }
+                return Ok(out);
+            }
+            _ => {
+                let err = PgError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "source for a multiple-column UPDATE item must be a sub-SELECT or ROW() expression",
+                );
+                return Err(self.at(err, value.span()));
+            }
+        };
+        if items.len() != n {
+            return Err(mismatch(self));
+        }
+        Ok(items.iter().map(Source::Value).collect())
     }
 
     pub(super) fn bind_delete(&mut self, d: &ast::Delete) -> PgResult<BoundStatement> {
@@ -113,22 +205,44 @@ impl Binder<'_, '_> {
         let [twj] = from.as_slice() else {
             return Err(PgError::unsupported("DELETE from several tables"));
         };
-        if d.using.is_some() {
-            return Err(PgError::unsupported(
-                "DELETE ... USING is not supported yet",
-            ));
-        }
         let (table, alias) = self.single_table(twj)?;
-        let scope = Self::table_scope(&table, alias.as_deref());
+        let (scope, join) = match &d.using {
+            None => (Self::table_scope(&table, alias.as_deref()), None),
+            Some(using) => {
+                let (plan, scope) = self.bind_modify_from(&table, alias.as_deref(), using)?;
+                (scope, Some(plan))
+            }
+        };
         let qual = self.bind_where(&d.selection, &scope)?;
         let returning = self.bind_returning(&d.returning, &scope)?;
+        let (qual, join) = Self::modify_join(join, qual);
         Ok(BoundStatement::Delete {
             table,
+            alias,
             qual,
             returning,
             index: None,
+            join,
         })
     }
+}
+
+/// 42803 for an aggregate call in a clause of INSERT, UPDATE or DELETE
+/// (no Aggregate node runs there).
+pub(super) fn no_aggregates(e: &Expr, clause: &str) -> PgResult<()> {
+    if e.contains_agg() {
+        return Err(PgError::new(
+            SqlState::GROUPING_ERROR,
+            format!("aggregate functions are not allowed in {clause}"),
+        ));
+    }
+    Ok(())
+}
+
+/// A value of SET: as written, or bound already (a column of a sub-SELECT).
+enum Source<'e> {
+    Value(&'e ast::Expr),
+    Bound(Expr),
 }
 
 /// The INTO clause of a top-level `SELECT ... INTO t` (the query's own

@@ -654,7 +654,10 @@ impl Binder<'_, '_> {
         Ok((r?, reached <= level))
     }
 
-    fn bind_table_with_joins(&mut self, twj: &ast::TableWithJoins) -> PgResult<(Plan, Scope)> {
+    pub(super) fn bind_table_with_joins(
+        &mut self,
+        twj: &ast::TableWithJoins,
+    ) -> PgResult<(Plan, Scope)> {
         let (mut plan, mut scope) = self.bind_table_factor(&twj.relation)?;
         for j in &twj.joins {
             let ((rplan, rscope), lateral) = if may_be_lateral(&j.relation) {

@@ -45,23 +45,47 @@ struct Joined {
     est: Estimate,
 }
 
-fn flatten(p: Plan, cx: &PlannerContext, rels: &mut Vec<(Plan, usize)>, quals: &mut Vec<Expr>) {
+/// Collects the relations and quals of an inner join tree. `base` is where
+/// `p`'s columns start in the whole tree's row: the quals of a join nested
+/// on a right side are written over its own row, and are shifted to the
+/// whole row. A nested tree whose quals hold subqueries (whose correlated
+/// references read its own row) stays one relation, planned by itself.
+fn flatten(
+    p: Plan,
+    base: usize,
+    cx: &PlannerContext,
+    rels: &mut Vec<(Plan, usize)>,
+    quals: &mut Vec<Expr>,
+) {
+    let to_whole = |e: Expr| {
+        let e = simplify_not(plan_expr(e, cx));
+        if base == 0 {
+            e
+        } else {
+            shift(e, &|i| i + base)
+        }
+    };
     match p {
+        p if base > 0 && quals_read_subqueries(&p) => {
+            let width = p.width();
+            rels.push((plan_tree(p, cx), width));
+        }
         Plan::Filter { input, qual } => {
-            flatten(*input, cx, rels, quals);
-            into_conjuncts(simplify_not(plan_expr(qual, cx)), quals);
+            flatten(*input, base, cx, rels, quals);
+            into_conjuncts(to_whole(qual), quals);
         }
         Plan::NestedLoop {
             left,
             right,
             kind: JoinKind::Inner,
             on,
+            left_width,
             ..
         } => {
-            flatten(*left, cx, rels, quals);
-            flatten(*right, cx, rels, quals);
+            flatten(*left, base, cx, rels, quals);
+            flatten(*right, base + left_width, cx, rels, quals);
             if let Some(on) = on {
-                into_conjuncts(simplify_not(plan_expr(on, cx)), quals);
+                into_conjuncts(to_whole(on), quals);
             }
         }
         // Planned once its quals are known (`plan_lateral`).
@@ -73,6 +97,26 @@ fn flatten(p: Plan, cx: &PlannerContext, rels: &mut Vec<(Plan, usize)>, quals: &
             let width = other.width();
             rels.push((plan_tree(other, cx), width));
         }
+    }
+}
+
+/// Whether an inner join tree's quals (those `flatten` would collect)
+/// hold a subquery.
+fn quals_read_subqueries(p: &Plan) -> bool {
+    match p {
+        Plan::Filter { input, qual } => has_subquery(qual) || quals_read_subqueries(input),
+        Plan::NestedLoop {
+            left,
+            right,
+            kind: JoinKind::Inner,
+            on,
+            ..
+        } => {
+            on.as_ref().is_some_and(has_subquery)
+                || quals_read_subqueries(left)
+                || quals_read_subqueries(right)
+        }
+        _ => false,
     }
 }
 
@@ -244,7 +288,7 @@ pub(super) fn choose_access(scan: Plan, cx: &PlannerContext) -> Plan {
 pub(super) fn plan_join_problem(p: Plan, cx: &PlannerContext) -> Plan {
     let mut parts = Vec::new();
     let mut quals = Vec::new();
-    flatten(p, cx, &mut parts, &mut quals);
+    flatten(p, 0, cx, &mut parts, &mut quals);
     if parts.len() == 1 {
         let (plan, _) = parts.pop().unwrap();
         return attach_quals(plan, quals, cx);

@@ -86,9 +86,13 @@ fn collect(stmt: &BoundStatement, out: &mut Vec<(Oid, LockMode)>) {
             qual,
             assignments,
             returning,
+            join,
             ..
         } => {
             out.push((table.oid, RowExclusive));
+            if let Some(j) = join {
+                plan_relations(&j.plan, AccessShare, out);
+            }
             let exprs = qual
                 .iter()
                 .chain(assignments.iter().map(|a| &a.1))
@@ -101,9 +105,13 @@ fn collect(stmt: &BoundStatement, out: &mut Vec<(Oid, LockMode)>) {
             table,
             qual,
             returning,
+            join,
             ..
         } => {
             out.push((table.oid, RowExclusive));
+            if let Some(j) = join {
+                plan_relations(&j.plan, AccessShare, out);
+            }
             for e in qual.iter().chain(returning.iter().flat_map(|r| &r.0)) {
                 expr_relations(e, out);
             }

@@ -244,6 +244,27 @@ pub enum Plan {
     },
 }
 
+/// The rows UPDATE ... FROM or DELETE ... USING changes: the target table
+/// joined with the other FROM items under WHERE. Each row of `plan` starts
+/// with the target's columns, then the target version's tid (int8, as a
+/// `RowMark`'s), then the other items' columns (their tables' tids among
+/// them). A target row the join yields more than once is changed once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModifyJoin {
+    pub plan: Plan,
+    /// Every table of the join with its tid column (the target first, at
+    /// column `target width`): a row updated concurrently is re-checked by
+    /// running `plan` again over just these versions (EvalPlanQual).
+    pub marks: Vec<RowMark>,
+}
+
+impl ModifyJoin {
+    /// The column holding the target version's tid.
+    pub fn tid_column(&self) -> usize {
+        self.marks[0].tid_column
+    }
+}
+
 /// A relation of a locking query's FROM, as LockRows sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowMark {
@@ -580,6 +601,8 @@ pub enum BoundStatement {
     },
     Update {
         table: Arc<Table>,
+        /// The target's alias (EXPLAIN's `Update on t x`).
+        alias: Option<String>,
         qual: Vec<Expr>,
         assignments: Vec<(usize, Expr)>,
         returning: Option<(Vec<Expr>, Vec<OutputColumn>)>,
@@ -587,12 +610,18 @@ pub enum BoundStatement {
         /// (`qual` still holds every qual: a concurrently updated row is
         /// re-checked against all of them).
         index: Option<Box<IndexPath>>,
+        /// UPDATE ... FROM: the rows come from this join instead (`qual`
+        /// is then empty, `assignments` and `returning` read join rows).
+        join: Option<Box<ModifyJoin>>,
     },
     Delete {
         table: Arc<Table>,
+        alias: Option<String>,
         qual: Vec<Expr>,
         returning: Option<(Vec<Expr>, Vec<OutputColumn>)>,
         index: Option<Box<IndexPath>>,
+        /// DELETE ... USING: as Update's `join`.
+        join: Option<Box<ModifyJoin>>,
     },
     CreateTable {
         name: String,

@@ -28,6 +28,9 @@ pub fn statement_cost(
         B::Query { plan, .. } | B::Insert { source: plan, .. } => {
             Some((estimate(plan, sizes, s).total, scans(plan)))
         }
+        B::Update { join: Some(j), .. } | B::Delete { join: Some(j), .. } => {
+            Some((estimate(&j.plan, sizes, s).total, scans(&j.plan)))
+        }
         B::Update {
             index: Some(path), ..
         }
@@ -147,27 +150,35 @@ fn map_statement(stmt: BoundStatement, f: &mut ExprMap) -> BoundStatement {
         },
         B::Update {
             table,
+            alias,
             qual,
             assignments,
             returning: r,
             index,
+            join,
         } => B::Update {
+            alias,
             index: index.map(|p| map_index_path(p, f)),
             table,
             qual: map_vec(qual, f),
             assignments: assignments.into_iter().map(|(i, e)| (i, f(e))).collect(),
             returning: returning(r, f),
+            join: join.map(|j| map_join(*j, f)),
         },
         B::Delete {
             table,
+            alias,
             qual,
             returning: r,
             index,
+            join,
         } => B::Delete {
+            alias,
             index: index.map(|p| map_index_path(p, f)),
             table,
             qual: map_vec(qual, f),
             returning: returning(r, f),
+            join: join.map(|j| map_join(*j, f)),
         },
         B::CopyTo(mut c) => {
             let empty = Plan::Values {
@@ -195,6 +206,13 @@ fn map_statement(stmt: BoundStatement, f: &mut ExprMap) -> BoundStatement {
 }
 
 /// Applies `f` to an index path's condition values and clauses.
+fn map_join(j: super::ModifyJoin, f: &mut ExprMap) -> Box<super::ModifyJoin> {
+    Box::new(super::ModifyJoin {
+        plan: map_plan(j.plan, f),
+        marks: j.marks,
+    })
+}
+
 fn map_index_path(mut p: Box<super::IndexPath>, f: &mut ExprMap) -> Box<super::IndexPath> {
     for c in &mut p.conds {
         c.values = map_vec(std::mem::take(&mut c.values), f);

@@ -50,12 +50,19 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
         },
         B::Update {
             table,
+            alias,
             qual,
             assignments,
             returning,
             index: _,
+            join,
         } => B::Update {
-            index: modify_access(&table, &qual, cx),
+            alias,
+            index: join
+                .is_none()
+                .then(|| modify_access(&table, &qual, cx))
+                .flatten(),
+            join: join.map(|j| plan_join(*j, cx)),
             table,
             qual: plan_exprs(qual, cx),
             assignments: assignments
@@ -66,11 +73,18 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
         },
         B::Delete {
             table,
+            alias,
             qual,
             returning,
             index: _,
+            join,
         } => B::Delete {
-            index: modify_access(&table, &qual, cx),
+            alias,
+            index: join
+                .is_none()
+                .then(|| modify_access(&table, &qual, cx))
+                .flatten(),
+            join: join.map(|j| plan_join(*j, cx)),
             table,
             qual: plan_exprs(qual, cx),
             returning: returning.map(|(e, c)| (plan_exprs(e, cx), c)),
@@ -256,6 +270,15 @@ pub(crate) fn plan_expr(e: Expr, cx: &PlannerContext) -> Expr {
         })
     });
     r.expect("planning subqueries cannot fail")
+}
+
+/// UPDATE ... FROM / DELETE ... USING: the join planned as a query's (its
+/// layout, and so the marks' columns, kept).
+fn plan_join(j: super::ModifyJoin, cx: &PlannerContext) -> Box<super::ModifyJoin> {
+    Box::new(super::ModifyJoin {
+        plan: plan_query(j.plan, cx),
+        marks: j.marks,
+    })
 }
 
 /// The index UPDATE or DELETE finds its rows through, if one beats the
