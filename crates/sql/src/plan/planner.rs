@@ -367,7 +367,13 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             args: plan_exprs(args, cx),
             ty,
         },
-        Plan::Aggregate { input, keys, aggs } => Plan::Aggregate {
+        Plan::Aggregate {
+            input,
+            keys,
+            aggs,
+            sets,
+        } => Plan::Aggregate {
+            sets,
             input: Box::new(plan_tree(*input, cx)),
             keys: plan_exprs(keys, cx),
             aggs: aggs
@@ -411,6 +417,7 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             input,
             limit,
             offset,
+            ties,
         } => {
             let input = plan_tree(*input, cx);
             // ORDER BY ... LIMIT: an index in the sort's order returns the
@@ -424,6 +431,7 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
                 input: Box::new(input),
                 limit,
                 offset,
+                ties,
             }
         }
         Plan::Distinct { input } => Plan::Distinct {

@@ -1,0 +1,62 @@
+//! GROUP BY's set quantifier: `GROUP BY ALL items` (the default) and
+//! `GROUP BY DISTINCT items` (duplicate grouping sets removed), which
+//! sqlparser cannot read (it takes `GROUP BY ALL` as Snowflake's and
+//! DISTINCT not at all). `rewrite_tokens` drops ALL and turns DISTINCT into
+//! a marker first item (a quoted identifier starting with U+0001) that the
+//! binder recognises with `is_distinct_marker`.
+
+use sqlparser::ast;
+use sqlparser::keywords::Keyword;
+use sqlparser::tokenizer::{Token, TokenWithSpan, Word};
+
+const DISTINCT_MARK: &str = "\u{1}DISTINCT";
+
+/// Whether a GROUP BY item is the marker GROUP BY DISTINCT left.
+pub(crate) fn is_distinct_marker(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Identifier(i) if i.value == DISTINCT_MARK && i.quote_style.is_some())
+}
+
+fn keyword(t: &Token) -> Option<Keyword> {
+    match t {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    }
+}
+
+/// Rewrites `GROUP BY ALL` / `GROUP BY DISTINCT` (see the module comment).
+pub(crate) fn rewrite_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let solid: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+        .collect();
+    let kw = |k: usize| solid.get(k).and_then(|&i| keyword(&tokens[i].token));
+    // Token positions of the quantifiers, each with whether it is DISTINCT.
+    let quantifiers: Vec<(usize, bool)> = (0..solid.len())
+        .filter(|&k| kw(k) == Some(Keyword::GROUP) && kw(k + 1) == Some(Keyword::BY))
+        .filter_map(|k| match kw(k + 2) {
+            Some(Keyword::ALL) => Some((solid[k + 2], false)),
+            Some(Keyword::DISTINCT) => Some((solid[k + 2], true)),
+            _ => None,
+        })
+        .collect();
+    if quantifiers.is_empty() {
+        return tokens;
+    }
+    let mut out = Vec::with_capacity(tokens.len() + quantifiers.len());
+    for (i, t) in tokens.into_iter().enumerate() {
+        match quantifiers.iter().find(|(at, _)| *at == i) {
+            Some((_, true)) => {
+                let span = t.span;
+                let mark = Token::Word(Word {
+                    value: DISTINCT_MARK.to_string(),
+                    quote_style: Some('"'),
+                    keyword: Keyword::NoKeyword,
+                });
+                out.push(TokenWithSpan::new(mark, span));
+                out.push(TokenWithSpan::new(Token::Comma, span));
+            }
+            Some((_, false)) => {}
+            None => out.push(t),
+        }
+    }
+    out
+}
