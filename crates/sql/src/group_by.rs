@@ -3,7 +3,8 @@
 //! sqlparser cannot read (it takes `GROUP BY ALL` as Snowflake's and
 //! DISTINCT not at all). `rewrite_tokens` drops ALL and turns DISTINCT into
 //! a marker first item (a quoted identifier starting with U+0001) that the
-//! binder recognises with `is_distinct_marker`.
+//! binder recognises with `is_distinct_marker`. Also FETCH FIRST's signed
+//! count (`rewrite_fetch_sign`).
 
 use sqlparser::ast;
 use sqlparser::keywords::Keyword;
@@ -57,6 +58,48 @@ pub(crate) fn rewrite_tokens(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
             Some((_, false)) => {}
             None => out.push(t),
         }
+    }
+    out
+}
+
+/// `FETCH FIRST -1 ROWS` / `+1`: PostgreSQL's grammar allows a signed
+/// constant as the count, sqlparser a bare value only, so the sign is
+/// folded into the number (a negative count is then the executor's 2201W).
+pub(crate) fn rewrite_fetch_sign(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let solid: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+        .collect();
+    let kw = |k: usize| solid.get(k).and_then(|&i| keyword(&tokens[i].token));
+    // (sign token, number token, negative)
+    let signs: Vec<(usize, usize, bool)> = (1..solid.len())
+        .filter(|&k| {
+            kw(k) == Some(Keyword::FETCH) && matches!(kw(k + 1), Some(Keyword::FIRST | Keyword::NEXT))
+        })
+        .filter_map(|k| {
+            let (sign, number) = (*solid.get(k + 2)?, *solid.get(k + 3)?);
+            let negative = match tokens[sign].token {
+                Token::Minus => true,
+                Token::Plus => false,
+                _ => return None,
+            };
+            matches!(tokens[number].token, Token::Number(..)).then_some((sign, number, negative))
+        })
+        .collect();
+    if signs.is_empty() {
+        return tokens;
+    }
+    let mut out = Vec::with_capacity(tokens.len());
+    for (i, mut t) in tokens.into_iter().enumerate() {
+        if signs.iter().any(|&(sign, _, _)| sign == i) {
+            continue;
+        }
+        if let Some(&(_, _, negative)) = signs.iter().find(|&&(_, number, _)| number == i) {
+            if let Token::Number(n, long) = &t.token {
+                let n = if negative { format!("-{n}") } else { n.clone() };
+                t.token = Token::Number(n, *long);
+            }
+        }
+        out.push(t);
     }
     out
 }
