@@ -233,7 +233,9 @@ impl<'p> AggregateOp<'p> {
                 let Value::Int4(set) = row.remove(0) else {
                     unreachable!("a grouping set's key starts with its number")
                 };
-                row.extend((0..g.calls.len()).map(|c| Value::Int4(g.grouping_value(c, set as usize))));
+                row.extend(
+                    (0..g.calls.len()).map(|c| Value::Int4(g.grouping_value(c, set as usize))),
+                );
             }
             for (acc, call) in accs.into_iter().zip(self.aggs) {
                 row.push(acc.finish(call)?);

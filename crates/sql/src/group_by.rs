@@ -73,7 +73,8 @@ pub(crate) fn rewrite_fetch_sign(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpa
     // (sign token, number token, negative)
     let signs: Vec<(usize, usize, bool)> = (1..solid.len())
         .filter(|&k| {
-            kw(k) == Some(Keyword::FETCH) && matches!(kw(k + 1), Some(Keyword::FIRST | Keyword::NEXT))
+            kw(k) == Some(Keyword::FETCH)
+                && matches!(kw(k + 1), Some(Keyword::FIRST | Keyword::NEXT))
         })
         .filter_map(|k| {
             let (sign, number) = (*solid.get(k + 2)?, *solid.get(k + 3)?);

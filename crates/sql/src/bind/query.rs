@@ -196,9 +196,7 @@ impl Binder<'_, '_> {
                     "WITH TIES cannot be specified without ORDER BY clause",
                 ));
             }
-            let is_null = |e: &ast::Expr| {
-                matches!(e, ast::Expr::Value(v) if matches!(v.value, ast::Value::Null))
-            };
+            let is_null = |e: &ast::Expr| matches!(e, ast::Expr::Value(v) if matches!(v.value, ast::Value::Null));
             if f.with_ties && f.quantity.as_ref().is_some_and(is_null) {
                 return Err(PgError::new(
                     SqlState::INVALID_ROW_COUNT_IN_LIMIT,
@@ -1170,7 +1168,9 @@ impl Binder<'_, '_> {
             ast::GroupByExpr::Expressions(gs, _) => {
                 self.bind_group_by(gs, &scope, &exprs, &cols)?
             }
-            ast::GroupByExpr::All(_) => return Err(PgError::syntax("syntax error at end of input")),
+            ast::GroupByExpr::All(_) => {
+                return Err(PgError::syntax("syntax error at end of input"))
+            }
         };
         let (keys, grouping_sets) = (group_by.keys, group_by.sets);
         let having = s
@@ -1508,7 +1508,10 @@ fn rewrite_post_agg(e: Expr, stage: &PostAgg<'_>, aggs: &mut Vec<AggCall>) -> Pg
     } = &e
     {
         let call = super::grouping_sets::call_keys(args, keys)?;
-        let i = calls.iter().position(|c| *c == call).expect("collected beforehand");
+        let i = calls
+            .iter()
+            .position(|c| *c == call)
+            .expect("collected beforehand");
         return Ok(Expr::Column(keys.len() + i, *ty));
     }
     match e {

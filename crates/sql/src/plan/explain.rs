@@ -1244,8 +1244,7 @@ pub(crate) fn aggregate_shape<'a>(
         (false, 0) => "HashAggregate",
         (false, _) => "MixedAggregate",
     };
-    let mut lines: Vec<(&str, Vec<&str>)> =
-        hashed.into_iter().map(|k| ("Hash Key", k)).collect();
+    let mut lines: Vec<(&str, Vec<&str>)> = hashed.into_iter().map(|k| ("Hash Key", k)).collect();
     lines.extend((0..empty).map(|_| ("Group Key", vec!["()"])));
     (name, lines)
 }

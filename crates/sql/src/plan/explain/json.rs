@@ -430,7 +430,12 @@ impl Explainer<'_> {
     /// An Aggregate over grouping sets lists its sets under "Grouping
     /// Sets" (each hashed set apart, the empty ones together) in place of
     /// its key lines; the other details are returned.
-    fn grouping_sets(&self, p: &Plan, details: Vec<Detail>, f: &mut Vec<(String, J)>) -> Vec<Detail> {
+    fn grouping_sets(
+        &self,
+        p: &Plan,
+        details: Vec<Detail>,
+        f: &mut Vec<(String, J)>,
+    ) -> Vec<Detail> {
         let Plan::Aggregate {
             input,
             keys,
@@ -443,7 +448,10 @@ impl Explainer<'_> {
         let labels = self.labels(input);
         let names: Vec<String> = keys.iter().map(|k| self.deparse(k, &labels)).collect();
         let (_, lines) = super::aggregate_shape(&names, Some(sets));
-        if lines.iter().all(|(label, _)| *label == "Group Key") && lines.len() == 1 && !sets.sets[0].is_empty() {
+        if lines.iter().all(|(label, _)| *label == "Group Key")
+            && lines.len() == 1
+            && !sets.sets[0].is_empty()
+        {
             return details;
         }
         let owned = |keys: Vec<&str>| J::Names(keys.into_iter().map(String::from).collect());
@@ -451,7 +459,10 @@ impl Explainer<'_> {
         let mut empties = Vec::new();
         for (label, keys) in lines {
             if label == "Hash Key" {
-                groups.push(J::Obj(vec![("Hash Keys".into(), J::List(vec![owned(keys)]))]));
+                groups.push(J::Obj(vec![(
+                    "Hash Keys".into(),
+                    J::List(vec![owned(keys)]),
+                )]));
             } else {
                 empties.push(owned(Vec::new()));
             }
