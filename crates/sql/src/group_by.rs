@@ -4,7 +4,8 @@
 //! DISTINCT not at all). `rewrite_tokens` drops ALL and turns DISTINCT into
 //! a marker first item (a quoted identifier starting with U+0001) that the
 //! binder recognises with `is_distinct_marker`. Also FETCH FIRST's signed
-//! count (`rewrite_fetch_sign`).
+//! count (`rewrite_fetch_sign`) and GROUPING SETS nested in GROUPING SETS
+//! (`flatten_nested_grouping_sets`).
 
 use sqlparser::ast;
 use sqlparser::keywords::Keyword;
@@ -103,4 +104,57 @@ pub(crate) fn rewrite_fetch_sign(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpa
         out.push(t);
     }
     out
+}
+
+/// GROUPING SETS written directly inside GROUPING SETS, which sqlparser
+/// cannot read: as PostgreSQL defines it, the inner clause's elements are
+/// the outer one's, so its `GROUPING SETS (` and `)` are dropped.
+pub(crate) fn flatten_nested_grouping_sets(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let solid: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+        .collect();
+    let kw = |k: usize| solid.get(k).and_then(|&i| keyword(&tokens[i].token));
+    let opens_sets = |k: usize| {
+        kw(k) == Some(Keyword::GROUPING)
+            && kw(k + 1) == Some(Keyword::SETS)
+            && solid.get(k + 2).map(|&i| &tokens[i].token) == Some(&Token::LParen)
+    };
+    if !(0..solid.len()).any(|k| opens_sets(k)) {
+        return tokens;
+    }
+    // Open parentheses: whether each opens a GROUPING SETS list, and
+    // whether it is a nested one being dropped.
+    let mut open: Vec<(bool, bool)> = Vec::new();
+    let mut dropped: Vec<usize> = Vec::new();
+    let mut k = 0;
+    while k < solid.len() {
+        if opens_sets(k) {
+            let nested = open.last().is_some_and(|&(sets, _)| sets);
+            if nested {
+                dropped.extend([solid[k], solid[k + 1], solid[k + 2]]);
+            }
+            open.push((true, nested));
+            k += 3;
+            continue;
+        }
+        match tokens[solid[k]].token {
+            Token::LParen => open.push((false, false)),
+            Token::RParen => {
+                if let Some((_, true)) = open.pop() {
+                    dropped.push(solid[k]);
+                }
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    if dropped.is_empty() {
+        return tokens;
+    }
+    tokens
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !dropped.contains(i))
+        .map(|(_, t)| t)
+        .collect()
 }
