@@ -119,7 +119,7 @@ pub(crate) fn flatten_nested_grouping_sets(tokens: Vec<TokenWithSpan>) -> Vec<To
             && kw(k + 1) == Some(Keyword::SETS)
             && solid.get(k + 2).map(|&i| &tokens[i].token) == Some(&Token::LParen)
     };
-    if !(0..solid.len()).any(|k| opens_sets(k)) {
+    if !(0..solid.len()).any(&opens_sets) {
         return tokens;
     }
     // Open parentheses: whether each opens a GROUPING SETS list, and

@@ -701,6 +701,11 @@ impl Printer<'_> {
                 let name = object_name_parts(&f.name)
                     .map(|p| p.join("."))
                     .unwrap_or_else(|_| f.name.to_string());
+                // GROUPING is a keyword, printed as one.
+                let name = match name.as_str() {
+                    "grouping" if f.over.is_none() => "GROUPING".to_string(),
+                    _ => name,
+                };
                 let args = match &f.args {
                     ast::FunctionArguments::List(list) => {
                         let distinct = if matches!(

@@ -344,3 +344,47 @@ pub(super) fn aggregate_sets(
         })),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rollup_drops_trailing_elements() {
+        let e = vec![vec![0], vec![1, 2], vec![3]];
+        assert_eq!(
+            rollup(&e),
+            vec![vec![0, 1, 2, 3], vec![0, 1, 2], vec![0], vec![]]
+        );
+    }
+
+    #[test]
+    fn cube_lists_subsets_full_first_in_postgres_order() {
+        let e = vec![vec![0], vec![1], vec![2]];
+        let expect: Vec<Vec<usize>> = vec![
+            vec![0, 1, 2],
+            vec![0, 1],
+            vec![0, 2],
+            vec![0],
+            vec![1, 2],
+            vec![1],
+            vec![2],
+            vec![],
+        ];
+        assert_eq!(cube(&e).unwrap(), expect);
+        let too_many: Vec<Vec<usize>> = (0..13).map(|i| vec![i]).collect();
+        assert_eq!(cube(&too_many).unwrap_err().code, SqlState("54011"));
+    }
+
+    #[test]
+    fn grouping_bits_read_left_argument_highest() {
+        let g = GroupingSets {
+            sets: vec![vec![0, 1], vec![0], vec![]],
+            calls: vec![vec![0, 1], vec![1, 0]],
+        };
+        assert_eq!(g.grouping_value(0, 0), 0);
+        assert_eq!(g.grouping_value(0, 1), 1);
+        assert_eq!(g.grouping_value(1, 1), 2);
+        assert_eq!(g.grouping_value(0, 2), 3);
+    }
+}
