@@ -196,6 +196,15 @@ impl Binder<'_, '_> {
                     "WITH TIES cannot be specified without ORDER BY clause",
                 ));
             }
+            let skip_locked = q
+                .locks
+                .iter()
+                .any(|l| matches!(l.nonblock, Some(ast::NonBlock::SkipLocked)));
+            if f.with_ties && skip_locked {
+                return Err(PgError::syntax(
+                    "SKIP LOCKED and WITH TIES options cannot be used together",
+                ));
+            }
             let is_null = |e: &ast::Expr| matches!(e, ast::Expr::Value(v) if matches!(v.value, ast::Value::Null));
             if f.with_ties && f.quantity.as_ref().is_some_and(is_null) {
                 return Err(PgError::new(
@@ -805,6 +814,12 @@ impl Binder<'_, '_> {
                 Some(ast::JoinConstraint::On(e)) => {
                     let b = self
                         .in_window_context(Some("JOIN conditions"), |b| b.bind_expr(e, &joined))?;
+                    if b.contains_grouping() {
+                        return Err(PgError::new(
+                            SqlState::GROUPING_ERROR,
+                            "grouping operations are not allowed in JOIN conditions",
+                        ));
+                    }
                     Some(self.coerce_bool(b, "JOIN/ON")?)
                 }
                 Some(ast::JoinConstraint::Using(names)) => {
