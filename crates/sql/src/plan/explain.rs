@@ -1229,11 +1229,15 @@ pub(crate) fn aggregate_shape<'a>(
         None => return ("HashAggregate", vec![("Group Key", all)]),
         Some(g) => &g.sets,
     };
-    let hashed: Vec<Vec<&str>> = sets
+    // Larger sets first, as PostgreSQL lists its rollup chains (it orders
+    // the sets within a chain by size; the chains themselves are not
+    // reproduced here, so a CUBE of three or more may list differently).
+    let mut hashed: Vec<Vec<&str>> = sets
         .iter()
         .filter(|s| !s.is_empty())
         .map(|s| s.iter().map(|&k| keys[k].as_str()).collect())
         .collect();
+    hashed.sort_by_key(|s| std::cmp::Reverse(s.len()));
     let empty = sets.len() - hashed.len();
     if hashed.len() == 1 && empty == 0 {
         let only = hashed.into_iter().next().expect("one set");
