@@ -701,6 +701,11 @@ fn eval_sys(
             Value::Null
         }
         SysFunc::NotificationQueueUsage => Value::Float8(env.hooks.notification_queue_usage()),
+        SysFunc::Grouping => {
+            return Err(PgError::internal(
+                "GROUPING evaluated outside its aggregate",
+            ))
+        }
         SysFunc::PgSleep => {
             if let Value::Float8(secs) = args[0] {
                 let end =

@@ -7,11 +7,20 @@
 //! the same way in turn (hashing with another seed, so a partition that
 //! overflows again splits differently). Each pass admits at least one
 //! group, so this always ends.
+//!
+//! Grouping sets share the one table (PostgreSQL's hashed grouping sets,
+//! one table per set, under one memory limit): each input row is folded
+//! into a group of every set, keyed by the set's number and its keys (the
+//! others NULL). A spilled row carries its set's number as an extra last
+//! column, so a partition feeds only that set. An empty set `()` is one
+//! group, emitted even when the input is empty.
 
 use std::collections::HashMap;
 
 use common::PgResult;
 use sql::expr::{AggCall, Expr};
+use sql::plan::GroupingSets;
+use types::Value;
 
 use crate::agg::{AggAccumulator, GroupKey};
 use crate::eval::eval;
@@ -30,6 +39,8 @@ pub(crate) struct AggregateOp<'p> {
     input: Box<dyn Operator + 'p>,
     keys: &'p [Expr],
     aggs: &'p [AggCall],
+    /// Grouping sets, each with which keys it has.
+    sets: Option<(&'p GroupingSets, Vec<Vec<bool>>)>,
     node: usize,
     started: bool,
     output: std::vec::IntoIter<Row>,
@@ -46,12 +57,22 @@ impl<'p> AggregateOp<'p> {
         input: Box<dyn Operator + 'p>,
         keys: &'p [Expr],
         aggs: &'p [AggCall],
+        sets: Option<&'p GroupingSets>,
         node: usize,
     ) -> Self {
+        let sets = sets.map(|g| {
+            let members = g
+                .sets
+                .iter()
+                .map(|s| (0..keys.len()).map(|k| s.contains(&k)).collect())
+                .collect();
+            (g, members)
+        });
         AggregateOp {
             input,
             keys,
             aggs,
+            sets,
             node,
             started: false,
             output: Vec::new().into_iter(),
@@ -101,46 +122,89 @@ impl<'p> AggregateOp<'p> {
         if let Some(f) = &mut file {
             f.rewind()?;
         }
+        let nsets = self.sets.as_ref().map_or(1, |(g, _)| g.sets.len());
         loop {
             let r = match &mut file {
                 Some(f) => f.read(env)?,
                 None => self.input.next(env)?,
             };
-            let Some(r) = r else { break };
+            let Some(mut r) = r else { break };
             n += 1;
             if n.is_multiple_of(ROWS_PER_CHECK) {
                 env.check_cancel()?;
             }
-            let key = GroupKey(
-                self.keys
-                    .iter()
-                    .map(|k| eval(k, &r, env))
-                    .collect::<PgResult<_>>()?,
-            );
-            let g = match index.get(&key) {
-                Some(&g) => g,
-                None if mem < limit || groups.is_empty() => {
-                    mem += 2 * row_size(&key.0)
-                        + GROUP_OVERHEAD
-                        + self.aggs.len() * std::mem::size_of::<AggAccumulator>();
-                    groups.push((
-                        key.0.clone(),
-                        self.aggs.iter().map(AggAccumulator::new).collect(),
-                    ));
-                    index.insert(key, groups.len() - 1);
-                    groups.len() - 1
-                }
-                None => {
-                    let p = batch_hash(&key, depth + 1) as usize % PARTITIONS;
-                    if parts[p].is_none() {
-                        parts[p] = Some(RowFile::create(env)?);
-                    }
-                    parts[p].as_mut().expect("just created").write(&r, env)?;
-                    continue;
-                }
+            // A spilled row of a grouping set carries the set's number.
+            let only_set = match (&file, &self.sets) {
+                (Some(_), Some(_)) => match r.pop() {
+                    Some(Value::Int4(s)) => Some(s as usize),
+                    _ => return Err(common::PgError::internal("spilled row lost its set")),
+                },
+                _ => None,
             };
-            for (acc, call) in groups[g].1.iter_mut().zip(self.aggs) {
-                acc.feed(call, &r, env, &mut args)?;
+            let values: Vec<Value> = self
+                .keys
+                .iter()
+                .map(|k| eval(k, &r, env))
+                .collect::<PgResult<_>>()?;
+            let set_range = match only_set {
+                Some(s) => s..s + 1,
+                None => 0..nsets,
+            };
+            for set in set_range {
+                let key = match &self.sets {
+                    None => GroupKey(values.clone()),
+                    Some((_, members)) => {
+                        let mut k = Vec::with_capacity(values.len() + 1);
+                        k.push(Value::Int4(set as i32));
+                        k.extend(values.iter().zip(&members[set]).map(|(v, &has)| match has {
+                            true => v.clone(),
+                            false => Value::Null,
+                        }));
+                        GroupKey(k)
+                    }
+                };
+                let g = match index.get(&key) {
+                    Some(&g) => g,
+                    None if mem < limit || groups.is_empty() => {
+                        mem += 2 * row_size(&key.0)
+                            + GROUP_OVERHEAD
+                            + self.aggs.len() * std::mem::size_of::<AggAccumulator>();
+                        groups.push((
+                            key.0.clone(),
+                            self.aggs.iter().map(AggAccumulator::new).collect(),
+                        ));
+                        index.insert(key, groups.len() - 1);
+                        groups.len() - 1
+                    }
+                    None => {
+                        let p = batch_hash(&key, depth + 1) as usize % PARTITIONS;
+                        if parts[p].is_none() {
+                            parts[p] = Some(RowFile::create(env)?);
+                        }
+                        let part = parts[p].as_mut().expect("just created");
+                        if self.sets.is_some() {
+                            r.push(Value::Int4(set as i32));
+                            part.write(&r, env)?;
+                            r.pop();
+                        } else {
+                            part.write(&r, env)?;
+                        }
+                        continue;
+                    }
+                };
+                for (acc, call) in groups[g].1.iter_mut().zip(self.aggs) {
+                    acc.feed(call, &r, env, &mut args)?;
+                }
+            }
+        }
+        if n == 0 && file.is_none() {
+            // No input: each empty grouping set still has its one group.
+            if let Some((g, _)) = &self.sets {
+                for (set, _) in g.sets.iter().enumerate().filter(|(_, s)| s.is_empty()) {
+                    let mut key = vec![Value::Int4(set as i32)];
+                    key.extend(self.keys.iter().map(|_| Value::Null));
+                    groups.push((key, self.aggs.iter().map(AggAccumulator::new).collect()));
+                }
             }
         }
         drop(file);
@@ -164,6 +228,15 @@ impl<'p> AggregateOp<'p> {
         }
         let mut out = Vec::with_capacity(groups.len());
         for (mut row, accs) in groups {
+            if let Some((g, _)) = &self.sets {
+                // [set, keys...] becomes [keys..., GROUPING() values...].
+                let Value::Int4(set) = row.remove(0) else {
+                    unreachable!("a grouping set's key starts with its number")
+                };
+                row.extend(
+                    (0..g.calls.len()).map(|c| Value::Int4(g.grouping_value(c, set as usize))),
+                );
+            }
             for (acc, call) in accs.into_iter().zip(self.aggs) {
                 row.push(acc.finish(call)?);
             }
@@ -181,7 +254,7 @@ impl Operator for AggregateOp<'_> {
             }
             let rows = if !self.started {
                 self.started = true;
-                if self.keys.is_empty() {
+                if self.keys.is_empty() && self.sets.is_none() {
                     self.plain(env)?
                 } else {
                     self.pass(None, 0, env)?

@@ -318,7 +318,12 @@ fn build_node<'p>(
                 node_key(plan),
             ))
         }
-        Plan::Aggregate { input, keys, aggs } => {
+        Plan::Aggregate {
+            input,
+            keys,
+            aggs,
+            sets,
+        } => {
             let mut refs: Vec<&Expr> = keys.iter().collect();
             for a in aggs {
                 refs.extend(a.input_exprs());
@@ -328,6 +333,7 @@ fn build_node<'p>(
                 build(input, env, n)?,
                 keys,
                 aggs,
+                sets.as_deref(),
                 node_key(plan),
             ))
         }
@@ -366,6 +372,7 @@ fn build_node<'p>(
             input,
             limit,
             offset,
+            ties,
         } => {
             let empty: Row = Vec::new();
             let count =
@@ -385,11 +392,22 @@ fn build_node<'p>(
             let limit = count(limit, env, "LIMIT", SqlState::INVALID_ROW_COUNT_IN_LIMIT)?;
             let offset =
                 count(offset, env, "OFFSET", SqlState::INVALID_ROW_COUNT_IN_OFFSET)?.unwrap_or(0);
-            let bound = limit.map(|l| l.saturating_add(offset) as usize);
+            // With ties the sort cannot stop at the count: the rows tied
+            // with the last one come after it.
+            let bound = match ties.is_empty() {
+                true => limit.map(|l| l.saturating_add(offset) as usize),
+                false => None,
+            };
+            let needed = needed.map(|mut m| {
+                ties.iter().for_each(|k| mark(&mut m, k.column));
+                m
+            });
             Box::new(LimitOp {
                 input: build_bounded(input, env, needed, bound)?,
                 remaining: limit,
                 skip: offset,
+                ties,
+                last: None,
             })
         }
         Plan::Distinct { input } => Box::new(DistinctOp {
@@ -825,12 +843,36 @@ struct LimitOp<'p> {
     input: Box<dyn Operator + 'p>,
     remaining: Option<i64>,
     skip: i64,
+    /// WITH TIES: the sort keys, and the last row counted once the count
+    /// is reached (rows equal to it on the keys follow).
+    ties: &'p [SortKey],
+    last: Option<Row>,
 }
 impl Operator for LimitOp<'_> {
     fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
         loop {
             if self.remaining == Some(0) {
-                return Ok(None);
+                // FETCH FIRST 0 ROWS WITH TIES returns nothing, as
+                // PostgreSQL's: only a counted row has ties.
+                let Some(last) = &self.last else {
+                    return Ok(None);
+                };
+                let Some(r) = self.input.next(env)? else {
+                    return Ok(None);
+                };
+                let tied = self.ties.iter().all(|k| {
+                    let (a, b) = (&last[k.column], &r[k.column]);
+                    match (a.is_null(), b.is_null()) {
+                        (true, true) => true,
+                        (false, false) => compare(a, b) == Ordering::Equal,
+                        _ => false,
+                    }
+                });
+                if !tied {
+                    self.last = None;
+                    return Ok(None);
+                }
+                return Ok(Some(r));
             }
             let Some(r) = self.input.next(env)? else {
                 return Ok(None);
@@ -841,6 +883,9 @@ impl Operator for LimitOp<'_> {
             }
             if let Some(n) = &mut self.remaining {
                 *n -= 1;
+                if *n == 0 && !self.ties.is_empty() {
+                    self.last = Some(r.clone());
+                }
             }
             return Ok(Some(r));
         }

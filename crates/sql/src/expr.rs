@@ -240,6 +240,9 @@ pub use crate::window::{
 /// Functions that need the session or the storage layer at run time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SysFunc {
+    /// GROUPING(args) as bound, before the grouping stage replaces it with
+    /// its Aggregate's output column (it is never evaluated).
+    Grouping,
     CurrentSetting,
     SetConfig,
     /// pg_notify(channel, payload): sent when the transaction commits.
@@ -590,7 +593,25 @@ impl Expr {
     /// Whether the expression has an aggregate call (not inside a subquery).
     pub fn contains_agg(&self) -> bool {
         let mut found = false;
-        self.visit(&mut |e| found |= matches!(e, Expr::Agg(_)));
+        self.visit(&mut |e| found |= matches!(e, Expr::Agg(_)) || e.is_grouping());
+        found
+    }
+
+    /// Whether this node is a GROUPING() call (not looking into its children).
+    pub fn is_grouping(&self) -> bool {
+        matches!(
+            self,
+            Expr::Sys {
+                func: SysFunc::Grouping,
+                ..
+            }
+        )
+    }
+
+    /// Whether the expression has a GROUPING() call (not inside a subquery).
+    pub fn contains_grouping(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| found |= e.is_grouping());
         found
     }
 

@@ -9,6 +9,7 @@ pub mod describe;
 pub mod expr;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;
+mod group_by;
 mod locking;
 pub mod parse;
 pub mod parse_cache;

@@ -964,8 +964,12 @@ pub(crate) fn parse_sql(full: &str, stmt: &StatementText<'_>) -> PgResult<Parsed
         Parser::new(&dialect)
             .with_recursion_limit(common::stack_depth::max_levels())
             .with_tokens_with_locations(crate::seqopts::reorder_sequence_options(
-                crate::window::rewrite_exclusions(crate::locking::rewrite_tokens(
-                    crate::srf::rewrite_rows_from(tokens),
+                crate::window::rewrite_exclusions(crate::group_by::rewrite_tokens(
+                    crate::group_by::flatten_nested_grouping_sets(
+                        crate::group_by::rewrite_fetch_sign(crate::locking::rewrite_tokens(
+                            crate::srf::rewrite_rows_from(tokens),
+                        )),
+                    ),
                 )),
             ))
             .parse_statements()

@@ -26,6 +26,21 @@ use types::functions::ident_needs_quotes;
 
 use crate::bind::{format_type, ident_name, object_name_parts, parse_type_name};
 
+/// ROLLUP or CUBE as sqlparser reads them inside GROUPING SETS (a call).
+fn set_function_name(f: &ast::Function) -> Option<&'static str> {
+    let [ast::ObjectNamePart::Identifier(i)] = f.name.0.as_slice() else {
+        return None;
+    };
+    if i.quote_style.is_some() || !matches!(f.args, ast::FunctionArguments::List(_)) {
+        return None;
+    }
+    match i.value.to_ascii_lowercase().as_str() {
+        "rollup" => Some("ROLLUP"),
+        "cube" => Some("CUBE"),
+        _ => None,
+    }
+}
+
 fn quote(name: &str) -> String {
     if ident_needs_quotes(name) {
         format!("\"{}\"", name.replace('"', "\"\""))
@@ -154,7 +169,75 @@ impl Printer<'_> {
                 out.push_str(&format!("\n LIMIT {}", self.expr(l, &scope, Ctx::Top)));
             }
         }
+        // FETCH FIRST n ROWS ONLY is stored as LIMIT n; WITH TIES as itself.
+        if let Some(f) = &q.fetch {
+            let count = match &f.quantity {
+                Some(n) => self.expr(n, &scope, Ctx::Top),
+                None => "1".into(),
+            };
+            if f.with_ties {
+                out.push_str(&format!("\n FETCH FIRST ({count}) ROWS WITH TIES"));
+            } else {
+                out.push_str(&format!("\n LIMIT {count}"));
+            }
+        }
         out
+    }
+
+    /// A GROUP BY item: ROLLUP, CUBE and GROUPING SETS as PostgreSQL
+    /// prints them (a composite element in parentheses, each set of
+    /// GROUPING SETS parenthesised).
+    fn group_item(&self, e: &ast::Expr, scope: &[ScopeRel]) -> String {
+        let list = |v: &[ast::Expr]| {
+            v.iter()
+                .map(|x| self.group_item(x, scope))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let element = |v: &Vec<ast::Expr>| match v.as_slice() {
+            [one] => self.group_item(one, scope),
+            many => format!("({})", list(many)),
+        };
+        let elements = |v: &[Vec<ast::Expr>]| v.iter().map(element).collect::<Vec<_>>().join(", ");
+        match e {
+            ast::Expr::Rollup(v) => format!("ROLLUP({})", elements(v)),
+            ast::Expr::Cube(v) => format!("CUBE({})", elements(v)),
+            ast::Expr::GroupingSets(v) => {
+                let sets: Vec<String> = v
+                    .iter()
+                    .map(|set| match set.as_slice() {
+                        [one @ (ast::Expr::Rollup(_) | ast::Expr::Cube(_))] => {
+                            self.group_item(one, scope)
+                        }
+                        [ast::Expr::Function(f)] if set_function_name(f).is_some() => {
+                            self.group_item(&set[0], scope)
+                        }
+                        many => format!("({})", list(many)),
+                    })
+                    .collect();
+                format!("GROUPING SETS ({})", sets.join(", "))
+            }
+            ast::Expr::Function(f) if set_function_name(f).is_some() => {
+                let ast::FunctionArguments::List(args) = &f.args else {
+                    unreachable!("checked by set_function_name")
+                };
+                let items: Vec<String> = args
+                    .args
+                    .iter()
+                    .map(|a| match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => match x {
+                            ast::Expr::Tuple(v) => format!("({})", list(v)),
+                            x => self.group_item(x, scope),
+                        },
+                        other => other.to_string(),
+                    })
+                    .collect();
+                let name = set_function_name(f).expect("checked");
+                format!("{name}({})", items.join(", "))
+            }
+            ast::Expr::Tuple(v) => format!("({})", list(v)),
+            other => self.expr(other, scope, Ctx::Top),
+        }
     }
 
     fn set_expr(&self, body: &ast::SetExpr, names: Option<&[&str]>) -> String {
@@ -314,9 +397,19 @@ impl Printer<'_> {
             out.push_str(&format!("\n  WHERE {}", self.expr(w, &scope, Ctx::Top)));
         }
         if let ast::GroupByExpr::Expressions(g, _) = &s.group_by {
-            if !g.is_empty() {
-                let g: Vec<String> = g.iter().map(|e| self.expr(e, &scope, Ctx::Top)).collect();
-                out.push_str(&format!("\n  GROUP BY {}", g.join(", ")));
+            let (distinct, g) = match g.split_first() {
+                Some((first, rest)) if crate::group_by::is_distinct_marker(first) => (true, rest),
+                _ => (false, g.as_slice()),
+            };
+            // `()` beside other items adds nothing; PostgreSQL drops it.
+            let items: Vec<&ast::Expr> = g
+                .iter()
+                .filter(|e| g.len() == 1 || !matches!(e, ast::Expr::Tuple(v) if v.is_empty()))
+                .collect();
+            if !items.is_empty() {
+                let g: Vec<String> = items.iter().map(|e| self.group_item(e, &scope)).collect();
+                let quantifier = if distinct { "DISTINCT " } else { "" };
+                out.push_str(&format!("\n  GROUP BY {quantifier}{}", g.join(", ")));
             }
         }
         if let Some(h) = &s.having {
@@ -608,6 +701,11 @@ impl Printer<'_> {
                 let name = object_name_parts(&f.name)
                     .map(|p| p.join("."))
                     .unwrap_or_else(|_| f.name.to_string());
+                // GROUPING is a keyword, printed as one.
+                let name = match name.as_str() {
+                    "grouping" if f.over.is_none() => "GROUPING".to_string(),
+                    _ => name,
+                };
                 let args = match &f.args {
                     ast::FunctionArguments::List(list) => {
                         let distinct = if matches!(

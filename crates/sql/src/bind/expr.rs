@@ -1109,6 +1109,9 @@ impl Binder<'_, '_> {
 
     /// The call without its FILTER and ORDER BY clauses.
     fn bind_function_call(&mut self, f: &ast::Function, scope: &Scope) -> PgResult<Expr> {
+        if super::grouping_sets::is_grouping_call(f) && f.over.is_none() {
+            return self.bind_grouping(f, scope);
+        }
         let parts = object_name_parts(&f.name)?;
         let name = parts.last().unwrap().as_str();
         if parts.len() > 1 && parts[0] != "pg_catalog" {

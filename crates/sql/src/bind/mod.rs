@@ -11,6 +11,7 @@ mod distinct_on;
 mod explain;
 mod expr;
 mod fuzzy;
+mod grouping_sets;
 mod json;
 mod lock;
 mod locking;

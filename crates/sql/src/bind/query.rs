@@ -203,6 +203,33 @@ impl Binder<'_, '_> {
                 (Some(limit.clone()), Some(offset.clone()))
             }
         };
+        let with_ties = q.fetch.as_ref().is_some_and(|f| f.with_ties);
+        if let Some(f) = &q.fetch {
+            if f.percent {
+                return Err(PgError::syntax("syntax error at or near \"PERCENT\""));
+            }
+            if f.with_ties && order.is_empty() {
+                return Err(PgError::syntax(
+                    "WITH TIES cannot be specified without ORDER BY clause",
+                ));
+            }
+            let skip_locked = q
+                .locks
+                .iter()
+                .any(|l| matches!(l.nonblock, Some(ast::NonBlock::SkipLocked)));
+            if f.with_ties && skip_locked {
+                return Err(PgError::syntax(
+                    "SKIP LOCKED and WITH TIES options cannot be used together",
+                ));
+            }
+            let is_null = |e: &ast::Expr| matches!(e, ast::Expr::Value(v) if matches!(v.value, ast::Value::Null));
+            if f.with_ties && f.quantity.as_ref().is_some_and(is_null) {
+                return Err(PgError::new(
+                    SqlState::INVALID_ROW_COUNT_IN_LIMIT,
+                    "row count cannot be null in FETCH FIRST ... WITH TIES clause",
+                ));
+            }
+        }
         let limit = match q.fetch.as_ref() {
             Some(f) => f.quantity.clone().or(Some(ast::Expr::Value(
                 ast::Value::Number("1".into(), false).into(),
@@ -226,10 +253,15 @@ impl Binder<'_, '_> {
             };
             let limit = self.in_window_context(Some("LIMIT"), |b| bind_count(b, limit))?;
             let offset = self.in_window_context(Some("OFFSET"), |b| bind_count(b, offset))?;
-            plan = Plan::Limit {
-                input: Box::new(plan),
-                limit,
-                offset,
+            plan = if with_ties {
+                limit_with_ties(plan, limit, offset)?
+            } else {
+                Plan::Limit {
+                    input: Box::new(plan),
+                    limit,
+                    offset,
+                    ties: Vec::new(),
+                }
             };
         }
         Ok((plan, cols))
@@ -686,6 +718,12 @@ impl Binder<'_, '_> {
                 Some(ast::JoinConstraint::On(e)) => {
                     let b = self
                         .in_window_context(Some("JOIN conditions"), |b| b.bind_expr(e, &joined))?;
+                    if b.contains_grouping() {
+                        return Err(PgError::new(
+                            SqlState::GROUPING_ERROR,
+                            "grouping operations are not allowed in JOIN conditions",
+                        ));
+                    }
                     Some(self.coerce_bool(b, "JOIN/ON")?)
                 }
                 Some(ast::JoinConstraint::Using(names)) => {
@@ -981,6 +1019,12 @@ impl Binder<'_, '_> {
         // WHERE
         if let Some(w) = &s.selection {
             let e = self.in_window_context(Some("WHERE"), |b| b.bind_expr(w, &scope))?;
+            if e.contains_grouping() {
+                return Err(PgError::new(
+                    SqlState::GROUPING_ERROR,
+                    "grouping operations are not allowed in WHERE",
+                ));
+            }
             if e.contains_agg() {
                 return Err(PgError::new(
                     SqlState::GROUPING_ERROR,
@@ -999,17 +1043,15 @@ impl Binder<'_, '_> {
         check_target_list(cols.len())?;
         let visible = exprs.len();
         // GROUP BY
-        let mut keys = Vec::new();
-        if let ast::GroupByExpr::Expressions(gs, _) = &s.group_by {
-            for g in gs {
-                let k = self.in_window_context(Some("GROUP BY"), |b| {
-                    b.bind_output_ref(g, &scope, &exprs, &cols)
-                })?;
-                keys.push(k);
+        let group_by = match &s.group_by {
+            ast::GroupByExpr::Expressions(gs, _) => {
+                self.bind_group_by(gs, &scope, &exprs, &cols)?
             }
-        } else {
-            return Err(PgError::unsupported("GROUP BY ALL"));
-        }
+            ast::GroupByExpr::All(_) => {
+                return Err(PgError::syntax("syntax error at end of input"))
+            }
+        };
+        let (keys, grouping_sets) = (group_by.keys, group_by.sets);
         let having = s
             .having
             .as_ref()
@@ -1057,16 +1099,25 @@ impl Binder<'_, '_> {
         let has_windows = exprs.iter().any(Expr::contains_window);
         let has_srfs = exprs.iter().any(Expr::contains_srf);
         if let Some(lock) = &lock {
-            let flags = (!keys.is_empty(), has_aggs, has_windows, has_srfs);
+            let grouped = !keys.is_empty() || grouping_sets.is_some();
+            let flags = (grouped, has_aggs, has_windows, has_srfs);
             Self::check_select_locking(lock, s, flags)?;
         }
-        // HAVING alone makes the query grouped (one group, possibly empty).
-        if has_aggs || !keys.is_empty() || having.is_some() {
+        // HAVING alone makes the query grouped (one group, possibly empty),
+        // as does GROUP BY () (one group even over no rows).
+        if has_aggs || !keys.is_empty() || having.is_some() || grouping_sets.is_some() {
             let mut aggs: Vec<AggCall> = Vec::new();
-            let nkeys = keys.len();
-            let mut rewrite = |e: Expr| -> PgResult<Expr> {
-                rewrite_post_agg(e, &keys, &mut aggs, nkeys, &cols, &scope)
+            let calls = {
+                let all: Vec<&Expr> = exprs.iter().chain(having.as_ref()).collect();
+                super::grouping_sets::grouping_calls(&all, &keys)?
             };
+            let stage = PostAgg {
+                keys: &keys,
+                calls: &calls,
+                cols: &cols,
+                scope: &scope,
+            };
+            let mut rewrite = |e: Expr| -> PgResult<Expr> { stage.rewrite(e, &mut aggs) };
             let rewritten = exprs
                 .into_iter()
                 .map(&mut rewrite)
@@ -1076,7 +1127,7 @@ impl Binder<'_, '_> {
                 Ok(r) => r,
                 Err(err) => return Err(self.locate_grouping_error(err, s, order)),
             };
-            if !has_aggs && nkeys == 0 {
+            if !has_aggs && keys.is_empty() {
                 // Degenerate grouping (HAVING without aggregates or GROUP BY):
                 // nothing reads the input, so it is not scanned, as PostgreSQL's.
                 plan = Plan::Values {
@@ -1084,10 +1135,12 @@ impl Binder<'_, '_> {
                     width: 0,
                 };
             }
+            let sets = super::grouping_sets::aggregate_sets(grouping_sets, calls, keys.len());
             plan = Plan::Aggregate {
                 input: Box::new(plan),
                 keys,
                 aggs,
+                sets,
             };
             if let Some(h) = having {
                 let h = self.coerce_bool(h, "HAVING")?;
@@ -1226,7 +1279,7 @@ impl Binder<'_, '_> {
         }
     }
 
-    fn bind_output_ref(
+    pub(super) fn bind_output_ref(
         &mut self,
         g: &ast::Expr,
         scope: &Scope,
@@ -1247,6 +1300,41 @@ impl Binder<'_, '_> {
     }
 }
 
+/// FETCH FIRST ... WITH TIES: a Limit directly above the query's ORDER BY
+/// Sort (or the LockRows over it), below the projection that drops hidden
+/// sort columns, so the ties are judged on the sort keys themselves.
+fn limit_with_ties(plan: Plan, limit: Option<Expr>, offset: Option<Expr>) -> PgResult<Plan> {
+    match plan {
+        Plan::Project { input, exprs }
+            if matches!(*input, Plan::Sort { .. } | Plan::LockRows { .. }) =>
+        {
+            Ok(Plan::Project {
+                input: Box::new(limit_with_ties(*input, limit, offset)?),
+                exprs,
+            })
+        }
+        plan => {
+            let ties = match &plan {
+                Plan::Sort { keys, .. } => keys.clone(),
+                Plan::LockRows { input, .. } => match input.as_ref() {
+                    Plan::Sort { keys, .. } => keys.clone(),
+                    _ => Vec::new(),
+                },
+                _ => Vec::new(),
+            };
+            if ties.is_empty() {
+                return Err(PgError::internal("WITH TIES found no ORDER BY sort"));
+            }
+            Ok(Plan::Limit {
+                input: Box::new(plan),
+                limit,
+                offset,
+                ties,
+            })
+        }
+    }
+}
+
 fn sort_key(column: usize, o: &ast::OrderByExpr) -> SortKey {
     let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
     SortKey {
@@ -1256,18 +1344,46 @@ fn sort_key(column: usize, o: &ast::OrderByExpr) -> SortKey {
     }
 }
 
-/// Rewrites an expression to run above an Aggregate whose output row is
-/// `[keys..., aggs...]`.
-fn rewrite_post_agg(
-    e: Expr,
-    keys: &[Expr],
-    aggs: &mut Vec<AggCall>,
-    nkeys: usize,
-    cols: &[OutputColumn],
-    scope: &Scope,
-) -> PgResult<Expr> {
+/// What an expression above an Aggregate reads: its output row is
+/// `[keys..., GROUPING() calls..., aggs...]`.
+struct PostAgg<'a> {
+    keys: &'a [Expr],
+    calls: &'a [Vec<usize>],
+    cols: &'a [OutputColumn],
+    scope: &'a Scope,
+}
+
+impl PostAgg<'_> {
+    /// Rewrites an expression to run above the Aggregate, adding the
+    /// aggregate calls it makes to `aggs`.
+    fn rewrite(&self, e: Expr, aggs: &mut Vec<AggCall>) -> PgResult<Expr> {
+        rewrite_post_agg(e, self, aggs)
+    }
+}
+
+fn rewrite_post_agg(e: Expr, stage: &PostAgg<'_>, aggs: &mut Vec<AggCall>) -> PgResult<Expr> {
+    let PostAgg {
+        keys,
+        calls,
+        cols,
+        scope,
+    } = *stage;
+    let nkeys = keys.len() + calls.len();
     if let Some(i) = keys.iter().position(|k| *k == e) {
         return Ok(Expr::Column(i, e.data_type()));
+    }
+    if let Expr::Sys {
+        func: crate::expr::SysFunc::Grouping,
+        args,
+        ty,
+    } = &e
+    {
+        let call = super::grouping_sets::call_keys(args, keys)?;
+        let i = calls
+            .iter()
+            .position(|c| *c == call)
+            .expect("collected beforehand");
+        return Ok(Expr::Column(keys.len() + i, *ty));
     }
     match e {
         Expr::Agg(a) => {
@@ -1294,8 +1410,6 @@ fn rewrite_post_agg(
             ))
         }
         // Rebuild the children, checking each against the keys first.
-        other => {
-            other.map_children(&mut |child| rewrite_post_agg(child, keys, aggs, nkeys, cols, scope))
-        }
+        other => other.map_children(&mut |child| rewrite_post_agg(child, stage, aggs)),
     }
 }

@@ -631,19 +631,40 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
                 s,
             )
         }
-        Plan::Aggregate { input, keys, aggs } => {
+        Plan::Aggregate {
+            input,
+            keys,
+            aggs,
+            sets,
+        } => {
             let e = estimate(input, sizes, s);
-            let groups = if keys.is_empty() {
-                1.0
-            } else {
-                let lookup = |i: usize| column_origin(input, i, sizes);
-                let cx = SelCtx {
-                    lookup: &lookup,
-                    rows: e.rows,
-                };
-                selfuncs::estimate_num_groups(keys, e.rows, &cx)
+            let lookup = |i: usize| column_origin(input, i, sizes);
+            let cx = SelCtx {
+                lookup: &lookup,
+                rows: e.rows,
             };
-            let per_row = s.cpu_operator_cost * (keys.len() + aggs.len()) as f64;
+            let groups_of = |keys: &[Expr]| {
+                if keys.is_empty() {
+                    1.0
+                } else {
+                    selfuncs::estimate_num_groups(keys, e.rows, &cx)
+                }
+            };
+            // Grouping sets: each set's groups, its rows fed once per set.
+            let (groups, passes) = match sets {
+                None => (groups_of(keys), 1.0),
+                Some(g) => (
+                    g.sets
+                        .iter()
+                        .map(|set| {
+                            let ks: Vec<Expr> = set.iter().map(|&k| keys[k].clone()).collect();
+                            groups_of(&ks)
+                        })
+                        .sum(),
+                    g.sets.len() as f64,
+                ),
+            };
+            let per_row = s.cpu_operator_cost * passes * (keys.len() + aggs.len()) as f64;
             let startup = e.total + per_row * e.rows;
             Estimate {
                 startup,
@@ -679,6 +700,7 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
             input,
             limit,
             offset,
+            ..
         } => {
             let e = estimate(input, sizes, s);
             let count = |x: &Option<Expr>| match x {

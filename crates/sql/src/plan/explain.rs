@@ -650,17 +650,17 @@ impl Explainer<'_> {
                     ],
                 )
             }
-            Plan::Aggregate { input, keys, .. } => {
-                if keys.is_empty() {
-                    return ("Aggregate".into(), Vec::new(), vec![Child::Plain(input)]);
-                }
+            Plan::Aggregate {
+                input, keys, sets, ..
+            } => {
                 let labels = self.labels(input);
                 let text: Vec<String> = keys.iter().map(|k| self.deparse(k, &labels)).collect();
-                (
-                    "HashAggregate".into(),
-                    vec![Detail("Group Key".into(), text.join(", "))],
-                    vec![Child::Plain(input)],
-                )
+                let (name, lines) = aggregate_shape(&text, sets.as_deref());
+                let details = lines
+                    .into_iter()
+                    .map(|(label, keys)| Detail(label.into(), keys.join(", ")))
+                    .collect();
+                (name.into(), details, vec![Child::Plain(input)])
             }
             Plan::LockRows { input, .. } => {
                 ("LockRows".into(), Vec::new(), vec![Child::Plain(input)])
@@ -825,10 +825,22 @@ impl Explainer<'_> {
                 l.extend(self.labels(right));
                 l
             }
-            Plan::Aggregate { input, keys, aggs } => {
+            Plan::Aggregate {
+                input,
+                keys,
+                aggs,
+                sets,
+            } => {
                 let labels = self.labels(input);
+                let keys: Vec<String> = keys.iter().map(|k| self.deparse(k, &labels)).collect();
+                let calls = sets.iter().flat_map(|g| &g.calls).map(|args| {
+                    let args: Vec<&str> = args.iter().map(|&k| keys[k].as_str()).collect();
+                    format!("GROUPING({})", args.join(", "))
+                });
+                let calls: Vec<String> = calls.collect();
                 keys.iter()
-                    .map(|k| self.deparse(k, &labels))
+                    .cloned()
+                    .chain(calls)
                     .chain(aggs.iter().map(|a| self.agg_text(a, &labels)))
                     .collect()
             }
@@ -1249,4 +1261,43 @@ pub fn quote_ident(s: &str) -> String {
     } else {
         format!("\"{}\"", s.replace('"', "\"\""))
     }
+}
+
+/// An Aggregate's node name and its key lines ("Group Key" / "Hash Key",
+/// each with its keys' texts), as PostgreSQL shows its plan: every
+/// non-empty grouping set is hashed and the empty ones are computed as
+/// plain aggregates alongside (MixedAggregate), a single non-empty set is
+/// an ordinary HashAggregate.
+pub(crate) fn aggregate_shape<'a>(
+    keys: &'a [String],
+    sets: Option<&super::GroupingSets>,
+) -> (&'static str, Vec<(&'static str, Vec<&'a str>)>) {
+    let all: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let sets = match sets {
+        None if keys.is_empty() => return ("Aggregate", Vec::new()),
+        None => return ("HashAggregate", vec![("Group Key", all)]),
+        Some(g) => &g.sets,
+    };
+    // Larger sets first, as PostgreSQL lists its rollup chains (it orders
+    // the sets within a chain by size; the chains themselves are not
+    // reproduced here, so a CUBE of three or more may list differently).
+    let mut hashed: Vec<Vec<&str>> = sets
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| s.iter().map(|&k| keys[k].as_str()).collect())
+        .collect();
+    hashed.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    let empty = sets.len() - hashed.len();
+    if hashed.len() == 1 && empty == 0 {
+        let only = hashed.into_iter().next().expect("one set");
+        return ("HashAggregate", vec![("Group Key", only)]);
+    }
+    let name = match (hashed.is_empty(), empty) {
+        (true, _) => "Aggregate",
+        (false, 0) => "HashAggregate",
+        (false, _) => "MixedAggregate",
+    };
+    let mut lines: Vec<(&str, Vec<&str>)> = hashed.into_iter().map(|k| ("Hash Key", k)).collect();
+    lines.extend((0..empty).map(|_| ("Group Key", vec!["()"])));
+    (name, lines)
 }

@@ -115,7 +115,12 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
                 left_width,
             }
         }
-        Plan::Aggregate { input, keys, aggs } => {
+        Plan::Aggregate {
+            input,
+            keys,
+            aggs,
+            sets,
+        } => {
             let mut refs: Vec<&Expr> = keys.iter().collect();
             for a in &aggs {
                 refs.extend(a.input_exprs());
@@ -125,6 +130,7 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
                 input: bx(input, n),
                 keys,
                 aggs,
+                sets,
             }
         }
         Plan::WindowAgg {
@@ -163,10 +169,12 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
             input,
             limit,
             offset,
+            ties,
         } => Plan::Limit {
             input: bx(input, needed),
             limit,
             offset,
+            ties,
         },
         Plan::Distinct { input } => Plan::Distinct {
             input: bx(input, None),

@@ -262,7 +262,9 @@ pub fn plan_relations(plan: &Plan, mode: LockMode, out: &mut Vec<(Oid, LockMode)
             plan_relations(right, mode, out);
             exprs.extend(hash_cond.iter().chain(join_filter));
         }
-        Plan::Aggregate { input, keys, aggs } => {
+        Plan::Aggregate {
+            input, keys, aggs, ..
+        } => {
             plan_relations(input, mode, out);
             exprs.extend(keys.iter().chain(aggs.iter().flat_map(|a| a.input_exprs())));
         }
@@ -275,6 +277,7 @@ pub fn plan_relations(plan: &Plan, mode: LockMode, out: &mut Vec<(Oid, LockMode)
             input,
             limit,
             offset,
+            ..
         } => {
             plan_relations(input, mode, out);
             exprs.extend(limit.iter().chain(offset));

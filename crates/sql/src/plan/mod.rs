@@ -60,6 +60,34 @@ pub struct SortKey {
     pub nulls_first: bool,
 }
 
+/// The grouping sets of an Aggregate, expanded as PostgreSQL's
+/// expand_grouping_sets does (ROLLUP, CUBE and nesting already multiplied
+/// out, duplicates kept unless GROUP BY DISTINCT).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupingSets {
+    /// Each set as indexes into the Aggregate's keys; in a set's rows the
+    /// keys it lacks read NULL.
+    pub sets: Vec<Vec<usize>>,
+    /// Each GROUPING() call as the key indexes of its arguments: its value
+    /// has bit `n-1-i` set when argument `i` is not in the row's set.
+    pub calls: Vec<Vec<usize>>,
+}
+
+impl GroupingSets {
+    /// GROUPING(args) for the rows of set `set`.
+    pub fn grouping_value(&self, call: usize, set: usize) -> i32 {
+        let members = &self.sets[set];
+        self.calls[call]
+            .iter()
+            .fold(0, |acc, k| (acc << 1) | i32::from(!members.contains(k)))
+    }
+}
+
+/// The number of GROUPING() columns an Aggregate emits after its keys.
+pub fn grouping_calls(sets: &Option<Box<GroupingSets>>) -> usize {
+    sets.as_ref().map_or(0, |s| s.calls.len())
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Plan {
     /// Heap scan; `qual` conjuncts are checked page-at-a-time while decoding
@@ -158,11 +186,15 @@ pub enum Plan {
         right_width: usize,
         left_width: usize,
     },
-    /// Output: group keys then aggregate results.
+    /// Output: group keys, then one int4 per GROUPING() call of `sets`,
+    /// then aggregate results.
     Aggregate {
         input: Box<Plan>,
         keys: Vec<Expr>,
         aggs: Vec<AggCall>,
+        /// GROUP BY GROUPING SETS / ROLLUP / CUBE (or a GROUPING() call):
+        /// None groups by all of `keys` once.
+        sets: Option<Box<GroupingSets>>,
     },
     Sort {
         input: Box<Plan>,
@@ -183,6 +215,10 @@ pub enum Plan {
         input: Box<Plan>,
         limit: Option<Expr>,
         offset: Option<Expr>,
+        /// FETCH FIRST ... WITH TIES: the ORDER BY keys (columns of the
+        /// input) whose ties with the last counted row are returned too;
+        /// empty for LIMIT or ONLY.
+        ties: Vec<SortKey>,
     },
     Distinct {
         input: Box<Plan>,
@@ -370,7 +406,9 @@ impl Plan {
                 right_width,
                 ..
             } => left_width + right_width,
-            Plan::Aggregate { keys, aggs, .. } => keys.len() + aggs.len(),
+            Plan::Aggregate {
+                keys, aggs, sets, ..
+            } => keys.len() + grouping_calls(sets) + aggs.len(),
             Plan::WindowAgg { input, funcs, .. } => input.width() + funcs.len(),
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
@@ -424,9 +462,12 @@ impl Plan {
             Plan::NestedLoop { .. } | Plan::HashJoin { .. } | Plan::LateralJoin { .. } => {
                 unreachable!("handled above")
             }
-            Plan::Aggregate { keys, aggs, .. } => keys
+            Plan::Aggregate {
+                keys, aggs, sets, ..
+            } => keys
                 .iter()
                 .map(Expr::data_type)
+                .chain((0..grouping_calls(sets)).map(|_| DataType::new(types::TypeId::Int4)))
                 .chain(aggs.iter().map(|a| a.result))
                 .collect(),
             Plan::WindowAgg { input, funcs, .. } => {

@@ -320,7 +320,13 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
             right_width,
             left_width,
         },
-        Plan::Aggregate { input, keys, aggs } => Plan::Aggregate {
+        Plan::Aggregate {
+            input,
+            keys,
+            aggs,
+            sets,
+        } => Plan::Aggregate {
+            sets,
             input: bx(input, f),
             keys: map_vec(keys, f),
             aggs: aggs
@@ -356,10 +362,12 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
             input,
             limit,
             offset,
+            ties,
         } => Plan::Limit {
             input: bx(input, f),
             limit: limit.map(&mut *f),
             offset: offset.map(&mut *f),
+            ties,
         },
         Plan::Distinct { input } => Plan::Distinct {
             input: bx(input, f),

@@ -401,7 +401,13 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             right_width,
             left_width,
         },
-        Plan::Aggregate { input, keys, aggs } => Plan::Aggregate {
+        Plan::Aggregate {
+            input,
+            keys,
+            aggs,
+            sets,
+        } => Plan::Aggregate {
+            sets,
             input: Box::new(plan_tree(*input, cx)),
             keys: plan_exprs(keys, cx),
             aggs: aggs
@@ -445,6 +451,7 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             input,
             limit,
             offset,
+            ties,
         } => {
             let input = plan_tree(*input, cx);
             // ORDER BY ... LIMIT: an index in the sort's order returns the
@@ -458,6 +465,7 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
                 input: Box::new(input),
                 limit,
                 offset,
+                ties,
             }
         }
         Plan::Distinct { input } => Plan::Distinct {

@@ -211,6 +211,14 @@ impl Explainer<'_> {
             Plan::ProjectSet { .. } => ("ProjectSet", None),
             Plan::NestedLoop { .. } | Plan::LateralJoin { .. } => ("Nested Loop", None),
             Plan::HashJoin { .. } => ("Hash Join", None),
+            Plan::Aggregate { keys, sets, .. } if sets.is_some() => {
+                let names: Vec<String> = keys.iter().map(|_| String::new()).collect();
+                match super::aggregate_shape(&names, sets.as_deref()).0 {
+                    "MixedAggregate" => ("Aggregate", Some("Mixed")),
+                    "HashAggregate" => ("Aggregate", Some("Hashed")),
+                    _ => ("Aggregate", Some("Plain")),
+                }
+            }
             Plan::Aggregate { keys, .. } if keys.is_empty() => ("Aggregate", Some("Plain")),
             Plan::Aggregate { .. } | Plan::Distinct { .. } => ("Aggregate", Some("Hashed")),
             Plan::Sort { .. } => ("Sort", None),
@@ -306,6 +314,7 @@ impl Explainer<'_> {
             f.push(("Inner Unique".into(), raw(false)));
         }
         let lists = self.key_lists(p);
+        let details = self.grouping_sets(p, details, &mut f);
         for Detail(k, v) in details {
             if k.starts_with("Rows Removed") || k == "Heap Fetches" {
                 f.push((k, J::Raw(v)));
@@ -414,6 +423,56 @@ impl Explainer<'_> {
         }
         f.push(("Actual Rows".into(), J::Raw(format!("{rows:.0}"))));
         f.push(("Actual Loops".into(), raw(loops)));
+    }
+
+    /// An Aggregate over grouping sets lists its sets under "Grouping
+    /// Sets" (each hashed set apart, the empty ones together) in place of
+    /// its key lines; the other details are returned.
+    fn grouping_sets(
+        &self,
+        p: &Plan,
+        details: Vec<Detail>,
+        f: &mut Vec<(String, J)>,
+    ) -> Vec<Detail> {
+        let Plan::Aggregate {
+            input,
+            keys,
+            sets: Some(sets),
+            ..
+        } = p
+        else {
+            return details;
+        };
+        let labels = self.labels(input);
+        let names: Vec<String> = keys.iter().map(|k| self.deparse(k, &labels)).collect();
+        let (_, lines) = super::aggregate_shape(&names, Some(sets));
+        if lines.iter().all(|(label, _)| *label == "Group Key")
+            && lines.len() == 1
+            && !sets.sets[0].is_empty()
+        {
+            return details;
+        }
+        let owned = |keys: Vec<&str>| J::Names(keys.into_iter().map(String::from).collect());
+        let mut groups = Vec::new();
+        let mut empties = Vec::new();
+        for (label, keys) in lines {
+            if label == "Hash Key" {
+                groups.push(J::Obj(vec![(
+                    "Hash Keys".into(),
+                    J::List(vec![owned(keys)]),
+                )]));
+            } else {
+                empties.push(owned(Vec::new()));
+            }
+        }
+        if !empties.is_empty() {
+            groups.push(J::Obj(vec![("Group Keys".into(), J::List(empties))]));
+        }
+        f.push(("Grouping Sets".into(), J::List(groups)));
+        details
+            .into_iter()
+            .filter(|Detail(k, _)| k != "Hash Key" && k != "Group Key")
+            .collect()
     }
 
     /// Details that are lists in JSON: sort and group keys, one name each.
