@@ -23,7 +23,6 @@ use hooks::{Hooks, SequenceValues};
 use sql::parse::{is_blank, split_statements, ParsedStatement, StatementText};
 use sql::plan::{BoundStatement, OutputColumn, TransactionOp};
 use sql::BindContext;
-use types::datetime::TimeZone;
 use types::{IoSettings, TypeId, Value};
 
 use crate::context::SharedContext;
@@ -64,11 +63,11 @@ fn no_transaction_warning() -> PgError {
     }
 }
 
-/// TimeZone and max_stack_depth as last set, and what they parse to.
+/// Settings as last set, and what they parse to.
 #[derive(Default)]
 struct ThreadSettings {
-    zone_setting: String,
-    zone: TimeZone,
+    /// The conversion settings and the settings generation they were parsed from.
+    io: Option<(u64, IoSettings)>,
     stack_setting: String,
     stack_kb: u64,
     /// The planner's settings and the settings generation they were parsed from.
@@ -243,28 +242,17 @@ impl Session {
         }
     }
 
+    /// The session's conversion settings, typed once per change of the settings.
     fn io(&self) -> IoSettings {
         let mut cache = self.thread_settings.borrow_mut();
-        let zone = self.settings.get("TimeZone").unwrap_or("UTC");
-        if cache.zone_setting != zone {
-            cache.zone = TimeZone::parse(zone).unwrap_or_default();
-            cache.zone_setting = zone.to_string();
-        }
-        let bytea_output = self
-            .settings
-            .get("bytea_output")
-            .ok()
-            .and_then(types::bytea::ByteaOutput::parse)
-            .unwrap_or_default();
-        IoSettings {
-            timezone: cache.zone,
-            bytea_output,
-            interval_style: self
-                .settings
-                .get("IntervalStyle")
-                .ok()
-                .and_then(types::interval::IntervalStyle::parse)
-                .unwrap_or_default(),
+        let generation = self.settings.generation();
+        match cache.io {
+            Some((g, io)) if g == generation => io,
+            _ => {
+                let io = gucs::io_settings(&self.settings);
+                cache.io = Some((generation, io));
+                io
+            }
         }
     }
 
@@ -562,6 +550,7 @@ impl Session {
                 name,
                 value,
                 local: _,
+                reset,
             } => {
                 if name == "all" {
                     self.settings = (*self.base).clone();
@@ -586,7 +575,7 @@ impl Session {
                 if canonical.starts_with("default_transaction_") {
                     self.sync_transaction_settings();
                 }
-                return sink.complete(if value.is_some() { "SET" } else { "RESET" });
+                return sink.complete(if *reset { "RESET" } else { "SET" });
             }
             BoundStatement::Role(sql::role::RoleStatement::SetRole(role)) => {
                 return self.set_role(role.as_deref(), sink);
@@ -601,7 +590,7 @@ impl Session {
                 };
                 let canonical = gucs::lookup(name).map(|d| d.name).unwrap_or(name);
                 let v = self.settings.get(name)?.to_string();
-                sink.columns(&[text_column(&canonical.to_lowercase())])?;
+                sink.columns(&[text_column(canonical)])?;
                 sink.row(&[Value::Text(v)])?;
                 return sink.complete("SHOW");
             }

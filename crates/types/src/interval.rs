@@ -1083,8 +1083,11 @@ mod tests {
             ),
             "29 days 23:00:00"
         );
-        let jan31 = datetime::parse_timestamp("2024-01-31").unwrap();
+        let jan31 = datetime::parse_timestamp("2024-01-31", datetime::DateOrder::Mdy).unwrap();
         let feb = timestamp_plus(jan31, &p("1 mon")).unwrap();
-        assert_eq!(feb, datetime::parse_timestamp("2024-02-29").unwrap());
+        assert_eq!(
+            feb,
+            datetime::parse_timestamp("2024-02-29", datetime::DateOrder::Mdy).unwrap()
+        );
     }
 }

@@ -118,7 +118,11 @@ impl Factory {
             if gucs::lookup(k).is_some_and(settable) {
                 settings
                     .set_user(k, Some(v), &base, superuser)
-                    .map_err(|e| PgError::fatal(e.code, e.message))?;
+                    // FATAL, keeping the DETAIL and HINT (DateStyle's say why).
+                    .map_err(|e| PgError {
+                        severity: common::error::Severity::Fatal,
+                        ..e
+                    })?;
             }
         }
         settings

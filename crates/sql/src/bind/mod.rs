@@ -309,10 +309,16 @@ impl Binder<'_, '_> {
 
     fn bind_utility(&mut self, u: &Utility) -> PgResult<BoundStatement> {
         Ok(match u {
-            Utility::Set { name, value, local } => BoundStatement::Set {
+            Utility::Set {
+                name,
+                value,
+                local,
+                reset,
+            } => BoundStatement::Set {
                 name: name.clone(),
                 value: value.clone(),
                 local: *local,
+                reset: *reset,
             },
             Utility::Show { name } if name == "all" => BoundStatement::ShowAll,
             Utility::Show { name } => BoundStatement::Show {
