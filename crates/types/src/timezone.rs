@@ -179,10 +179,10 @@ impl TimeZone {
         let offset = self.offset_at_utc(utc_us);
         let a = offset.unsigned_abs();
         let mut s = format!("{}{:02}", if offset < 0 { '-' } else { '+' }, a / 3600);
-        if a % 3600 != 0 {
+        if !a.is_multiple_of(3600) {
             s.push_str(&format!("{:02}", a % 3600 / 60));
         }
-        if a % 60 != 0 {
+        if !a.is_multiple_of(60) {
             s.push_str(&format!("{:02}", a % 60));
         }
         s
