@@ -123,10 +123,13 @@ pub struct Session {
     /// Settings as last read, with their parsed forms (parsed again only
     /// after a change); max_stack_depth is the one the thread takes.
     thread_settings: std::cell::RefCell<ThreadSettings>,
-    /// The configuration files' settings this session started from (what
-    /// RESET returns to), and the server's reload count when it took them.
+    /// The configuration files' settings this session started from, and the
+    /// server's reload count when it took them.
     base: Arc<Settings>,
     seen_reloads: u64,
+    /// What RESET returns to: `base` with the startup packet's settings
+    /// (PGDATESTYLE's DateStyle stays after RESET, as in PostgreSQL).
+    reset: Arc<Settings>,
     /// Named prepared statements (Parse and PREPARE share them).
     statements: crate::session_api::StatementRegistry,
     /// Cursors opened by DECLARE.
@@ -179,6 +182,7 @@ impl Session {
     fn absorb_reload(&mut self) {
         if let Some((count, new)) = self.ctx.reloaded_settings(self.seen_reloads) {
             self.settings.absorb_reload(&self.base, &new);
+            Arc::make_mut(&mut self.reset).absorb_reload(&self.base, &new);
             self.base = new;
             self.seen_reloads = count;
         }
@@ -553,7 +557,7 @@ impl Session {
                 reset,
             } => {
                 if name == "all" {
-                    self.settings = (*self.base).clone();
+                    self.settings = (*self.reset).clone();
                     self.sync_transaction_settings();
                     return sink.complete("RESET");
                 }
@@ -567,7 +571,7 @@ impl Session {
                 }
                 let canonical =
                     self.settings
-                        .set_user(name, value.as_deref(), &self.base, self.superuser)?;
+                        .set_user(name, value.as_deref(), &self.reset, self.superuser)?;
                 if gucs::lookup(canonical).is_some_and(|d| d.reported) {
                     let v = self.settings.get(canonical)?.to_string();
                     self.changed.push((canonical.to_string(), v));
@@ -886,7 +890,7 @@ impl Session {
         let io = self.io();
         let deadline = self.statement_deadline();
         let lock_settings = self.lock_settings();
-        let base = self.base.clone();
+        let base = self.reset.clone();
         let snapshot_isolation = self.current_isolation();
         let mut hooks = Hooks {
             ctx: &ctx,

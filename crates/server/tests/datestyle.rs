@@ -49,7 +49,14 @@ fn psql_with_pgdatestyle_gets_postgres_style() {
     let mut cmd = s.psql_command();
     cmd.env("PGDATESTYLE", "Postgres, MDY")
         .env("PGTZ", "America/Los_Angeles")
-        .args(["-F", "|", "-c", "show datestyle", "-c", SAMPLE]);
+        .args(["-q", "-F", "|", "-c", "show datestyle", "-c", SAMPLE])
+        // The startup value is what RESET and DEFAULT return to.
+        .args(["-c", "set datestyle = 'iso, dmy'", "-c", "reset datestyle"])
+        .args(["-c", "show datestyle", "-c", "set datestyle = 'sql, ymd'"])
+        .args(["-c", "set datestyle = 'german, default'", "-c", "show datestyle"])
+        .args(["-c", "set datestyle to default", "-c", "show datestyle"])
+        .args(["-c", "set datestyle = iso", "-c", "reset all", "-c", "show datestyle"])
+        .args(["-c", "select set_config('datestyle', 'sql', false)"]);
     let out = s.run_psql(cmd);
     assert!(
         out.status.success(),
@@ -59,7 +66,12 @@ fn psql_with_pgdatestyle_gets_postgres_style() {
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "Postgres, MDY\n\
-         Tue Nov 24 12:00:00 2026 PST|11-24-2026|Tue Nov 24 12:00:00.5 2026|01-02-2003\n"
+         Tue Nov 24 12:00:00 2026 PST|11-24-2026|Tue Nov 24 12:00:00.5 2026|01-02-2003\n\
+         Postgres, MDY\n\
+         German, MDY\n\
+         Postgres, MDY\n\
+         Postgres, MDY\n\
+         SQL, MDY\n"
     );
 }
 
