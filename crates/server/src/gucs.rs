@@ -72,7 +72,7 @@ impl Settings {
     /// Sets from a config file or the command line (any context but Internal).
     pub fn set_startup(&mut self, name: &str, value: &str) -> PgResult<()> {
         let def = lookup(name).ok_or_else(|| unrecognized(name))?;
-        let v = self.checked_value(def, value, &Settings::defaults())?;
+        let v = self.checked_value(def, value, None)?;
         self.values.insert(def.name, v);
         self.generation = next_generation();
         Ok(())
@@ -151,7 +151,7 @@ impl Settings {
             GucContext::Superuser | GucContext::User => {}
         }
         let v = match value {
-            Some(v) => self.checked_value(def, v, defaults)?,
+            Some(v) => self.checked_value(def, v, Some(defaults))?,
             None => defaults.get(def.name)?.to_string(),
         };
         self.values.insert(def.name, v);
@@ -161,8 +161,14 @@ impl Settings {
 
     /// A new value validated and in the form SHOW reports. DateStyle reads
     /// against the current value (a value naming only the output format
-    /// keeps the field order) and `reset` (its DEFAULT key word).
-    fn checked_value(&self, def: &GucDef, value: &str, reset: &Settings) -> PgResult<String> {
+    /// keeps the field order) and `reset` (its DEFAULT key word; the
+    /// built-in default without one).
+    fn checked_value(
+        &self,
+        def: &GucDef,
+        value: &str,
+        reset: Option<&Settings>,
+    ) -> PgResult<String> {
         if def.name == "DateStyle" {
             let style = |s: &Settings| {
                 s.get(def.name)
@@ -172,7 +178,8 @@ impl Settings {
                     })
                     .unwrap_or_default()
             };
-            return DateStyle::parse_setting(value, style(self), style(reset))
+            let reset = reset.map_or(DateStyle::ISO_MDY, style);
+            return DateStyle::parse_setting(value, style(self), reset)
                 .map(DateStyle::canonical_name)
                 .map_err(|detail| invalid_value(def, value).with_detail(detail));
         }

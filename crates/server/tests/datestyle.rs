@@ -53,9 +53,21 @@ fn psql_with_pgdatestyle_gets_postgres_style() {
         // The startup value is what RESET and DEFAULT return to.
         .args(["-c", "set datestyle = 'iso, dmy'", "-c", "reset datestyle"])
         .args(["-c", "show datestyle", "-c", "set datestyle = 'sql, ymd'"])
-        .args(["-c", "set datestyle = 'german, default'", "-c", "show datestyle"])
+        .args([
+            "-c",
+            "set datestyle = 'german, default'",
+            "-c",
+            "show datestyle",
+        ])
         .args(["-c", "set datestyle to default", "-c", "show datestyle"])
-        .args(["-c", "set datestyle = iso", "-c", "reset all", "-c", "show datestyle"])
+        .args([
+            "-c",
+            "set datestyle = iso",
+            "-c",
+            "reset all",
+            "-c",
+            "show datestyle",
+        ])
         .args(["-c", "select set_config('datestyle', 'sql', false)"]);
     let out = s.run_psql(cmd);
     assert!(
