@@ -76,7 +76,7 @@ pub fn parse_text(ty: DataType, s: &str, io: &IoSettings) -> PgResult<Value> {
         )?),
         TypeId::Bytea => Value::Bytea(bytea::parse(s)?),
         TypeId::Uuid => Value::Uuid(crate::uuid::parse(s)?),
-        TypeId::Interval => Value::Interval(crate::interval::parse_interval(s)?),
+        TypeId::Interval => Value::Interval(crate::interval::parse_interval(s, io.interval_style)?),
         TypeId::Json => {
             crate::json::parse::validate_json(s)?;
             Value::Text(s.to_string())
