@@ -3,9 +3,10 @@
 use std::collections::BTreeMap;
 
 use common::{PgError, PgResult, SqlState};
+use types::datestyle::DateStyle;
 
 pub use crate::gucs_typed::{
-    exec_settings, lock_settings, planner_settings, procarray_group_clear,
+    exec_settings, io_settings, lock_settings, planner_settings, procarray_group_clear,
 };
 
 pub use crate::gucs_defs::{GucContext, GucDef, GUCS, SERVER_VERSION};
@@ -71,8 +72,8 @@ impl Settings {
     /// Sets from a config file or the command line (any context but Internal).
     pub fn set_startup(&mut self, name: &str, value: &str) -> PgResult<()> {
         let def = lookup(name).ok_or_else(|| unrecognized(name))?;
-        validate(def, value)?;
-        self.values.insert(def.name, canonical_value(def, value));
+        let v = self.checked_value(def, value, None)?;
+        self.values.insert(def.name, v);
         self.generation = next_generation();
         Ok(())
     }
@@ -150,15 +151,40 @@ impl Settings {
             GucContext::Superuser | GucContext::User => {}
         }
         let v = match value {
-            Some(v) => {
-                validate(def, v)?;
-                canonical_value(def, v)
-            }
+            Some(v) => self.checked_value(def, v, Some(defaults))?,
             None => defaults.get(def.name)?.to_string(),
         };
         self.values.insert(def.name, v);
         self.generation = next_generation();
         Ok(def.name)
+    }
+
+    /// A new value validated and in the form SHOW reports. DateStyle reads
+    /// against the current value (a value naming only the output format
+    /// keeps the field order) and `reset` (its DEFAULT key word; the
+    /// built-in default without one).
+    fn checked_value(
+        &self,
+        def: &GucDef,
+        value: &str,
+        reset: Option<&Settings>,
+    ) -> PgResult<String> {
+        if def.name == "DateStyle" {
+            let style = |s: &Settings| {
+                s.get(def.name)
+                    .ok()
+                    .and_then(|v| {
+                        DateStyle::parse_setting(v, DateStyle::ISO_MDY, DateStyle::ISO_MDY).ok()
+                    })
+                    .unwrap_or_default()
+            };
+            let reset = reset.map_or(DateStyle::ISO_MDY, style);
+            return DateStyle::parse_setting(value, style(self), reset)
+                .map(DateStyle::canonical_name)
+                .map_err(|detail| invalid_value(def, value).with_detail(detail));
+        }
+        validate(def, value)?;
+        Ok(canonical_value(def, value))
     }
 
     pub fn generation(&self) -> u64 {
@@ -195,14 +221,21 @@ fn canonical_value(def: &GucDef, value: &str) -> String {
     }
 }
 
+/// 22023 "invalid value for parameter ...".
+fn invalid_value(def: &GucDef, value: &str) -> PgError {
+    PgError::new(
+        SqlState::INVALID_PARAMETER_VALUE,
+        format!("invalid value for parameter \"{}\": \"{value}\"", def.name),
+    )
+}
+
 fn validate(def: &GucDef, value: &str) -> PgResult<()> {
-    let bad = || {
-        PgError::new(
-            SqlState::INVALID_PARAMETER_VALUE,
-            format!("invalid value for parameter \"{}\": \"{value}\"", def.name),
-        )
-    };
+    let bad = || invalid_value(def, value);
     match def.name {
+        "DateStyle" => {
+            DateStyle::parse_setting(value, DateStyle::ISO_MDY, DateStyle::ISO_MDY)
+                .map_err(|detail| bad().with_detail(detail))?;
+        }
         "default_transaction_isolation" | "transaction_isolation" => {
             txn::IsolationLevel::parse(value).ok_or_else(bad)?;
         }

@@ -99,3 +99,27 @@ pub fn procarray_group_clear(s: &Settings) -> bool {
         .and_then(parse_bool)
         .unwrap_or(true)
 }
+
+/// The settings text input and output depend on (TimeZone, bytea_output,
+/// IntervalStyle, DateStyle), typed (parsed once per change; each was
+/// validated and put in its canonical form when set).
+pub fn io_settings(s: &Settings) -> types::IoSettings {
+    let get = |n: &str| s.get(n).ok();
+    types::IoSettings {
+        timezone: get("TimeZone")
+            .and_then(types::datetime::TimeZone::parse)
+            .unwrap_or_default(),
+        bytea_output: get("bytea_output")
+            .and_then(types::bytea::ByteaOutput::parse)
+            .unwrap_or_default(),
+        interval_style: get("IntervalStyle")
+            .and_then(types::interval::IntervalStyle::parse)
+            .unwrap_or_default(),
+        date_style: get("DateStyle")
+            .and_then(|v| {
+                let iso = types::datestyle::DateStyle::ISO_MDY;
+                types::datestyle::DateStyle::parse_setting(v, iso, iso).ok()
+            })
+            .unwrap_or_default(),
+    }
+}

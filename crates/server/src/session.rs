@@ -23,7 +23,6 @@ use hooks::{Hooks, SequenceValues};
 use sql::parse::{is_blank, split_statements, ParsedStatement, StatementText};
 use sql::plan::{BoundStatement, OutputColumn, TransactionOp};
 use sql::BindContext;
-use types::datetime::TimeZone;
 use types::{IoSettings, TypeId, Value};
 
 use crate::context::SharedContext;
@@ -64,11 +63,11 @@ fn no_transaction_warning() -> PgError {
     }
 }
 
-/// TimeZone and max_stack_depth as last set, and what they parse to.
+/// Settings as last set, and what they parse to.
 #[derive(Default)]
 struct ThreadSettings {
-    zone_setting: String,
-    zone: TimeZone,
+    /// The conversion settings and the settings generation they were parsed from.
+    io: Option<(u64, IoSettings)>,
     stack_setting: String,
     stack_kb: u64,
     /// The planner's settings and the settings generation they were parsed from.
@@ -124,10 +123,13 @@ pub struct Session {
     /// Settings as last read, with their parsed forms (parsed again only
     /// after a change); max_stack_depth is the one the thread takes.
     thread_settings: std::cell::RefCell<ThreadSettings>,
-    /// The configuration files' settings this session started from (what
-    /// RESET returns to), and the server's reload count when it took them.
+    /// The configuration files' settings this session started from, and the
+    /// server's reload count when it took them.
     base: Arc<Settings>,
     seen_reloads: u64,
+    /// What RESET returns to: `base` with the startup packet's settings
+    /// (PGDATESTYLE's DateStyle stays after RESET, as in PostgreSQL).
+    reset: Arc<Settings>,
     /// Named prepared statements (Parse and PREPARE share them).
     statements: crate::session_api::StatementRegistry,
     /// Cursors opened by DECLARE.
@@ -180,6 +182,7 @@ impl Session {
     fn absorb_reload(&mut self) {
         if let Some((count, new)) = self.ctx.reloaded_settings(self.seen_reloads) {
             self.settings.absorb_reload(&self.base, &new);
+            Arc::make_mut(&mut self.reset).absorb_reload(&self.base, &new);
             self.base = new;
             self.seen_reloads = count;
         }
@@ -243,28 +246,17 @@ impl Session {
         }
     }
 
+    /// The session's conversion settings, typed once per change of the settings.
     fn io(&self) -> IoSettings {
         let mut cache = self.thread_settings.borrow_mut();
-        let zone = self.settings.get("TimeZone").unwrap_or("UTC");
-        if cache.zone_setting != zone {
-            cache.zone = TimeZone::parse(zone).unwrap_or_default();
-            cache.zone_setting = zone.to_string();
-        }
-        let bytea_output = self
-            .settings
-            .get("bytea_output")
-            .ok()
-            .and_then(types::bytea::ByteaOutput::parse)
-            .unwrap_or_default();
-        IoSettings {
-            timezone: cache.zone,
-            bytea_output,
-            interval_style: self
-                .settings
-                .get("IntervalStyle")
-                .ok()
-                .and_then(types::interval::IntervalStyle::parse)
-                .unwrap_or_default(),
+        let generation = self.settings.generation();
+        match cache.io {
+            Some((g, io)) if g == generation => io,
+            _ => {
+                let io = gucs::io_settings(&self.settings);
+                cache.io = Some((generation, io));
+                io
+            }
         }
     }
 
@@ -562,9 +554,10 @@ impl Session {
                 name,
                 value,
                 local: _,
+                reset,
             } => {
                 if name == "all" {
-                    self.settings = (*self.base).clone();
+                    self.settings = (*self.reset).clone();
                     self.sync_transaction_settings();
                     return sink.complete("RESET");
                 }
@@ -578,7 +571,7 @@ impl Session {
                 }
                 let canonical =
                     self.settings
-                        .set_user(name, value.as_deref(), &self.base, self.superuser)?;
+                        .set_user(name, value.as_deref(), &self.reset, self.superuser)?;
                 if gucs::lookup(canonical).is_some_and(|d| d.reported) {
                     let v = self.settings.get(canonical)?.to_string();
                     self.changed.push((canonical.to_string(), v));
@@ -586,7 +579,7 @@ impl Session {
                 if canonical.starts_with("default_transaction_") {
                     self.sync_transaction_settings();
                 }
-                return sink.complete(if value.is_some() { "SET" } else { "RESET" });
+                return sink.complete(if *reset { "RESET" } else { "SET" });
             }
             BoundStatement::Role(sql::role::RoleStatement::SetRole(role)) => {
                 return self.set_role(role.as_deref(), sink);
@@ -601,7 +594,7 @@ impl Session {
                 };
                 let canonical = gucs::lookup(name).map(|d| d.name).unwrap_or(name);
                 let v = self.settings.get(name)?.to_string();
-                sink.columns(&[text_column(&canonical.to_lowercase())])?;
+                sink.columns(&[text_column(canonical)])?;
                 sink.row(&[Value::Text(v)])?;
                 return sink.complete("SHOW");
             }
@@ -897,7 +890,7 @@ impl Session {
         let io = self.io();
         let deadline = self.statement_deadline();
         let lock_settings = self.lock_settings();
-        let base = self.base.clone();
+        let base = self.reset.clone();
         let snapshot_isolation = self.current_isolation();
         let mut hooks = Hooks {
             ctx: &ctx,

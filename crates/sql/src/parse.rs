@@ -122,8 +122,11 @@ pub enum Utility {
     },
     Set {
         name: String,
+        /// None: the default (RESET, or SET ... TO DEFAULT).
         value: Option<String>,
         local: bool,
+        /// Spelled RESET (the command tag says which).
+        reset: bool,
     },
     Show {
         name: String,
@@ -645,11 +648,13 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             name: "all".into(),
             value: None,
             local: false,
+            reset: true,
         }),
         ["reset", _] => Some(Utility::Set {
             name: toks[1].0.to_lowercase(),
             value: None,
             local: false,
+            reset: true,
         }),
         ["set", "constraints", .., mode @ ("deferred" | "immediate")] => {
             let list = &toks[2..toks.len() - 1];
@@ -687,6 +692,7 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
                     name: "timezone".into(),
                     value,
                     local,
+                    reset: false,
                 });
             }
             let name = toks.get(off)?.0.to_lowercase();
@@ -708,7 +714,12 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             } else {
                 Some(value)
             };
-            Some(Utility::Set { name, value, local })
+            Some(Utility::Set {
+                name,
+                value,
+                local,
+                reset: false,
+            })
         }
         ["drop", "table", "if", "exists", ..] => Some(Utility::DropTable {
             names: qualified_names(strip_behavior(&toks[4..]))?,

@@ -1,14 +1,13 @@
-//! `date`, `timestamp` and `timestamptz`: calendar arithmetic and text I/O
-//! (DateStyle ISO output, MDY input order, session time zone UTC).
+//! `date`, `timestamp` and `timestamptz`: calendar arithmetic and text
+//! input (in the session's DateStyle field order); output is datestyle.rs.
 //!
 //! Dates are days since 2000-01-01; timestamps microseconds since
 //! 2000-01-01 00:00:00 (timestamptz in UTC). ±infinity are the extreme values.
 
-use std::fmt::Write as _;
-
 use common::{PgError, PgResult, SqlState};
 
 pub use super::timezone::TimeZone;
+pub use crate::datestyle::{DateOrder, DateStyle};
 
 pub const DATE_NOBEGIN: i32 = i32::MIN;
 pub const DATE_NOEND: i32 = i32::MAX;
@@ -161,27 +160,9 @@ pub fn today() -> i32 {
     now_timestamp().div_euclid(USECS_PER_DAY) as i32
 }
 
-// ----- output -----
+// ----- output (in each DateStyle: see datestyle.rs) -----
 
-fn write_ymd(out: &mut String, y: i64, m: u32, d: u32) {
-    let yy = if y > 0 { y } else { 1 - y };
-    let _ = write!(out, "{yy:04}-{m:02}-{d:02}");
-}
-
-/// Appends a date as DateStyle ISO prints it (`2024-01-02`, `0044-03-15 BC`, `infinity`).
-pub fn write_date(days: i32, out: &mut String) {
-    match days {
-        DATE_NOBEGIN => out.push_str("-infinity"),
-        DATE_NOEND => out.push_str("infinity"),
-        _ => {
-            let (y, m, d) = ymd_from_date(days as i64);
-            write_ymd(out, y, m, d);
-            if y <= 0 {
-                out.push_str(" BC");
-            }
-        }
-    }
-}
+pub use crate::datestyle::{write_date, write_timestamp, write_timestamptz};
 
 /// Local wall-clock microseconds of a timestamptz in zone `tz`.
 pub fn tz_to_local(us: i64, tz: TimeZone) -> i64 {
@@ -197,56 +178,6 @@ pub fn local_to_tz(us: i64, tz: TimeZone) -> i64 {
         return us;
     }
     us - tz.offset_for_local(us) as i64 * USECS_PER_SEC
-}
-
-/// `zone`: None for a timestamp, the zone to show a timestamptz in.
-fn write_ts(us: i64, zone: Option<TimeZone>, out: &mut String) {
-    match us {
-        TIMESTAMP_NOBEGIN => out.push_str("-infinity"),
-        TIMESTAMP_NOEND => out.push_str("infinity"),
-        _ => {
-            let offset = zone.map_or(0, |z| z.offset_at_utc(us));
-            let f = timestamp_to_fields(us + offset as i64 * USECS_PER_SEC);
-            write_ymd(out, f.year, f.month, f.day);
-            let _ = write!(out, " {:02}:{:02}:{:02}", f.hour, f.minute, f.second);
-            if f.usec != 0 {
-                let mut frac = f.usec;
-                let mut width = 6;
-                while frac.is_multiple_of(10) {
-                    frac /= 10;
-                    width -= 1;
-                }
-                let _ = write!(out, ".{frac:0width$}");
-            }
-            if zone.is_some() {
-                let (sign, a) = if offset < 0 {
-                    ('-', -offset)
-                } else {
-                    ('+', offset)
-                };
-                let _ = write!(out, "{sign}{:02}", a / 3600);
-                if a % 3600 != 0 {
-                    let _ = write!(out, ":{:02}", a % 3600 / 60);
-                }
-                if a % 60 != 0 {
-                    let _ = write!(out, ":{:02}", a % 60);
-                }
-            }
-            if f.year <= 0 {
-                out.push_str(" BC");
-            }
-        }
-    }
-}
-
-/// Appends a timestamp as `YYYY-MM-DD HH:MM:SS[.ffffff]`.
-pub fn write_timestamp(us: i64, out: &mut String) {
-    write_ts(us, None, out)
-}
-
-/// Appends a timestamptz in the session time zone UTC: `2024-01-02 03:04:05+00`.
-pub fn write_timestamptz(us: i64, zone: TimeZone, out: &mut String) {
-    write_ts(us, Some(zone), out)
 }
 
 /// Rounds a timestamp to `typmod` fractional digits (timestamp(p)). Rounding
@@ -426,24 +357,10 @@ fn is_day_name(w: &str) -> bool {
         .any(|d| *d == w || (w.len() >= 3 && d.starts_with(w)))
 }
 
+/// A zone abbreviation in the input ("PST", "CEST"), from the same set
+/// that AT TIME ZONE knows.
 fn tz_abbrev(w: &str) -> Option<i32> {
-    Some(match w {
-        "z" | "zulu" | "utc" | "gmt" | "ut" | "wet" => 0,
-        "est" => -5 * 3600,
-        "edt" => -4 * 3600,
-        "cst" => -6 * 3600,
-        "cdt" => -5 * 3600,
-        "mst" => -7 * 3600,
-        "mdt" => -6 * 3600,
-        "pst" => -8 * 3600,
-        "pdt" => -7 * 3600,
-        "cet" | "bst" | "west" => 3600,
-        "cest" | "eet" => 2 * 3600,
-        "eest" | "msk" => 3 * 3600,
-        "ist" => 2 * 3600,
-        "jst" => 9 * 3600,
-        _ => return None,
-    })
+    super::timezone::abbreviation_offset(w)
 }
 
 #[derive(Default)]
@@ -456,12 +373,17 @@ struct Fields {
     tz: Option<i32>,
     bc: bool,
     pm: Option<bool>,
+    /// The month was named ("Jan"), which settles how numbers around it read.
+    text_month: bool,
+    /// DateStyle's field order, for numbers that could be any field.
+    order: DateOrder,
 }
 
 enum DtErr {
     Format,
     Field,
-    MonthField,
+    /// A month or day out of range: perhaps read in the wrong field order.
+    MdField,
     Tz,
 }
 
@@ -497,6 +419,8 @@ fn set_day(f: &mut Fields, d: i64) -> Result<(), DtErr> {
     Ok(())
 }
 
+/// A date written as one token (`2003-01-02`, `01/02/03`, `02-Jan-2003`):
+/// a month name first, then the numbers in order, as PostgreSQL's DecodeDate.
 fn decode_date_token(f: &mut Fields, tok: &str) -> Result<(), DtErr> {
     let parts: Vec<&str> = tok.split(['-', '/', '.']).collect();
     if parts.len() != 3 || parts.iter().any(|p| p.is_empty()) {
@@ -505,35 +429,49 @@ fn decode_date_token(f: &mut Fields, tok: &str) -> Result<(), DtErr> {
     let month_pos = parts
         .iter()
         .position(|p| p.bytes().all(|b| b.is_ascii_alphabetic()));
-    match month_pos {
-        Some(mp) => {
-            let m = month_from_name(&parts[mp].to_ascii_lowercase()).ok_or(DtErr::Format)?;
-            set_month(f, m as i64)?;
-            let nums: Vec<&str> = parts
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| *i != mp)
-                .map(|(_, p)| *p)
-                .collect();
-            if nums[0].len() > 2 {
-                set_year(f, nums[0])?;
-                set_day(f, parse_u(nums[1])?)
-            } else {
-                set_day(f, parse_u(nums[0])?)?;
-                set_year(f, nums[1])
-            }
+    // A month name inside this token settles only this token's numbers.
+    let outer_text_month = f.text_month;
+    if let Some(mp) = month_pos {
+        let m = month_from_name(&parts[mp].to_ascii_lowercase()).ok_or(DtErr::Format)?;
+        set_month(f, m as i64)?;
+        f.text_month = true;
+    }
+    for (i, part) in parts.iter().enumerate() {
+        if Some(i) != month_pos {
+            decode_date_number(f, part)?;
         }
-        None => {
-            if parts[0].len() > 2 {
-                set_year(f, parts[0])?;
-                set_month(f, parse_u(parts[1])?)?;
-                set_day(f, parse_u(parts[2])?)
-            } else {
-                set_month(f, parse_u(parts[0])?)?;
-                set_day(f, parse_u(parts[1])?)?;
-                set_year(f, parts[2])
-            }
+    }
+    f.text_month = outer_text_month;
+    Ok(())
+}
+
+/// One number of a date, placed as PostgreSQL's DecodeNumber places it: by
+/// the fields already read, its width (three or more digits is a year), a
+/// month name nearby, and DateStyle's order where nothing else decides.
+fn decode_date_number(f: &mut Fields, tok: &str) -> Result<(), DtErr> {
+    let val = parse_u(tok)?;
+    let wide = tok.len() >= 3;
+    match (f.year.is_some(), f.month.is_some(), f.day.is_some()) {
+        (false, false, false) => match f.order {
+            _ if wide => set_year(f, tok),
+            DateOrder::Ymd => set_year(f, tok),
+            DateOrder::Dmy => set_day(f, val),
+            DateOrder::Mdy => set_month(f, val),
+        },
+        (true, false, false) | (false, false, true) => set_month(f, val),
+        (false, true, false) if f.text_month && (wide || f.order == DateOrder::Ymd) => {
+            set_year(f, tok)
         }
+        (false, true, false) => set_day(f, val),
+        (true, true, false) if f.text_month && wide && f.year_digits <= 2 => {
+            // DD-MON-YYYY even under YMD: the short first number was the day.
+            let day = f.year.take().unwrap_or(0);
+            set_day(f, day)?;
+            set_year(f, tok)
+        }
+        (true, true, false) => set_day(f, val),
+        (false, true, true) => set_year(f, tok),
+        _ => Err(DtErr::Format),
     }
 }
 
@@ -638,13 +576,18 @@ fn decode_number(f: &mut Fields, tok: &str) -> Result<(), DtErr> {
         };
         return decode_time(f, &t);
     }
-    if tok.len() <= 2 && f.day.is_none() && (f.month.is_some() || f.year.is_none()) {
-        return set_day(f, parse_u(tok)?);
+    if have_date {
+        return Err(DtErr::Format);
     }
-    set_year(f, tok)
+    decode_date_number(f, tok)
 }
 
-fn decode(s: &str, target: Target, zone: TimeZone) -> Result<Result<i64, Special>, DtErr> {
+fn decode(
+    s: &str,
+    target: Target,
+    zone: TimeZone,
+    order: DateOrder,
+) -> Result<Result<i64, Special>, DtErr> {
     let toks = tokenize(s).ok_or(DtErr::Format)?;
     if toks.len() == 1 {
         if let Tok::Word(w) = &toks[0] {
@@ -663,7 +606,10 @@ fn decode(s: &str, target: Target, zone: TimeZone) -> Result<Result<i64, Special
             }
         }
     }
-    let mut f = Fields::default();
+    let mut f = Fields {
+        order,
+        ..Fields::default()
+    };
     for tok in &toks {
         match tok {
             Tok::Date(d) => decode_date_token(&mut f, d)?,
@@ -677,7 +623,13 @@ fn decode(s: &str, target: Target, zone: TimeZone) -> Result<Result<i64, Special
             }
             Tok::Word(w) => {
                 if let Some(m) = month_from_name(w) {
+                    // "2 January": the number read as a month was the day.
+                    if let (Some(numeric @ 1..=31), None, false) = (f.month, f.day, f.text_month) {
+                        f.month = None;
+                        f.day = Some(numeric);
+                    }
                     set_month(&mut f, m as i64)?;
+                    f.text_month = true;
                 } else if w == "bc" {
                     f.bc = true;
                 } else if w == "ad" || is_day_name(w) {
@@ -708,10 +660,10 @@ fn decode(s: &str, target: Target, zone: TimeZone) -> Result<Result<i64, Special
     if f.bc {
         year = 1 - year;
     }
-    if !(1..=12).contains(&month) {
-        return Err(DtErr::MonthField);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return Err(DtErr::MdField);
     }
-    if day < 1 || day > days_in_month(year, month) {
+    if day > days_in_month(year, month) {
         return Err(DtErr::Field);
     }
     let (mut h, mi, sec, us) = f.time.unwrap_or((0, 0, 0, 0));
@@ -763,10 +715,10 @@ enum Special {
     OutOfRange,
 }
 
-fn parse_any(input: &str, target: Target, zone: TimeZone) -> PgResult<i64> {
+fn parse_any(input: &str, target: Target, zone: TimeZone, order: DateOrder) -> PgResult<i64> {
     let s = crate::float::trim_pg(input);
     let tname = target.type_name();
-    let r = decode(s, target, zone).map_err(|e| match e {
+    let r = decode(s, target, zone, order).map_err(|e| match e {
         DtErr::Format => PgError::new(
             SqlState::INVALID_DATETIME_FORMAT,
             format!("invalid input syntax for type {tname}: \"{input}\""),
@@ -775,7 +727,7 @@ fn parse_any(input: &str, target: Target, zone: TimeZone) -> PgResult<i64> {
             SqlState::DATETIME_FIELD_OVERFLOW,
             format!("date/time field value out of range: \"{input}\""),
         ),
-        DtErr::MonthField => PgError::new(
+        DtErr::MdField => PgError::new(
             SqlState::DATETIME_FIELD_OVERFLOW,
             format!("date/time field value out of range: \"{input}\""),
         )
@@ -835,20 +787,21 @@ fn parse_any(input: &str, target: Target, zone: TimeZone) -> PgResult<i64> {
     }
 }
 
-/// Parses `date` input (ISO, MDY and textual month forms; time and zone ignored).
-pub fn parse_date(input: &str) -> PgResult<i32> {
-    parse_any(input, Target::Date, TimeZone::Fixed(0)).map(|v| v as i32)
+/// Parses `date` input (ISO, numeric in DateStyle's `order`, and textual
+/// month forms; time and zone ignored).
+pub fn parse_date(input: &str, order: DateOrder) -> PgResult<i32> {
+    parse_any(input, Target::Date, TimeZone::Fixed(0), order).map(|v| v as i32)
 }
 
 /// Parses `timestamp` input (a zone, if given, is ignored as PostgreSQL does).
-pub fn parse_timestamp(input: &str) -> PgResult<i64> {
-    parse_any(input, Target::Timestamp, TimeZone::Fixed(0))
+pub fn parse_timestamp(input: &str, order: DateOrder) -> PgResult<i64> {
+    parse_any(input, Target::Timestamp, TimeZone::Fixed(0), order)
 }
 
 /// Parses `timestamptz` input; without a zone in the text, `zone` (the
 /// session's TimeZone) applies.
-pub fn parse_timestamptz(input: &str, zone: TimeZone) -> PgResult<i64> {
-    parse_any(input, Target::Timestamptz, zone)
+pub fn parse_timestamptz(input: &str, zone: TimeZone, order: DateOrder) -> PgResult<i64> {
+    parse_any(input, Target::Timestamptz, zone, order)
 }
 
 #[cfg(test)]
@@ -856,30 +809,30 @@ mod tests {
     use super::*;
 
     fn d(s: &str) -> String {
-        match parse_date(s) {
+        match parse_date(s, DateOrder::Mdy) {
             Ok(v) => {
                 let mut o = String::new();
-                write_date(v, &mut o);
+                write_date(v, DateStyle::ISO_MDY, &mut o);
                 o
             }
             Err(e) => format!("ERROR {}: {}", e.code.0, e.message),
         }
     }
     fn ts(s: &str) -> String {
-        match parse_timestamp(s) {
+        match parse_timestamp(s, DateOrder::Mdy) {
             Ok(v) => {
                 let mut o = String::new();
-                write_timestamp(v, &mut o);
+                write_timestamp(v, DateStyle::ISO_MDY, &mut o);
                 o
             }
             Err(e) => format!("ERROR {}: {}", e.code.0, e.message),
         }
     }
     fn tstz(s: &str) -> String {
-        match parse_timestamptz(s, TimeZone::Fixed(0)) {
+        match parse_timestamptz(s, TimeZone::Fixed(0), DateOrder::Mdy) {
             Ok(v) => {
                 let mut o = String::new();
-                write_timestamptz(v, TimeZone::Fixed(0), &mut o);
+                write_timestamptz(v, TimeZone::Fixed(0), DateStyle::ISO_MDY, &mut o);
                 o
             }
             Err(e) => format!("ERROR {}: {}", e.code.0, e.message),
@@ -969,7 +922,7 @@ mod tests {
             d("2024-01-02 25:04:05"),
             "ERROR 22008: date/time field value out of range: \"2024-01-02 25:04:05\""
         );
-        assert_eq!(parse_date("now").unwrap(), today());
+        assert_eq!(parse_date("now", DateOrder::Mdy).unwrap(), today());
     }
 
     #[test]
@@ -1046,14 +999,18 @@ mod tests {
 
     #[test]
     fn typmod_rounding() {
-        let t = parse_timestamp("2024-01-02 03:04:05.9999").unwrap();
+        let t = parse_timestamp("2024-01-02 03:04:05.9999", DateOrder::Mdy).unwrap();
         let mut o = String::new();
-        write_timestamp(adjust_timestamp_typmod(t, 0).unwrap(), &mut o);
+        write_timestamp(
+            adjust_timestamp_typmod(t, 0).unwrap(),
+            DateStyle::ISO_MDY,
+            &mut o,
+        );
         assert_eq!(o, "2024-01-02 03:04:06");
-        let t = parse_timestamp("2024-01-02 03:04:05.000001").unwrap();
+        let t = parse_timestamp("2024-01-02 03:04:05.000001", DateOrder::Mdy).unwrap();
         assert_eq!(adjust_timestamp_typmod(t, 3).unwrap() % USECS_PER_SEC, 0);
         // Found by the types_io fuzz target: rounding must not leave the range.
-        let last = parse_timestamp("294276-12-31 23:59:59.999999").unwrap();
+        let last = parse_timestamp("294276-12-31 23:59:59.999999", DateOrder::Mdy).unwrap();
         let e = adjust_timestamp_typmod(last, 1).unwrap_err();
         assert_eq!(
             (e.code.0, e.message.as_str()),

@@ -460,14 +460,20 @@ fn tokenize(s: &str) -> Vec<String> {
 
 /// PostgreSQL's interval_in for every input style: `1 day 02:03:04`,
 /// `1 year 2 mons`, `@ 1 hour ago`, `-1 day +2 hours`, `1.5 days`, `1-2`,
-/// `P1Y2M3DT4H5M6S` and `P0001-02-03T04:05:06`.
-pub fn parse_interval(input: &str) -> PgResult<Interval> {
-    parse_interval_with(input, IntervalField::Second)
+/// `P1Y2M3DT4H5M6S` and `P0001-02-03T04:05:06`. Under IntervalStyle
+/// sql_standard a leading minus applies to every field when no other field
+/// has a sign (`-1 2:00:00` is minus one day and two hours).
+pub fn parse_interval(input: &str, style: IntervalStyle) -> PgResult<Interval> {
+    parse_interval_with(input, IntervalField::Second, style)
 }
 
 /// `parse_interval` with a bare trailing number meaning `bare` (the last field
 /// of an `interval '...' hour` style literal).
-pub fn parse_interval_with(input: &str, bare: IntervalField) -> PgResult<Interval> {
+pub fn parse_interval_with(
+    input: &str,
+    bare: IntervalField,
+    style: IntervalStyle,
+) -> PgResult<Interval> {
     let s = input.trim();
     if s.is_empty() {
         return Err(bad_syntax(input));
@@ -486,6 +492,15 @@ pub fn parse_interval_with(input: &str, bare: IntervalField) -> PgResult<Interva
     }
     if tokens.is_empty() {
         return Err(bad_syntax(input));
+    }
+    if style == IntervalStyle::SqlStandard
+        && tokens[0].len() > 1
+        && tokens[0].starts_with('-')
+        && !tokens[1..].iter().any(|t| t.starts_with(['-', '+']))
+    {
+        // Every field negative: read them unsigned, then negate the whole.
+        tokens[0].remove(0);
+        negate = !negate;
     }
     let mut acc = Acc::default();
     let mut i = 0;
@@ -1017,7 +1032,7 @@ mod tests {
     use super::*;
 
     fn p(s: &str) -> Interval {
-        parse_interval(s).unwrap_or_else(|e| panic!("{s}: {e:?}"))
+        parse_interval(s, IntervalStyle::Postgres).unwrap_or_else(|e| panic!("{s}: {e:?}"))
     }
     fn out(s: &str) -> String {
         interval_to_string(&p(s), IntervalStyle::Postgres)
@@ -1038,9 +1053,19 @@ mod tests {
         assert_eq!(out("0"), "00:00:00");
         assert_eq!(out("-00:00:01.5"), "-00:00:01.5");
         assert_eq!(out("P0001-02-03T04:05:06"), "1 year 2 mons 3 days 04:05:06");
-        assert!(parse_interval("foo").is_err());
-        assert!(parse_interval("").is_err());
-        assert!(parse_interval("1 fortnight").is_err());
+        let parse = |s| parse_interval(s, IntervalStyle::Postgres);
+        assert!(parse("foo").is_err());
+        assert!(parse("").is_err());
+        assert!(parse("1 fortnight").is_err());
+        // sql_standard: a leading minus covers the fields without signs.
+        let sql = |s| parse_interval(s, IntervalStyle::SqlStandard).unwrap();
+        assert_eq!(sql("-1 2:03:04"), Interval::new(0, -1, -7_384_000_000));
+        assert_eq!(sql("-1 year 2 mons"), Interval::new(-14, 0, 0));
+        assert_eq!(sql("-1 day +2 hours"), parse("-1 day +2 hours").unwrap());
+        assert_eq!(
+            sql("-1 day 2 hours ago"),
+            Interval::new(0, 1, 7_200_000_000)
+        );
     }
 
     #[test]
@@ -1083,8 +1108,11 @@ mod tests {
             ),
             "29 days 23:00:00"
         );
-        let jan31 = datetime::parse_timestamp("2024-01-31").unwrap();
+        let jan31 = datetime::parse_timestamp("2024-01-31", datetime::DateOrder::Mdy).unwrap();
         let feb = timestamp_plus(jan31, &p("1 mon")).unwrap();
-        assert_eq!(feb, datetime::parse_timestamp("2024-02-29").unwrap());
+        assert_eq!(
+            feb,
+            datetime::parse_timestamp("2024-02-29", datetime::DateOrder::Mdy).unwrap()
+        );
     }
 }

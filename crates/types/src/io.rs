@@ -13,8 +13,8 @@ use crate::{DataType, TypeId};
 use common::{PgError, PgResult, SqlState};
 
 /// The session's settings that text input and output, casts and some
-/// functions depend on (TimeZone, bytea_output, IntervalStyle; DateStyle is fixed
-/// at ISO). It travels explicitly from the session to whatever
+/// functions depend on (TimeZone, bytea_output, IntervalStyle, DateStyle),
+/// each typed once where the session sets it. It travels explicitly from the session to whatever
 /// converts values (the binder's constant folding, the executor, the
 /// protocol's output), so a thread that is not the session's (a parallel
 /// worker) converts values exactly as the session would.
@@ -23,6 +23,8 @@ pub struct IoSettings {
     pub timezone: TimeZone,
     pub bytea_output: ByteaOutput,
     pub interval_style: crate::interval::IntervalStyle,
+    /// Output format of dates and times, and the field order of date input.
+    pub date_style: crate::datestyle::DateStyle,
 }
 
 impl IoSettings {
@@ -32,6 +34,7 @@ impl IoSettings {
         timezone: TimeZone::Fixed(0),
         bytea_output: ByteaOutput::Hex,
         interval_style: crate::interval::IntervalStyle::Postgres,
+        date_style: crate::datestyle::DateStyle::ISO_MDY,
     };
 }
 
@@ -62,18 +65,18 @@ pub fn parse_text(ty: DataType, s: &str, io: &IoSettings) -> PgResult<Value> {
             s,
             io,
         )?),
-        TypeId::Date => Value::Date(datetime::parse_date(s)?),
+        TypeId::Date => Value::Date(datetime::parse_date(s, io.date_style.order)?),
         TypeId::Timestamp => Value::Timestamp(datetime::adjust_timestamp_typmod(
-            datetime::parse_timestamp(s)?,
+            datetime::parse_timestamp(s, io.date_style.order)?,
             ty.typmod,
         )?),
         TypeId::Timestamptz => Value::Timestamptz(datetime::adjust_timestamp_typmod(
-            datetime::parse_timestamptz(s, io.timezone)?,
+            datetime::parse_timestamptz(s, io.timezone, io.date_style.order)?,
             ty.typmod,
         )?),
         TypeId::Bytea => Value::Bytea(bytea::parse(s)?),
         TypeId::Uuid => Value::Uuid(crate::uuid::parse(s)?),
-        TypeId::Interval => Value::Interval(crate::interval::parse_interval(s)?),
+        TypeId::Interval => Value::Interval(crate::interval::parse_interval(s, io.interval_style)?),
         TypeId::Json => {
             crate::json::parse::validate_json(s)?;
             Value::Text(s.to_string())
@@ -98,14 +101,14 @@ pub fn format_text(v: &Value, ty: TypeId, io: &IoSettings, out: &mut String) {
         Value::Oid(o) => {
             let _ = write!(out, "{o}");
         }
-        Value::Date(d) => datetime::write_date(*d, out),
+        Value::Date(d) => datetime::write_date(*d, io.date_style, out),
         Value::Timestamp(t) | Value::Timestamptz(t) => {
             if ty == TypeId::Timestamptz
                 || (ty != TypeId::Timestamp && matches!(v, Value::Timestamptz(_)))
             {
-                datetime::write_timestamptz(*t, io.timezone, out)
+                datetime::write_timestamptz(*t, io.timezone, io.date_style, out)
             } else {
-                datetime::write_timestamp(*t, out)
+                datetime::write_timestamp(*t, io.date_style, out)
             }
         }
         Value::Bytea(b) => bytea::format(b, io.bytea_output, out),

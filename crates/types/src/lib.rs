@@ -531,6 +531,7 @@ impl From<TypeId> for DataType {
 pub mod array;
 pub mod bytea;
 pub mod cast;
+pub mod datestyle;
 pub mod datetime;
 pub mod float;
 pub mod interval;

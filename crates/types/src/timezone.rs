@@ -18,8 +18,13 @@ const UNIX_TO_PG_EPOCH_SECS: i64 = 946_684_800;
 /// A session's TimeZone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeZone {
-    /// A constant offset, seconds east of UTC.
+    /// A constant offset, seconds east of UTC: a number of hours as set
+    /// ('+02', '<+02>-02'), UTC where no session applies, and the fixed
+    /// zones of conversions. Its abbreviation is the offset (`+02`).
     Fixed(i32),
+    /// A constant offset set in the POSIX form with minutes ('-03:30',
+    /// seconds east): PostgreSQL gives such a zone an empty abbreviation.
+    Posix(i32),
     /// A zone of the IANA database.
     Named(Tz),
 }
@@ -54,9 +59,13 @@ fn signed_hours_minutes(v: &str, max_hours: i32) -> Option<(i32, i32, bool)> {
 /// A fixed offset as PostgreSQL reads a TimeZone setting: a bare number
 /// ('+02', '-8'; '5.5' is not accepted) counts hours east, while a form with
 /// minutes ('-03:30') is POSIX-style and counts west.
-fn parse_fixed_offset(v: &str) -> Option<i32> {
+fn parse_fixed_offset(v: &str) -> Option<TimeZone> {
     let (sign, secs, posix) = signed_hours_minutes(v, 15)?;
-    Some(if posix { -sign * secs } else { sign * secs })
+    Some(if posix {
+        TimeZone::Posix(-sign * secs)
+    } else {
+        TimeZone::Fixed(sign * secs)
+    })
 }
 
 /// A POSIX offset, `[+-]hh[:mm]`, which counts west of UTC; returns seconds east.
@@ -80,7 +89,7 @@ impl TimeZone {
         }
         lookup_name(v)
             .map(TimeZone::Named)
-            .or_else(|| parse_fixed_offset(v).map(TimeZone::Fixed))
+            .or_else(|| parse_fixed_offset(v))
     }
 
     /// Parses the zone of `AT TIME ZONE` and `timezone(zone, …)`: a zone
@@ -102,7 +111,7 @@ impl TimeZone {
     /// The offset in force at a UTC instant.
     pub fn offset_at_utc(self, utc_us: i64) -> i32 {
         match self {
-            TimeZone::Fixed(secs) => secs,
+            TimeZone::Fixed(secs) | TimeZone::Posix(secs) => secs,
             TimeZone::Named(tz) => {
                 let t = to_naive(utc_us);
                 tz.offset_from_utc_datetime(&t).fix().local_minus_utc()
@@ -116,7 +125,7 @@ impl TimeZone {
     /// (for daylight saving in either hemisphere: standard time).
     pub fn offset_for_local(self, local_us: i64) -> i32 {
         match self {
-            TimeZone::Fixed(secs) => secs,
+            TimeZone::Fixed(secs) | TimeZone::Posix(secs) => secs,
             TimeZone::Named(tz) => {
                 let t = to_naive(local_us);
                 match tz.offset_from_local_datetime(&t) {
@@ -136,7 +145,7 @@ impl TimeZone {
     /// Whether daylight saving time is in force at a UTC instant.
     pub fn is_dst_at_utc(self, utc_us: i64) -> bool {
         match self {
-            TimeZone::Fixed(_) => false,
+            TimeZone::Fixed(_) | TimeZone::Posix(_) => false,
             TimeZone::Named(tz) => {
                 let o = tz.offset_from_utc_datetime(&to_naive(utc_us));
                 !o.dst_offset().is_zero()
@@ -148,12 +157,35 @@ impl TimeZone {
     /// has one.
     pub fn abbreviation_at_utc(self, utc_us: i64) -> Option<String> {
         match self {
-            TimeZone::Fixed(_) => None,
+            TimeZone::Fixed(_) | TimeZone::Posix(_) => None,
             TimeZone::Named(tz) => {
                 let o = tz.offset_from_utc_datetime(&to_naive(utc_us));
                 o.abbreviation().map(str::to_string)
             }
         }
+    }
+
+    /// The abbreviation timestamptz output shows at a UTC instant in the
+    /// SQL, Postgres and German DateStyles, as PostgreSQL's zone database
+    /// gives it: the zone's letters ("PST", "LMT"), else the offset in the
+    /// database's numeric form ("-03", "+0545"); empty for a POSIX offset.
+    pub fn display_abbreviation(self, utc_us: i64) -> String {
+        if let TimeZone::Posix(_) = self {
+            return String::new();
+        }
+        if let Some(letters) = self.abbreviation_at_utc(utc_us) {
+            return letters;
+        }
+        let offset = self.offset_at_utc(utc_us);
+        let a = offset.unsigned_abs();
+        let mut s = format!("{}{:02}", if offset < 0 { '-' } else { '+' }, a / 3600);
+        if !a.is_multiple_of(3600) {
+            s.push_str(&format!("{:02}", a % 3600 / 60));
+        }
+        if !a.is_multiple_of(60) {
+            s.push_str(&format!("{:02}", a % 60));
+        }
+        s
     }
 
     /// The zone's canonical name, for SHOW and ParameterStatus, as
@@ -162,7 +194,7 @@ impl TimeZone {
     pub fn canonical_name(self, as_set: &str) -> String {
         match self {
             TimeZone::Named(tz) => tz.name().to_string(),
-            TimeZone::Fixed(secs) if !as_set.contains(':') => {
+            TimeZone::Fixed(secs) => {
                 let (sign, posix_sign, a) = if secs < 0 {
                     ('-', '+', -secs)
                 } else {
@@ -175,7 +207,7 @@ impl TimeZone {
                 };
                 format!("<{sign}{hm}>{posix_sign}{hm}")
             }
-            TimeZone::Fixed(_) => as_set.trim().to_string(),
+            TimeZone::Posix(_) => as_set.trim().to_string(),
         }
     }
 }
@@ -278,8 +310,14 @@ mod tests {
         assert_eq!(TimeZone::parse("<+02>-02"), Some(TimeZone::Fixed(7200)));
         assert_eq!(TimeZone::parse("<-05>+05"), Some(TimeZone::Fixed(-18000)));
         assert_eq!(TimeZone::Fixed(-5 * 3600).canonical_name("-5"), "<-05>+05");
-        assert_eq!(TimeZone::parse("-03:30"), Some(TimeZone::Fixed(12600)));
-        assert_eq!(TimeZone::Fixed(12600).canonical_name("-03:30"), "-03:30");
+        assert_eq!(TimeZone::parse("-03:30"), Some(TimeZone::Posix(12600)));
+        assert_eq!(TimeZone::Posix(12600).canonical_name("-03:30"), "-03:30");
+        // What timestamptz output shows in the non-ISO DateStyles.
+        assert_eq!(TimeZone::Fixed(7200).display_abbreviation(0), "+02");
+        assert_eq!(TimeZone::Fixed(-8 * 3600).display_abbreviation(0), "-08");
+        assert_eq!(TimeZone::Posix(12600).display_abbreviation(0), "");
+        let kathmandu = TimeZone::parse("Asia/Kathmandu").unwrap();
+        assert_eq!(kathmandu.display_abbreviation(100_000_000_000_000), "+0545");
         // Conversions read numbers the POSIX way (west) and know abbreviations.
         assert_eq!(
             TimeZone::parse_for_conversion("+02"),

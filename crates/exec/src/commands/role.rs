@@ -144,7 +144,11 @@ fn apply(env: &ExecEnv, role: &mut Role, o: &RoleOptions) -> PgResult<()> {
         a.conn_limit = n;
     }
     if let Some(t) = &o.valid_until {
-        a.valid_until = Some(types::datetime::parse_timestamptz(t, env.io.timezone)?);
+        a.valid_until = Some(types::datetime::parse_timestamptz(
+            t,
+            env.io.timezone,
+            env.io.date_style.order,
+        )?);
     }
     Ok(())
 }

@@ -118,7 +118,11 @@ impl Factory {
             if gucs::lookup(k).is_some_and(settable) {
                 settings
                     .set_user(k, Some(v), &base, superuser)
-                    .map_err(|e| PgError::fatal(e.code, e.message))?;
+                    // FATAL, keeping the DETAIL and HINT (DateStyle's say why).
+                    .map_err(|e| PgError {
+                        severity: common::error::Severity::Fatal,
+                        ..e
+                    })?;
             }
         }
         settings
@@ -193,7 +197,6 @@ impl Factory {
             authenticated_user: params.user.clone(),
             set_role: None,
             superuser,
-            settings,
             changed: Vec::new(),
             txn: TxnState::Idle,
             proc: self.ctx.tm.register_proc(pid),
@@ -207,6 +210,8 @@ impl Factory {
             db_counters,
             parse_cache: sql::parse_cache::ParseCache::new(),
             thread_settings: Default::default(),
+            reset: Arc::new(settings.clone()),
+            settings,
             base,
             seen_reloads,
             statements: Default::default(),

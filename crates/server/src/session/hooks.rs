@@ -136,11 +136,12 @@ impl SessionHooks for Hooks<'_> {
         let canonical = self
             .settings
             .set_user(name, Some(value), self.defaults, self.superuser)?;
+        // The value as stored: DateStyle, TimeZone and others are canonicalised.
+        let stored = self.settings.get(canonical)?.to_string();
         if gucs::lookup(canonical).is_some_and(|d| d.reported) {
-            self.changed
-                .push((canonical.to_string(), value.to_string()));
+            self.changed.push((canonical.to_string(), stored.clone()));
         }
-        Ok(value.to_string())
+        Ok(stored)
     }
     fn backend_pid(&self) -> i32 {
         self.pid

@@ -547,7 +547,7 @@ impl Session {
                 }
                 for (name, value) in sets {
                     self.settings
-                        .set_user(name, Some(value), &self.base, self.superuser)?;
+                        .set_user(name, Some(value), &self.reset, self.superuser)?;
                     if gucs::lookup(name).is_some_and(|d| d.reported) {
                         self.changed.push((name.to_string(), value.to_string()));
                     }

@@ -1004,7 +1004,11 @@ impl Binder<'_, '_> {
         let inner = self.bind_expr(&iv.value, scope)?;
         match inner {
             Expr::Const(Value::Text(s), t) if t.id == TypeId::Unknown => {
-                let v = ivl::parse_interval_with(&s, last.unwrap_or(IntervalField::Second))?;
+                let v = ivl::parse_interval_with(
+                    &s,
+                    last.unwrap_or(IntervalField::Second),
+                    self.ctx.io.interval_style,
+                )?;
                 let v = last.map_or(v, |l| ivl::truncate_to_field(v, l));
                 Ok(Expr::Const(Value::Interval(v), TypeId::Interval.into()))
             }

@@ -336,10 +336,16 @@ impl Binder<'_, '_> {
 
     fn bind_utility(&mut self, u: &Utility) -> PgResult<BoundStatement> {
         Ok(match u {
-            Utility::Set { name, value, local } => BoundStatement::Set {
+            Utility::Set {
+                name,
+                value,
+                local,
+                reset,
+            } => BoundStatement::Set {
                 name: name.clone(),
                 value: value.clone(),
                 local: *local,
+                reset: *reset,
             },
             Utility::Show { name } if name == "all" => BoundStatement::ShowAll,
             Utility::Show { name } => BoundStatement::Show {
@@ -781,6 +787,21 @@ impl Binder<'_, '_> {
             .namespaces
             .get(&namespace)
             .map_or_else(String::new, |n| n.name.clone());
+        if let Some(
+            ast::CreateTableLikeKind::Parenthesized(like) | ast::CreateTableLikeKind::Plain(like),
+        ) = &ct.like
+        {
+            // LIKE: the source's column names, types and NOT NULL
+            // constraints; defaults only with INCLUDING DEFAULTS.
+            let source = self
+                .require_table(&object_name_parts(&like.name)?)
+                .map_err(|e| self.at(e, like.name.span()))?;
+            let with_defaults = like.defaults == Some(ast::CreateTableLikeDefaults::Including);
+            columns.extend(source.columns.iter().map(|c| Column {
+                default: c.default.clone().filter(|_| with_defaults),
+                ..c.clone()
+            }));
+        }
         for cd in &ct.columns {
             let serial = sequence::serial_type(&cd.data_type.to_string().to_lowercase());
             let c = match serial {

@@ -18,8 +18,9 @@ fn is_input_error(err: &PgError) -> bool {
             | SqlState::NUMERIC_VALUE_OUT_OF_RANGE
             | SqlState::INVALID_DATETIME_FORMAT
             | SqlState::DATETIME_FIELD_OVERFLOW
-            | SqlState::STRING_DATA_RIGHT_TRUNCATION
     )
+    // Not 22001 (value too long for varchar(n)): PostgreSQL raises it from
+    // the length coercion while planning, with no position.
 }
 
 /// The span of `e` if it is a literal (possibly parenthesised, signed or cast).

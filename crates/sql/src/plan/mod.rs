@@ -777,8 +777,11 @@ pub enum BoundStatement {
     },
     Set {
         name: String,
+        /// None: the default (RESET, or SET ... TO DEFAULT).
         value: Option<String>,
         local: bool,
+        /// Spelled RESET (the command tag says which).
+        reset: bool,
     },
     Show {
         name: String,

@@ -209,16 +209,7 @@ fn timeofday(_: &[Value], io: &IoSettings) -> PgResult<Value> {
     let f = timestamp_to_fields(local);
     // 2000-01-01, day 0 of the timestamp epoch, was a Saturday.
     let weekday = (local.div_euclid(USECS_PER_DAY) + 6).rem_euclid(7) as usize;
-    let zone = io.timezone.abbreviation_at_utc(now).unwrap_or_else(|| {
-        let offset = io.timezone.offset_at_utc(now);
-        let sign = if offset < 0 { '-' } else { '+' };
-        let (h, m) = (offset.abs() / 3600, offset.abs() % 3600 / 60);
-        if m == 0 {
-            format!("{sign}{h:02}")
-        } else {
-            format!("{sign}{h:02}:{m:02}")
-        }
-    });
+    let zone = io.timezone.display_abbreviation(now);
     Ok(Value::Text(format!(
         "{} {} {:02} {:02}:{:02}:{:02}.{:06} {} {}",
         DAYS[weekday],

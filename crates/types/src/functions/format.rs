@@ -141,11 +141,14 @@ fn format(args: &[Value]) -> PgResult<Value> {
                 let n = read_number(&mut chars)?;
                 let index = if chars.peek() == Some(&'$') {
                     chars.next();
-                    n.filter(|n| *n > 0).ok_or_else(|| {
+                    let index = n.filter(|n| *n > 0).ok_or_else(|| {
                         format_error(
                             "format specifies argument 0, but arguments are numbered from 1",
                         )
-                    })? - 1
+                    })? - 1;
+                    // A value without a position follows its width's argument.
+                    next_arg = index + 1;
+                    index
                 } else {
                     let i = next_arg;
                     next_arg += 1;

@@ -326,8 +326,14 @@ fn math() {
 
 #[test]
 fn datetimes() {
-    let ts = |s: &str| Value::Timestamp(crate::datetime::parse_timestamp(s).unwrap());
-    let d = |s: &str| Value::Date(crate::datetime::parse_date(s).unwrap());
+    let ts = |s: &str| {
+        Value::Timestamp(
+            crate::datetime::parse_timestamp(s, crate::datetime::DateOrder::Mdy).unwrap(),
+        )
+    };
+    let d = |s: &str| {
+        Value::Date(crate::datetime::parse_date(s, crate::datetime::DateOrder::Mdy).unwrap())
+    };
     assert_eq!(
         call("date_part", &[t("epoch"), ts("2024-01-02 03:04:05.5")]),
         "1704164645.5"

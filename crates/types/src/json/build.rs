@@ -101,7 +101,12 @@ pub fn jsonb_value(j: Jsonb) -> Value {
 /// JSON's date/time text: ISO 8601 with a `T`, and a `+HH:MM` offset for
 /// timestamptz; infinities as `infinity`.
 fn iso_datetime(v: &Value, ty: TypeId, settings: &IoSettings) -> String {
-    let text = io::to_text(v, ty, settings);
+    // ISO whatever the session's DateStyle, as PostgreSQL's JSON output.
+    let iso = IoSettings {
+        date_style: crate::datestyle::DateStyle::ISO_MDY,
+        ..*settings
+    };
+    let text = io::to_text(v, ty, &iso);
     if matches!(v, Value::Date(_)) || text.ends_with("infinity") {
         return text;
     }

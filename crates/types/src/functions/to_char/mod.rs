@@ -89,15 +89,7 @@ fn timestamptz_to_char(args: &[Value], io: &IoSettings) -> PgResult<Value> {
         return Ok(Value::Null);
     }
     let offset = io.timezone.offset_at_utc(us);
-    let abbrev = io.timezone.abbreviation_at_utc(us).unwrap_or_else(|| {
-        let (h, m) = (offset.abs() / 3600, offset.abs() % 3600 / 60);
-        let sign = if offset < 0 { '-' } else { '+' };
-        if m == 0 {
-            format!("{sign}{h:02}")
-        } else {
-            format!("{sign}{h:02}:{m:02}")
-        }
-    });
+    let abbrev = io.timezone.display_abbreviation(us);
     let local = dt::tz_to_local(us, io.timezone);
     let m = Moment::of_timestamp(local, Some((offset, abbrev)));
     Ok(finish(Some(datetime::format(&m, t))))
