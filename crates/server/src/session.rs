@@ -891,6 +891,7 @@ impl Session {
         let deadline = self.statement_deadline();
         let lock_settings = self.lock_settings();
         let base = self.reset.clone();
+        let files = self.base.clone();
         let snapshot_isolation = self.current_isolation();
         let mut hooks = Hooks {
             ctx: &ctx,
@@ -898,6 +899,7 @@ impl Session {
             statements: &self.statements,
             settings: &mut self.settings,
             defaults: &base,
+            files: &files,
             changed: &mut self.changed,
             pid: self.pid,
             superuser: self.superuser,

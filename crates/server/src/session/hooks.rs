@@ -14,7 +14,12 @@ pub(super) struct Hooks<'a> {
     pub(super) cursors: &'a sql_cursors::SqlCursors,
     pub(super) statements: &'a crate::session_api::StatementRegistry,
     pub(super) settings: &'a mut Settings,
+    /// What RESET and set_config's DEFAULT return to: the configuration
+    /// files' values with the startup packet's on top.
     pub(super) defaults: &'a Settings,
+    /// The configuration files' values (pg_settings' source and
+    /// pending_restart compare with them).
+    pub(super) files: &'a Settings,
     pub(super) changed: &'a mut Vec<(String, String)>,
     pub(super) pid: i32,
     pub(super) superuser: bool,
@@ -300,7 +305,7 @@ impl Hooks<'_> {
         crate::server_state::ServerView {
             ctx: self.ctx,
             settings: self.settings,
-            base: self.defaults,
+            base: self.files,
         }
     }
 }
