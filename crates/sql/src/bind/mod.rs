@@ -10,6 +10,7 @@ mod cte;
 mod distinct_on;
 mod explain;
 mod expr;
+mod from;
 mod fuzzy;
 mod grouping_sets;
 mod json;

@@ -87,6 +87,65 @@ pub(super) struct FromCall<'a> {
 }
 
 impl Binder<'_, '_> {
+    pub(super) fn series_args(&mut self, exprs: Vec<Expr>) -> PgResult<(Vec<Expr>, DataType)> {
+        if !(2..=3).contains(&exprs.len()) {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                "function generate_series with these arguments does not exist",
+            ));
+        }
+        if exprs.len() == 3 && matches!(exprs[2].type_id(), TypeId::Interval | TypeId::Unknown) {
+            let bounds = self.common_type(
+                &exprs[..2].iter().map(Expr::data_type).collect::<Vec<_>>(),
+                "generate_series",
+            )?;
+            // generate_series(timestamp[tz], timestamp[tz], interval); dates
+            // and untyped bounds go as timestamptz, PostgreSQL's preferred type.
+            let ty = match bounds.id {
+                TypeId::Timestamp => Some(TypeId::Timestamp),
+                TypeId::Timestamptz | TypeId::Date => Some(TypeId::Timestamptz),
+                TypeId::Text | TypeId::Unknown if exprs[2].type_id() == TypeId::Interval => {
+                    Some(TypeId::Timestamptz)
+                }
+                _ => None,
+            };
+            if let Some(ty) = ty {
+                let mut it = exprs.into_iter();
+                let mut args = Vec::with_capacity(3);
+                for _ in 0..2 {
+                    let e = it.next().expect("three arguments");
+                    args.push(self.coerce(e, ty.into(), CastContext::Implicit)?);
+                }
+                let step = it.next().expect("three arguments");
+                args.push(self.coerce(step, TypeId::Interval.into(), CastContext::Implicit)?);
+                return Ok((args, ty.into()));
+            }
+        }
+        let ty = self.common_type(
+            &exprs.iter().map(Expr::data_type).collect::<Vec<_>>(),
+            "generate_series",
+        )?;
+        let ty = match ty.id {
+            TypeId::Int2 | TypeId::Int4 | TypeId::Unknown => TypeId::Int4,
+            TypeId::Int8 => TypeId::Int8,
+            TypeId::Numeric => TypeId::Numeric,
+            t => {
+                return Err(PgError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!(
+                        "function generate_series({0}, {0}) does not exist",
+                        t.display_name()
+                    ),
+                ))
+            }
+        };
+        let args = exprs
+            .into_iter()
+            .map(|e| self.coerce(e, ty.into(), CastContext::Implicit))
+            .collect::<PgResult<_>>()?;
+        Ok((args, ty.into()))
+    }
+
     /// Binds a call of set-returning function `name` over bound `args`;
     /// unnest with several arrays (FROM only) is one call per array.
     fn srf_calls(&mut self, name: &str, args: Vec<Expr>, in_from: bool) -> PgResult<Vec<SrfCall>> {
