@@ -155,20 +155,9 @@ impl Binder<'_, '_> {
         let mut scope: Scope = cols
             .into_iter()
             .zip(&v.columns)
-            .map(|(c, vc)| ScopeColumn {
-                qualifier: Some(q.clone()),
-                name: vc.name.clone(),
-                ty: c.ty,
-                table_oid: 0,
-                attnum: 0,
-                hidden: false,
-            })
+            .map(|(c, vc)| ScopeColumn::derived(Some(q.clone()), vc.name.clone(), c.ty))
             .collect();
-        if let Some(a) = alias {
-            for (c, n) in scope.iter_mut().zip(&a.columns) {
-                c.name = ident_name(&n.name);
-            }
-        }
+        super::apply_column_aliases(&mut scope, alias)?;
         Ok((plan, scope))
     }
 
@@ -224,14 +213,7 @@ impl Binder<'_, '_> {
                     let q = alias_name.unwrap_or_else(|| parts.last().unwrap().clone());
                     let scope = cols
                         .into_iter()
-                        .map(|c| ScopeColumn {
-                            qualifier: Some(q.clone()),
-                            name: c.name,
-                            ty: c.ty,
-                            table_oid: 0,
-                            attnum: 0,
-                            hidden: false,
-                        })
+                        .map(|c| ScopeColumn::derived(Some(q.clone()), c.name, c.ty))
                         .collect();
                     return Ok((plan, scope));
                 }
@@ -247,13 +229,7 @@ impl Binder<'_, '_> {
                     }
                 };
                 let mut scope = Self::table_scope(&table, alias_name.as_deref());
-                if let Some(a) = alias {
-                    let visible = scope.iter().filter(|c| !c.hidden).count();
-                    super::check_alias_count(&ident_name(&a.name), visible, a.columns.len())?;
-                    for (c, n) in scope.iter_mut().zip(&a.columns) {
-                        c.name = ident_name(&n.name);
-                    }
-                }
+                super::apply_column_aliases(&mut scope, alias)?;
                 let tid = self.scans_emit_tids();
                 let refname = alias_name.clone().unwrap_or_else(|| table.name.clone());
                 self.add_lock_rel(&refname, &table, &mut scope);
@@ -281,21 +257,9 @@ impl Binder<'_, '_> {
                 let q = alias.as_ref().map(|a| ident_name(&a.name));
                 let mut scope: Scope = cols
                     .into_iter()
-                    .map(|c| ScopeColumn {
-                        qualifier: q.clone(),
-                        name: c.name,
-                        ty: c.ty,
-                        table_oid: 0,
-                        attnum: 0,
-                        hidden: false,
-                    })
+                    .map(|c| ScopeColumn::derived(q.clone(), c.name, c.ty))
                     .collect();
-                if let Some(a) = alias {
-                    super::check_alias_count(&ident_name(&a.name), scope.len(), a.columns.len())?;
-                    for (c, n) in scope.iter_mut().zip(&a.columns) {
-                        c.name = ident_name(&n.name);
-                    }
-                }
+                super::apply_column_aliases(&mut scope, alias)?;
                 Ok((plan, scope))
             }
             ast::TableFactor::NestedJoin {

@@ -111,7 +111,37 @@ pub(crate) struct ScopeColumn {
     pub hidden: bool,
 }
 
+impl ScopeColumn {
+    /// A column of a FROM item that is no table's (a subquery's, a
+    /// function's, a view's).
+    pub(crate) fn derived(qualifier: Option<String>, name: String, ty: DataType) -> ScopeColumn {
+        ScopeColumn {
+            qualifier,
+            name,
+            ty,
+            table_oid: 0,
+            attnum: 0,
+            hidden: false,
+        }
+    }
+}
+
 pub(crate) type Scope = Vec<ScopeColumn>;
+
+/// Renames a FROM item's columns by its alias list, after PostgreSQL's
+/// 42P10 check that the list is not longer than the columns.
+pub(crate) fn apply_column_aliases(
+    scope: &mut Scope,
+    alias: &Option<sqlparser::ast::TableAlias>,
+) -> PgResult<()> {
+    let Some(a) = alias else { return Ok(()) };
+    let visible = scope.iter().filter(|c| !c.hidden).count();
+    check_alias_count(&ident_name(&a.name), visible, a.columns.len())?;
+    for (c, n) in scope.iter_mut().zip(&a.columns) {
+        c.name = ident_name(&n.name);
+    }
+    Ok(())
+}
 
 pub(crate) struct Binder<'c, 'a> {
     pub ctx: &'c mut BindContext<'a>,

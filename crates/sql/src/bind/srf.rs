@@ -347,14 +347,7 @@ impl Binder<'_, '_> {
         }
         let scope = columns
             .into_iter()
-            .map(|(name, ty)| ScopeColumn {
-                qualifier: Some(qualifier.clone()),
-                name,
-                ty,
-                table_oid: 0,
-                attnum: 0,
-                hidden: false,
-            })
+            .map(|(name, ty)| ScopeColumn::derived(Some(qualifier.clone()), name, ty))
             .collect();
         let plan = match scalar {
             Some(value) => Plan::Values {

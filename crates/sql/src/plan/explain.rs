@@ -571,12 +571,7 @@ impl Explainer<'_> {
                 on,
                 ..
             } => {
-                let mut d = Vec::new();
-                if let Some(on) = on {
-                    let labels = self.join_labels(left, right);
-                    d.push(Detail("Join Filter".into(), self.qual_text(&[on], &labels)));
-                    self.removed_by_join_filter(p, &mut d);
-                }
+                let d = self.nested_loop_details(p, left, right, on.as_ref());
                 let name = format!("Nested Loop{}", join_suffix(*kind));
                 // The materialised rows are read again for every outer row.
                 let mat = self.stat(right).map(|r| {
@@ -605,12 +600,7 @@ impl Explainer<'_> {
                 on,
                 ..
             } => {
-                let mut d = Vec::new();
-                if let Some(on) = on {
-                    let labels = self.join_labels(left, right);
-                    d.push(Detail("Join Filter".into(), self.qual_text(&[on], &labels)));
-                    self.removed_by_join_filter(p, &mut d);
-                }
+                let d = self.nested_loop_details(p, left, right, on.as_ref());
                 let name = format!("Nested Loop{}", join_suffix(*kind));
                 (name, d, vec![Child::Plain(left), Child::Plain(right)])
             }
@@ -947,6 +937,23 @@ impl Explainer<'_> {
             }
         };
         format!("{call} OVER (?)")
+    }
+
+    /// A nested loop's Join Filter line and the rows it removed.
+    fn nested_loop_details(
+        &self,
+        p: &Plan,
+        left: &Plan,
+        right: &Plan,
+        on: Option<&Expr>,
+    ) -> Vec<Detail> {
+        let mut d = Vec::new();
+        if let Some(on) = on {
+            let labels = self.join_labels(left, right);
+            d.push(Detail("Join Filter".into(), self.qual_text(&[on], &labels)));
+            self.removed_by_join_filter(p, &mut d);
+        }
+        d
     }
 
     /// An expression as ruleutils prints it in EXPLAIN (every operator
