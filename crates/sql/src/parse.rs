@@ -963,6 +963,64 @@ pub fn drop_parsed(parsed: ParsedStatement) {
     stacker::grow(stack, move || drop(parsed));
 }
 
+/// sqlparser reads `TABLE name` (a query body) as three tokens even when
+/// the name is unqualified, dropping the two after it (`(TABLE t)` loses
+/// its parenthesis): two filler tokens are put after an unqualified name.
+fn pad_table_query(
+    tokens: Vec<sqlparser::tokenizer::TokenWithSpan>,
+) -> Vec<sqlparser::tokenizer::TokenWithSpan> {
+    use sqlparser::tokenizer::{Token, TokenWithSpan};
+    let solid: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+        .collect();
+    let word = |k: usize| match solid.get(k).map(|&i| &tokens[i].token) {
+        Some(Token::Word(w)) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+        _ => String::new(),
+    };
+    let mut pad_after = Vec::new();
+    for k in 0..solid.len() {
+        if word(k) != "TABLE" {
+            continue;
+        }
+        // Where a query body starts: the statement's start, a parenthesis,
+        // or a set operation.
+        let body_start = k == 0
+            || matches!(tokens[solid[k - 1]].token, Token::LParen)
+            || matches!(
+                word(k - 1).as_str(),
+                "UNION" | "INTERSECT" | "EXCEPT" | "ALL" | "DISTINCT"
+            );
+        let name_is_word = matches!(
+            solid.get(k + 1).map(|&i| &tokens[i].token),
+            Some(Token::Word(_))
+        );
+        let qualified = matches!(
+            solid.get(k + 2).map(|&i| &tokens[i].token),
+            Some(Token::Period)
+        );
+        if body_start && name_is_word && !qualified {
+            pad_after.push(solid[k + 1]);
+        }
+    }
+    if pad_after.is_empty() {
+        return tokens;
+    }
+    let mut out = Vec::with_capacity(tokens.len() + pad_after.len());
+    for (i, t) in tokens.into_iter().enumerate() {
+        let span = t.span;
+        out.push(t);
+        if pad_after.contains(&i) {
+            for _ in 0..2 {
+                out.push(TokenWithSpan {
+                    token: Token::Comma,
+                    span,
+                });
+            }
+        }
+    }
+    out
+}
+
 /// Parses one statement that is not a utility statement, with sqlparser.
 pub(crate) fn parse_sql(full: &str, stmt: &StatementText<'_>) -> PgResult<ParsedStatement> {
     let dialect = PostgreSqlDialect {};
@@ -978,7 +1036,7 @@ pub(crate) fn parse_sql(full: &str, stmt: &StatementText<'_>) -> PgResult<Parsed
                 crate::window::rewrite_exclusions(crate::group_by::rewrite_tokens(
                     crate::group_by::flatten_nested_grouping_sets(
                         crate::group_by::rewrite_fetch_sign(crate::locking::rewrite_tokens(
-                            crate::srf::rewrite_rows_from(tokens),
+                            crate::srf::rewrite_rows_from(pad_table_query(tokens)),
                         )),
                     ),
                 )),

@@ -202,47 +202,7 @@ impl Binder<'_, '_> {
             }
             ast::TableFactor::Table { name, alias, .. } => {
                 let parts = object_name_parts(name)?;
-                let alias_name = alias.as_ref().map(|a| ident_name(&a.name));
-                if parts.len() == 1 {
-                    if let Some(r) = self.bind_cte_ref(&parts[0], alias)? {
-                        self.check_lock_cte(alias_name.as_deref().unwrap_or(&parts[0]))?;
-                        return Ok(r);
-                    }
-                }
-                if let Some((plan, cols)) = self.system_view(&parts, alias_name.as_deref()) {
-                    let q = alias_name.unwrap_or_else(|| parts.last().unwrap().clone());
-                    let scope = cols
-                        .into_iter()
-                        .map(|c| ScopeColumn::derived(Some(q.clone()), c.name, c.ty))
-                        .collect();
-                    return Ok((plan, scope));
-                }
-                let table = match self.lookup_relation(&parts)? {
-                    Some(super::Relation::Table(t)) => t,
-                    Some(super::Relation::View(v)) => {
-                        self.check_lock_other(alias_name.as_deref().unwrap_or(&v.name), false)?;
-                        return self.expand_view(&v, alias);
-                    }
-                    None => {
-                        let err = super::undefined_table(&parts.join("."));
-                        return Err(self.at(err, ast::Spanned::span(name)));
-                    }
-                };
-                let mut scope = Self::table_scope(&table, alias_name.as_deref());
-                super::apply_column_aliases(&mut scope, alias)?;
-                let tid = self.scans_emit_tids();
-                let refname = alias_name.clone().unwrap_or_else(|| table.name.clone());
-                self.add_lock_rel(&refname, &table, &mut scope);
-                Ok((
-                    Plan::SeqScan {
-                        table,
-                        qual: Vec::new(),
-                        alias: alias_name,
-                        tid,
-                        index: None,
-                    },
-                    scope,
-                ))
+                self.bind_named_relation(parts, alias, Some(ast::Spanned::span(name)))
             }
             // LATERAL or not, the caller decides which outer scopes it sees.
             ast::TableFactor::Derived {
@@ -268,6 +228,93 @@ impl Binder<'_, '_> {
             } => self.bind_table_with_joins(table_with_joins),
             _ => Err(PgError::unsupported("this FROM item is not supported yet")),
         }
+    }
+
+    /// A relation named in FROM: a WITH query, a system view, a view or a
+    /// table (`span`: where its name is, for the error when it is none).
+    fn bind_named_relation(
+        &mut self,
+        parts: Vec<String>,
+        alias: &Option<ast::TableAlias>,
+        span: Option<sqlparser::tokenizer::Span>,
+    ) -> PgResult<(Plan, Scope)> {
+        let alias_name = alias.as_ref().map(|a| ident_name(&a.name));
+        if parts.len() == 1 {
+            if let Some(r) = self.bind_cte_ref(&parts[0], alias)? {
+                self.check_lock_cte(alias_name.as_deref().unwrap_or(&parts[0]))?;
+                return Ok(r);
+            }
+        }
+        if let Some((plan, cols)) = self.system_view(&parts, alias_name.as_deref()) {
+            let q = alias_name.unwrap_or_else(|| parts.last().unwrap().clone());
+            let scope = cols
+                .into_iter()
+                .map(|c| ScopeColumn::derived(Some(q.clone()), c.name, c.ty))
+                .collect();
+            return Ok((plan, scope));
+        }
+        let table = match self.lookup_relation(&parts)? {
+            Some(super::Relation::Table(t)) => t,
+            Some(super::Relation::View(v)) => {
+                self.check_lock_other(alias_name.as_deref().unwrap_or(&v.name), false)?;
+                return self.expand_view(&v, alias);
+            }
+            None => {
+                let err = super::undefined_table(&parts.join("."));
+                return Err(match span {
+                    Some(span) => self.at(err, span),
+                    None => err,
+                });
+            }
+        };
+        let mut scope = Self::table_scope(&table, alias_name.as_deref());
+        super::apply_column_aliases(&mut scope, alias)?;
+        let tid = self.scans_emit_tids();
+        let refname = alias_name.clone().unwrap_or_else(|| table.name.clone());
+        self.add_lock_rel(&refname, &table, &mut scope);
+        Ok((
+            Plan::SeqScan {
+                table,
+                qual: Vec::new(),
+                alias: alias_name,
+                tid,
+                index: None,
+            },
+            scope,
+        ))
+    }
+
+    /// `TABLE name`: every column of the relation, as `SELECT * FROM name`.
+    pub(super) fn bind_table_query(
+        &mut self,
+        t: &ast::Table,
+    ) -> PgResult<(Plan, Vec<crate::plan::OutputColumn>)> {
+        let Some(name) = &t.table_name else {
+            return Err(PgError::syntax("syntax error at end of input"));
+        };
+        let parts: Vec<String> = t
+            .schema_name
+            .iter()
+            .chain(std::iter::once(name))
+            .map(|p| p.to_lowercase())
+            .collect();
+        let (plan, scope) = self.bind_named_relation(parts, &None, None)?;
+        let mut exprs = Vec::new();
+        let mut cols = Vec::new();
+        for (i, c) in scope.iter().enumerate().filter(|(_, c)| !c.hidden) {
+            exprs.push(Expr::Column(i, c.ty));
+            cols.push(crate::plan::OutputColumn {
+                name: c.name.clone(),
+                ty: c.ty,
+                table_oid: c.table_oid,
+                column_id: c.attnum,
+            });
+        }
+        let plan = Plan::Project {
+            input: Box::new(plan),
+            exprs,
+        };
+        Ok((plan, cols))
     }
 
     /// Binds `f` with `left` (the FROM items left of a LATERAL-capable

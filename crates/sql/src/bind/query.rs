@@ -227,6 +227,7 @@ impl Binder<'_, '_> {
             ast::SetExpr::Select(sel) => self.bind_select(sel, &[]),
             ast::SetExpr::Query(q) => self.bind_query(q),
             ast::SetExpr::Values(v) => self.bind_values(v),
+            ast::SetExpr::Table(t) => self.bind_table_query(t),
             ast::SetExpr::SetOperation {
                 left,
                 op,
