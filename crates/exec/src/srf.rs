@@ -149,7 +149,9 @@ pub(crate) struct ProjectSetOp<'p> {
     input: Box<dyn Operator + 'p>,
     srfs: &'p [SrfCall],
     exprs: &'p [Expr],
-    current: Option<(Row, Vec<CallState>)>,
+    /// The input row (then the calls' current values, rewritten for each
+    /// output row) and the running calls.
+    current: Option<(Row, usize, Vec<CallState>)>,
 }
 
 impl<'p> ProjectSetOp<'p> {
@@ -170,12 +172,12 @@ impl<'p> ProjectSetOp<'p> {
 impl Operator for ProjectSetOp<'_> {
     fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
         loop {
-            if let Some((row, states)) = &mut self.current {
-                let mut extended = row.clone();
-                if next_in_lockstep(self.srfs, states, &mut extended)? {
+            if let Some((row, input_width, states)) = &mut self.current {
+                row.truncate(*input_width);
+                if next_in_lockstep(self.srfs, states, row)? {
                     let mut out = Vec::with_capacity(self.exprs.len());
                     for e in self.exprs {
-                        out.push(eval(e, &extended, env)?);
+                        out.push(eval(e, row, env)?);
                     }
                     return Ok(Some(out));
                 }
@@ -185,7 +187,8 @@ impl Operator for ProjectSetOp<'_> {
                 return Ok(None);
             };
             let states = start_all(self.srfs, &row, env)?;
-            self.current = Some((row, states));
+            let input_width = row.len();
+            self.current = Some((row, input_width, states));
         }
     }
 }

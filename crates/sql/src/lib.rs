@@ -18,6 +18,7 @@ pub mod reg;
 pub mod role;
 mod seqopts;
 pub mod srf;
+mod tokens;
 pub mod transaction;
 pub mod vacuum;
 pub mod viewdef;

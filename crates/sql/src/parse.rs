@@ -970,36 +970,23 @@ fn pad_table_query(
     tokens: Vec<sqlparser::tokenizer::TokenWithSpan>,
 ) -> Vec<sqlparser::tokenizer::TokenWithSpan> {
     use sqlparser::tokenizer::{Token, TokenWithSpan};
-    let solid: Vec<usize> = (0..tokens.len())
-        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
-        .collect();
-    let word = |k: usize| match solid.get(k).map(|&i| &tokens[i].token) {
-        Some(Token::Word(w)) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
-        _ => String::new(),
-    };
+    let solid = crate::tokens::Solid::new(&tokens);
     let mut pad_after = Vec::new();
     for k in 0..solid.len() {
-        if word(k) != "TABLE" {
+        if solid.word(k) != "TABLE" {
             continue;
         }
         // Where a query body starts: the statement's start, a parenthesis,
         // or a set operation.
         let body_start = k == 0
-            || matches!(tokens[solid[k - 1]].token, Token::LParen)
+            || solid.is(k - 1, &Token::LParen)
             || matches!(
-                word(k - 1).as_str(),
+                solid.word(k - 1).as_str(),
                 "UNION" | "INTERSECT" | "EXCEPT" | "ALL" | "DISTINCT"
             );
-        let name_is_word = matches!(
-            solid.get(k + 1).map(|&i| &tokens[i].token),
-            Some(Token::Word(_))
-        );
-        let qualified = matches!(
-            solid.get(k + 2).map(|&i| &tokens[i].token),
-            Some(Token::Period)
-        );
-        if body_start && name_is_word && !qualified {
-            pad_after.push(solid[k + 1]);
+        let name_is_word = matches!(solid.token(k + 1), Some(Token::Word(_)));
+        if body_start && name_is_word && !solid.is(k + 2, &Token::Period) {
+            pad_after.push(solid.position(k + 1));
         }
     }
     if pad_after.is_empty() {

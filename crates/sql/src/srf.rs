@@ -69,6 +69,26 @@ impl SrfCall {
     }
 }
 
+/// The names of a Function Scan's columns before an alias list renames
+/// them: a call's unnamed column takes the FROM item's alias when the call
+/// is the only one, else the function's name; then `ordinality`.
+pub fn column_names(calls: &[SrfCall], ordinality: bool, alias: Option<&str>) -> Vec<String> {
+    let single = calls.len() == 1;
+    calls
+        .iter()
+        .flat_map(|c| {
+            c.columns
+                .iter()
+                .map(move |col| match (&*col.name, single, alias) {
+                    ("", true, Some(a)) => a.to_string(),
+                    ("", _, _) => c.name.clone(),
+                    (n, _, _) => n.to_string(),
+                })
+        })
+        .chain(ordinality.then(|| "ordinality".to_string()))
+        .collect()
+}
+
 /// Columns in the rows of `ROWS FROM (calls) [WITH ORDINALITY]`.
 pub fn function_scan_width(calls: &[SrfCall], ordinality: bool) -> usize {
     calls.iter().map(|c| c.columns.len()).sum::<usize>() + usize::from(ordinality)
@@ -79,14 +99,9 @@ pub fn function_scan_width(calls: &[SrfCall], ordinality: bool) -> usize {
 /// the quoted name `bind::srf::ROWS_FROM_MARK`, which sqlparser reads as a
 /// function in FROM whose arguments are the calls.
 pub(crate) fn rewrite_rows_from(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    let solid: Vec<usize> = (0..tokens.len())
-        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
-        .collect();
-    let word = |k: usize| match solid.get(k).map(|&i| &tokens[i].token) {
-        Some(Token::Word(w)) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
-        _ => String::new(),
-    };
-    let is = |k: usize, t: &Token| solid.get(k).map(|&i| &tokens[i].token) == Some(t);
+    let solid = crate::tokens::Solid::new(&tokens);
+    let word = |k: usize| solid.word(k);
+    let is = |k: usize, t: &Token| solid.is(k, t);
     let mut starts = Vec::new();
     for k in 1..solid.len() {
         if word(k) != "ROWS" || word(k + 1) != "FROM" || !is(k + 2, &Token::LParen) {
@@ -96,16 +111,17 @@ pub(crate) fn rewrite_rows_from(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan
             matches!(word(k - 1).as_str(), "FROM" | "JOIN" | "LATERAL") || is(k - 1, &Token::Comma);
         // A function call follows, not `(SELECT ...`: `SELECT a, rows FROM
         // (SELECT ...) s` reads a column named rows.
-        let call_follows =
-            matches!(
-                solid.get(k + 3).map(|&i| &tokens[i].token),
-                Some(Token::Word(_))
-            ) && !matches!(word(k + 3).as_str(), "SELECT" | "VALUES" | "WITH" | "TABLE")
-                && (is(k + 4, &Token::LParen) || is(k + 4, &Token::Period));
+        let call_follows = matches!(solid.token(k + 3), Some(Token::Word(_)))
+            && !matches!(word(k + 3).as_str(), "SELECT" | "VALUES" | "WITH" | "TABLE")
+            && (is(k + 4, &Token::LParen) || is(k + 4, &Token::Period));
         if after_from_item && call_follows {
             starts.push(k);
         }
     }
+    let starts: Vec<(usize, usize)> = starts
+        .into_iter()
+        .map(|k| (solid.position(k), solid.position(k + 1)))
+        .collect();
     if starts.is_empty() {
         return tokens;
     }
@@ -115,7 +131,7 @@ pub(crate) fn rewrite_rows_from(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan
         if i < skip_to {
             continue;
         }
-        if let Some(&k) = starts.iter().find(|&&k| solid[k] == i) {
+        if let Some(&(_, from)) = starts.iter().find(|&&(rows, _)| rows == i) {
             out.push(TokenWithSpan {
                 token: Token::Word(Word {
                     value: crate::bind::ROWS_FROM_MARK.to_string(),
@@ -125,7 +141,7 @@ pub(crate) fn rewrite_rows_from(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan
                 span: t.span,
             });
             // Drop FROM (and the whitespace between): the name is one token.
-            skip_to = solid[k + 1] + 1;
+            skip_to = from + 1;
             continue;
         }
         out.push(t);

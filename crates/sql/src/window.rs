@@ -261,14 +261,9 @@ pub fn exclusion_of_mark(name: &str) -> Option<FrameExclusion> {
 /// tokens and its meaning put first in the window's PARTITION BY as a
 /// marker (`exclusion_of_mark`), where sqlparser reads any expression.
 pub(crate) fn rewrite_exclusions(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    let solid: Vec<usize> = (0..tokens.len())
-        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
-        .collect();
-    let word = |k: usize| match solid.get(k).map(|&i| &tokens[i].token) {
-        Some(Token::Word(w)) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
-        _ => String::new(),
-    };
-    let is = |k: usize, t: &Token| solid.get(k).map(|&i| &tokens[i].token) == Some(t);
+    let solid = crate::tokens::Solid::new(&tokens);
+    let word = |k: usize| solid.word(k);
+    let is = |k: usize, t: &Token| solid.is(k, t);
     // (position of the EXCLUDE token, tokens it spans, insertion point, text to insert)
     let mut edits: Vec<(usize, usize, usize, Vec<Token>)> = Vec::new();
     for k in 0..solid.len() {
@@ -289,7 +284,7 @@ pub(crate) fn rewrite_exclusions(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpa
         let mut depth = 0;
         let mut open = None;
         for j in (0..k).rev() {
-            match &tokens[solid[j]].token {
+            match solid.token(j).expect("a token before EXCLUDE") {
                 Token::RParen => depth += 1,
                 Token::LParen if depth == 0 => {
                     open = Some(j);
@@ -309,12 +304,7 @@ pub(crate) fn rewrite_exclusions(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpa
             |w: &str| matches!(w, "PARTITION" | "ORDER" | "ROWS" | "RANGE" | "GROUPS");
         // After an existing window's name, if one is named.
         let mut at = open + 1;
-        if !clause_word(&word(at))
-            && matches!(
-                solid.get(at).map(|&i| &tokens[i].token),
-                Some(Token::Word(_))
-            )
-        {
+        if !clause_word(&word(at)) && matches!(solid.token(at), Some(Token::Word(_))) {
             at += 1;
         }
         let insert = if word(at) == "PARTITION" && word(at + 1) == "BY" {
@@ -337,19 +327,19 @@ pub(crate) fn rewrite_exclusions(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpa
     let mut drop = vec![false; tokens.len()];
     let mut inserts: Vec<(usize, TokenWithSpan)> = Vec::new();
     for (k, len, at, new) in edits {
-        let span = tokens[solid[k]].span;
+        let span = tokens[solid.position(k)].span;
         for j in k..k + len {
-            drop[solid[j]] = true;
+            drop[solid.position(j)] = true;
         }
         for t in new {
             inserts.push((
-                solid[at],
+                solid.position(at),
                 TokenWithSpan::new(Token::Whitespace(Whitespace::Space), span),
             ));
-            inserts.push((solid[at], TokenWithSpan::new(t, span)));
+            inserts.push((solid.position(at), TokenWithSpan::new(t, span)));
         }
         inserts.push((
-            solid[at],
+            solid.position(at),
             TokenWithSpan::new(Token::Whitespace(Whitespace::Space), span),
         ));
     }

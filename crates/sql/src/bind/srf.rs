@@ -323,32 +323,17 @@ impl Binder<'_, '_> {
         if let Some(value) = &scalar {
             columns.push((alias_name.clone().unwrap_or(first), value.data_type()));
         }
-        let single = calls.len() == 1;
-        for c in &calls {
-            for col in &c.columns {
-                // A function's unnamed column takes the FROM item's alias
-                // when it is the only function, else the function's name.
-                let name = match (&*col.name, single, &alias_name) {
-                    ("", true, Some(a)) => a.clone(),
-                    ("", _, _) => c.name.clone(),
-                    (n, _, _) => n.to_string(),
-                };
-                columns.push((name, col.ty));
-            }
-        }
-        if ordinality {
-            columns.push(("ordinality".into(), TypeId::Int8.into()));
-        }
-        if let Some(a) = alias {
-            super::check_alias_count(&qualifier, columns.len(), a.columns.len())?;
-            for (c, n) in columns.iter_mut().zip(&a.columns) {
-                c.0 = ident_name(&n.name);
-            }
-        }
-        let scope = columns
+        let types = calls
+            .iter()
+            .flat_map(|c| c.columns.iter().map(|col| col.ty))
+            .chain(ordinality.then(|| TypeId::Int8.into()));
+        let names = crate::srf::column_names(&calls, ordinality, alias_name.as_deref());
+        columns.extend(names.into_iter().zip(types));
+        let mut scope = columns
             .into_iter()
             .map(|(name, ty)| ScopeColumn::derived(Some(qualifier.clone()), name, ty))
             .collect();
+        super::apply_column_aliases(&mut scope, alias)?;
         let plan = match scalar {
             Some(value) => Plan::Values {
                 rows: vec![vec![value]],

@@ -770,20 +770,8 @@ impl Explainer<'_> {
                 alias,
             } => {
                 let q = alias.as_deref().unwrap_or(&calls[0].name);
-                // Named as the binder names them (bind/srf.rs).
-                let single = calls.len() == 1;
-                calls
-                    .iter()
-                    .flat_map(|c| {
-                        c.columns
-                            .iter()
-                            .map(move |col| match (&*col.name, single, alias) {
-                                ("", true, Some(a)) => a.clone(),
-                                ("", _, _) => c.name.clone(),
-                                (n, _, _) => n.to_string(),
-                            })
-                    })
-                    .chain(ordinality.then(|| "ordinality".to_string()))
+                crate::srf::column_names(calls, *ordinality, alias.as_deref())
+                    .into_iter()
                     .map(|c| {
                         if self.prefix {
                             format!("{}.{}", quote_ident(q), quote_ident(&c))
