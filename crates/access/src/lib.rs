@@ -3,8 +3,10 @@
 
 pub mod btree;
 pub mod heap;
+mod pglz;
 pub mod relation;
 pub mod sequence;
+pub mod toast;
 pub mod tuple;
 
 pub use heap::{HeapScan, InsertTarget, Tid};

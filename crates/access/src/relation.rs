@@ -33,6 +33,11 @@ pub fn table_size(pool: &BufferPool, rel: RelFileLocator) -> PgResult<i64> {
     Ok(fork_size(pool, rel, ForkNumber::Main)? + fork_size(pool, rel, ForkNumber::Fsm)?)
 }
 
+/// Bytes in every fork of the relation.
+pub fn total_size(pool: &BufferPool, rel: RelFileLocator) -> PgResult<i64> {
+    Ok(table_size(pool, rel)? + fork_size(pool, rel, ForkNumber::VisibilityMap)?)
+}
+
 /// The main fork's path relative to the data directory (pg_relation_filepath).
 pub fn filepath(rel: RelFileLocator) -> String {
     Smgr::relative_path(rel, ForkNumber::Main)

@@ -13,9 +13,13 @@
 //! hoff..  attribute data, unaligned
 //! ```
 //! Fixed-width types are stored little-endian at their natural width.
-//! Variable-width values have a 1-byte header `(len << 1) | 1` when shorter
-//! than 128 bytes, else a 4-byte header `len << 1`. Their bytes are the
-//! text form, but for jsonb: its compact binary form (`types::json::storage`).
+//! Variable-width values (varlenas) have a 1-byte header `(len << 1) | 1`
+//! when shorter than 128 bytes, else a 4-byte header `len << 1`. Their
+//! bytes are the text form, but for jsonb: its compact binary form
+//! (`types::json::storage`). A 4-byte header with bit 31 set
+//! (`VARLENA_SPECIAL`) holds a TOAST form instead, compressed or a pointer
+//! out of line, which `toast.rs` reads (a plain value is under 1 GB, so
+//! bit 31 of its header is clear).
 
 use common::{PgResult, Xid};
 use types::numeric::Numeric;
@@ -49,6 +53,11 @@ pub const HOT_UPDATED: u16 = 0x0080;
 /// HEAP_ONLY_TUPLE): indexes reach it through its HOT chain's root. Set
 /// when the version is formed by a HOT update, never changed after.
 pub const HEAP_ONLY: u16 = 0x0100;
+/// Some attribute is a pointer into the TOAST relation (PostgreSQL's
+/// HEAP_HASEXTERNAL): its deleter has chunks to delete.
+pub const HAS_EXTERNAL: u16 = 0x0200;
+/// Bit 31 of a 4-byte varlena header: a TOAST form (see the module doc).
+pub const VARLENA_SPECIAL: u32 = 0x8000_0000;
 /// Every bit that describes xmax.
 pub const XMAX_BITS: u16 =
     UPDATED | XMAX_LOCK_ONLY | XMAX_SHR_LOCK | KEYS_UPDATED | XMAX_HAS_LOCKERS | HOT_UPDATED;
@@ -124,7 +133,7 @@ fn hoff(t: &[u8]) -> usize {
     }
 }
 
-fn fixed_width(ty: TypeId) -> Option<usize> {
+pub fn fixed_width(ty: TypeId) -> Option<usize> {
     match ty {
         TypeId::Bool => Some(1),
         TypeId::Int2 => Some(2),
@@ -163,17 +172,119 @@ fn put_varlena(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
+/// The header of a TOAST form with `payload_len` bytes after it.
+pub(crate) fn put_special_header(out: &mut Vec<u8>, payload_len: usize) {
+    out.extend_from_slice(&(VARLENA_SPECIAL | ((payload_len as u32) << 1)).to_le_bytes());
+}
+
+/// The bytes a plain varlena of `payload_len` bytes takes in a row.
+pub fn varlena_len(payload_len: usize) -> usize {
+    if payload_len < 128 {
+        1 + payload_len
+    } else {
+        4 + payload_len
+    }
+}
+
+/// The varlena at `o`: its header's length, its payload's length, and
+/// whether it is a TOAST form.
+#[inline]
+pub fn varlena_header(t: &[u8], o: usize) -> (usize, usize, bool) {
+    if t[o] & 1 == 1 {
+        (1, (t[o] >> 1) as usize, false)
+    } else {
+        let h = u32::from_le_bytes(t[o..o + 4].try_into().unwrap());
+        (
+            4,
+            ((h & !VARLENA_SPECIAL) >> 1) as usize,
+            h & VARLENA_SPECIAL != 0,
+        )
+    }
+}
+
+/// The bytes a varlena value is stored as (None for NULL and fixed-width
+/// values): what TOAST compresses or moves out.
+pub fn varlena_payload<'v>(ty: &DataType, v: &'v Value) -> Option<std::borrow::Cow<'v, [u8]>> {
+    use std::borrow::Cow;
+    Some(match v {
+        Value::Text(s) => Cow::Borrowed(s.as_bytes()),
+        Value::Bytea(b) => Cow::Borrowed(&b[..]),
+        Value::Numeric(n) => {
+            let mut s = String::new();
+            n.write_text(&mut s);
+            Cow::Owned(s.into_bytes())
+        }
+        Value::Jsonb(j) => {
+            let mut doc = Vec::new();
+            j.encode(&mut doc);
+            Cow::Owned(doc)
+        }
+        Value::Array(a) => {
+            let mut stored = Vec::new();
+            let elem = ty.id.array_element().unwrap_or(a.elem);
+            types::array::storage::encode(a, elem, &mut stored);
+            Cow::Owned(stored)
+        }
+        _ => return None,
+    })
+}
+
+/// Calls `f(column, payload, is_toast_form)` for each non-null varlena
+/// attribute of a tuple.
+pub fn for_each_varlena(
+    t: &[u8],
+    types: &[DataType],
+    mut f: impl FnMut(usize, &[u8], bool) -> PgResult<()>,
+) -> PgResult<()> {
+    let n = natts(t).min(types.len());
+    let nulls =
+        (infomask(t) & HAS_NULLS != 0).then(|| &t[HEADER_SIZE..HEADER_SIZE + bitmap_len(natts(t))]);
+    let mut o = hoff(t);
+    for (i, ty) in types.iter().enumerate().take(n) {
+        if nulls.is_some_and(|b| b[i / 8] & (1 << (i % 8)) == 0) {
+            continue;
+        }
+        match fixed_width(ty.id) {
+            Some(w) => o += w,
+            None => {
+                let (hdr, len, special) = varlena_header(t, o);
+                f(i, &t[o + hdr..o + hdr + len], special)?;
+                o += hdr + len;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Builds a tuple from values already coerced to the column types.
 pub fn form_tuple(types: &[DataType], values: &[Value], xmin: Xid, cid: u32, out: &mut Vec<u8>) {
+    form_tuple_encoded(types, values, &[], xmin, cid, out)
+}
+
+/// `form_tuple`, with attribute i written as `encoded[i]` (header and all)
+/// where that is set: a TOAST form `toast::form_tuple_toasted` chose.
+pub(crate) fn form_tuple_encoded(
+    types: &[DataType],
+    values: &[Value],
+    encoded: &[Option<Vec<u8>>],
+    xmin: Xid,
+    cid: u32,
+    out: &mut Vec<u8>,
+) {
     debug_assert_eq!(types.len(), values.len());
     out.clear();
     let has_nulls = values.iter().any(Value::is_null);
+    let has_external = encoded
+        .iter()
+        .flatten()
+        .any(|e| crate::toast::is_external_encoding(e));
+    let mask = if has_nulls { HAS_NULLS } else { 0 } | if has_external { HAS_EXTERNAL } else { 0 };
     out.extend_from_slice(&xmin.to_le_bytes());
     out.extend_from_slice(&0u64.to_le_bytes());
     out.extend_from_slice(&cid.to_le_bytes());
     out.extend_from_slice(&0u32.to_le_bytes());
     out.extend_from_slice(&[0u8; 6]);
-    out.extend_from_slice(&(if has_nulls { HAS_NULLS } else { 0 }).to_le_bytes());
+    out.extend_from_slice(&mask.to_le_bytes());
     out.extend_from_slice(&(values.len() as u16).to_le_bytes());
     if has_nulls {
         let start = out.len();
@@ -185,7 +296,11 @@ pub fn form_tuple(types: &[DataType], values: &[Value], xmin: Xid, cid: u32, out
         }
     }
     let mut scratch = String::new();
-    for (ty, v) in types.iter().zip(values) {
+    for (i, (ty, v)) in types.iter().zip(values).enumerate() {
+        if let Some(Some(e)) = encoded.get(i) {
+            out.extend_from_slice(e);
+            continue;
+        }
         match v {
             Value::Null => {}
             Value::Bool(b) => out.push(*b as u8),
@@ -225,6 +340,8 @@ pub fn form_tuple(types: &[DataType], values: &[Value], xmin: Xid, cid: u32, out
 /// decodes columns in order, remembering where it stopped.
 pub struct Deformer<'t> {
     tuple: &'t [u8],
+    /// Where the relation's out-of-line values are (None: it has none).
+    toast: Option<crate::toast::ToastSource>,
     natts: usize,
     nulls: Option<&'t [u8]>,
     offset: usize,
@@ -232,12 +349,13 @@ pub struct Deformer<'t> {
 }
 
 impl<'t> Deformer<'t> {
-    pub fn new(tuple: &'t [u8]) -> Self {
+    pub fn new(tuple: &'t [u8], toast: Option<crate::toast::ToastSource>) -> Self {
         let n = natts(tuple);
         let nulls = (infomask(tuple) & HAS_NULLS != 0)
             .then(|| &tuple[HEADER_SIZE..HEADER_SIZE + bitmap_len(n)]);
         Deformer {
             tuple,
+            toast,
             natts: n,
             nulls,
             offset: hoff(tuple),
@@ -284,8 +402,10 @@ impl<'t> Deformer<'t> {
             if wanted.is_some_and(|w| !w.get(i).copied().unwrap_or(false)) {
                 self.offset += match fixed_width(ty.id) {
                     Some(w) => w,
-                    None if t[o] & 1 == 1 => 1 + (t[o] >> 1) as usize,
-                    None => 4 + (u32::from_le_bytes(t[o..o + 4].try_into().unwrap()) >> 1) as usize,
+                    None => {
+                        let (hdr, len, _) = varlena_header(t, o);
+                        hdr + len
+                    }
                 };
                 out.push(Value::Null);
                 continue;
@@ -312,16 +432,16 @@ impl<'t> Deformer<'t> {
                     _ => Value::Timestamptz(i64::from_le_bytes(b.try_into().unwrap())),
                 }
             } else {
-                let (len, hdr) = if t[o] & 1 == 1 {
-                    ((t[o] >> 1) as usize, 1)
-                } else {
-                    (
-                        (u32::from_le_bytes(t[o..o + 4].try_into().unwrap()) >> 1) as usize,
-                        4,
-                    )
-                };
-                let bytes = &t[o + hdr..o + hdr + len];
+                let (hdr, len, special) = varlena_header(t, o);
+                let stored = &t[o + hdr..o + hdr + len];
                 self.offset += hdr + len;
+                let detoasted;
+                let bytes = if special {
+                    detoasted = crate::toast::detoast(stored, self.toast)?;
+                    &detoasted[..]
+                } else {
+                    stored
+                };
                 if ty.id == TypeId::Bytea {
                     out.push(Value::Bytea(bytes.to_vec()));
                     continue;
@@ -356,7 +476,12 @@ impl<'t> Deformer<'t> {
 }
 
 /// Decodes all `types.len()` attributes.
-pub fn deform_tuple(tuple: &[u8], types: &[DataType], out: &mut Vec<Value>) -> PgResult<()> {
+pub fn deform_tuple(
+    tuple: &[u8],
+    types: &[DataType],
+    toast: Option<crate::toast::ToastSource>,
+    out: &mut Vec<Value>,
+) -> PgResult<()> {
     out.clear();
-    Deformer::new(tuple).deform_until(types, types.len(), out)
+    Deformer::new(tuple, toast).deform_until(types, types.len(), out)
 }

@@ -181,7 +181,7 @@ impl Catalog {
             ));
         }
         let oid = self.oids.next()?;
-        let t = Table {
+        let mut t = Table {
             oid,
             name: name.to_owned(),
             namespace,
@@ -192,7 +192,11 @@ impl Catalog {
             relpages: 0,
             relallvisible: 0,
             statistics: Arc::default(),
+            toast: None,
         };
+        if crate::model::needs_toast(&t.columns) {
+            self.create_toast_relation(txn, &mut t)?;
+        }
         let w = self.writer(txn, cid);
         let class_tid = w.insert(&PG_CLASS, &relations::class_row(&t))?;
         let mut attr_tids = Vec::with_capacity(t.columns.len());
@@ -212,6 +216,19 @@ impl Catalog {
         }
         d.tables.insert(oid, t.clone());
         Ok(t)
+    }
+
+    /// Gives `t` a TOAST relation: a new, empty file, gone at rollback. The
+    /// caller writes `t`'s pg_class row.
+    fn create_toast_relation(&self, txn: &mut CatalogTxn, t: &mut Table) -> PgResult<()> {
+        let oid = self.oids.next()?;
+        t.toast = Some(crate::model::ToastRelation {
+            oid,
+            relfilenode: oid,
+        });
+        let rel = t.toast_locator().expect("just set");
+        txn.pending.push(Pending::Created(rel));
+        heap::create_storage(self.pool, self.tm.wal(), rel)
     }
 
     /// Deletes a table's rows (class, columns, statistics); its file goes at commit.
@@ -236,6 +253,9 @@ impl Catalog {
         }
         d.tables.remove(&oid);
         txn.pending.push(Pending::Dropped(t.locator()));
+        if let Some(toast) = t.toast_locator() {
+            txn.pending.push(Pending::Dropped(toast));
+        }
         let owned: Vec<Oid> = txn
             .working
             .sequences
@@ -282,8 +302,18 @@ impl Catalog {
         t.relfilenode = self.oids.next()?;
         txn.pending.push(Pending::Created(t.locator()));
         heap::create_storage(self.pool, self.tm.wal(), t.locator())?;
+        let old_toast = t.toast_locator();
+        if let Some(toast) = &mut t.toast {
+            toast.relfilenode = self.oids.next()?;
+            let rel = t.toast_locator().expect("has one");
+            txn.pending.push(Pending::Created(rel));
+            heap::create_storage(self.pool, self.tm.wal(), rel)?;
+        }
         self.replace_class_row(txn, cid, &t)?;
         txn.pending.push(Pending::Dropped(old));
+        if let Some(rel) = old_toast {
+            txn.pending.push(Pending::Dropped(rel));
+        }
         let indexes: Vec<Oid> = txn.working.indexes_of(oid).map(|i| i.oid).collect();
         for i in indexes {
             self.new_index_relfilenode(txn, cid, i)?;
@@ -362,6 +392,10 @@ impl Catalog {
         let d = Arc::make_mut(&mut txn.working);
         d.rows.attributes.insert((oid, attnum), tid);
         d.tables.insert(oid, t.clone());
+        if t.toast.is_none() && crate::model::needs_toast(&t.columns) {
+            self.create_toast_relation(txn, &mut t)?;
+            self.replace_class_row(txn, cid, &t)?;
+        }
         Ok(t)
     }
 

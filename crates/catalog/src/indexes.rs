@@ -219,6 +219,8 @@ pub(crate) fn index_class_row(i: &Index) -> Vec<Value> {
         Value::Float8(-1.0),
         Value::Int4(0),
         Value::Int4(0),
+        Value::Oid(0),
+        Value::Oid(0),
     ]
 }
 

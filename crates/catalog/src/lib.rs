@@ -39,8 +39,8 @@ pub use comments::ObjectAddress;
 pub use ddl::{CatalogMark, CatalogTxn};
 pub use indexes::{Constraint, ConstraintKind, Index, IndexKey, ReferentialAction};
 pub use model::{
-    is_temp_schema_name, CatalogData, ClassSizes, Column, Database, Namespace, Role,
-    RoleAttributes, Sequence, Table, View,
+    is_temp_schema_name, needs_toast, CatalogData, ClassSizes, Column, Database, Namespace, Role,
+    RoleAttributes, Sequence, Table, ToastRelation, View,
 };
 
 pub const PG_CATALOG_NAMESPACE: Oid = 11;
@@ -179,6 +179,8 @@ mod tests {
             typmod: -1,
             not_null: false,
             default: Some("1".into()),
+            storage: None,
+            compression: None,
         }
     }
 

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use access::toast::{ColumnToast, Compression, Storage, ToastSource};
 use common::ids::DEFAULT_TABLESPACE_OID;
 use common::{Oid, RelFileLocator};
 use types::{DataType, TypeId};
@@ -23,9 +24,31 @@ pub struct Column {
     pub not_null: bool,
     /// DEFAULT expression as SQL text.
     pub default: Option<String>,
+    /// pg_attribute.attstorage when set apart from the type's default
+    /// (`SET STORAGE`, `CREATE TABLE ... STORAGE`).
+    pub storage: Option<Storage>,
+    /// pg_attribute.attcompression (None: default_toast_compression).
+    pub compression: Option<Compression>,
 }
 
 impl Column {
+    /// A column of the type's defaults (no default value, nullable).
+    pub fn new(name: &str, type_oid: Oid, typmod: i32) -> Column {
+        Column {
+            name: name.to_owned(),
+            type_oid,
+            typmod,
+            not_null: false,
+            default: None,
+            storage: None,
+            compression: None,
+        }
+    }
+    /// The storage its values are written with.
+    pub fn effective_storage(&self) -> Storage {
+        self.storage
+            .unwrap_or_else(|| Storage::default_for(self.data_type().id))
+    }
     pub fn data_type(&self) -> DataType {
         DataType::with_typmod(
             TypeId::from_oid(self.type_oid).expect("catalog holds known types"),
@@ -61,6 +84,24 @@ pub struct Table {
     /// pg_statistic rows of this table, one per analysed column, by attnum.
     /// Shared: binding clones the table for every statement that names it.
     pub statistics: Arc<Vec<stats::ColumnStats>>,
+    /// Its TOAST relation (pg_class.reltoastrelid), made with the table
+    /// when a column's values can be toasted.
+    pub toast: Option<ToastRelation>,
+}
+
+/// A table's TOAST relation: no pg_class row of its own here (the table's
+/// row holds both numbers); SQL sees one as `pg_toast.pg_toast_<table oid>`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ToastRelation {
+    pub oid: Oid,
+    pub relfilenode: Oid,
+}
+
+/// Whether a table with these columns needs a TOAST relation.
+pub fn needs_toast(columns: &[Column]) -> bool {
+    columns
+        .iter()
+        .any(|c| access::toast::is_varlena(c.data_type().id))
 }
 
 impl Table {
@@ -73,6 +114,28 @@ impl Table {
     }
     pub fn column_types(&self) -> Vec<DataType> {
         self.columns.iter().map(Column::data_type).collect()
+    }
+    pub fn toast_locator(&self) -> Option<RelFileLocator> {
+        self.toast.map(|t| RelFileLocator {
+            spc_oid: DEFAULT_TABLESPACE_OID,
+            db_oid: self.db_oid,
+            rel_number: t.relfilenode,
+        })
+    }
+    /// Where its values moved out of line are read from.
+    pub fn toast_source(&self, pool: &'static storage::buffer::BufferPool) -> Option<ToastSource> {
+        self.toast_locator().map(|rel| ToastSource { pool, rel })
+    }
+    /// How each column's values are toasted, `default` being
+    /// default_toast_compression.
+    pub fn column_toast(&self, default: Compression) -> Vec<ColumnToast> {
+        self.columns
+            .iter()
+            .map(|c| ColumnToast {
+                storage: c.effective_storage(),
+                compression: c.compression.unwrap_or(default),
+            })
+            .collect()
     }
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)

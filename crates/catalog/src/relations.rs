@@ -86,17 +86,21 @@ pub(crate) const PG_NAMESPACE: SystemRelation = SystemRelation {
     columns: &[OidT, Name, OidT, OidT],
 };
 /// oid, relname, relnamespace, reldatabase, relfilenode, relkind, reltuples, relpages,
-/// relallvisible.
+/// relallvisible, reltoastrelid and the TOAST relation's relfilenode (rows
+/// written before TOAST end after relallvisible: no TOAST relation).
 pub(crate) const PG_CLASS: SystemRelation = SystemRelation {
     name: "pg_class",
     rel_number: 1259,
-    columns: &[OidT, Name, OidT, OidT, OidT, Text, Float8, Int4, Int4],
+    columns: &[
+        OidT, Name, OidT, OidT, OidT, Text, Float8, Int4, Int4, OidT, OidT,
+    ],
 };
-/// attrelid, attnum, attname, atttypid, atttypmod, attnotnull, the default's SQL text.
+/// attrelid, attnum, attname, atttypid, atttypmod, attnotnull, the default's SQL text,
+/// attstorage and attcompression when set (NULL: the defaults).
 pub(crate) const PG_ATTRIBUTE: SystemRelation = SystemRelation {
     name: "pg_attribute",
     rel_number: 1249,
-    columns: &[OidT, Int2, Name, OidT, Int4, Bool, Text],
+    columns: &[OidT, Int2, Name, OidT, Int4, Bool, Text, Text, Text],
 };
 /// starelid, staattnum, the column's statistics (JSON, see `stats.rs`).
 pub(crate) const PG_STATISTIC: SystemRelation = SystemRelation {
@@ -238,6 +242,8 @@ pub(crate) fn class_row(t: &Table) -> Vec<Value> {
         Value::Float8(t.reltuples),
         Value::Int4(t.relpages as i32),
         Value::Int4(t.relallvisible as i32),
+        Value::Oid(t.toast.map_or(0, |r| r.oid)),
+        Value::Oid(t.toast.map_or(0, |r| r.relfilenode)),
     ]
 }
 
@@ -252,6 +258,8 @@ pub(crate) fn view_class_row(v: &View) -> Vec<Value> {
         Value::Float8(-1.0),
         Value::Int4(0),
         Value::Int4(0),
+        Value::Oid(0),
+        Value::Oid(0),
     ]
 }
 
@@ -266,6 +274,8 @@ pub(crate) fn sequence_class_row(q: &Sequence) -> Vec<Value> {
         Value::Float8(1.0),
         Value::Int4(1),
         Value::Int4(0),
+        Value::Oid(0),
+        Value::Oid(0),
     ]
 }
 
@@ -298,6 +308,10 @@ pub(crate) fn attribute_row(rel: Oid, attnum: i16, c: &Column) -> Vec<Value> {
         Value::Int4(c.typmod),
         Value::Bool(c.not_null),
         c.default.as_deref().map_or(Value::Null, text),
+        c.storage
+            .map_or(Value::Null, |s| Value::Text(s.code().to_string())),
+        c.compression
+            .map_or(Value::Null, |m| Value::Text(m.code().to_string())),
     ]
 }
 
@@ -374,7 +388,7 @@ pub(crate) fn scan(
     let mut scan = HeapScan::new(pool, rel.locator())?;
     while scan.next_page(&snapshot, tm, |tid, t| {
         let mut values = Vec::with_capacity(types.len());
-        tuple::deform_tuple(t, &types, &mut values)?;
+        tuple::deform_tuple(t, &types, None, &mut values)?;
         rows.push((tid, values));
         Ok(())
     })? {}
@@ -489,6 +503,15 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
                 _ => 0,
             },
             statistics: Arc::default(),
+            toast: match (r.get(9), r.get(10)) {
+                (Some(Value::Oid(oid)), Some(Value::Oid(relfilenode))) if *oid != 0 => {
+                    Some(crate::model::ToastRelation {
+                        oid: *oid,
+                        relfilenode: *relfilenode,
+                    })
+                }
+                _ => None,
+            },
         };
         d.rows.classes.insert(t.oid, tid);
         d.tables.insert(t.oid, t);
@@ -571,6 +594,16 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
             },
             not_null: boolean(&r[5]),
             default: opt_string(&r[6]),
+            storage: r
+                .get(7)
+                .and_then(opt_string)
+                .and_then(|s| s.chars().next())
+                .and_then(access::toast::Storage::from_code),
+            compression: r
+                .get(8)
+                .and_then(opt_string)
+                .and_then(|s| s.chars().next())
+                .and_then(access::toast::Compression::from_code),
         };
         d.rows.attributes.insert((rel, attnum), tid);
         columns.entry(rel).or_default().push((attnum, c));

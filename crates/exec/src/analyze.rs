@@ -70,6 +70,7 @@ fn analyze_table(
         None => (0..table.columns.len()).collect(),
     };
     let types = table.column_types();
+    let toast = table.toast_source(env.pool);
     let targrows = 300 * stats_target.max(1) as usize;
     // Seeded from the clock: each ANALYZE draws a new sample, as PostgreSQL's.
     let seed = std::time::SystemTime::now()
@@ -92,7 +93,7 @@ fn analyze_table(
         || env_ref.check_cancel(),
         |t| {
             row.clear();
-            let mut d = access::tuple::Deformer::new(t);
+            let mut d = access::tuple::Deformer::new(t, toast);
             d.deform_until(&types, last, &mut row)?;
             Ok(columns.iter().map(|&c| row[c].clone()).collect::<Vec<_>>())
         },

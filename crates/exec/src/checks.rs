@@ -114,7 +114,7 @@ pub(crate) fn validate(env: &mut ExecEnv, table: &Table, name: &str, expr: &Expr
         env.check_cancel()?;
         let more = scan.next_page(env.snapshot, env.tm, |_, t| {
             let mut row = Vec::with_capacity(types.len());
-            deform_tuple(t, &types, &mut row)?;
+            deform_tuple(t, &types, table.toast_source(env.pool), &mut row)?;
             rows.push(row);
             Ok(())
         })?;

@@ -23,10 +23,10 @@ fn bad_format(msg: impl Into<String>) -> PgError {
     PgError::new(SqlState("22P04"), msg)
 }
 
-/// The longest record (line) COPY accepts: far more than a row can hold
-/// until values can be stored out of line, and a bound on what an endless
-/// input without line breaks can make the server buffer.
-const MAX_RECORD_BYTES: usize = 64 << 20;
+/// The longest record (line) COPY accepts: PostgreSQL's 1 GB bound on one
+/// allocation, and so on what an endless input without line breaks can
+/// make the server buffer.
+const MAX_RECORD_BYTES: usize = 1 << 30;
 
 /// One input row's fields: None for NULL.
 pub type RawRecord = Vec<Option<String>>;
@@ -555,7 +555,7 @@ impl<'t> CopyLoader<'t> {
             .check_row(&self.row, env)
             .map_err(|e| e.with_context(context(None)))?;
         let mut buf = Vec::new();
-        tuple::form_tuple(&self.types, &self.row, env.xid, env.cid, &mut buf);
+        self.writer.form(env, &self.row, &[], &mut buf)?;
         self.batch_bytes += buf.len();
         self.batch.push(buf);
         if self.writer.acts_after_insert() {

@@ -1,12 +1,12 @@
 //! INSERT, UPDATE and DELETE against heap tables.
 
 use access::heap::{self, HeapScan, InsertTarget, ModifyResult, Tid};
-use access::tuple::{self, deform_tuple};
+use access::tuple::deform_tuple;
 use catalog::Table;
 use common::{PgError, PgResult, SqlState};
 use sql::expr::Expr;
 use sql::plan::{IndexPath, OnConflict, Plan};
-use types::{DataType, Value};
+use types::Value;
 
 use crate::eval::{eval, eval_qual, value_to_text};
 use crate::indexscan::{fetch_visible, IndexTids};
@@ -93,7 +93,6 @@ pub fn insert(
     if let Some(clause) = on_conflict {
         return insert_on_conflict(table, source, clause, returning, env);
     }
-    let types: Vec<DataType> = table.column_types();
     let mut target = if bulk {
         InsertTarget::bulk(env.pool)
     } else {
@@ -108,7 +107,7 @@ pub fn insert(
     let r: PgResult<()> = (|| {
         while let Some(row) = op.next(env)? {
             writer.check_row(&row, env)?;
-            tuple::form_tuple(&types, &row, env.xid, env.cid, &mut buf);
+            writer.form(env, &row, &[], &mut buf)?;
             let tid = heap::insert(env.pool, env.tm, table.locator(), &mut buf, &mut target)?;
             writer.inserted(env, &row, tid, &mut queue)?;
             n += 1;
@@ -197,6 +196,7 @@ fn for_each_match(
         return for_each_index_match(table, qual, path, env, modify);
     }
     let types = table.column_types();
+    let toast = table.toast_source(env.pool);
     let mut scan = HeapScan::new(env.pool, table.locator())?;
     let mut page = Vec::new();
     let (snapshot, tm) = (env.snapshot, env.tm);
@@ -211,7 +211,7 @@ fn for_each_match(
         let more = scan.next_page(snapshot, tm, |tid, t| {
             tuples += 1;
             let mut row = Vec::with_capacity(types.len());
-            deform_tuple(t, &types, &mut row)?;
+            deform_tuple(t, &types, toast, &mut row)?;
             if !late {
                 for q in qual {
                     if !eval_qual(q, &row, env)? {
@@ -336,7 +336,12 @@ fn recheck(
         return Ok(false);
     };
     row.clear();
-    deform_tuple(&bytes, &table.column_types(), row)?;
+    deform_tuple(
+        &bytes,
+        &table.column_types(),
+        table.toast_source(env.pool),
+        row,
+    )?;
     for q in qual {
         if !eval_qual(q, row, env)? {
             return Ok(false);
@@ -368,7 +373,7 @@ pub fn delete(
         match r {
             ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
                 n += 1;
-                writer.deleted(env, &row, &mut queue);
+                writer.deleted(env, tid, &row, &mut queue)?;
                 return project_returning(returning, &row, env, &mut out);
             }
             ModifyResult::SelfModified => return Ok(()),

@@ -176,7 +176,7 @@ pub fn delete_join(
             match r {
                 ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
                     n += 1;
-                    writer.deleted(env, &row[..width], &mut queue);
+                    writer.deleted(env, tid, &row[..width], &mut queue)?;
                     return project_returning(returning, &row, env, &mut out);
                 }
                 ModifyResult::SelfModified => return Ok(()),

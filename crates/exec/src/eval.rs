@@ -504,6 +504,27 @@ pub fn reg_catalog<'a>(env: &'a ExecEnv) -> sql::reg::RegCatalog<'a> {
 }
 
 /// The storage of the table or index `v` names (sizes, file paths).
+/// Bytes of a relation's own storage with its TOAST relation (every fork),
+/// and of its indexes; None when `oid` has no storage.
+fn relation_sizes(oid: common::Oid, env: &ExecEnv) -> PgResult<Option<(i64, i64)>> {
+    let pool = env.pool;
+    if let Some(i) = env.catalog.indexes.get(&oid) {
+        return Ok(Some((relation::total_size(pool, i.locator())?, 0)));
+    }
+    let Some(t) = env.catalog.table_by_oid(oid) else {
+        return Ok(None);
+    };
+    let mut table = relation::total_size(pool, t.locator())?;
+    if let Some(toast) = t.toast_locator() {
+        table += relation::total_size(pool, toast)?;
+    }
+    let mut indexes = 0;
+    for i in env.catalog.indexes_of(oid) {
+        indexes += relation::total_size(pool, i.locator())?;
+    }
+    Ok(Some((table, indexes)))
+}
+
 fn storage_of(v: &Value, env: &ExecEnv) -> Option<common::RelFileLocator> {
     match v {
         Value::Oid(o) => env
@@ -575,7 +596,21 @@ fn eval_sys(
             let local = matches!(args.get(2), Some(Value::Bool(true)));
             Value::Text(env.hooks.set_config(&name, &value, local)?)
         }
-        SysFunc::RelationSize | SysFunc::TotalRelationSize => {
+        SysFunc::TotalRelationSize | SysFunc::TableSize | SysFunc::IndexesSize => {
+            let Value::Oid(oid) = args[0] else {
+                return Ok(Value::Null);
+            };
+            match relation_sizes(oid, env)? {
+                Some((table, indexes)) => Value::Int8(match func {
+                    SysFunc::TableSize => table,
+                    SysFunc::IndexesSize => indexes,
+                    _ => table + indexes,
+                }),
+                None if env.catalog.views.contains_key(&oid) => Value::Int8(0),
+                None => Value::Null,
+            }
+        }
+        SysFunc::RelationSize => {
             let Some(rel) = storage_of(&args[0], env) else {
                 // A view has no storage: 0 bytes, as in PostgreSQL (\dv+).
                 return Ok(match &args[0] {
@@ -590,12 +625,7 @@ fn eval_sys(
                     None => return Err(PgError::new(SqlState::INVALID_PARAMETER_VALUE, "invalid fork name").with_hint(format!("Valid fork names are \"main\", \"fsm\", \"vm\", and \"init\"; got \"{name}\"."))),
                 },
             };
-            Value::Int8(if func == SysFunc::TotalRelationSize {
-                relation::fork_size(env.pool, rel, fork)?
-                    + relation::fork_size(env.pool, rel, relation::ForkNumber::Fsm)?
-            } else {
-                relation::fork_size(env.pool, rel, fork)?
-            })
+            Value::Int8(relation::fork_size(env.pool, rel, fork)?)
         }
         SysFunc::RelationFilepath => match storage_of(&args[0], env) {
             Some(rel) => Value::Text(relation::filepath(rel)),

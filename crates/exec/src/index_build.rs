@@ -44,6 +44,7 @@ struct BuildEntry {
 pub(crate) fn build_index(env: &ExecEnv, table: &Table, index: &Index) -> PgResult<u64> {
     let desc = index.desc(table);
     let types = table.column_types();
+    let toast = table.toast_source(env.pool);
     let columns: Vec<usize> = index.keys.iter().map(|k| k.attnum as usize - 1).collect();
     // Only the key's columns are decoded.
     let decode = columns.iter().max().map_or(0, |&c| c + 1);
@@ -64,7 +65,12 @@ pub(crate) fn build_index(env: &ExecEnv, table: &Table, index: &Index) -> PgResu
                 _ => true,
             };
             row.clear();
-            tuple::Deformer::new(t).deform_masked(&types, decode, None, &mut row)?;
+            if !live && tuple::infomask(t) & tuple::HAS_EXTERNAL != 0 {
+                // Its values may be vacuumed out of the TOAST relation
+                // already; a dead version needs no entry.
+                return Ok(());
+            }
+            tuple::Deformer::new(t, toast).deform_masked(&types, decode, None, &mut row)?;
             let key: KeyValues = columns.iter().map(|&c| row[c].clone()).collect();
             if runs.last().is_none_or(|r| r.len() == RUN_ENTRIES) {
                 runs.push(Vec::with_capacity(RUN_ENTRIES));

@@ -146,7 +146,8 @@ pub(crate) fn fetch_visible(
         env.tm,
         |at, t| {
             let mut row = Vec::with_capacity(types.len() + 1);
-            tuple::deform_tuple(t, types, &mut row).map(|()| (at, row))
+            tuple::deform_tuple(t, types, table.toast_source(env.pool), &mut row)
+                .map(|()| (at, row))
         },
     )?;
     r.transpose()

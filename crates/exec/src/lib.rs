@@ -194,6 +194,8 @@ pub struct ExecSettings {
     /// max_parallel_maintenance_workers: threads CREATE INDEX may sort
     /// with besides the session's own.
     pub max_parallel_maintenance_workers: u32,
+    /// default_toast_compression: the method for columns that name none.
+    pub default_toast_compression: access::toast::Compression,
 }
 
 impl Default for ExecSettings {
@@ -204,6 +206,7 @@ impl Default for ExecSettings {
             temp_file_limit_kb: None,
             maintenance_work_mem_kb: 65536,
             max_parallel_maintenance_workers: 2,
+            default_toast_compression: access::toast::Compression::Lz4,
         }
     }
 }

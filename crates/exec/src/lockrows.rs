@@ -204,7 +204,8 @@ pub(crate) fn pin_scans(
                 }
             };
             let mut values = Vec::new();
-            if let Err(e) = deform_tuple(&bytes, &table.column_types(), &mut values) {
+            let toast = table.toast_source(env.pool);
+            if let Err(e) = deform_tuple(&bytes, &table.column_types(), toast, &mut values) {
                 err = Some(e);
                 continue;
             }

@@ -199,6 +199,7 @@ fn build_node<'p>(
                 counters: env.hooks.counters_to_update(table.oid),
                 tuples: 0,
                 scan: HeapScan::new(env.pool, table.locator())?,
+                toast: table.toast_source(env.pool),
                 types: table.column_types(),
                 quals,
                 out,
@@ -472,6 +473,8 @@ struct SeqScanOp<'p> {
     /// after it is released, through `late`.
     late_quals: bool,
     late: Vec<(access::heap::Tid, Row)>,
+    /// The table's TOAST relation, for values moved out of line.
+    toast: Option<access::toast::ToastSource>,
 }
 
 impl SeqScanOp<'_> {
@@ -490,10 +493,11 @@ impl SeqScanOp<'_> {
             .max(columns_out);
         let late = &mut self.late;
         let tuples = &mut self.tuples;
+        let toast = self.toast;
         let more = self.scan.next_page(snapshot, tm, |tid, t| {
             *tuples += 1;
             let mut row = Vec::with_capacity(decode + 1);
-            Deformer::new(t).deform_masked(types, decode, mask, &mut row)?;
+            Deformer::new(t, toast).deform_masked(types, decode, mask, &mut row)?;
             late.push((tid, row));
             Ok(())
         })?;
@@ -545,10 +549,11 @@ impl Operator for SeqScanOp<'_> {
             let mut removed = 0u64;
             let columns_out = out.min(types.len());
             let tuples = &mut self.tuples;
+            let toast = self.toast;
             let more = self.scan.next_page(snapshot, tm, |tid, t| {
                 *tuples += 1;
                 row.clear();
-                let mut d = Deformer::new(t);
+                let mut d = Deformer::new(t, toast);
                 for (q, need) in quals {
                     if d.decoded() < *need {
                         d.deform_masked(types, *need, mask, &mut row)?;

@@ -96,12 +96,13 @@ impl<'p> Upserter<'p> {
                     }
                 }
             }
-            tuple::form_tuple(writer.types(), row, env.xid, env.cid, &mut self.buf);
+            let written = writer.form(env, row, &[], &mut self.buf)?;
             let tid = heap::insert(env.pool, env.tm, rel, &mut self.buf, &mut self.target)?;
             if writer.inserted_unless_conflict(env, row, tid, queue, &self.clause.arbiters)? {
                 return Ok(Upsert::Inserted);
             }
             heap::kill_speculative(env.pool, rel, tid, env.xid, env.tm)?;
+            writer.discard_toasted(env, &written)?;
         }
     }
 
@@ -157,7 +158,8 @@ impl<'p> Upserter<'p> {
         check_visible(env, &bytes)?;
         let types = writer.types();
         let mut both = Vec::with_capacity(types.len() * 2);
-        tuple::deform_tuple(&bytes, types, &mut both)?;
+        let toast = writer.table.toast_source(env.pool);
+        tuple::deform_tuple(&bytes, types, toast, &mut both)?;
         let existing: Row = both.clone();
         both.extend_from_slice(proposed);
         for q in action.qual {

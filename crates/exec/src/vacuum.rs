@@ -45,6 +45,9 @@ pub fn vacuum(
         env.check_cancel()?;
         let indexes = table_indexes(env.catalog, &t.0);
         vacuum_table(&t.0, &indexes, opts, cx, env, info)?;
+        if let Some(rel) = t.0.toast_locator() {
+            vacuum_toast(&t.0, rel, opts, env, info)?;
+        }
         if opts.analyze {
             crate::analyze::analyze(std::slice::from_ref(t), opts.verbose, cx, env, info)?;
         }
@@ -90,9 +93,7 @@ fn vacuum_table(
     if opts.verbose {
         info(info_msg(format!("vacuuming \"{full_name}\"")))?;
     }
-    let started = Instant::now();
-    let buffers_before = storage::buffer::buffer_usage();
-    let wal_before = env.tm.wal().stats();
+    let start = Start::now(env);
     let env_ref: &ExecEnv = env;
     let (pool, tm) = (env_ref.pool, env_ref.tm);
     let mut index_stats = vec![BulkDeleteStats::default(); indexes.len()];
@@ -150,19 +151,7 @@ fn vacuum_table(
         );
     }
     if opts.verbose {
-        let buffers = storage::buffer::buffer_usage();
-        let wal = env.tm.wal().stats();
-        let figures = Figures {
-            elapsed: started.elapsed().as_secs_f64(),
-            hits: buffers.shared_hit - buffers_before.shared_hit,
-            misses: buffers.shared_read - buffers_before.shared_read,
-            dirtied: buffers.shared_dirtied - buffers_before.shared_dirtied,
-            written: buffers.shared_written - buffers_before.shared_written,
-            wal_records: wal.records.saturating_sub(wal_before.records),
-            wal_fpi: wal.fpi.saturating_sub(wal_before.fpi),
-            wal_bytes: wal.bytes.saturating_sub(wal_before.bytes),
-            xids_since: env.tm.next_xid().saturating_sub(stats.horizon),
-        };
+        let figures = start.figures(env, stats.horizon);
         let index_lines: Vec<(&str, BulkDeleteStats)> = indexes
             .iter()
             .map(|i| i.name.as_str())
@@ -172,6 +161,53 @@ fn vacuum_table(
             &full_name,
             &stats,
             &index_lines,
+            &figures,
+        )))?;
+    }
+    Ok(())
+}
+
+/// VACUUM of a table's TOAST relation, after the table's: chunks of
+/// values whose rows are gone (`access::toast` rule 1) are dead tuples like
+/// any other. There is no index to clean (chunks are found by tid).
+fn vacuum_toast(
+    table: &Table,
+    rel: RelFileLocator,
+    opts: VacuumOptions,
+    env: &mut ExecEnv,
+    info: &mut dyn FnMut(PgError) -> PgResult<()>,
+) -> PgResult<()> {
+    let full_name = format!("{}.pg_toast.pg_toast_{}", env.db_name, table.oid);
+    if opts.verbose {
+        info(info_msg(format!("vacuuming \"{full_name}\"")))?;
+    }
+    let start = Start::now(env);
+    let env_ref: &ExecEnv = env;
+    let max_dead_tids = env_ref.settings.maintenance_work_mem() / DEAD_TID_BYTES;
+    let stats = vacuum_heap(
+        env_ref.pool,
+        env_ref.tm,
+        rel,
+        HeapVacuumOptions {
+            truncate: opts.truncate,
+            scan_all: opts.scan_all,
+        },
+        None,
+        max_dead_tids,
+        || env_ref.check_cancel(),
+    )?;
+    if opts.verbose {
+        if stats.pages_after < stats.pages_before {
+            info(info_msg(format!(
+                "table \"pg_toast_{}\": truncated {} to {} pages",
+                table.oid, stats.pages_before, stats.pages_after
+            )))?;
+        }
+        let figures = start.figures(env, stats.horizon);
+        info(info_msg(finished_message(
+            &full_name,
+            &stats,
+            &[],
             &figures,
         )))?;
     }
@@ -197,6 +233,40 @@ fn estimate_reltuples(table: &Table, stats: &VacuumStats) -> f64 {
 }
 
 /// What VERBOSE reports beyond the heap's figures.
+/// Where the counters stood when a relation's VACUUM began.
+struct Start {
+    at: Instant,
+    buffers: common::BufferUsage,
+    wal: wal::WalStatsSnapshot,
+}
+
+impl Start {
+    fn now(env: &ExecEnv) -> Start {
+        Start {
+            at: Instant::now(),
+            buffers: storage::buffer::buffer_usage(),
+            wal: env.tm.wal().stats(),
+        }
+    }
+
+    /// What the VACUUM did since, for VERBOSE's last lines.
+    fn figures(&self, env: &ExecEnv, horizon: common::Xid) -> Figures {
+        let buffers = storage::buffer::buffer_usage();
+        let wal = env.tm.wal().stats();
+        Figures {
+            elapsed: self.at.elapsed().as_secs_f64(),
+            hits: buffers.shared_hit - self.buffers.shared_hit,
+            misses: buffers.shared_read - self.buffers.shared_read,
+            dirtied: buffers.shared_dirtied - self.buffers.shared_dirtied,
+            written: buffers.shared_written - self.buffers.shared_written,
+            wal_records: wal.records.saturating_sub(self.wal.records),
+            wal_fpi: wal.fpi.saturating_sub(self.wal.fpi),
+            wal_bytes: wal.bytes.saturating_sub(self.wal.bytes),
+            xids_since: env.tm.next_xid().saturating_sub(horizon),
+        }
+    }
+}
+
 struct Figures {
     elapsed: f64,
     hits: u64,

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use access::heap::{self, Tid};
+use access::toast::{self, ColumnToast, ToastPointer, ToastTarget};
 use access::tuple;
 use catalog::Table;
 use common::{Oid, PgResult};
@@ -34,6 +35,10 @@ pub(crate) struct TableWriter {
     /// Columns of the table's unique indexes: an UPDATE changing one is a
     /// key update (`access::heap::update`'s `keys_updated`).
     key_columns: Vec<usize>,
+    /// How each column's values are toasted (`access::toast`).
+    toast_columns: Vec<ColumnToast>,
+    /// Where the statement's chunks go in the TOAST relation.
+    toast_insert: heap::InsertTarget,
 }
 
 /// Whether two values are the same for a foreign key's change test (NULL
@@ -67,8 +72,103 @@ impl TableWriter {
             incoming,
             key_columns,
             types: table.column_types(),
+            toast_columns: table.column_toast(env.settings.default_toast_compression),
+            toast_insert: heap::InsertTarget::new(),
             table: table.clone(),
         })
+    }
+
+    /// Forms the tuple of `row` into `buf`, compressing values and moving
+    /// them to the TOAST relation as its length requires; `reuse` holds
+    /// pointers an update keeps (`toast::form_tuple_toasted`). Returns the
+    /// values written out of line, which the caller takes back
+    /// (`discard_toasted`) if the tuple is not stored after all.
+    pub fn form(
+        &mut self,
+        env: &ExecEnv,
+        row: &[Value],
+        reuse: &[Option<Vec<u8>>],
+        buf: &mut Vec<u8>,
+    ) -> PgResult<Vec<ToastPointer>> {
+        let (xid, cid) = (env.xid, env.cid);
+        let Some(rel) = self.table.toast_locator() else {
+            let cols = &self.toast_columns;
+            return toast::form_tuple_toasted(&self.types, row, cols, &[], None, xid, cid, buf);
+        };
+        let mut target = ToastTarget {
+            pool: env.pool,
+            tm: env.tm,
+            rel,
+            insert: std::mem::take(&mut self.toast_insert),
+        };
+        let cols = &self.toast_columns;
+        let r = toast::form_tuple_toasted(
+            &self.types,
+            row,
+            cols,
+            reuse,
+            Some(&mut target),
+            xid,
+            cid,
+            buf,
+        );
+        self.toast_insert = target.insert;
+        r
+    }
+
+    /// Deletes values written out of line for a tuple that was not stored.
+    pub fn discard_toasted(&self, env: &mut ExecEnv, written: &[ToastPointer]) -> PgResult<()> {
+        self.delete_values(env, written)
+    }
+
+    fn delete_values(&self, env: &mut ExecEnv, values: &[ToastPointer]) -> PgResult<()> {
+        let Some(source) = self.table.toast_source(env.pool) else {
+            return Ok(());
+        };
+        for p in values {
+            let (cid, tm) = (env.cid, env.tm);
+            let who = env.requester();
+            let hooks = &mut *env.hooks;
+            toast::delete_value(source, tm, p, who, cid, &mut |x| {
+                hooks.wait_for_transaction(x)
+            })
+            .map_err(|e| crate::dml::wait_error(env, e))?;
+        }
+        Ok(())
+    }
+
+    /// The out-of-line values of the stored version at `tid`: those an
+    /// update from `old` to `new` leaves as they were, by column, to keep;
+    /// and the others, to delete once the version is replaced.
+    fn toasted_in_version(
+        &self,
+        env: &ExecEnv,
+        tid: Tid,
+        update: Option<(&[Value], &[Value])>,
+    ) -> PgResult<(Vec<Option<Vec<u8>>>, Vec<ToastPointer>)> {
+        let mut keep = Vec::new();
+        let mut gone = Vec::new();
+        if self.table.toast.is_none() {
+            return Ok((keep, gone));
+        }
+        let Some(stored) = heap::fetch_any(env.pool, self.table.locator(), tid)? else {
+            return Ok((keep, gone));
+        };
+        for (col, p) in toast::external_pointers(&stored, &self.types)? {
+            // The same bytes, not merely equal values (numeric 1.0 = 1.00).
+            let unchanged = update.is_some_and(|(old, new)| {
+                let ty = &self.types[col];
+                let was = tuple::varlena_payload(ty, &old[col]);
+                was.is_some() && was == tuple::varlena_payload(ty, &new[col])
+            });
+            if unchanged {
+                keep.resize(self.types.len(), None);
+                keep[col] = Some(p.encoded());
+            } else {
+                gone.push(p);
+            }
+        }
+        Ok((keep, gone))
     }
 
     /// Whether `inserted` does anything (index entries, foreign key checks).
@@ -91,7 +191,7 @@ impl TableWriter {
     /// did. `buf` and `target` are the caller's, reused across rows; what
     /// follows a `Done`/`HeapOnly` is `updated`'s.
     pub fn store_update(
-        &self,
+        &mut self,
         env: &mut ExecEnv,
         tid: Tid,
         old: &[Value],
@@ -100,13 +200,14 @@ impl TableWriter {
         target: &mut heap::InsertTarget,
     ) -> PgResult<heap::ModifyResult> {
         self.check_row(new, env)?;
-        tuple::form_tuple(&self.types, new, env.xid, env.cid, buf);
+        let (keep, gone) = self.toasted_in_version(env, tid, Some((old, new)))?;
+        let written = self.form(env, new, &keep, buf)?;
         let hot_allowed = self.hot_allowed(old, new);
         let keys_updated = self.keys_changed(old, new);
         let (pool, cid, tm) = (env.pool, env.cid, env.tm);
         let who = env.requester();
         let hooks = &mut *env.hooks;
-        heap::update(
+        let r = heap::update(
             pool,
             self.table.locator(),
             tid,
@@ -119,7 +220,14 @@ impl TableWriter {
             target,
             &mut |x| hooks.wait_for_transaction(x),
         )
-        .map_err(|e| crate::dml::wait_error(env, e))
+        .map_err(|e| crate::dml::wait_error(env, e))?;
+        match r {
+            heap::ModifyResult::Done(_) | heap::ModifyResult::HeapOnly(_) => {
+                self.delete_values(env, &gone)?
+            }
+            _ => self.delete_values(env, &written)?,
+        }
+        Ok(r)
     }
 
     /// Whether an update from `old` to `new` leaves every indexed column as
@@ -269,7 +377,17 @@ impl TableWriter {
     }
 
     /// After the heap delete of `old`: the referenced keys that went.
-    pub fn deleted(&self, env: &mut ExecEnv, old: &[Value], queue: &mut RiQueue) {
+    /// After the heap delete of `old` at `tid`: its out-of-line values go
+    /// too (`access::toast` rule 1), and the referenced keys it held.
+    pub fn deleted(
+        &self,
+        env: &mut ExecEnv,
+        tid: Tid,
+        old: &[Value],
+        queue: &mut RiQueue,
+    ) -> PgResult<()> {
+        let (_, gone) = self.toasted_in_version(env, tid, None)?;
+        self.delete_values(env, &gone)?;
         for fk in &self.incoming {
             let was = fk.parent_key(old);
             if was.iter().any(Value::is_null) {
@@ -282,6 +400,7 @@ impl TableWriter {
             }));
             queue.push(env, fk, event);
         }
+        Ok(())
     }
 }
 

@@ -325,6 +325,13 @@ pub static GUCS: &[GucDef] = &[
         "Sets the application name to be reported in statistics and logs.",
     ),
     g(
+        "default_toast_compression",
+        "lz4",
+        User,
+        false,
+        "Sets the default compression method for compressible values.",
+    ),
+    g(
         "bytea_output",
         "hex",
         User,

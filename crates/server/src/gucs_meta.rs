@@ -70,6 +70,15 @@ pub static GUC_META: &[GucMeta] = &[
     ),
     m("autovacuum", None, "Autovacuum", Bool, None, None, &[]),
     m(
+        "default_toast_compression",
+        None,
+        "Client Connection Defaults / Statement Behavior",
+        Enum,
+        None,
+        None,
+        &["pglz", "lz4"],
+    ),
+    m(
         "bytea_output",
         None,
         "Client Connection Defaults / Statement Behavior",

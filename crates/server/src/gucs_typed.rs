@@ -75,6 +75,11 @@ pub fn exec_settings(s: &Settings) -> exec::ExecSettings {
             .ok()
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(d.max_parallel_maintenance_workers),
+        default_toast_compression: s
+            .get("default_toast_compression")
+            .ok()
+            .and_then(|v| access::toast::Compression::from_name(v.trim()))
+            .unwrap_or(d.default_toast_compression),
     }
 }
 

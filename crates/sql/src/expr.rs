@@ -250,7 +250,12 @@ pub enum SysFunc {
     /// pg_notification_queue_usage()
     NotificationQueueUsage,
     RelationSize,
+    /// pg_total_relation_size: the table, its TOAST relation and indexes.
     TotalRelationSize,
+    /// pg_table_size: the table and its TOAST relation.
+    TableSize,
+    /// pg_indexes_size.
+    IndexesSize,
     RelationFilepath,
     RelationFilenode,
     BackendPid,

@@ -792,6 +792,8 @@ mod tests {
             typmod: -1,
             not_null: false,
             default: None,
+            storage: None,
+            compression: None,
         };
         for (oid, name, cols) in [
             (20000, "vt", vec!["a", "b", "c"]),
@@ -831,6 +833,8 @@ mod tests {
                     typmod: -1,
                     not_null: false,
                     default: None,
+                    storage: None,
+                    compression: None,
                 })
                 .collect(),
         };

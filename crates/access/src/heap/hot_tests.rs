@@ -48,7 +48,7 @@ fn fixture() -> Fixture {
 
 fn value_of(t: &[u8]) -> i64 {
     let mut row = Vec::new();
-    tuple::deform_tuple(t, &TYPES, &mut row).unwrap();
+    tuple::deform_tuple(t, &TYPES, None, &mut row).unwrap();
     match row[0] {
         Value::Int8(a) => a,
         _ => unreachable!(),

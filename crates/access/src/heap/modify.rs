@@ -427,7 +427,7 @@ mod tests {
         while scan
             .next_page(&snap, tm, |_, t| {
                 let mut row = Vec::new();
-                tuple::deform_tuple(t, &TYPES, &mut row)?;
+                tuple::deform_tuple(t, &TYPES, None, &mut row)?;
                 if let Value::Int8(a) = row[0] {
                     seen.push(a);
                 }

@@ -219,7 +219,7 @@ pub(super) fn has_null(env: &ExecEnv, table: &Table, index: usize) -> PgResult<b
     let mut found = false;
     while !found
         && scan.next_page(env.snapshot, env.tm, |_, t| {
-            access::tuple::deform_tuple(t, &types, &mut values)?;
+            access::tuple::deform_tuple(t, &types, table.toast_source(env.pool), &mut values)?;
             found |= values.get(index).is_none_or(|v| v.is_null());
             values.clear();
             Ok(())

@@ -40,7 +40,8 @@ impl RiContext {
             return Ok(()); // deleted or updated since: that change decides
         }
         let mut row = Vec::new();
-        deform_tuple(&t, &fk.child.column_types(), &mut row)?;
+        let toast = fk.child.toast_source(env.pool);
+        deform_tuple(&t, &fk.child.column_types(), toast, &mut row)?;
         let key = fk.child_key(&row);
         if !fk.key_to_check(&key)? {
             return Ok(());
@@ -135,7 +136,7 @@ impl RiContext {
             let types = fk.child.column_types();
             for r in rows {
                 let matches = |row: &[Value]| references(fk, row, old);
-                if lock_key_share(env, fk.child.locator(), &types, r.tid, &matches)?.is_some() {
+                if lock_key_share(env, &fk.child, &types, r.tid, &matches)?.is_some() {
                     return Ok(true);
                 }
             }
@@ -229,7 +230,8 @@ fn follow(
         return Ok(None);
     };
     let mut row = Vec::new();
-    deform_tuple(&bytes, &table.column_types(), &mut row)?;
+    let toast = table.toast_source(env.pool);
+    deform_tuple(&bytes, &table.column_types(), toast, &mut row)?;
     Ok(references(fk, &row, old).then_some(row))
 }
 
@@ -256,7 +258,7 @@ fn delete_referencing(
         .map_err(|e| wait_error(env, e))?;
         match r {
             ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
-                writer.deleted(env, &row, queue);
+                writer.deleted(env, tid, &row, queue)?;
                 return Ok(true);
             }
             ModifyResult::SelfModified | ModifyResult::Updated(None) => {

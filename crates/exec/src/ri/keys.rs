@@ -98,11 +98,13 @@ pub(super) fn live_to_self(t: &[u8], env: &ExecEnv) -> bool {
 /// or None when the row is gone or no longer matches.
 pub(super) fn lock_key_share(
     env: &mut ExecEnv,
-    rel: common::RelFileLocator,
+    table: &catalog::Table,
     types: &[DataType],
     mut tid: Tid,
     still_matches: &dyn Fn(&[Value]) -> bool,
 ) -> PgResult<Option<Tid>> {
+    let rel = table.locator();
+    let toast = table.toast_source(env.pool);
     loop {
         let who = env.requester();
         let (pool, tm) = (env.pool, env.tm);
@@ -133,7 +135,7 @@ pub(super) fn lock_key_share(
                     return Ok(None);
                 };
                 let mut row = Vec::with_capacity(types.len());
-                deform_tuple(&bytes, types, &mut row)?;
+                deform_tuple(&bytes, types, toast, &mut row)?;
                 if !still_matches(&row) {
                     return Ok(None);
                 }
@@ -172,7 +174,7 @@ pub(super) fn find_referenced(
             return Ok(true);
         }
         let matches = |row: &[Value]| keys_equal(&key_types, &fk.parent_key(row), key);
-        if lock_key_share(env, rel, &types, at, &matches)?.is_some() {
+        if lock_key_share(env, &fk.parent, &types, at, &matches)?.is_some() {
             return Ok(true);
         }
     }
@@ -211,7 +213,7 @@ pub(super) fn find_referencing(
     let mut out = Vec::new();
     let mut found = |tid: Tid, t: &[u8], env: &ExecEnv| -> PgResult<()> {
         let mut row = Vec::with_capacity(types.len());
-        deform_tuple(t, &types, &mut row)?;
+        deform_tuple(t, &types, fk.child.toast_source(env.pool), &mut row)?;
         if references(fk, &row, key) {
             let seen_before = crosscheck.is_none_or(|s| visible(s, t, env));
             out.push(Referencing {

@@ -437,13 +437,14 @@ fn in_command<R>(
 /// writers by the statement.
 pub(crate) fn validate_foreign_key(fk: &ForeignKey, env: &mut ExecEnv) -> PgResult<()> {
     let types = fk.child.column_types();
+    let toast = fk.child.toast_source(env.pool);
     let mut scan = access::heap::HeapScan::new(env.pool, fk.child.locator())?;
     let mut page_keys: Vec<Vec<Value>> = Vec::new();
     loop {
         env.check_cancel()?;
         let more = scan.next_page(env.snapshot, env.tm, |_, t| {
             let mut row = Vec::with_capacity(types.len());
-            access::tuple::deform_tuple(t, &types, &mut row)?;
+            access::tuple::deform_tuple(t, &types, toast, &mut row)?;
             page_keys.push(fk.child_key(&row));
             Ok(())
         })?;

@@ -1228,12 +1228,13 @@ impl Binder<'_, '_> {
                 &[TypeId::RegClass, TypeId::Text],
                 TypeId::Int8,
             )),
-            // Without indexes or TOAST a table's size is its total size.
-            "pg_total_relation_size" | "pg_table_size" | "pg_indexes_size" => Some(sys(
+            "pg_total_relation_size" => Some(sys(
                 SysFunc::TotalRelationSize,
                 &[TypeId::RegClass],
                 TypeId::Int8,
             )),
+            "pg_table_size" => Some(sys(SysFunc::TableSize, &[TypeId::RegClass], TypeId::Int8)),
+            "pg_indexes_size" => Some(sys(SysFunc::IndexesSize, &[TypeId::RegClass], TypeId::Int8)),
             "pg_relation_filepath" => Some(sys(
                 SysFunc::RelationFilepath,
                 &[TypeId::RegClass],

@@ -753,6 +753,8 @@ impl Binder<'_, '_> {
             typmod: ty.typmod,
             not_null: false,
             default: None,
+            storage: None,
+            compression: None,
         };
         for opt in &cd.options {
             match &opt.option {
@@ -884,6 +886,8 @@ impl Binder<'_, '_> {
                             typmod: ty.typmod,
                             not_null: false,
                             default: None,
+                            storage: None,
+                            compression: None,
                         });
                     }
                 }
@@ -976,6 +980,8 @@ impl Binder<'_, '_> {
                 typmod: ty.typmod,
                 not_null: false,
                 default: None,
+                storage: None,
+                compression: None,
             });
         }
         target_list::check_table_columns(columns.len())?;

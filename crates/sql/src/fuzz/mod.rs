@@ -242,6 +242,8 @@ fn column(name: &str, ty: DataType) -> Column {
         typmod: ty.typmod,
         not_null: false,
         default: None,
+        storage: None,
+        compression: None,
     }
 }
 
