@@ -130,7 +130,9 @@ mod tests {
                 .flat_map(|i| (i % 97).to_le_bytes())
                 .collect(),
         ];
-        let words = ["the ", "quick ", "brown ", "fox ", "jumps ", "over ", "lazy ", "dog "];
+        let words = [
+            "the ", "quick ", "brown ", "fox ", "jumps ", "over ", "lazy ", "dog ",
+        ];
         let mut seed = 7u64;
         let text: Vec<u8> = (0..5_000)
             .flat_map(|_| {

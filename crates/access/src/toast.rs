@@ -132,9 +132,11 @@ impl Storage {
         })
     }
     /// The type's default (pg_type.typstorage): plain for fixed-width
-    /// types, extended for the variable-width ones.
+    /// types, main for numeric, extended for the other variable-width ones.
     pub fn default_for(ty: TypeId) -> Storage {
-        if is_varlena(ty) {
+        if ty == TypeId::Numeric {
+            Storage::Main
+        } else if is_varlena(ty) {
             Storage::Extended
         } else {
             Storage::Plain

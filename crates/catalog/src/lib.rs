@@ -35,6 +35,7 @@ mod roles;
 pub mod stats;
 mod temp;
 
+pub use access::toast::{Compression, Storage};
 pub use comments::ObjectAddress;
 pub use ddl::{CatalogMark, CatalogTxn};
 pub use indexes::{Constraint, ConstraintKind, Index, IndexKey, ReferentialAction};

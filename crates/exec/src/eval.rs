@@ -531,7 +531,15 @@ fn storage_of(v: &Value, env: &ExecEnv) -> Option<common::RelFileLocator> {
             .catalog
             .table_by_oid(*o)
             .map(|t| t.locator())
-            .or_else(|| env.catalog.indexes.get(o).map(|i| i.locator())),
+            .or_else(|| env.catalog.indexes.get(o).map(|i| i.locator()))
+            .or_else(|| {
+                // A TOAST relation, by the oid pg_class.reltoastrelid shows.
+                env.catalog
+                    .tables
+                    .values()
+                    .find(|t| t.toast.is_some_and(|r| r.oid == *o))
+                    .and_then(|t| t.toast_locator())
+            }),
         _ => None,
     }
 }

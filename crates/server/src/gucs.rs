@@ -213,7 +213,7 @@ fn canonical_value(def: &GucDef, value: &str) -> String {
             Some(false) => "off".into(),
             None => value.to_string(),
         },
-        "bytea_output" => value.to_ascii_lowercase(),
+        "bytea_output" | "default_toast_compression" => value.to_ascii_lowercase(),
         "TimeZone" => types::datetime::TimeZone::parse(value)
             .map(|tz| tz.canonical_name(value))
             .unwrap_or_else(|| value.to_string()),
@@ -477,6 +477,11 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         "TimeZone" if types::datetime::TimeZone::parse(value).is_none() => return Err(bad()),
         "bytea_output" if types::bytea::ByteaOutput::parse(value).is_none() => {
             return Err(bad().with_hint("Available values: escape, hex."))
+        }
+        "default_toast_compression"
+            if access::toast::Compression::from_name(value.trim()).is_none() =>
+        {
+            return Err(bad().with_hint("Available values: pglz, lz4."))
         }
         "client_encoding" => {
             let v = value.to_ascii_uppercase().replace(['-', '_'], "");

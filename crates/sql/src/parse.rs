@@ -203,6 +203,14 @@ pub enum Utility {
     /// CREATE/ALTER/DROP ROLE, SET ROLE and the like (`role.rs`), or the
     /// error a malformed one fails with.
     Role(Result<crate::role::RoleStatement, PgError>),
+    /// ALTER TABLE [ONLY] name ALTER [COLUMN] c SET STORAGE s | SET
+    /// COMPRESSION m [, ...] (every action one of those two; sqlparser
+    /// knows neither).
+    AlterColumnToast {
+        table: Vec<String>,
+        /// (column, true for STORAGE / false for COMPRESSION, the value).
+        actions: Vec<(String, bool, String)>,
+    },
     /// LOCK [TABLE] [ONLY] name [*] [, ...] [IN mode MODE] [NOWAIT]; the
     /// mode, or the word a malformed mode fails at.
     Lock {
@@ -799,6 +807,7 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             })
         }
         ["lock", ..] => parse_lock(&toks),
+        ["alter", "table", ..] => parse_alter_column_toast(&toks),
         ["truncate", "table", ..] => Some(Utility::Truncate {
             names: qualified_names(strip_behavior(&toks[2..]))?,
             cascade: ends_with_cascade(&toks),
@@ -827,6 +836,46 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
         }),
         _ => None,
     }
+}
+
+/// ALTER TABLE [ONLY] name followed only by `ALTER [COLUMN] c SET
+/// STORAGE|COMPRESSION value` actions; None for anything else (sqlparser's).
+fn parse_alter_column_toast(toks: &[(String, bool)]) -> Option<Utility> {
+    let word = |i: usize| toks.get(i).filter(|t| !t.1).map(|t| t.0.as_str());
+    let mut i = 2;
+    if word(i) == Some("only") {
+        i += 1;
+    }
+    let name_end = (i..toks.len()).find(|&j| word(j) == Some("alter"))?;
+    let mut table = qualified_names(&toks[i..name_end])?;
+    if table.len() != 1 {
+        return None;
+    }
+    let mut actions = Vec::new();
+    for action in toks[name_end..].split(|t| t.0 == "," && !t.1) {
+        let w = |k: usize| action.get(k).filter(|t| !t.1).map(|t| t.0.as_str());
+        let k = if w(1) == Some("column") { 2 } else { 1 };
+        let (Some("alter"), Some(column), Some("set"), Some(what), Some(value), None) = (
+            w(0),
+            action.get(k).map(|t| t.0.as_str()),
+            w(k + 1),
+            w(k + 2),
+            action.get(k + 3).map(|t| t.0.as_str()),
+            action.get(k + 4),
+        ) else {
+            return None;
+        };
+        let storage = match what {
+            "storage" => true,
+            "compression" => false,
+            _ => return None,
+        };
+        actions.push((column.to_string(), storage, value.to_string()));
+    }
+    Some(Utility::AlterColumnToast {
+        table: table.remove(0),
+        actions,
+    })
 }
 
 /// LOCK [TABLE] [ONLY] name [*] [, ...] [IN mode MODE] [NOWAIT].

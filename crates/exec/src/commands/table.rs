@@ -173,6 +173,16 @@ pub(super) fn alter(
                 c.default = default.clone();
                 catalog.replace_column(changes, env.cid, table.oid, *index, c)?
             }
+            AlterTableAction::SetStorage { index, storage } => {
+                let mut c = table.columns[*index].clone();
+                c.storage = Some(*storage);
+                catalog.replace_column(cx.changes(env)?, env.cid, table.oid, *index, c)?
+            }
+            AlterTableAction::SetCompression { index, compression } => {
+                let mut c = table.columns[*index].clone();
+                c.compression = *compression;
+                catalog.replace_column(cx.changes(env)?, env.cid, table.oid, *index, c)?
+            }
             AlterTableAction::SetNotNull { index, not_null } => {
                 let c = &table.columns[*index];
                 if *not_null && !c.not_null && has_null(env, &table, *index)? {

@@ -296,6 +296,12 @@ fn namespace_acl(oid: u32) -> Value {
 }
 
 fn pg_namespace(cx: &ViewContext<'_>) -> Vec<Row> {
+    let toast = vec![
+        Value::Oid(PG_TOAST_NAMESPACE),
+        text("pg_toast"),
+        Value::Oid(BOOTSTRAP_SUPERUSER),
+        Value::Null,
+    ];
     cx.catalog
         .namespaces
         .values()
@@ -308,8 +314,12 @@ fn pg_namespace(cx: &ViewContext<'_>) -> Vec<Row> {
                 namespace_acl(n.oid),
             ]
         })
+        .chain(std::iter::once(toast))
         .collect()
 }
+
+/// pg_toast's oid, as in PostgreSQL: the schema of TOAST relations.
+pub(super) const PG_TOAST_NAMESPACE: u32 = 99;
 
 fn pg_database(cx: &ViewContext<'_>) -> Vec<Row> {
     cx.catalog
@@ -363,6 +373,8 @@ struct ClassRow<'a> {
     checks: usize,
     /// relhastriggers: PostgreSQL's foreign keys are triggers on both tables.
     hastriggers: bool,
+    /// reltoastrelid.
+    toast: u32,
 }
 
 fn class_row(c: ClassRow<'_>) -> Row {
@@ -381,7 +393,7 @@ fn class_row(c: ClassRow<'_>) -> Row {
         Value::Int4(c.relpages),
         Value::Float4(c.reltuples),
         Value::Int4(c.relallvisible),
-        Value::Oid(0),
+        Value::Oid(c.toast),
         Value::Bool(c.hasindex),
         Value::Bool(false),
         text(if c.temp { "t" } else { "p" }),
@@ -431,8 +443,40 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
                 .constraints_of(t.oid)
                 .any(|c| c.kind.code() == 'f')
                 || cx.catalog.foreign_keys_referencing(t.oid).next().is_some(),
+            toast: t.toast.map_or(0, |r| r.oid),
         })
     });
+    // A TOAST relation has no catalog row of its own here (its table's
+    // holds its numbers): shown as PostgreSQL names it.
+    let toast_names: Vec<(u32, u32, String)> = self::tables(cx)
+        .filter_map(|t| {
+            t.toast
+                .map(|r| (r.oid, r.relfilenode, format!("pg_toast_{}", t.oid)))
+        })
+        .collect();
+    let toasts: Vec<Row> = toast_names
+        .iter()
+        .map(|(oid, relfilenode, name)| {
+            class_row(ClassRow {
+                oid: *oid,
+                temp: false,
+                name,
+                namespace: PG_TOAST_NAMESPACE,
+                relam: HEAP_AM,
+                relfilenode: *relfilenode,
+                relpages: 0,
+                reltuples: -1.0,
+                relallvisible: 0,
+                relkind: "t",
+                natts: 3,
+                hasrules: false,
+                hasindex: false,
+                checks: 0,
+                hastriggers: false,
+                toast: 0,
+            })
+        })
+        .collect();
     let db = cx.db_oid;
     let indexes = cx
         .catalog
@@ -456,6 +500,7 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
                 hasindex: false,
                 checks: 0,
                 hastriggers: false,
+                toast: 0,
             })
         });
     let views = views(cx).map(|v| {
@@ -475,6 +520,7 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
             hasindex: false,
             checks: 0,
             hastriggers: false,
+            toast: 0,
         })
     });
     let sequences = sequences(cx).map(|q| {
@@ -494,12 +540,14 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
             hasindex: false,
             checks: 0,
             hastriggers: false,
+            toast: 0,
         })
     });
     tables
         .chain(views)
         .chain(sequences)
         .chain(indexes)
+        .chain(toasts)
         .collect()
 }
 
@@ -588,7 +636,11 @@ fn pg_attribute(cx: &ViewContext<'_>) -> Vec<Row> {
     relation_columns(cx)
         .map(|(rel, i, c)| {
             let ty = c.data_type().id;
-            let (byval, align, storage) = storage_of(ty);
+            let (byval, align, _) = storage_of(ty);
+            let storage = c.effective_storage().code().to_string();
+            let compression = c
+                .compression
+                .map_or(String::new(), |m| m.code().to_string());
             vec![
                 Value::Oid(rel),
                 text(&c.name),
@@ -601,9 +653,9 @@ fn pg_attribute(cx: &ViewContext<'_>) -> Vec<Row> {
                 Value::Int4(c.typmod),
                 Value::Bool(byval),
                 text(align),
-                text(storage),
-                // '\0': the default compression method.
-                text(""),
+                text(&storage),
+                // '\0' (empty): default_toast_compression.
+                text(&compression),
                 Value::Bool(c.not_null),
                 Value::Bool(c.default.is_some()),
                 Value::Bool(false),

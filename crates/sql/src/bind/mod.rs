@@ -524,6 +524,9 @@ impl Binder<'_, '_> {
                 mode,
                 nowait,
             } => self.bind_lock(names, mode, *nowait)?,
+            Utility::AlterColumnToast { table, actions } => {
+                self.bind_alter_column_toast(table, actions)?
+            }
             Utility::Truncate { names, cascade } => {
                 let tables: Vec<Arc<Table>> = names
                     .iter()
@@ -1057,6 +1060,72 @@ impl Binder<'_, '_> {
                 })
             }
         }
+    }
+
+    /// ALTER TABLE ... ALTER COLUMN c SET STORAGE | SET COMPRESSION, with
+    /// PostgreSQL's checks: a fixed-width type has plain storage only and
+    /// no compression.
+    fn bind_alter_column_toast(
+        &mut self,
+        parts: &[String],
+        actions: &[(String, bool, String)],
+    ) -> PgResult<BoundStatement> {
+        use catalog::{Compression, Storage};
+        let table = self.require_table(parts)?;
+        let mut bound = Vec::with_capacity(actions.len());
+        for (column, storage, value) in actions {
+            let index = table.column_index(column).ok_or_else(|| {
+                PgError::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!(
+                        "column \"{column}\" of relation \"{}\" does not exist",
+                        table.name
+                    ),
+                )
+            })?;
+            let ty = table.columns[index].data_type();
+            let fixed = table.columns[index].effective_storage() == Storage::Plain
+                && Storage::default_for(ty.id) == Storage::Plain;
+            let type_name = || types::format_type(ty);
+            bound.push(if *storage {
+                let s = Storage::from_name(value).ok_or_else(|| {
+                    PgError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        format!("invalid storage type \"{value}\""),
+                    )
+                })?;
+                if fixed && s != Storage::Plain {
+                    return Err(PgError::unsupported(format!(
+                        "column data type {} can only have storage PLAIN",
+                        type_name()
+                    )));
+                }
+                AlterTableAction::SetStorage { index, storage: s }
+            } else {
+                let compression = if value.eq_ignore_ascii_case("default") {
+                    None
+                } else {
+                    Some(Compression::from_name(value).ok_or_else(|| {
+                        PgError::new(
+                            SqlState::INVALID_PARAMETER_VALUE,
+                            format!("invalid compression method \"{value}\""),
+                        )
+                    })?)
+                };
+                if fixed && compression.is_some() {
+                    return Err(PgError::unsupported(format!(
+                        "column data type {} does not support compression",
+                        type_name()
+                    )));
+                }
+                AlterTableAction::SetCompression { index, compression }
+            });
+        }
+        Ok(BoundStatement::AlterTable {
+            table,
+            actions: bound,
+            related: Vec::new(),
+        })
     }
 
     /// ALTER TABLE name OWNER TO role on a sequence or a view (pg_dump's

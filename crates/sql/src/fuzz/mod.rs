@@ -310,6 +310,7 @@ pub fn fixture_catalog() -> Arc<CatalogData> {
                 relpages: 0,
                 relallvisible: 0,
                 statistics: Default::default(),
+                toast: None,
             },
         );
     }

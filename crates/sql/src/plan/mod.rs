@@ -562,6 +562,16 @@ pub enum AlterTableAction {
     /// OWNER TO the role that already owns every relation (the bootstrap
     /// superuser): nothing to change. Other owners are refused when bound.
     OwnerUnchanged,
+    /// SET STORAGE: how the column's values are toasted from now on.
+    SetStorage {
+        index: usize,
+        storage: catalog::Storage,
+    },
+    /// SET COMPRESSION (None: DEFAULT, default_toast_compression).
+    SetCompression {
+        index: usize,
+        compression: Option<catalog::Compression>,
+    },
 }
 
 /// INSERT's ON CONFLICT clause, bound.
