@@ -163,6 +163,8 @@ pub(crate) struct Binder<'c, 'a> {
     /// While UPDATE ... FROM / DELETE ... USING binds its FROM list: the
     /// target's reference name, which those items cannot see.
     pub(crate) modify_target: Option<String>,
+    /// The statement's data-modifying WITH queries (`cte.rs`).
+    pub(crate) modifying: cte::ModifyingWith,
 }
 
 /// PostgreSQL's error for a FROM item's alias list longer than its columns.
@@ -192,6 +194,7 @@ pub fn bind_statement(
         window: Default::default(),
         outermost_ref: std::cell::Cell::new(usize::MAX),
         modify_target: None,
+        modifying: Default::default(),
     };
     match stmt {
         ParsedStatement::Utility(u) => b.bind_utility(u),
@@ -612,16 +615,21 @@ impl Binder<'_, '_> {
                 else {
                     unreachable!("matched above")
                 };
+                self.modifying.allow_at_top_level();
                 let pushed = self.begin_with(q.with.as_ref().expect("checked"), q)?;
                 let r = self.bind_sql(inner);
                 self.end_with(pushed);
-                r
+                r.map(|s| self.with_modifying_ctes(s))
             }
             S::Query(q) => match select_into_target(q) {
                 Some(into) => self.bind_select_into(q, into),
                 None => {
+                    if q.with.is_some() {
+                        self.modifying.allow_at_top_level();
+                    }
                     let (plan, columns) = self.bind_query(q)?;
-                    Ok(BoundStatement::Query { plan, columns })
+                    let stmt = BoundStatement::Query { plan, columns };
+                    Ok(self.with_modifying_ctes(stmt))
                 }
             },
             S::Explain {
@@ -994,6 +1002,12 @@ impl Binder<'_, '_> {
         &mut self,
         q: &ast::Query,
     ) -> PgResult<(Plan, Vec<OutputColumn>)> {
+        if cte::with_modifies(q) {
+            return Err(PgError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "views must not contain data-modifying statements in WITH",
+            ));
+        }
         let mut inner = Binder {
             ctx: &mut *self.ctx,
             outer: Vec::new(),
@@ -1003,6 +1017,7 @@ impl Binder<'_, '_> {
             window: Default::default(),
             outermost_ref: std::cell::Cell::new(usize::MAX),
             modify_target: None,
+            modifying: Default::default(),
         };
         inner.bind_query(q)
     }
