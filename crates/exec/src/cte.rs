@@ -35,6 +35,10 @@ pub struct CteStore {
     worktables: HashMap<usize, Arc<Vec<Row>>>,
     /// The statement's data-modifying WITH queries, by CTE id.
     modifying: HashMap<usize, Arc<ModifyingCte>>,
+    /// While such a statement runs: the foreign-key events its parts
+    /// queued, fired when all are done (PostgreSQL fires AFTER triggers
+    /// at the end of the whole statement, not of each part).
+    held_ri: Option<Vec<crate::ri::RiEvent>>,
 }
 
 impl CteStore {
@@ -44,11 +48,17 @@ impl CteStore {
         for c in ctes {
             self.modifying.insert(c.id, c.clone());
         }
+        self.held_ri = Some(Vec::new());
+    }
+
+    pub(crate) fn held_ri_events(&mut self) -> Option<&mut Vec<crate::ri::RiEvent>> {
+        self.held_ri.as_mut()
     }
 }
 
 /// Runs the data-modifying WITH queries of `ctes` that no reference has
-/// run, in the order written (PostgreSQL's ExecPostprocessPlan).
+/// run, in the order written (PostgreSQL's ExecPostprocessPlan), then the
+/// foreign-key events the whole statement queued.
 pub fn finish_modifying(ctes: &[Arc<ModifyingCte>], env: &mut ExecEnv) -> PgResult<()> {
     for c in ctes {
         if !env.ctes.results.contains_key(&c.id) {
@@ -56,7 +66,8 @@ pub fn finish_modifying(ctes: &[Arc<ModifyingCte>], env: &mut ExecEnv) -> PgResu
             env.ctes.results.insert(c.id, (Vec::new(), Arc::new(rows)));
         }
     }
-    Ok(())
+    let events = env.ctes.held_ri.take().unwrap_or_default();
+    crate::ri::RiQueue::from_events(events).run(env)
 }
 
 /// Runs a data-modifying WITH query: its RETURNING rows.
