@@ -38,4 +38,13 @@ impl ResultSink for HeldCompletion<'_> {
     fn output_names(&mut self, names: Arc<dyn RegOutput>) {
         self.sink.output_names(names)
     }
+    fn copy_out_start(&mut self, columns: usize) -> PgResult<()> {
+        self.sink.copy_out_start(columns)
+    }
+    fn copy_out_data(&mut self, data: &[u8]) -> PgResult<()> {
+        self.sink.copy_out_data(data)
+    }
+    fn copy_out_done(&mut self) -> PgResult<()> {
+        self.sink.copy_out_done()
+    }
 }

@@ -621,17 +621,19 @@ impl Binder<'_, '_> {
                 self.end_with(pushed);
                 r.map(|s| self.with_modifying_ctes(s))
             }
-            S::Query(q) => match select_into_target(q) {
-                Some(into) => self.bind_select_into(q, into),
-                None => {
-                    if q.with.is_some() {
-                        self.modifying.allow_at_top_level();
-                    }
-                    let (plan, columns) = self.bind_query(q)?;
-                    let stmt = BoundStatement::Query { plan, columns };
-                    Ok(self.with_modifying_ctes(stmt))
+            S::Query(q) => {
+                if q.with.is_some() {
+                    self.modifying.allow_at_top_level();
                 }
-            },
+                let stmt = match select_into_target(q) {
+                    Some(into) => self.bind_select_into(q, into)?,
+                    None => {
+                        let (plan, columns) = self.bind_query(q)?;
+                        BoundStatement::Query { plan, columns }
+                    }
+                };
+                Ok(self.with_modifying_ctes(stmt))
+            }
             S::Explain {
                 describe_alias: ast::DescribeAlias::Explain,
                 analyze,
@@ -651,7 +653,14 @@ impl Binder<'_, '_> {
             S::Insert(ins) => self.bind_insert(ins),
             S::Update(u) => self.bind_update(u),
             S::Delete(d) => self.bind_delete(d),
-            S::CreateTable(ct) => self.bind_create_table(ct),
+            S::CreateTable(ct) => {
+                // CREATE TABLE ... AS's query is the statement's top level.
+                if ct.query.as_ref().is_some_and(|q| q.with.is_some()) {
+                    self.modifying.allow_at_top_level();
+                }
+                let stmt = self.bind_create_table(ct)?;
+                Ok(self.with_modifying_ctes(stmt))
+            }
             S::CreateIndex(ci) => self.bind_create_index(ci),
             S::AlterTable(at) => self.bind_alter_table(at),
             S::CreateDatabase { db_name, .. } => Ok(BoundStatement::CreateDatabase {

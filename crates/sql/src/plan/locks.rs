@@ -34,6 +34,7 @@ pub fn statement_locks(stmt: &BoundStatement, db: Oid) -> Vec<(LockTag, LockMode
 /// catalog-change lock to the end of its transaction).
 pub fn changes_catalog(stmt: &BoundStatement) -> bool {
     match stmt {
+        BoundStatement::WithModifying { statement, .. } => changes_catalog(statement),
         BoundStatement::CreateTable { .. }
         | BoundStatement::CreateIndex { .. }
         | BoundStatement::DropIndex { .. }
