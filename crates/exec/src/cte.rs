@@ -7,12 +7,18 @@
 //! An unshared one streams its rows to its only reference, so a reader
 //! stopping early (LIMIT over an endless recursion) stops the CTE too.
 //! Rows are kept in memory (not spilled past work_mem yet).
+//!
+//! A data-modifying WITH query (`sql::plan::ModifyingCte`) is shared: its
+//! first reader runs the statement to the end (`ModifyingCteRowsOp`) and
+//! keeps the RETURNING rows; `finish_modifying` runs the ones nothing read
+//! once the main statement is done. All run with the statement's snapshot
+//! and command id, so none sees the others' changes.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use common::PgResult;
-use sql::plan::Plan;
+use sql::plan::{ModifyingCte, Plan};
 
 use crate::agg::GroupKey;
 use crate::ops::{build, Operator};
@@ -27,6 +33,77 @@ pub struct CteStore {
     /// Each running RecursiveUnion's working table: the rows its previous
     /// round produced.
     worktables: HashMap<usize, Arc<Vec<Row>>>,
+    /// The statement's data-modifying WITH queries, by CTE id.
+    modifying: HashMap<usize, Arc<ModifyingCte>>,
+    /// While such a statement runs: the foreign-key events its parts
+    /// queued, fired when all are done (PostgreSQL fires AFTER triggers
+    /// at the end of the whole statement, not of each part).
+    held_ri: Option<Vec<crate::ri::RiEvent>>,
+}
+
+impl CteStore {
+    /// Makes a statement's data-modifying WITH queries runnable by their
+    /// references.
+    pub fn register_modifying(&mut self, ctes: &[Arc<ModifyingCte>]) {
+        for c in ctes {
+            self.modifying.insert(c.id, c.clone());
+        }
+        self.held_ri = Some(Vec::new());
+    }
+
+    pub(crate) fn held_ri_events(&mut self) -> Option<&mut Vec<crate::ri::RiEvent>> {
+        self.held_ri.as_mut()
+    }
+}
+
+/// Runs the data-modifying WITH queries of `ctes` that no reference has
+/// run, in the order written (PostgreSQL's ExecPostprocessPlan), then the
+/// foreign-key events the whole statement queued.
+pub fn finish_modifying(ctes: &[Arc<ModifyingCte>], env: &mut ExecEnv) -> PgResult<()> {
+    for c in ctes {
+        if !env.ctes.results.contains_key(&c.id) {
+            let rows = run_modifying(c, env)?;
+            env.ctes.results.insert(c.id, (Vec::new(), Arc::new(rows)));
+        }
+    }
+    let events = env.ctes.held_ri.take().unwrap_or_default();
+    crate::ri::RiQueue::from_events(events).run(env)
+}
+
+/// Runs a data-modifying WITH query: its RETURNING rows.
+fn run_modifying(c: &ModifyingCte, env: &mut ExecEnv) -> PgResult<Vec<Row>> {
+    // It belongs to the top level, whatever query level reads it first.
+    let outer = std::mem::take(&mut env.outer);
+    let r = crate::dml::run_statement(&c.statement, env);
+    env.outer = outer;
+    Ok(r?.1)
+}
+
+/// `Plan::ModifyingCteRows`: runs the statement on the first call. Its
+/// CTE Scan is shared, so this runs once per statement.
+pub(crate) struct ModifyingCteRowsOp {
+    id: usize,
+    rows: Option<std::vec::IntoIter<Row>>,
+}
+
+impl ModifyingCteRowsOp {
+    pub(crate) fn new(id: usize) -> Self {
+        ModifyingCteRowsOp { id, rows: None }
+    }
+}
+
+impl Operator for ModifyingCteRowsOp {
+    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        if self.rows.is_none() {
+            let Some(c) = env.ctes.modifying.get(&self.id).cloned() else {
+                return Err(common::PgError::internal(
+                    "data-modifying WITH query not registered",
+                ));
+            };
+            self.rows = Some(run_modifying(&c, env)?.into_iter());
+        }
+        Ok(self.rows.as_mut().and_then(|r| r.next()))
+    }
 }
 
 pub(crate) enum CteScanOp<'p> {

@@ -5,7 +5,7 @@ use access::tuple::deform_tuple;
 use catalog::Table;
 use common::{PgError, PgResult, SqlState};
 use sql::expr::Expr;
-use sql::plan::{IndexPath, OnConflict, Plan};
+use sql::plan::{BoundStatement, IndexPath, OnConflict, Plan};
 use types::Value;
 
 use crate::eval::{eval, eval_qual, value_to_text};
@@ -80,6 +80,63 @@ pub(crate) fn project_returning(
         );
     }
     Ok(())
+}
+
+/// RETURNING's expressions, if any.
+fn exprs<C>(returning: &Option<(Vec<Expr>, C)>) -> Option<&[Expr]> {
+    returning.as_ref().map(|r| r.0.as_slice())
+}
+
+/// Runs an INSERT, UPDATE or DELETE statement: the rows it changed and
+/// its RETURNING rows (the caller fires the statement's deferred checks).
+pub fn run_statement(stmt: &BoundStatement, env: &mut ExecEnv) -> PgResult<(u64, Returning)> {
+    match stmt {
+        BoundStatement::Insert {
+            table,
+            source,
+            returning,
+            bulk,
+            on_conflict,
+        } => insert(
+            table,
+            source,
+            *bulk,
+            on_conflict.as_deref(),
+            exprs(returning),
+            env,
+        ),
+        BoundStatement::Update {
+            table,
+            qual,
+            assignments,
+            returning,
+            index,
+            join,
+            ..
+        } => match join {
+            Some(j) => crate::dml_join::update_join(table, j, assignments, exprs(returning), env),
+            None => update(
+                table,
+                qual,
+                index.as_deref(),
+                assignments,
+                exprs(returning),
+                env,
+            ),
+        },
+        BoundStatement::Delete {
+            table,
+            qual,
+            returning,
+            index,
+            join,
+            ..
+        } => match join {
+            Some(j) => crate::dml_join::delete_join(table, j, exprs(returning), env),
+            None => delete(table, qual, index.as_deref(), exprs(returning), env),
+        },
+        _ => Err(PgError::internal("not an INSERT, UPDATE or DELETE")),
+    }
 }
 
 pub fn insert(

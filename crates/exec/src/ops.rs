@@ -437,6 +437,7 @@ fn build_node<'p>(
             *id, base, recursive, *distinct, env,
         )?),
         Plan::WorkTableScan { id, .. } => Box::new(crate::cte::WorkTableScanOp::new(*id, env)),
+        Plan::ModifyingCteRows { id, .. } => Box::new(crate::cte::ModifyingCteRowsOp::new(*id)),
         Plan::SetOp {
             left,
             right,

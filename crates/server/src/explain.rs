@@ -77,6 +77,90 @@ pub(crate) fn run_explain(
     env: &mut ExecEnv,
     sink: &mut dyn ResultSink,
 ) -> PgResult<()> {
+    let lines = explain_lines(statement, options, settings, planning_time, pool, env)?;
+    sink.columns(&[ColumnDesc {
+        name: "QUERY PLAN".into(),
+        table_oid: 0,
+        column_id: 0,
+        type_oid: TypeId::Text.oid(),
+        type_len: -1,
+        type_mod: -1,
+    }])?;
+    for l in lines {
+        sink.row(&[Value::Text(l)])?;
+    }
+    sink.complete("EXPLAIN")
+}
+
+/// The `CTE name` blocks of a statement's data-modifying WITH queries
+/// (text format, no ANALYZE), spliced under its top node as PostgreSQL
+/// prints its ModifyTable subplans: before the top node's children and
+/// the other CTEs' blocks.
+fn with_modifying_lines(
+    ctes: &[std::sync::Arc<sql::plan::ModifyingCte>],
+    statement: &BoundStatement,
+    options: &ExplainOptions,
+    settings: &PlannerSettings,
+    planning_time: Duration,
+    pool: &'static BufferPool,
+    env: &mut ExecEnv,
+) -> PgResult<Vec<String>> {
+    if options.analyze || options.format == ExplainFormat::Json {
+        return Err(PgError::unsupported(
+            "EXPLAIN ANALYZE or FORMAT JSON of a WITH holding data-modifying statements is not supported yet",
+        ));
+    }
+    let mut lines = explain_lines(statement, options, settings, planning_time, pool, env)?;
+    let mut blocks = Vec::new();
+    let inner_options = ExplainOptions {
+        summary: false,
+        ..options.clone()
+    };
+    for c in ctes {
+        blocks.push(format!("  CTE {}", quote_ident(&c.name)));
+        let inner = explain_lines(
+            &c.statement,
+            &inner_options,
+            settings,
+            planning_time,
+            pool,
+            env,
+        )?;
+        for l in inner {
+            blocks.push(if l.starts_with(' ') {
+                format!("        {l}")
+            } else {
+                format!("    ->  {l}")
+            });
+        }
+    }
+    // The plan's lines are indented after the first; the summary's not.
+    let plan_end = 1 + lines
+        .iter()
+        .skip(1)
+        .take_while(|l| l.starts_with(' '))
+        .count();
+    let at = lines[..plan_end]
+        .iter()
+        .skip(1)
+        .position(|l| l.starts_with("  ->  ") || l.starts_with("  CTE "))
+        .map_or(plan_end, |i| i + 1);
+    lines.splice(at..at, blocks);
+    Ok(lines)
+}
+
+/// EXPLAIN's lines for `statement`.
+fn explain_lines(
+    statement: &BoundStatement,
+    options: &ExplainOptions,
+    settings: &PlannerSettings,
+    planning_time: Duration,
+    pool: &'static BufferPool,
+    env: &mut ExecEnv,
+) -> PgResult<Vec<String>> {
+    if let BoundStatement::WithModifying { ctes, statement } = statement {
+        return with_modifying_lines(ctes, statement, options, settings, planning_time, pool, env);
+    }
     let json = options.format == ExplainFormat::Json;
     let sizes = PoolSizes::new(pool, env.catalog);
     let mut lines = Vec::new();
@@ -238,18 +322,7 @@ pub(crate) fn run_explain(
         }
         _ => unreachable!("the binder explains only queries and DML"),
     }
-    sink.columns(&[ColumnDesc {
-        name: "QUERY PLAN".into(),
-        table_oid: 0,
-        column_id: 0,
-        type_oid: TypeId::Text.oid(),
-        type_len: -1,
-        type_mod: -1,
-    }])?;
-    for l in lines {
-        sink.row(&[Value::Text(l)])?;
-    }
-    sink.complete("EXPLAIN")
+    Ok(lines)
 }
 
 /// The ON CONFLICT lines under `Insert on t`, as PostgreSQL prints them.

@@ -152,7 +152,8 @@ fn planning_cost(relations: usize, s: &PlannerSettings) -> f64 {
 
 fn plannable(stmt: &BoundStatement) -> bool {
     match stmt {
-        BoundStatement::Explain { statement, .. } => plannable(statement),
+        BoundStatement::Explain { statement, .. }
+        | BoundStatement::WithModifying { statement, .. } => plannable(statement),
         BoundStatement::Query { .. }
         | BoundStatement::Insert { .. }
         | BoundStatement::Update { .. }

@@ -5,6 +5,7 @@
 mod deferred;
 mod factory;
 mod fetch;
+mod held_completion;
 mod hooks;
 mod locks;
 mod notify;
@@ -19,6 +20,7 @@ use std::sync::Arc;
 
 use common::{PgError, PgResult, SqlState, Xid};
 use exec::ExecEnv;
+use held_completion::HeldCompletion;
 use hooks::{Hooks, SequenceValues};
 use sql::parse::{is_blank, split_statements, ParsedStatement, StatementText};
 use sql::plan::{BoundStatement, OutputColumn, TransactionOp};
@@ -987,87 +989,40 @@ impl Session {
                 }
                 sink.complete(&format!("SELECT {n}"))
             }
-            BoundStatement::Insert {
-                table,
-                source,
-                returning,
-                bulk,
-                on_conflict,
-            } => {
-                if let Some((_, cols)) = returning {
-                    sink.columns(&cols.iter().map(column_desc).collect::<Vec<_>>())?;
-                }
-                let (n, rows) = exec::dml::insert(
-                    table,
-                    source,
-                    *bulk,
-                    on_conflict.as_deref(),
-                    returning.as_ref().map(|r| r.0.as_slice()),
-                    env,
-                )?;
-                for r in rows {
-                    sink.row(&r)?;
-                }
+            BoundStatement::WithModifying { ctes, statement } => {
+                env.ctes.register_modifying(ctes);
+                // The main statement's completion waits for the WITH
+                // queries no reference ran, and its deferred checks for
+                // theirs (`in_block` keeps them queued).
+                let mut held = HeldCompletion { sink, tag: None };
+                Self::execute_in(statement, &mut held, ctx, db_oid, changes, true, env)?;
+                exec::cte::finish_modifying(ctes, env)?;
                 if !in_block {
                     exec::ri::fire_statement_deferred(env)?;
                 }
-                sink.complete(&format!("INSERT 0 {n}"))
+                match held.tag {
+                    Some(tag) => sink.complete(&tag),
+                    None => Ok(()),
+                }
             }
-            BoundStatement::Update {
-                table,
-                qual,
-                assignments,
-                returning,
-                index,
-                join,
-                ..
-            } => {
+            BoundStatement::Insert { returning, .. }
+            | BoundStatement::Update { returning, .. }
+            | BoundStatement::Delete { returning, .. } => {
                 if let Some((_, cols)) = returning {
                     sink.columns(&cols.iter().map(column_desc).collect::<Vec<_>>())?;
                 }
-                let returning = returning.as_ref().map(|r| r.0.as_slice());
-                let (n, rows) = match join {
-                    Some(j) => exec::dml_join::update_join(table, j, assignments, returning, env)?,
-                    None => exec::dml::update(
-                        table,
-                        qual,
-                        index.as_deref(),
-                        assignments,
-                        returning,
-                        env,
-                    )?,
-                };
+                let (n, rows) = exec::dml::run_statement(stmt, env)?;
                 for r in rows {
                     sink.row(&r)?;
                 }
                 if !in_block {
                     exec::ri::fire_statement_deferred(env)?;
                 }
-                sink.complete(&format!("UPDATE {n}"))
-            }
-            BoundStatement::Delete {
-                table,
-                qual,
-                returning,
-                index,
-                join,
-                ..
-            } => {
-                if let Some((_, cols)) = returning {
-                    sink.columns(&cols.iter().map(column_desc).collect::<Vec<_>>())?;
-                }
-                let returning = returning.as_ref().map(|r| r.0.as_slice());
-                let (n, rows) = match join {
-                    Some(j) => exec::dml_join::delete_join(table, j, returning, env)?,
-                    None => exec::dml::delete(table, qual, index.as_deref(), returning, env)?,
-                };
-                for r in rows {
-                    sink.row(&r)?;
-                }
-                if !in_block {
-                    exec::ri::fire_statement_deferred(env)?;
-                }
-                sink.complete(&format!("DELETE {n}"))
+                sink.complete(&match stmt {
+                    BoundStatement::Insert { .. } => format!("INSERT 0 {n}"),
+                    BoundStatement::Update { .. } => format!("UPDATE {n}"),
+                    _ => format!("DELETE {n}"),
+                })
             }
             BoundStatement::CopyFrom(target) => {
                 crate::copy_session::copy_from(target, sink, env, &ctx.data_dir, in_block)

@@ -541,3 +541,50 @@ fn errors_have_sqlstates_and_the_connection_survives() {
     let count: i64 = c.query_one("select count(*) from e", &[]).unwrap().get(0);
     assert_eq!(count, 1);
 }
+
+/// A WITH holding data-modifying statements, prepared with parameters:
+/// Describe reports the main statement's columns, each sub-statement runs
+/// once (also when nothing reads it), the command tag is the main one's.
+#[test]
+fn data_modifying_with_runs_through_the_extended_protocol() {
+    let s = TestServer::start();
+    let mut c = s.connect();
+    c.batch_execute(
+        "create table q (id int primary key, v text);
+         insert into q values (1, 'a'), (2, 'b'), (3, 'c');
+         create table q_log (id int, v text)",
+    )
+    .expect("setup");
+    let moved = c
+        .prepare("with d as (delete from q where id >= $1 returning id, v) insert into q_log select * from d")
+        .expect("prepare WITH DELETE ... INSERT");
+    assert!(
+        moved.columns().is_empty(),
+        "an INSERT without RETURNING has no columns"
+    );
+    assert_eq!(
+        c.execute(&moved, &[&2i32]).expect("run it"),
+        2,
+        "rows inserted"
+    );
+    let changed = c
+        .prepare("with u as (update q set v = $1 returning id, v) select id, v from u")
+        .expect("prepare WITH UPDATE ... SELECT");
+    assert_eq!(changed.columns().len(), 2, "the main query's columns");
+    let rows = c.query(&changed, &[&"z"]).expect("run it");
+    let got: Vec<(i32, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(got, vec![(1, "z".to_string())]);
+    let before: i64 = c
+        .query_one(
+            "with d as (delete from q_log) select count(*) from q_log",
+            &[],
+        )
+        .expect("unread DELETE in WITH")
+        .get(0);
+    assert_eq!(before, 2, "the main query sees the table as it was");
+    let after: i64 = c
+        .query_one("select count(*) from q_log", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(after, 0, "the unread DELETE ran all the same");
+}

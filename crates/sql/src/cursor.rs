@@ -164,7 +164,8 @@ pub fn supports_backward_scan(plan: &Plan) -> bool {
         | Plan::SetOp { .. }
         | Plan::CteScan { .. }
         | Plan::RecursiveUnion { .. }
-        | Plan::WorkTableScan { .. } => false,
+        | Plan::WorkTableScan { .. }
+        | Plan::ModifyingCteRows { .. } => false,
     }
 }
 

@@ -266,6 +266,14 @@ pub(crate) struct RiQueue {
 }
 
 impl RiQueue {
+    /// A statement's events, queued before (not deferred ones).
+    pub(crate) fn from_events(events: Vec<RiEvent>) -> Self {
+        RiQueue {
+            events: events.into(),
+            immediate: false,
+        }
+    }
+
     /// Queues `event` of foreign key `fk`, or hands it to the session when
     /// the constraint is deferred (a `Removed` event only under NO ACTION).
     pub fn push(&mut self, env: &mut ExecEnv, fk: &ForeignKey, event: RiEvent) {
@@ -294,6 +302,12 @@ impl RiQueue {
     /// Fires the queued events, and those their actions queue, in order.
     pub fn run(&mut self, env: &mut ExecEnv) -> PgResult<()> {
         if self.events.is_empty() {
+            return Ok(());
+        }
+        // A statement with data-modifying WITH queries fires every part's
+        // events once all have run (`cte::finish_modifying`).
+        if let Some(held) = env.ctes.held_ri_events() {
+            held.extend(self.events.drain(..));
             return Ok(());
         }
         let mut cx = RiContext::new(env);

@@ -112,6 +112,9 @@ impl Session {
     /// DELETE ROWS or DROP is remembered (by oid: a rolled-back creation or
     /// a later DROP leaves an entry that finds no table and goes).
     pub(super) fn note_on_commit(&mut self, stmt: &BoundStatement) {
+        if let BoundStatement::WithModifying { statement, .. } = stmt {
+            return self.note_on_commit(statement);
+        }
         let BoundStatement::CreateTable {
             name,
             namespace,

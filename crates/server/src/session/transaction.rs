@@ -170,6 +170,10 @@ pub(super) struct StatementTxn {
 pub(super) fn write_command(stmt: &BoundStatement) -> Option<&'static str> {
     use sql::role::RoleStatement;
     Some(match stmt {
+        // PostgreSQL names the main statement (SELECT for a query).
+        BoundStatement::WithModifying { statement, .. } => {
+            write_command(statement).unwrap_or("SELECT")
+        }
         BoundStatement::Insert { .. } => "INSERT",
         BoundStatement::Update { .. } => "UPDATE",
         BoundStatement::Delete { .. } => "DELETE",

@@ -186,6 +186,7 @@ pub fn bind_check(ctx: &mut BindContext<'_>, table: &Table, text: &str) -> PgRes
         window: Default::default(),
         outermost_ref: std::cell::Cell::new(usize::MAX),
         modify_target: None,
+        modifying: Default::default(),
     };
     let scope = Binder::table_scope(table, None);
     b.bind_check_expr(&e, &scope)
@@ -207,6 +208,7 @@ pub fn bind_column_default(
         window: Default::default(),
         outermost_ref: std::cell::Cell::new(usize::MAX),
         modify_target: None,
+        modifying: Default::default(),
     };
     b.column_default(table, index)
 }

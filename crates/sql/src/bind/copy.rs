@@ -102,10 +102,14 @@ impl Binder<'_, '_> {
                     ));
                 };
                 let saved = self.src.replace(src.clone());
+                if q.with.is_some() {
+                    self.modifying.allow_at_top_level();
+                }
                 let bound = self.bind_query(q);
                 self.src = saved;
                 let (plan, columns) = bound?;
-                self.copy_to(plan, columns, c, None)
+                let stmt = self.copy_to(plan, columns, c, None)?;
+                Ok(self.with_modifying_ctes(stmt))
             }
             (CopySource::Query(_), true) => {
                 Err(PgError::syntax("syntax error at or near \"from\""))

@@ -14,9 +14,16 @@
 //! binding (names are not resolved there, so a nested WITH reusing a name
 //! counts towards the outer one: such a CTE is then computed apart instead
 //! of inlined, which changes no results).
+//!
+//! A data-modifying WITH query (`d AS (DELETE ... RETURNING *)`, only in
+//! the statement's own WITH) binds to a `ModifyingCte` the statement is
+//! wrapped with (`BoundStatement::WithModifying`); its references read
+//! its RETURNING rows through a shared `Plan::CteScan` over
+//! `Plan::ModifyingCteRows`.
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use common::{PgError, PgResult, SqlState};
 use sqlparser::ast;
@@ -25,7 +32,7 @@ use types::DataType;
 
 use super::{ident_name, Binder, Scope, ScopeColumn};
 use crate::expr::Expr;
-use crate::plan::{JoinKind, OutputColumn, Plan};
+use crate::plan::{BoundStatement, JoinKind, ModifyingCte, OutputColumn, Plan};
 
 /// CTE ids, unique in the process so plans bound apart (a view's query)
 /// never share one in a statement.
@@ -51,6 +58,8 @@ enum CteState {
         /// False while its non-recursive term is bound.
         in_recursive_term: bool,
     },
+    /// A data-modifying statement; its RETURNING columns, if it has one.
+    Modifying { columns: Option<Vec<OutputColumn>> },
     Bound {
         plan: Plan,
         columns: Vec<OutputColumn>,
@@ -60,6 +69,40 @@ enum CteState {
         /// Reads outer queries' columns (or may: it holds a subquery).
         correlated: bool,
     },
+}
+
+/// The statement's data-modifying WITH queries, while it is bound.
+#[derive(Default)]
+pub(crate) struct ModifyingWith {
+    /// Set until the statement's own WITH is bound: only that one may
+    /// hold data-modifying statements (PostgreSQL's rule).
+    top_level: bool,
+    ctes: Vec<Arc<ModifyingCte>>,
+}
+
+impl ModifyingWith {
+    /// The next WITH bound is the statement's own.
+    pub(crate) fn allow_at_top_level(&mut self) {
+        self.top_level = true;
+    }
+}
+
+/// The INSERT, UPDATE or DELETE a WITH query is, if it is one.
+fn modifying_statement(q: &ast::Query) -> Option<&ast::Statement> {
+    match q.body.as_ref() {
+        ast::SetExpr::Insert(s) | ast::SetExpr::Update(s) | ast::SetExpr::Delete(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// Whether `q`'s own WITH holds a data-modifying statement.
+pub(crate) fn with_modifies(q: &ast::Query) -> bool {
+    q.with.as_ref().is_some_and(|w| {
+        w.cte_tables.iter().any(|c| {
+            modifying_statement(&c.query).is_some()
+                || matches!(c.query.body.as_ref(), ast::SetExpr::Merge(_))
+        })
+    })
 }
 
 fn recursion_error(name: &str, what: &str) -> PgError {
@@ -122,7 +165,8 @@ impl Binder<'_, '_> {
     /// were pushed (popped by `end_with` when the query is bound).
     pub(crate) fn begin_with(&mut self, with: &ast::With, q: &ast::Query) -> PgResult<usize> {
         let mut pushed = 0;
-        let r = self.bind_ctes(with, q, &mut pushed);
+        let top_level = std::mem::take(&mut self.modifying.top_level);
+        let r = self.bind_ctes(with, q, top_level, &mut pushed);
         if r.is_err() {
             self.end_with(pushed);
         }
@@ -134,7 +178,26 @@ impl Binder<'_, '_> {
         self.ctes.truncate(keep);
     }
 
-    fn bind_ctes(&mut self, with: &ast::With, q: &ast::Query, pushed: &mut usize) -> PgResult<()> {
+    /// `statement` wrapped with the data-modifying WITH queries bound for
+    /// it, if any.
+    pub(crate) fn with_modifying_ctes(&mut self, statement: BoundStatement) -> BoundStatement {
+        let ctes = std::mem::take(&mut self.modifying.ctes);
+        if ctes.is_empty() {
+            return statement;
+        }
+        BoundStatement::WithModifying {
+            ctes,
+            statement: Box::new(statement),
+        }
+    }
+
+    fn bind_ctes(
+        &mut self,
+        with: &ast::With,
+        q: &ast::Query,
+        top_level: bool,
+        pushed: &mut usize,
+    ) -> PgResult<()> {
         for (i, cte) in with.cte_tables.iter().enumerate() {
             let name = ident_name(&cte.alias.name);
             if with.cte_tables[..i]
@@ -147,16 +210,20 @@ impl Binder<'_, '_> {
                 );
                 return Err(self.at(err, cte.alias.name.span));
             }
-            if matches!(
-                cte.query.body.as_ref(),
-                ast::SetExpr::Insert(_)
-                    | ast::SetExpr::Update(_)
-                    | ast::SetExpr::Delete(_)
-                    | ast::SetExpr::Merge(_)
-            ) {
-                return Err(PgError::unsupported(
-                    "data-modifying statements in WITH are not supported yet",
-                ));
+            if matches!(cte.query.body.as_ref(), ast::SetExpr::Merge(_)) {
+                return Err(PgError::unsupported("MERGE in WITH is not supported"));
+            }
+            if let Some(statement) = modifying_statement(&cte.query) {
+                if !top_level {
+                    let err = PgError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        "WITH clause containing a data-modifying statement must be at the top level",
+                    );
+                    return Err(self.at(err, cte.alias.name.span));
+                }
+                self.bind_modifying_cte(cte, &name, statement)?;
+                *pushed += 1;
+                continue;
             }
             // References in the main query and in the CTEs after this one.
             let mut refs = count_refs(q.body.as_ref(), &name);
@@ -225,6 +292,34 @@ impl Binder<'_, '_> {
                 *pushed += 1;
             }
         }
+        Ok(())
+    }
+
+    /// `name AS (INSERT | UPDATE | DELETE ...)`: bound as the statement
+    /// it is, made visible as a CTE reading its RETURNING rows.
+    fn bind_modifying_cte(
+        &mut self,
+        cte: &ast::Cte,
+        name: &str,
+        statement: &ast::Statement,
+    ) -> PgResult<()> {
+        let statement = self.bind_sql(statement)?;
+        let columns = match statement.columns() {
+            Some(c) => Some(self.alias_columns(name, c.to_vec(), &cte.alias)?),
+            None => None,
+        };
+        let id = NEXT_CTE_ID.fetch_add(1, Ordering::Relaxed);
+        self.modifying.ctes.push(Arc::new(ModifyingCte {
+            id,
+            name: name.to_string(),
+            statement,
+        }));
+        self.ctes.push(CteEntry {
+            name: name.to_string(),
+            id,
+            level: self.outer.len(),
+            state: CteState::Modifying { columns },
+        });
         Ok(())
     }
 
@@ -389,6 +484,7 @@ impl Binder<'_, '_> {
         &mut self,
         name: &str,
         alias: &Option<ast::TableAlias>,
+        span: Option<sqlparser::tokenizer::Span>,
     ) -> PgResult<Option<(Plan, Scope)>> {
         let Some(pos) = self.ctes.iter().rposition(|c| c.name == name) else {
             return Ok(None);
@@ -425,6 +521,34 @@ impl Binder<'_, '_> {
                     names.clone(),
                     types.clone(),
                 )
+            }
+            CteState::Modifying { columns } => {
+                let Some(columns) = columns else {
+                    let err = PgError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        format!("WITH query \"{name}\" does not have a RETURNING clause"),
+                    );
+                    return Err(match span {
+                        Some(s) => self.at(err, s),
+                        None => err,
+                    });
+                };
+                let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
+                let types: Vec<DataType> = columns.iter().map(|c| c.ty).collect();
+                // Shared: the statement runs once, however often it is read.
+                let plan = Plan::CteScan {
+                    id: entry.id,
+                    name: name.to_string(),
+                    alias: alias_name.filter(|a| a != name),
+                    columns: names.clone(),
+                    plan: Box::new(Plan::ModifyingCteRows {
+                        id: entry.id,
+                        types: types.clone(),
+                    }),
+                    shared: true,
+                    outer_rows: 0,
+                };
+                (plan, names, types)
             }
             CteState::Bound {
                 plan,

@@ -111,6 +111,7 @@ impl Binder<'_, '_> {
         match inner {
             // EXPLAIN EXECUTE: the session finds the statement's plan.
             BoundStatement::Query { .. }
+            | BoundStatement::WithModifying { .. }
             | BoundStatement::Insert { .. }
             | BoundStatement::Update { .. }
             | BoundStatement::Delete { .. }

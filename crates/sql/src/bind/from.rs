@@ -240,7 +240,7 @@ impl Binder<'_, '_> {
     ) -> PgResult<(Plan, Scope)> {
         let alias_name = alias.as_ref().map(|a| ident_name(&a.name));
         if parts.len() == 1 {
-            if let Some(r) = self.bind_cte_ref(&parts[0], alias)? {
+            if let Some(r) = self.bind_cte_ref(&parts[0], alias, span)? {
                 self.check_lock_cte(alias_name.as_deref().unwrap_or(&parts[0]))?;
                 return Ok(r);
             }

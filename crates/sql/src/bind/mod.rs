@@ -163,6 +163,8 @@ pub(crate) struct Binder<'c, 'a> {
     /// While UPDATE ... FROM / DELETE ... USING binds its FROM list: the
     /// target's reference name, which those items cannot see.
     pub(crate) modify_target: Option<String>,
+    /// The statement's data-modifying WITH queries (`cte.rs`).
+    pub(crate) modifying: cte::ModifyingWith,
 }
 
 /// PostgreSQL's error for a FROM item's alias list longer than its columns.
@@ -192,6 +194,7 @@ pub fn bind_statement(
         window: Default::default(),
         outermost_ref: std::cell::Cell::new(usize::MAX),
         modify_target: None,
+        modifying: Default::default(),
     };
     match stmt {
         ParsedStatement::Utility(u) => b.bind_utility(u),
@@ -615,18 +618,25 @@ impl Binder<'_, '_> {
                 else {
                     unreachable!("matched above")
                 };
+                self.modifying.allow_at_top_level();
                 let pushed = self.begin_with(q.with.as_ref().expect("checked"), q)?;
                 let r = self.bind_sql(inner);
                 self.end_with(pushed);
-                r
+                r.map(|s| self.with_modifying_ctes(s))
             }
-            S::Query(q) => match select_into_target(q) {
-                Some(into) => self.bind_select_into(q, into),
-                None => {
-                    let (plan, columns) = self.bind_query(q)?;
-                    Ok(BoundStatement::Query { plan, columns })
+            S::Query(q) => {
+                if q.with.is_some() {
+                    self.modifying.allow_at_top_level();
                 }
-            },
+                let stmt = match select_into_target(q) {
+                    Some(into) => self.bind_select_into(q, into)?,
+                    None => {
+                        let (plan, columns) = self.bind_query(q)?;
+                        BoundStatement::Query { plan, columns }
+                    }
+                };
+                Ok(self.with_modifying_ctes(stmt))
+            }
             S::Explain {
                 describe_alias: ast::DescribeAlias::Explain,
                 analyze,
@@ -646,7 +656,14 @@ impl Binder<'_, '_> {
             S::Insert(ins) => self.bind_insert(ins),
             S::Update(u) => self.bind_update(u),
             S::Delete(d) => self.bind_delete(d),
-            S::CreateTable(ct) => self.bind_create_table(ct),
+            S::CreateTable(ct) => {
+                // CREATE TABLE ... AS's query is the statement's top level.
+                if ct.query.as_ref().is_some_and(|q| q.with.is_some()) {
+                    self.modifying.allow_at_top_level();
+                }
+                let stmt = self.bind_create_table(ct)?;
+                Ok(self.with_modifying_ctes(stmt))
+            }
             S::CreateIndex(ci) => self.bind_create_index(ci),
             S::AlterTable(at) => self.bind_alter_table(at),
             S::CreateDatabase { db_name, .. } => Ok(BoundStatement::CreateDatabase {
@@ -1003,6 +1020,12 @@ impl Binder<'_, '_> {
         &mut self,
         q: &ast::Query,
     ) -> PgResult<(Plan, Vec<OutputColumn>)> {
+        if cte::with_modifies(q) {
+            return Err(PgError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "views must not contain data-modifying statements in WITH",
+            ));
+        }
         let mut inner = Binder {
             ctx: &mut *self.ctx,
             outer: Vec::new(),
@@ -1012,6 +1035,7 @@ impl Binder<'_, '_> {
             window: Default::default(),
             outermost_ref: std::cell::Cell::new(usize::MAX),
             modify_target: None,
+            modifying: Default::default(),
         };
         inner.bind_query(q)
     }

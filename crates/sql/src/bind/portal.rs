@@ -24,6 +24,12 @@ impl Binder<'_, '_> {
         else {
             return Err(PgError::syntax("syntax error at or near \"DECLARE\""));
         };
+        if super::cte::with_modifies(query) {
+            return Err(PgError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "DECLARE CURSOR must not contain data-modifying statements in WITH",
+            ));
+        }
         let (plan, columns) = self.bind_query(query)?;
         if plan.locks_rows() {
             // transformDeclareCursorStmt: a cursor that locks rows reads

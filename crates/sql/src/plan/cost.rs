@@ -791,7 +791,9 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
         }
         // The working table's size is not known when planning: PostgreSQL
         // guesses ten times the non-recursive term's; a fixed guess here.
-        Plan::WorkTableScan { types, .. } => Estimate {
+        // RETURNING rows: no estimate either (PostgreSQL's 1000 for a
+        // CTE Scan over a ModifyTable comes from its subplan's guess).
+        Plan::WorkTableScan { types, .. } | Plan::ModifyingCteRows { types, .. } => Estimate {
             startup: 0.0,
             total: s.cpu_tuple_cost * 100.0,
             rows: 100.0,

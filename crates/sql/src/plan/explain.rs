@@ -256,6 +256,7 @@ fn count_relations(p: &Plan) -> usize {
         | Plan::SystemView { .. }
         | Plan::CteScan { .. }
         | Plan::WorkTableScan { .. } => 1,
+        Plan::ModifyingCteRows { .. } => 0,
         Plan::Values { rows, width } if !(rows.len() == 1 && *width == 0) => 1,
         _ => 0,
     };
@@ -292,7 +293,7 @@ pub(crate) fn children(p: &Plan) -> Vec<&Plan> {
         Plan::RecursiveUnion {
             base, recursive, ..
         } => vec![base, recursive],
-        Plan::WorkTableScan { .. } => Vec::new(),
+        Plan::WorkTableScan { .. } | Plan::ModifyingCteRows { .. } => Vec::new(),
     }
 }
 
@@ -324,7 +325,12 @@ pub(crate) fn statement_ctes<'p>(
         }
     }
     ctes.sort_by_key(|(id, _, _)| *id);
-    ctes.into_iter().map(|(_, n, p)| (n, p)).collect()
+    // A data-modifying WITH query is its statement's: EXPLAIN prints it
+    // from the BoundStatement.
+    ctes.into_iter()
+        .filter(|(_, _, p)| !matches!(p, Plan::ModifyingCteRows { .. }))
+        .map(|(_, n, p)| (n, p))
+        .collect()
 }
 
 /// The node EXPLAIN prints for `p` (projections and filters looked through).
@@ -718,6 +724,8 @@ impl Explainer<'_> {
                 Vec::new(),
                 vec![Child::Plain(base), Child::Plain(recursive)],
             ),
+            // Printed from its statement (`statement_ctes` leaves it out).
+            Plan::ModifyingCteRows { .. } => ("ModifyTable".into(), Vec::new(), Vec::new()),
             Plan::Filter { .. } | Plan::Project { .. } => unreachable!("looked through"),
         }
     }
@@ -836,6 +844,9 @@ impl Explainer<'_> {
             | Plan::Distinct { input } => self.labels(input),
             Plan::SetOp { left, .. } => self.labels(left),
             Plan::RecursiveUnion { base, .. } => self.labels(base),
+            Plan::ModifyingCteRows { types, .. } => {
+                (1..=types.len()).map(|i| format!("column{i}")).collect()
+            }
             Plan::CteScan { name, columns, .. } | Plan::WorkTableScan { name, columns, .. } => {
                 let q = quote_ident(self.names.get(&node_key(p)).unwrap_or(name));
                 columns

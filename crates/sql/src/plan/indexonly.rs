@@ -226,6 +226,7 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
         },
         other @ (Plan::Values { .. }
         | Plan::WorkTableScan { .. }
+        | Plan::ModifyingCteRows { .. }
         | Plan::SystemView { .. }
         | Plan::FunctionScan { .. }) => other,
     }

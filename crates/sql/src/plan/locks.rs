@@ -34,6 +34,7 @@ pub fn statement_locks(stmt: &BoundStatement, db: Oid) -> Vec<(LockTag, LockMode
 /// catalog-change lock to the end of its transaction).
 pub fn changes_catalog(stmt: &BoundStatement) -> bool {
     match stmt {
+        BoundStatement::WithModifying { statement, .. } => changes_catalog(statement),
         BoundStatement::CreateTable { .. }
         | BoundStatement::CreateIndex { .. }
         | BoundStatement::DropIndex { .. }
@@ -67,6 +68,12 @@ fn collect(stmt: &BoundStatement, out: &mut Vec<(Oid, LockMode)>) {
     use LockMode::*;
     match stmt {
         BoundStatement::Explain { statement, .. } => collect(statement, out),
+        BoundStatement::WithModifying { ctes, statement } => {
+            for c in ctes {
+                collect(&c.statement, out);
+            }
+            collect(statement, out);
+        }
         BoundStatement::Query { plan, .. } => plan_relations(plan, AccessShare, out),
         BoundStatement::DeclareCursor { query, .. } => collect(query, out),
         BoundStatement::Insert {
@@ -292,7 +299,8 @@ pub fn plan_relations(plan: &Plan, mode: LockMode, out: &mut Vec<(Oid, LockMode)
             plan_relations(right, mode, out);
         }
         Plan::CteScan { plan, .. } => plan_relations(plan, mode, out),
-        Plan::WorkTableScan { .. } => {}
+        // The statement's relations are the WithModifying's.
+        Plan::WorkTableScan { .. } | Plan::ModifyingCteRows { .. } => {}
         Plan::LockRows { input, marks } => {
             let start = out.len();
             plan_relations(input, mode, out);

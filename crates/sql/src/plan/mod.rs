@@ -278,6 +278,13 @@ pub enum Plan {
         columns: Vec<String>,
         types: Vec<DataType>,
     },
+    /// The RETURNING rows of the data-modifying WITH query `id`
+    /// (`BoundStatement::WithModifying`): the leaf under its CTE Scans,
+    /// which keep the rows (shared), so the statement runs once.
+    ModifyingCteRows {
+        id: usize,
+        types: Vec<DataType>,
+    },
 }
 
 /// The rows UPDATE ... FROM or DELETE ... USING changes: the target table
@@ -418,7 +425,7 @@ impl Plan {
             Plan::SetOp { left, .. } => left.width(),
             Plan::CteScan { columns, .. } => columns.len(),
             Plan::RecursiveUnion { width, .. } => *width,
-            Plan::WorkTableScan { types, .. } => types.len(),
+            Plan::WorkTableScan { types, .. } | Plan::ModifyingCteRows { types, .. } => types.len(),
         }
     }
 
@@ -483,7 +490,9 @@ impl Plan {
             Plan::SetOp { left, .. } => left.column_types(),
             Plan::CteScan { plan, .. } => plan.column_types(),
             Plan::RecursiveUnion { base, .. } => base.column_types(),
-            Plan::WorkTableScan { types, .. } => types.clone(),
+            Plan::WorkTableScan { types, .. } | Plan::ModifyingCteRows { types, .. } => {
+                types.clone()
+            }
         }
     }
 }
@@ -628,8 +637,26 @@ pub enum OnCommit {
     Drop,
 }
 
+/// A data-modifying statement (INSERT, UPDATE or DELETE, planned) in a
+/// top-level WITH: `WITH d AS (DELETE ... RETURNING *) ...`.
+#[derive(Debug, Clone)]
+pub struct ModifyingCte {
+    /// The CTE id its references' `Plan::ModifyingCteRows` carry.
+    pub id: usize,
+    pub name: String,
+    pub statement: BoundStatement,
+}
+
 #[derive(Debug, Clone)]
 pub enum BoundStatement {
+    /// A statement whose WITH holds data-modifying statements. Each runs
+    /// exactly once, to completion, under the statement's snapshot and
+    /// command id (so none sees another's changes): when its CTE is first
+    /// read, else after `statement` (before its completion is reported).
+    WithModifying {
+        ctes: Vec<Arc<ModifyingCte>>,
+        statement: Box<BoundStatement>,
+    },
     /// EXPLAIN of a query or DML statement.
     Explain {
         statement: Box<BoundStatement>,
@@ -931,6 +958,7 @@ impl BoundStatement {
                 statement, options, ..
             } => options.analyze && statement.locks_rows(),
             BoundStatement::DeclareCursor { query, .. } => query.locks_rows(),
+            BoundStatement::WithModifying { statement, .. } => statement.locks_rows(),
             _ => false,
         }
     }
@@ -970,6 +998,7 @@ impl BoundStatement {
         match self {
             BoundStatement::Explain { .. } => Some(&EXPLAIN_COLUMNS),
             BoundStatement::Query { columns, .. } => Some(columns),
+            BoundStatement::WithModifying { statement, .. } => statement.columns(),
             BoundStatement::Insert {
                 returning: Some((_, c)),
                 ..

@@ -25,6 +25,14 @@ pub fn statement_cost(
         | B::DeclareCursor {
             query: statement, ..
         } => statement_cost(statement, sizes, s),
+        B::WithModifying { ctes, statement } => {
+            let mut total = statement_cost(statement, sizes, s)?;
+            for c in ctes {
+                let (cost, n) = statement_cost(&c.statement, sizes, s)?;
+                total = (total.0 + cost, total.1 + n);
+            }
+            Some(total)
+        }
         B::Query { plan, .. } | B::Insert { source: plan, .. } => {
             Some((estimate(plan, sizes, s).total, scans(plan)))
         }
@@ -47,7 +55,7 @@ pub fn statement_cost(
 fn scans(plan: &Plan) -> usize {
     match plan {
         Plan::SeqScan { .. } | Plan::SystemView { .. } | Plan::FunctionScan { .. } => 1,
-        Plan::Values { .. } | Plan::WorkTableScan { .. } => 0,
+        Plan::Values { .. } | Plan::WorkTableScan { .. } | Plan::ModifyingCteRows { .. } => 0,
         Plan::CteScan { plan, .. } => 1 + scans(plan),
         Plan::RecursiveUnion {
             base, recursive, ..
@@ -120,6 +128,17 @@ fn map_statement(stmt: BoundStatement, f: &mut ExprMap) -> BoundStatement {
     use BoundStatement as B;
     let returning = |r: Option<(Vec<Expr>, _)>, f: &mut ExprMap| r.map(|(e, c)| (map_vec(e, f), c));
     match stmt {
+        B::WithModifying { ctes, statement } => B::WithModifying {
+            ctes: ctes
+                .into_iter()
+                .map(|c| {
+                    let mut c = std::sync::Arc::unwrap_or_clone(c);
+                    c.statement = map_statement(c.statement, f);
+                    std::sync::Arc::new(c)
+                })
+                .collect(),
+            statement: Box::new(map_statement(*statement, f)),
+        },
         B::Explain {
             statement,
             options,
@@ -417,6 +436,6 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
             distinct,
             width,
         },
-        p @ Plan::WorkTableScan { .. } => p,
+        p @ (Plan::WorkTableScan { .. } | Plan::ModifyingCteRows { .. }) => p,
     }
 }

@@ -20,6 +20,17 @@ pub struct PlannerContext<'a> {
 pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStatement {
     use BoundStatement as B;
     match stmt {
+        B::WithModifying { ctes, statement } => B::WithModifying {
+            ctes: ctes
+                .into_iter()
+                .map(|c| {
+                    let mut c = std::sync::Arc::unwrap_or_clone(c);
+                    c.statement = plan_statement(c.statement, cx);
+                    std::sync::Arc::new(c)
+                })
+                .collect(),
+            statement: Box::new(plan_statement(*statement, cx)),
+        },
         B::Explain {
             statement,
             options,
@@ -517,6 +528,6 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             distinct,
             width,
         },
-        p @ Plan::WorkTableScan { .. } => p,
+        p @ (Plan::WorkTableScan { .. } | Plan::ModifyingCteRows { .. }) => p,
     }
 }

@@ -42,7 +42,8 @@ pub fn node_exprs(plan: &Plan) -> Vec<&Expr> {
         | Plan::SetOp { .. }
         | Plan::CteScan { .. }
         | Plan::RecursiveUnion { .. }
-        | Plan::WorkTableScan { .. } => {}
+        | Plan::WorkTableScan { .. }
+        | Plan::ModifyingCteRows { .. } => {}
     }
     out
 }

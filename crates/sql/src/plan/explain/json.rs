@@ -238,6 +238,7 @@ impl Explainer<'_> {
             Plan::CteScan { .. } => ("CTE Scan", None),
             Plan::RecursiveUnion { .. } => ("Recursive Union", None),
             Plan::WorkTableScan { .. } => ("WorkTable Scan", None),
+            Plan::ModifyingCteRows { .. } => ("ModifyTable", None),
             Plan::Filter { .. } | Plan::Project { .. } => unreachable!("looked through"),
         };
         f.push(("Node Type".into(), s(node_type)));
