@@ -435,10 +435,24 @@ impl<'t> Deformer<'t> {
                 let (hdr, len, special) = varlena_header(t, o);
                 let stored = &t[o + hdr..o + hdr + len];
                 self.offset += hdr + len;
-                let detoasted;
+                let mut detoasted = None;
                 let bytes = if special {
-                    detoasted = crate::toast::detoast(stored, self.toast)?;
-                    &detoasted[..]
+                    let v = crate::toast::detoast(stored, self.toast)?;
+                    // Large text and bytea move into the value: no second copy.
+                    if ty.id == TypeId::Bytea {
+                        out.push(Value::Bytea(v));
+                        continue;
+                    }
+                    if ty.id == TypeId::Text {
+                        out.push(Value::Text(String::from_utf8(v).map_err(|_| {
+                            common::PgError::new(
+                                common::SqlState::DATA_CORRUPTED,
+                                "invalid UTF-8 in stored tuple",
+                            )
+                        })?));
+                        continue;
+                    }
+                    &detoasted.insert(v)[..]
                 } else {
                     stored
                 };

@@ -147,6 +147,8 @@ mod tests {
             typmod: ty.typmod,
             not_null: false,
             default: Some(default.into()),
+            storage: None,
+            compression: None,
         }
     }
 

@@ -812,6 +812,7 @@ mod tests {
                     relpages: 0,
                     relallvisible: 0,
                     statistics: Default::default(),
+                    toast: None,
                 },
             );
         }
