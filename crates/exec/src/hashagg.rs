@@ -22,7 +22,7 @@ use sql::expr::{AggCall, Expr};
 use sql::plan::GroupingSets;
 use types::Value;
 
-use crate::agg::{AggAccumulator, GroupKey};
+use crate::agg::{AggAccumulator, GroupKey, KeyHashBuilder};
 use crate::eval::eval;
 use crate::join::batch_hash;
 use crate::ops::Operator;
@@ -113,7 +113,7 @@ impl<'p> AggregateOp<'p> {
         env: &mut ExecEnv,
     ) -> PgResult<Vec<Row>> {
         let limit = env.settings.hash_mem();
-        let mut index: HashMap<GroupKey, usize> = HashMap::new();
+        let mut index: HashMap<GroupKey, usize, KeyHashBuilder> = HashMap::default();
         let mut groups: Vec<(Row, Vec<AggAccumulator>)> = Vec::new();
         let mut parts: Vec<Option<RowFile>> = (0..PARTITIONS).map(|_| None).collect();
         let mut mem = 0usize;
