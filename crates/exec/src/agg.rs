@@ -60,7 +60,71 @@ pub struct GroupKey(pub Vec<Value>);
 
 impl Hash for GroupKey {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        for v in &self.0 {
+        (self as &dyn KeyView).hash(state)
+    }
+}
+impl PartialEq for GroupKey {
+    fn eq(&self, other: &Self) -> bool {
+        (self as &dyn KeyView) == (other as &dyn KeyView)
+    }
+}
+impl Eq for GroupKey {}
+
+/// A group key's values read in place: a map of `GroupKey`s is probed with
+/// a view (`Borrow`), so a row's key is copied only when it starts a group.
+/// A view hashes and compares as the `GroupKey` of the same values.
+pub(crate) trait KeyView {
+    fn key_len(&self) -> usize;
+    fn key_value(&self, i: usize) -> &Value;
+}
+
+impl KeyView for GroupKey {
+    fn key_len(&self) -> usize {
+        self.0.len()
+    }
+    fn key_value(&self, i: usize) -> &Value {
+        &self.0[i]
+    }
+}
+
+static NULL: Value = Value::Null;
+
+/// A grouping set's key: the set's number, then the row's key values with
+/// those not in the set NULL.
+pub(crate) struct SetKey<'a> {
+    /// `Value::Int4` of the set's number.
+    pub set: Value,
+    pub values: &'a [Value],
+    pub members: &'a [bool],
+}
+
+impl SetKey<'_> {
+    pub(crate) fn to_group_key(&self) -> GroupKey {
+        GroupKey(
+            (0..self.key_len())
+                .map(|i| self.key_value(i).clone())
+                .collect(),
+        )
+    }
+}
+
+impl KeyView for SetKey<'_> {
+    fn key_len(&self) -> usize {
+        1 + self.values.len()
+    }
+    fn key_value(&self, i: usize) -> &Value {
+        match i {
+            0 => &self.set,
+            _ if self.members[i - 1] => &self.values[i - 1],
+            _ => &NULL,
+        }
+    }
+}
+
+impl Hash for dyn KeyView + '_ {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        for i in 0..self.key_len() {
+            let v = self.key_value(i);
             if v.is_null() {
                 0u8.hash(state);
             } else {
@@ -70,21 +134,26 @@ impl Hash for GroupKey {
         }
     }
 }
-impl PartialEq for GroupKey {
+impl PartialEq for dyn KeyView + '_ {
     fn eq(&self, other: &Self) -> bool {
-        self.0.len() == other.0.len()
-            && self
-                .0
-                .iter()
-                .zip(&other.0)
-                .all(|(a, b)| match (a.is_null(), b.is_null()) {
+        self.key_len() == other.key_len()
+            && (0..self.key_len()).all(|i| {
+                let (a, b) = (self.key_value(i), other.key_value(i));
+                match (a.is_null(), b.is_null()) {
                     (true, true) => true,
                     (false, false) => compare(a, b) == Ordering::Equal,
                     _ => false,
-                })
+                }
+            })
     }
 }
-impl Eq for GroupKey {}
+impl Eq for dyn KeyView + '_ {}
+
+impl<'a> std::borrow::Borrow<dyn KeyView + 'a> for GroupKey {
+    fn borrow(&self) -> &(dyn KeyView + 'a) {
+        self
+    }
+}
 
 fn numeric_of(i: i128) -> PgResult<Value> {
     Ok(Value::numeric(types::numeric::Numeric::parse(
