@@ -343,6 +343,42 @@ impl AggAccumulator {
         }
     }
 
+    /// A call's arguments for one row, evaluated once for all the grouping
+    /// sets the row feeds; None when the call's FILTER drops the row.
+    pub(crate) fn prepare(call: &AggCall, row: &Row, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        if let Some(f) = &call.filter {
+            if !matches!(eval(f, row, env)?, Value::Bool(true)) {
+                return Ok(None);
+            }
+        }
+        call.args
+            .iter()
+            .map(|a| eval(a, row, env))
+            .collect::<PgResult<Row>>()
+            .map(Some)
+    }
+
+    /// `feed` with the arguments `prepare` gave for `row`.
+    pub(crate) fn feed_prepared(
+        &mut self,
+        call: &AggCall,
+        args: &[Value],
+        row: &Row,
+        env: &mut ExecEnv,
+    ) -> PgResult<()> {
+        match &mut self.held {
+            None => self.accumulate(call, args),
+            Some(held) => {
+                let mut input = args.to_vec();
+                for &i in &held.extra {
+                    input.push(eval(&call.order[i].expr, row, env)?);
+                }
+                held.rows.push(input);
+                Ok(())
+            }
+        }
+    }
+
     /// Folds one input; `args` are the evaluated arguments.
     pub fn accumulate(&mut self, call: &AggCall, args: &[Value]) -> PgResult<()> {
         if call.func == AggFunc::CountStar {
@@ -433,12 +469,16 @@ impl AggAccumulator {
             AggState::Count(n) => *n += 1,
             AggState::SumInt(s) => *s = Some(s.unwrap_or(0) + int_of(v)),
             AggState::SumFloat(s) => *s = Some(s.unwrap_or(0.0) + float_of(v)),
-            AggState::SumNumeric(s) => {
-                *s = Some(match s.take() {
-                    None => v.clone(),
-                    Some(acc) => eval_binary_op(BinaryOp::Add, &acc, v)?,
-                })
-            }
+            AggState::SumNumeric(s) => match (s.as_mut(), v) {
+                // Added in place: no new numeric per input row.
+                (Some(Value::Numeric(acc)), Value::Numeric(n)) => **acc = acc.add(n)?,
+                _ => {
+                    *s = Some(match s.take() {
+                        None => v.clone(),
+                        Some(acc) => eval_binary_op(BinaryOp::Add, &acc, v)?,
+                    })
+                }
+            },
             AggState::AvgInt(s, n) => {
                 *s += int_of(v);
                 *n += 1;

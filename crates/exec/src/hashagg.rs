@@ -150,6 +150,16 @@ impl<'p> AggregateOp<'p> {
                 Some(s) => s..s + 1,
                 None => 0..nsets,
             };
+            // A row feeding several grouping sets has its aggregates'
+            // arguments evaluated once.
+            let prepared = match set_range.len() > 1 {
+                true => self
+                    .aggs
+                    .iter()
+                    .map(|call| AggAccumulator::prepare(call, &r, env))
+                    .collect::<PgResult<Vec<_>>>()?,
+                false => Vec::new(),
+            };
             for set in set_range {
                 // Probed in place; the key is copied only for a new group.
                 let found = match &self.sets {
@@ -201,8 +211,17 @@ impl<'p> AggregateOp<'p> {
                         }
                     }
                 };
-                for (acc, call) in groups[g].1.iter_mut().zip(self.aggs) {
-                    acc.feed(call, &r, env, &mut args)?;
+                if prepared.is_empty() {
+                    for (acc, call) in groups[g].1.iter_mut().zip(self.aggs) {
+                        acc.feed(call, &r, env, &mut args)?;
+                    }
+                } else {
+                    for ((acc, call), args) in groups[g].1.iter_mut().zip(self.aggs).zip(&prepared)
+                    {
+                        if let Some(args) = args {
+                            acc.feed_prepared(call, args, &r, env)?;
+                        }
+                    }
                 }
             }
         }
