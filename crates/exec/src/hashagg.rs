@@ -22,7 +22,7 @@ use sql::expr::{AggCall, Expr};
 use sql::plan::GroupingSets;
 use types::Value;
 
-use crate::agg::{AggAccumulator, GroupKey};
+use crate::agg::{AggAccumulator, GroupKey, KeyHashBuilder, KeyView, SetKey};
 use crate::eval::eval;
 use crate::join::batch_hash;
 use crate::ops::Operator;
@@ -113,7 +113,7 @@ impl<'p> AggregateOp<'p> {
         env: &mut ExecEnv,
     ) -> PgResult<Vec<Row>> {
         let limit = env.settings.hash_mem();
-        let mut index: HashMap<GroupKey, usize> = HashMap::new();
+        let mut index: HashMap<GroupKey, usize, KeyHashBuilder> = HashMap::default();
         let mut groups: Vec<(Row, Vec<AggAccumulator>)> = Vec::new();
         let mut parts: Vec<Option<RowFile>> = (0..PARTITIONS).map(|_| None).collect();
         let mut mem = 0usize;
@@ -141,7 +141,7 @@ impl<'p> AggregateOp<'p> {
                 },
                 _ => None,
             };
-            let values: Vec<Value> = self
+            let mut values: Vec<Value> = self
                 .keys
                 .iter()
                 .map(|k| eval(k, &r, env))
@@ -150,50 +150,78 @@ impl<'p> AggregateOp<'p> {
                 Some(s) => s..s + 1,
                 None => 0..nsets,
             };
+            // A row feeding several grouping sets has its aggregates'
+            // arguments evaluated once.
+            let prepared = match set_range.len() > 1 {
+                true => self
+                    .aggs
+                    .iter()
+                    .map(|call| AggAccumulator::prepare(call, &r, env))
+                    .collect::<PgResult<Vec<_>>>()?,
+                false => Vec::new(),
+            };
             for set in set_range {
-                let key = match &self.sets {
-                    None => GroupKey(values.clone()),
-                    Some((_, members)) => {
-                        let mut k = Vec::with_capacity(values.len() + 1);
-                        k.push(Value::Int4(set as i32));
-                        k.extend(values.iter().zip(&members[set]).map(|(v, &has)| match has {
-                            true => v.clone(),
-                            false => Value::Null,
-                        }));
-                        GroupKey(k)
-                    }
-                };
-                let g = match index.get(&key) {
-                    Some(&g) => g,
-                    None if mem < limit || groups.is_empty() => {
-                        mem += 2 * row_size(&key.0)
-                            + GROUP_OVERHEAD
-                            + self.aggs.len() * std::mem::size_of::<AggAccumulator>();
-                        groups.push((
-                            key.0.clone(),
-                            self.aggs.iter().map(AggAccumulator::new).collect(),
-                        ));
-                        index.insert(key, groups.len() - 1);
-                        groups.len() - 1
-                    }
+                // Probed in place; the key is copied only for a new group.
+                let found = match &self.sets {
+                    // Without grouping sets this runs once per row: the
+                    // row's key values move into the key.
                     None => {
-                        let p = batch_hash(&key, depth + 1) as usize % PARTITIONS;
-                        if parts[p].is_none() {
-                            parts[p] = Some(RowFile::create(env)?);
-                        }
-                        let part = parts[p].as_mut().expect("just created");
-                        if self.sets.is_some() {
-                            r.push(Value::Int4(set as i32));
-                            part.write(&r, env)?;
-                            r.pop();
-                        } else {
-                            part.write(&r, env)?;
-                        }
-                        continue;
+                        let key = GroupKey(std::mem::take(&mut values));
+                        index.get(&key).copied().ok_or(key)
+                    }
+                    Some((_, members)) => {
+                        let probe = SetKey {
+                            set: Value::Int4(set as i32),
+                            values: &values,
+                            members: &members[set],
+                        };
+                        index
+                            .get(&probe as &dyn KeyView)
+                            .copied()
+                            .ok_or_else(|| probe.to_group_key())
                     }
                 };
-                for (acc, call) in groups[g].1.iter_mut().zip(self.aggs) {
-                    acc.feed(call, &r, env, &mut args)?;
+                let g = match found {
+                    Ok(g) => g,
+                    Err(key) => {
+                        if mem < limit || groups.is_empty() {
+                            mem += 2 * row_size(&key.0)
+                                + GROUP_OVERHEAD
+                                + self.aggs.len() * std::mem::size_of::<AggAccumulator>();
+                            groups.push((
+                                key.0.clone(),
+                                self.aggs.iter().map(AggAccumulator::new).collect(),
+                            ));
+                            index.insert(key, groups.len() - 1);
+                            groups.len() - 1
+                        } else {
+                            let p = batch_hash(&key, depth + 1) as usize % PARTITIONS;
+                            if parts[p].is_none() {
+                                parts[p] = Some(RowFile::create(env)?);
+                            }
+                            let part = parts[p].as_mut().expect("just created");
+                            if self.sets.is_some() {
+                                r.push(Value::Int4(set as i32));
+                                part.write(&r, env)?;
+                                r.pop();
+                            } else {
+                                part.write(&r, env)?;
+                            }
+                            continue;
+                        }
+                    }
+                };
+                if prepared.is_empty() {
+                    for (acc, call) in groups[g].1.iter_mut().zip(self.aggs) {
+                        acc.feed(call, &r, env, &mut args)?;
+                    }
+                } else {
+                    for ((acc, call), args) in groups[g].1.iter_mut().zip(self.aggs).zip(&prepared)
+                    {
+                        if let Some(args) = args {
+                            acc.feed_prepared(call, args, &r, env)?;
+                        }
+                    }
                 }
             }
         }

@@ -21,7 +21,7 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 
 use common::PgResult;
 use sql::expr::Expr;
@@ -29,7 +29,7 @@ use sql::plan::{JoinKind, Plan};
 use types::ops::BinaryOp;
 use types::{TypeId, Value};
 
-use crate::agg::GroupKey;
+use crate::agg::{GroupKey, KeyHashBuilder};
 use crate::eval::{eval, eval_qual};
 use crate::ops::{build, count_removed, Needed, Operator};
 use crate::spill::{row_size, value_heap, RowFile, ROWS_PER_CHECK};
@@ -43,41 +43,7 @@ enum JoinKey {
     General(GroupKey),
 }
 
-/// A multiplicative hasher for the in-memory table (FxHash's scheme):
-/// keys are trusted values, not attacker-chosen network input, and SipHash
-/// was a tenth of a join's time.
-#[derive(Default)]
-struct KeyHasher(u64);
-
-const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.write_u64(u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        }
-        for b in chunks.remainder() {
-            self.write_u64(*b as u64);
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(SEED);
-    }
-    fn write_i64(&mut self, x: i64) {
-        self.write_u64(x as u64);
-    }
-    fn write_u8(&mut self, x: u8) {
-        self.write_u64(x as u64);
-    }
-    fn finish(&self) -> u64 {
-        // hashbrown takes its control byte from the top bits and the slot
-        // from the low ones: fold the well-mixed high half down as well.
-        self.0 ^ (self.0 >> 29)
-    }
-}
-
-type KeyMap = HashMap<JoinKey, (u32, u32), BuildHasherDefault<KeyHasher>>;
+type KeyMap = HashMap<JoinKey, (u32, u32), KeyHashBuilder>;
 
 /// Left and right key expressions of the hash clauses, each over its own
 /// input's row.

@@ -89,16 +89,20 @@ fn offset(b: &FrameBound, units: FrameUnits, which: &str, env: &mut ExecEnv) -> 
 }
 
 impl<'a> Frames<'a> {
+    /// `peers`: whether any call reads peer groups or frames; when none
+    /// does (row_number, ntile, lag, lead), the rows are not compared and
+    /// the partition is left as one group.
     pub(super) fn new(
         rows: &[Row],
         order: &'a [SortKey],
         frame: &WindowFrame,
+        peers: bool,
         env: &mut ExecEnv,
     ) -> PgResult<Self> {
-        let mut group_of = Vec::with_capacity(rows.len());
+        let mut group_of = Vec::with_capacity(if peers { rows.len() } else { 0 });
         let mut group_start = Vec::new();
         let mut group_end = Vec::new();
-        for (i, r) in rows.iter().enumerate() {
+        for (i, r) in rows.iter().enumerate().take_while(|_| peers) {
             let new_group = i == 0 || compare_rows(&rows[i - 1], r, order) != Ordering::Equal;
             if new_group {
                 if i > 0 {
@@ -107,6 +111,10 @@ impl<'a> Frames<'a> {
                 group_start.push(i);
             }
             group_of.push(group_start.len() - 1);
+        }
+        if !peers {
+            group_of = vec![0; rows.len()];
+            group_start.push(0);
         }
         group_end.push(rows.len());
         let start_offset = offset(&frame.start, frame.units, "starting", env)?;

@@ -15,7 +15,7 @@ mod functions;
 use std::cmp::Ordering;
 
 use common::PgResult;
-use sql::expr::{WindowCall, WindowFrame};
+use sql::expr::{WindowCall, WindowFrame, WindowFunc};
 use sql::plan::SortKey;
 
 use crate::ops::{compare_rows, Operator};
@@ -102,7 +102,13 @@ impl Operator for WindowAggOp<'_> {
                 self.done = true;
                 continue;
             }
-            let frames = frames::Frames::new(&rows, self.order, self.frame, env)?;
+            let peers = self.funcs.iter().any(|f| {
+                !matches!(
+                    f.func,
+                    WindowFunc::RowNumber | WindowFunc::Ntile | WindowFunc::Lag | WindowFunc::Lead
+                )
+            });
+            let frames = frames::Frames::new(&rows, self.order, self.frame, peers, env)?;
             let mut results = Vec::with_capacity(self.funcs.len());
             for f in self.funcs {
                 results.push(functions::evaluate(f, &rows, &frames, env)?);

@@ -32,6 +32,54 @@ pub trait RelationSizes {
     fn index_defs(&self, table: &Table) -> Vec<std::sync::Arc<catalog::Index>> {
         self.indexes(table).into_iter().map(|i| i.index).collect()
     }
+    /// The estimated rows of RecursiveUnion `id`'s working table, while its
+    /// recursive term is planned or estimated (`WorkTableSizes`).
+    fn worktable_rows(&self, id: usize) -> Option<f64> {
+        let _ = id;
+        None
+    }
+}
+
+/// The sizes seen from inside recursive terms: the working table of each
+/// RecursiveUnion in `tables` (id, rows) is guessed at ten times its
+/// non-recursive term's rows, as PostgreSQL's set_cte_size_estimates does
+/// for a self-reference; all else comes from `inner`.
+pub struct WorkTableSizes<'a> {
+    pub inner: &'a dyn RelationSizes,
+    pub tables: Vec<(usize, f64)>,
+}
+
+/// The working table's estimated rows for a non-recursive term of `base_rows`.
+pub fn worktable_rows(base_rows: f64) -> f64 {
+    clamp_rows(10.0 * base_rows)
+}
+
+impl WorkTableSizes<'_> {
+    /// Inside RecursiveUnion `id` whose non-recursive term has `base_rows`.
+    pub fn new(inner: &dyn RelationSizes, id: usize, base_rows: f64) -> WorkTableSizes<'_> {
+        WorkTableSizes {
+            inner,
+            tables: vec![(id, worktable_rows(base_rows))],
+        }
+    }
+}
+
+impl RelationSizes for WorkTableSizes<'_> {
+    fn blocks(&self, table: &Table) -> u64 {
+        self.inner.blocks(table)
+    }
+    fn indexes(&self, table: &Table) -> Vec<super::IndexInfo> {
+        self.inner.indexes(table)
+    }
+    fn index_defs(&self, table: &Table) -> Vec<std::sync::Arc<catalog::Index>> {
+        self.inner.index_defs(table)
+    }
+    fn worktable_rows(&self, id: usize) -> Option<f64> {
+        match self.tables.iter().find(|(t, _)| *t == id) {
+            Some(&(_, rows)) => Some(rows),
+            None => self.inner.worktable_rows(id),
+        }
+    }
 }
 
 /// Planner settings, parsed once from the session's GUCs.
@@ -778,9 +826,13 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
         }
         // cost_recursive_union: ten rounds of the recursive term.
         Plan::RecursiveUnion {
-            base, recursive, ..
+            id,
+            base,
+            recursive,
+            ..
         } => {
-            let (b, r) = (estimate(base, sizes, s), estimate(recursive, sizes, s));
+            let b = estimate(base, sizes, s);
+            let r = estimate(recursive, &WorkTableSizes::new(sizes, *id, b.rows), s);
             let rows = b.rows + 10.0 * r.rows;
             Estimate {
                 startup: b.startup,
@@ -789,11 +841,21 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
                 width: b.width.max(r.width),
             }
         }
-        // The working table's size is not known when planning: PostgreSQL
-        // guesses ten times the non-recursive term's; a fixed guess here.
-        // RETURNING rows: no estimate either (PostgreSQL's 1000 for a
-        // CTE Scan over a ModifyTable comes from its subplan's guess).
-        Plan::WorkTableScan { types, .. } | Plan::ModifyingCteRows { types, .. } => Estimate {
+        // The working table's size is not known when planning: ten times
+        // the non-recursive term's (`WorkTableSizes`); 100 outside its
+        // RecursiveUnion (never planned so).
+        Plan::WorkTableScan { id, types, .. } => {
+            let rows = sizes.worktable_rows(*id).unwrap_or(100.0);
+            Estimate {
+                startup: 0.0,
+                total: s.cpu_tuple_cost * rows,
+                rows,
+                width: types.iter().map(|t| type_width(*t)).sum(),
+            }
+        }
+        // RETURNING rows: no estimate (PostgreSQL's 1000 for a CTE Scan
+        // over a ModifyTable comes from its subplan's guess).
+        Plan::ModifyingCteRows { types, .. } => Estimate {
             startup: 0.0,
             total: s.cpu_tuple_cost * 100.0,
             rows: 100.0,

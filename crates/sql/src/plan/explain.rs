@@ -67,6 +67,9 @@ pub struct Explainer<'a> {
     /// ruleutils does (`pair`, `pair_1`).
     names: HashMap<usize, String>,
     lines: Vec<String>,
+    /// The working tables of the RecursiveUnions being printed, with their
+    /// estimated rows (`cost::WorkTableSizes`).
+    worktables: std::cell::RefCell<Vec<(usize, f64)>>,
     /// Extra indentation of a CTE's plan under its `CTE name` line.
     shift: usize,
     /// The statement's CTEs were printed (under its top node).
@@ -148,6 +151,7 @@ pub fn explain_json(
         prefix: count_relations(plan) > 1,
         names,
         lines: Vec::new(),
+        worktables: Default::default(),
         shift: 0,
         ctes_printed: false,
     };
@@ -217,6 +221,7 @@ pub fn explain_plan(
         prefix: count_relations(plan) > 1,
         names,
         lines: Vec::new(),
+        worktables: Default::default(),
         shift: 0,
         ctes_printed: false,
     };
@@ -243,6 +248,7 @@ pub fn qual_text(
         prefix: true,
         names: HashMap::new(),
         lines: Vec::new(),
+        worktables: Default::default(),
         shift: 0,
         ctes_printed: true,
     };
@@ -345,6 +351,30 @@ fn first_shown(p: &Plan) -> &Plan {
 struct Detail(String, String);
 
 impl Explainer<'_> {
+    /// `p`'s estimate, a working table being read inside its recursive term.
+    fn estimate(&self, p: &Plan) -> Estimate {
+        let tables = self.worktables.borrow();
+        if tables.is_empty() {
+            return estimate(p, self.sizes, self.settings);
+        }
+        let sizes = super::cost::WorkTableSizes {
+            inner: self.sizes,
+            tables: tables.clone(),
+        };
+        estimate(p, &sizes, self.settings)
+    }
+
+    /// Before printing `p`'s inputs: a RecursiveUnion's working table gets
+    /// its estimate (popped after them when this returns true).
+    fn enter_recursion(&self, p: &Plan) -> bool {
+        let Plan::RecursiveUnion { id, base, .. } = p else {
+            return false;
+        };
+        let rows = super::cost::worktable_rows(self.estimate(base).rows);
+        self.worktables.borrow_mut().push((*id, rows));
+        true
+    }
+
     fn indent(&self, depth: usize) -> String {
         " ".repeat(self.shift + if depth == 0 { 0 } else { 6 * (depth - 1) + 2 })
     }
@@ -372,7 +402,7 @@ impl Explainer<'_> {
         }
         let (name, mut details, kids) = self.describe(p);
         details.extend(extra);
-        let est = estimate(p, self.sizes, self.settings);
+        let est = self.estimate(p);
         let stats = self.stats.map(|s| s.get(&node_key(p)));
         if let Some(Some(st)) = stats {
             details.extend(st.details.iter().map(|(k, v)| Detail(k.clone(), v.clone())));
@@ -387,12 +417,13 @@ impl Explainer<'_> {
             self.ctes_printed = true;
             self.cte_blocks(p, &pad);
         }
+        let in_recursion = self.enter_recursion(p);
         for k in kids {
             match k {
                 Child::Plain(c) => self.node(c, depth + 1, Vec::new()),
                 Child::Wrapped(label, c, st) => {
                     // Hash / Materialize: shown with the figures of what they hold.
-                    let est = estimate(c, self.sizes, self.settings);
+                    let est = self.estimate(c);
                     let est = Estimate {
                         startup: est.total,
                         ..est
@@ -407,6 +438,9 @@ impl Explainer<'_> {
                     self.node(c, depth + 2, Vec::new());
                 }
             }
+        }
+        if in_recursion {
+            self.worktables.borrow_mut().pop();
         }
     }
 

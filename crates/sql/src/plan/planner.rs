@@ -521,13 +521,22 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             recursive,
             distinct,
             width,
-        } => Plan::RecursiveUnion {
-            id,
-            base: Box::new(plan_tree(*base, cx)),
-            recursive: Box::new(plan_tree(*recursive, cx)),
-            distinct,
-            width,
-        },
+        } => {
+            let base = plan_tree(*base, cx);
+            let base_rows = super::cost::estimate(&base, cx.sizes, cx.settings).rows;
+            let sizes = super::cost::WorkTableSizes::new(cx.sizes, id, base_rows);
+            let recursive_cx = PlannerContext {
+                settings: cx.settings,
+                sizes: &sizes,
+            };
+            Plan::RecursiveUnion {
+                id,
+                base: Box::new(base),
+                recursive: Box::new(plan_tree(*recursive, &recursive_cx)),
+                distinct,
+                width,
+            }
+        }
         p @ (Plan::WorkTableScan { .. } | Plan::ModifyingCteRows { .. }) => p,
     }
 }

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use common::BufferUsage;
 
 use super::{Child, Detail, Explainer, NodeStats};
-use crate::plan::cost::{estimate, Estimate};
+use crate::plan::cost::Estimate;
 use crate::plan::{JoinKind, Plan, SetOpKind};
 
 /// A JSON value as EXPLAIN writes it.
@@ -309,7 +309,7 @@ impl Explainer<'_> {
             }
             _ => {}
         }
-        let est = estimate(p, self.sizes, self.settings);
+        let est = self.estimate(p);
         self.figures(&est, self.stats.map(|_| self.stat(p)), &mut f);
         if matches!(p, Plan::NestedLoop { .. } | Plan::HashJoin { .. }) {
             f.push(("Inner Unique".into(), raw(false)));
@@ -351,6 +351,7 @@ impl Explainer<'_> {
                 plans.push(node);
             }
         }
+        let in_recursion = self.enter_recursion(p);
         for (i, k) in kids.into_iter().enumerate() {
             let rel = if member {
                 "Member"
@@ -362,7 +363,7 @@ impl Explainer<'_> {
             plans.push(match k {
                 Child::Plain(c) => self.json_node(c, Some(rel), Vec::new()),
                 Child::Wrapped(label, c, st) => {
-                    let est = estimate(c, self.sizes, self.settings);
+                    let est = self.estimate(c);
                     let est = Estimate {
                         startup: est.total,
                         ..est
@@ -389,6 +390,9 @@ impl Explainer<'_> {
                     J::Obj(w)
                 }
             });
+        }
+        if in_recursion {
+            self.worktables.borrow_mut().pop();
         }
         if !plans.is_empty() {
             f.push(("Plans".into(), J::List(plans)));

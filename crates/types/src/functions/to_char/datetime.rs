@@ -2,6 +2,9 @@
 //! patterns (formatting.c) with the FM and TH modifiers, quoted literals and
 //! backslash escapes. Names are English, as under the C locale.
 
+use std::cell::RefCell;
+use std::fmt::Write;
+
 use crate::datetime::{date_from_ymd, timestamp_to_fields, DateTimeFields, USECS_PER_DAY};
 
 use super::super::datetime::{iso_week, isodow};
@@ -72,9 +75,24 @@ impl Moment {
     }
 }
 
-/// `template` applied to `m`.
-pub fn format(m: &Moment, template: &str) -> String {
-    let mut out = String::new();
+/// One piece of a compiled template: text copied as is, or a field.
+enum Item {
+    Literal(String),
+    Field {
+        pattern: &'static str,
+        case: Case,
+        /// FM: no padding.
+        fill: bool,
+        /// TH (true) / th (false): the ordinal suffix.
+        ordinal: Option<bool>,
+    },
+}
+
+/// A template read into its pieces once (PostgreSQL's DCH cache): a query
+/// formats row after row with the same template.
+fn compile(template: &str) -> Vec<Item> {
+    let mut items = Vec::new();
+    let mut literal = String::new();
     let chars: Vec<char> = template.chars().collect();
     let mut i = 0;
     while i < chars.len() {
@@ -101,17 +119,17 @@ pub fn format(m: &Moment, template: &str) -> String {
                         if chars[i] == '\\' && i + 1 < chars.len() {
                             i += 1;
                         }
-                        out.push(chars[i]);
+                        literal.push(chars[i]);
                         i += 1;
                     }
                     i += 1;
                 }
                 '\\' if i + 1 < chars.len() => {
-                    out.push(chars[i + 1]);
+                    literal.push(chars[i + 1]);
                     i += 2;
                 }
                 c => {
-                    out.push(c);
+                    literal.push(c);
                     i += 1;
                 }
             }
@@ -127,7 +145,40 @@ pub fn format(m: &Moment, template: &str) -> String {
         if starts_with_ci(&chars[i..], "SP") {
             i += 2;
         }
-        render(m, pattern, case, fill, ordinal, &mut out);
+        if !literal.is_empty() {
+            items.push(Item::Literal(std::mem::take(&mut literal)));
+        }
+        items.push(Item::Field {
+            pattern,
+            case,
+            fill,
+            ordinal,
+        });
+    }
+    if !literal.is_empty() {
+        items.push(Item::Literal(literal));
+    }
+    items
+}
+
+thread_local! {
+    static TEMPLATES: super::TemplateCache<Vec<Item>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `template` applied to `m`.
+pub fn format(m: &Moment, template: &str) -> String {
+    let items = super::cached(&TEMPLATES, template, compile);
+    let mut out = String::with_capacity(template.len() + 16);
+    for item in items.iter() {
+        match item {
+            Item::Literal(text) => out.push_str(text),
+            Item::Field {
+                pattern,
+                case,
+                fill,
+                ordinal,
+            } => render(m, pattern, *case, *fill, *ordinal, &mut out),
+        }
     }
     out
 }
@@ -169,6 +220,15 @@ fn cased(name: &str, case: Case) -> String {
     }
 }
 
+/// `name` as `case` asks, appended to `out`.
+fn push_cased(name: &str, case: Case, out: &mut String) {
+    match case {
+        Case::Upper => out.extend(name.chars().map(|c| c.to_ascii_uppercase())),
+        Case::Lower => out.extend(name.chars().map(|c| c.to_ascii_lowercase())),
+        Case::Capitalized => out.push_str(name),
+    }
+}
+
 /// The English ordinal suffix of `n` (`st`, `nd`, `rd`, `th`; upper case
 /// for TH).
 pub(super) fn ordinal_suffix(n: i64, upper: bool) -> &'static str {
@@ -203,14 +263,15 @@ fn render(
     let f = &m.fields;
     // Years before 1 AD count backwards from 1 BC.
     let year = if f.year <= 0 { 1 - f.year } else { f.year };
+    // Writing to a String cannot fail.
     let number = |value: i64, width: usize, out: &mut String| {
         if fill {
-            out.push_str(&value.to_string());
+            let _ = write!(out, "{value}");
         } else if value < 0 {
             // PostgreSQL widens the field by one for the sign.
-            out.push_str(&format!("-{:0width$}", -value));
+            let _ = write!(out, "-{:0width$}", -value);
         } else {
-            out.push_str(&format!("{value:0width$}"));
+            let _ = write!(out, "{value:0width$}");
         }
         if let Some(upper) = ordinal {
             out.push_str(ordinal_suffix(value, upper));
@@ -220,11 +281,11 @@ fn render(
         if fill {
             out.push_str(&text);
         } else {
-            out.push_str(&format!("{text:<width$}"));
+            let _ = write!(out, "{text:<width$}");
         }
     };
     let pm = f.hour >= 12;
-    let day_of_year = m.days - date_from_ymd(f.year, 1, 1) + 1;
+    let day_of_year = || m.days - date_from_ymd(f.year, 1, 1) + 1;
     let dow = (m.days + 6).rem_euclid(7) as usize; // Sunday = 0
     match pattern {
         "HH" | "HH12" => {
@@ -244,10 +305,10 @@ fn render(
             let s = f.hour as i64 * 3600 + f.minute as i64 * 60 + f.second as i64;
             out.push_str(&s.to_string());
         }
-        "AM" | "PM" => out.push_str(&cased(if pm { "PM" } else { "AM" }, case)),
-        "A.M." | "P.M." => out.push_str(&cased(if pm { "P.M." } else { "A.M." }, case)),
-        "AD" | "BC" => out.push_str(&cased(if f.year <= 0 { "BC" } else { "AD" }, case)),
-        "A.D." | "B.C." => out.push_str(&cased(if f.year <= 0 { "B.C." } else { "A.D." }, case)),
+        "AM" | "PM" => push_cased(if pm { "PM" } else { "AM" }, case, out),
+        "A.M." | "P.M." => push_cased(if pm { "P.M." } else { "A.M." }, case, out),
+        "AD" | "BC" => push_cased(if f.year <= 0 { "BC" } else { "AD" }, case, out),
+        "A.D." | "B.C." => push_cased(if f.year <= 0 { "B.C." } else { "A.D." }, case, out),
         "Y,YYY" => {
             out.push_str(&format!("{},{:03}", year / 1000, year % 1000));
         }
@@ -274,15 +335,15 @@ fn render(
             )
         }
         "MONTH" => padded(cased(MONTHS[f.month as usize - 1], case), 9, out),
-        "MON" => out.push_str(&cased(&MONTHS[f.month as usize - 1][..3], case)),
+        "MON" => push_cased(&MONTHS[f.month as usize - 1][..3], case, out),
         "MM" => number(f.month as i64, 2, out),
         "DAY" => padded(cased(DAYS[dow], case), 9, out),
-        "DY" => out.push_str(&cased(&DAYS[dow][..3], case)),
+        "DY" => push_cased(&DAYS[dow][..3], case, out),
         "DDD" => number(
             if m.interval {
                 f.day as i64
             } else {
-                day_of_year
+                day_of_year()
             },
             3,
             out,
@@ -292,7 +353,7 @@ fn render(
         "D" => number(dow as i64 + 1, 1, out),
         "ID" => number(isodow(m.days), 1, out),
         "W" => number((f.day as i64 - 1) / 7 + 1, 1, out),
-        "WW" => number((day_of_year - 1) / 7 + 1, 2, out),
+        "WW" => number((day_of_year() - 1) / 7 + 1, 2, out),
         "IW" => number(iso_week(m.days).1, 2, out),
         "CC" => {
             let cc = if f.year <= 0 {
@@ -307,7 +368,7 @@ fn render(
         "RM" => padded(cased(ROMAN_MONTHS[f.month as usize - 1], case), 4, out),
         "TZ" => {
             if let Some((_, abbrev)) = &m.zone {
-                out.push_str(&cased(abbrev, case));
+                push_cased(abbrev, case, out);
             }
         }
         "OF" | "TZH" | "TZM" => {

@@ -6,6 +6,10 @@ mod datetime;
 mod number;
 mod parse;
 
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::thread::LocalKey;
+
 use common::{PgError, PgResult};
 
 use super::{f, fs, BuiltinFunction};
@@ -52,6 +56,34 @@ fn to_timestamp(args: &[Value], io: &IoSettings) -> PgResult<Value> {
         Some(offset) => local - offset as i64 * 1_000_000,
         None => dt::local_to_tz(local, io.timezone),
     }))
+}
+
+/// A thread's recently read templates, the latest last: a query formats
+/// row after row with the same template, read once (PostgreSQL's DCH and
+/// NUM caches).
+type TemplateCache<T> = RefCell<Vec<(String, Rc<T>)>>;
+
+/// As PostgreSQL's DCH_CACHE_ENTRIES.
+const TEMPLATE_CACHE_SIZE: usize = 20;
+
+/// `template` read by `read`, or as it was read before.
+fn cached<T>(
+    cache: &'static LocalKey<TemplateCache<T>>,
+    template: &str,
+    read: impl FnOnce(&str) -> T,
+) -> Rc<T> {
+    cache.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some((_, read)) = cache.iter().rev().find(|(t, _)| t == template) {
+            return Rc::clone(read);
+        }
+        let value = Rc::new(read(template));
+        if cache.len() >= TEMPLATE_CACHE_SIZE {
+            cache.remove(0);
+        }
+        cache.push((template.to_string(), Rc::clone(&value)));
+        value
+    })
 }
 
 fn template(args: &[Value]) -> PgResult<&str> {

@@ -97,10 +97,14 @@ fn parse(template: &str) -> Template {
     Template { toks, fill }
 }
 
+thread_local! {
+    static TEMPLATES: super::TemplateCache<Template> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// `value` laid out by `template`; a `float` value rounds its last digit
 /// as C's printf does (ties to even), numeric ones half away from zero.
 pub fn format(value: &Numeric, template: &str, float: bool) -> PgResult<String> {
-    let t = parse(template);
+    let t = super::cached(&TEMPLATES, template, parse);
     if t.toks.iter().filter(|k| **k == Tok::Point).count() > 1 {
         return Err(PgError::new(
             SqlState::SYNTAX_ERROR,
@@ -130,15 +134,17 @@ pub fn format(value: &Numeric, template: &str, float: bool) -> PgResult<String> 
     };
     let pre = digits_after(int_toks);
     let post = digits_after(frac_toks);
+    let scaled;
     let value = if multiplier > 0 {
-        value
+        scaled = value
             .mul(&Numeric::parse(&format!("1{}", "0".repeat(multiplier))).expect("a power of ten"))
-            .unwrap_or_else(|_| value.clone())
+            .unwrap_or_else(|_| value.clone());
+        &scaled
     } else {
-        value.clone()
+        value
     };
     if t.toks.contains(&Tok::Exponent) {
-        return Ok(exponent(&value, post, t.fill));
+        return Ok(exponent(value, post, t.fill));
     }
     let rounded = match float {
         true if value.is_finite() => Numeric::parse(&format!("{:.post$}", value.to_f64()))
