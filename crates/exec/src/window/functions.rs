@@ -159,15 +159,27 @@ fn aggregate(
     env: &mut ExecEnv,
 ) -> PgResult<Vec<Value>> {
     let n = rows.len();
-    let mut args: Vec<Vec<Value>> = Vec::with_capacity(n);
+    // Each row's arguments; None for a row its FILTER leaves out (the
+    // arguments of such a row are not evaluated, as in PostgreSQL).
+    let mut args: Vec<Option<Vec<Value>>> = Vec::with_capacity(n);
     for r in rows {
-        args.push(
+        if let Some(f) = &agg.filter {
+            if !matches!(eval(f, r, env)?, Value::Bool(true)) {
+                args.push(None);
+                continue;
+            }
+        }
+        args.push(Some(
             agg.args
                 .iter()
                 .map(|a| eval(a, r, env))
                 .collect::<PgResult<_>>()?,
-        );
+        ));
     }
+    let accumulate = |acc: &mut AggAccumulator, input: &Option<Vec<Value>>| match input {
+        Some(a) => acc.accumulate(agg, a),
+        None => Ok(()),
+    };
     let mut out: Vec<Value> = Vec::with_capacity(n);
     if frames.grows_from_start() {
         let mut acc = AggAccumulator::new(agg);
@@ -181,7 +193,7 @@ fn aggregate(
                 continue;
             }
             while added < end {
-                acc.accumulate(agg, &args[added])?;
+                accumulate(&mut acc, &args[added])?;
                 added += 1;
             }
             out.push(acc.clone().finish(agg)?);
@@ -205,7 +217,7 @@ fn aggregate(
             }
             while added > start {
                 added -= 1;
-                acc.accumulate(agg, &args[added])?;
+                accumulate(&mut acc, &args[added])?;
             }
             out[i] = acc.clone().finish(agg)?;
             last_start = Some(start);
@@ -223,7 +235,7 @@ fn aggregate(
         let mut acc = AggAccumulator::new(agg);
         for &(s, e) in &ranges {
             for a in &args[s..e] {
-                acc.accumulate(agg, a)?;
+                accumulate(&mut acc, a)?;
             }
         }
         out.push(acc.finish(agg)?);

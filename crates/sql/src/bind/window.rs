@@ -225,19 +225,17 @@ impl Binder<'_, '_> {
                 ))
             }
             Some(r) => r,
-            // Not yet: an aggregate's FILTER (AggCall has no filter yet).
-            None if f.filter.is_some() => {
-                return Err(PgError::unsupported(
-                    "FILTER in window aggregates is not supported yet",
-                ))
-            }
             None => {
                 let plain = ast::Function {
                     over: None,
+                    filter: None,
                     ..f.clone()
                 };
-                let agg =
+                let mut agg =
                     self.window_aggregate(name, (args, distinct, star), Some(plain), scope)?;
+                if let Some(w) = &f.filter {
+                    agg.filter = Some(self.window_filter(w, scope)?);
+                }
                 let result = agg.result;
                 (WindowFunc::Agg(agg), Vec::new(), result)
             }
@@ -251,6 +249,19 @@ impl Binder<'_, '_> {
             spec,
             result,
         })))
+    }
+
+    /// A window aggregate's `FILTER (WHERE ...)`: a boolean of the row,
+    /// with no aggregate or window call inside (PostgreSQL's rules).
+    fn window_filter(&mut self, w: &ast::Expr, scope: &Scope) -> PgResult<Expr> {
+        let e = self.in_window_context(Some("FILTER"), |b| b.bind_expr(w, scope))?;
+        if e.contains_agg() {
+            return Err(PgError::new(
+                SqlState::GROUPING_ERROR,
+                "aggregate functions are not allowed in FILTER",
+            ));
+        }
+        self.coerce_bool(e, "FILTER")
     }
 
     /// A window-only function by name: its arguments coerced and its type.
@@ -280,6 +291,12 @@ impl Binder<'_, '_> {
             if args[i].type_id() == TypeId::Unknown {
                 let to = match (&func, i) {
                     (WindowFunc::Lag | WindowFunc::Lead, 2) => args[0].data_type(),
+                    // lag('1', 1, 0): the value takes the default's type.
+                    (WindowFunc::Lag | WindowFunc::Lead, 0)
+                        if args.len() > 2 && args[2].type_id() != TypeId::Unknown =>
+                    {
+                        args[2].data_type()
+                    }
                     (WindowFunc::Ntile, 0)
                     | (WindowFunc::Lag | WindowFunc::Lead | WindowFunc::NthValue, 1) => {
                         TypeId::Int4.into()
@@ -321,12 +338,20 @@ impl Binder<'_, '_> {
                 int4
             }
             (WindowFunc::Lag | WindowFunc::Lead, 1..=3) => {
-                let ty = args[0].data_type();
+                let mut ty = args[0].data_type();
                 if args.len() > 1 {
                     args[1] = int_arg(self, args[1].clone(), &args)?;
                 }
-                if args.len() > 2 && args[2].type_id() != ty.id {
-                    return Err(no_such(&args));
+                // lag(anycompatible, integer, anycompatible): the value and
+                // the default meet in their common type (lag(int, 1, 1.5)
+                // is numeric).
+                if args.len() > 2 && args[2].data_type() != ty {
+                    ty = self
+                        .common_type(&[ty, args[2].data_type()], "lag")
+                        .map_err(|_| no_such(&args))?;
+                    for i in [0, 2] {
+                        args[i] = self.coerce(args[i].clone(), ty, CastContext::Implicit)?;
+                    }
                 }
                 ty
             }
