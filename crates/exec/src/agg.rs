@@ -352,12 +352,15 @@ impl AggAccumulator {
             AggState::MinMax(cur) => {
                 let replace = match cur {
                     None => true,
+                    // A value equal to the current one replaces it, as
+                    // PostgreSQL's numeric_smaller/larger (and the other
+                    // types') do: min(x) of 0.5 then 0.50 is 0.50.
                     Some(c) => {
                         let o = compare(v, c);
                         if call.func == AggFunc::Min {
-                            o == Ordering::Less
+                            o != Ordering::Greater
                         } else {
-                            o == Ordering::Greater
+                            o != Ordering::Less
                         }
                     }
                 };

@@ -98,11 +98,17 @@ pub(super) fn evaluate(
 }
 
 /// Whether an aggregate's result is the same whatever order its inputs
-/// come in, exactly (float sums are not: rounding follows the order).
+/// come in, exactly (float sums are not: rounding follows the order; nor
+/// is the min or max of values that are equal but print differently, such
+/// as 0.5 and 0.50: the last one fed wins).
 fn order_insensitive(agg: &AggCall) -> bool {
     use sql::expr::AggFunc::*;
     match agg.func {
-        CountStar | Count | Min | Max | BoolAnd | BoolOr => true,
+        CountStar | Count | BoolAnd | BoolOr => true,
+        Min | Max => !matches!(
+            agg.arg_type,
+            TypeId::Numeric | TypeId::Float4 | TypeId::Float8 | TypeId::Interval
+        ),
         Sum | Avg => !matches!(agg.arg_type, TypeId::Float4 | TypeId::Float8),
         _ => false,
     }
