@@ -95,14 +95,21 @@ fn value(rng: &mut TestRng, kind: Kind, null_percent: u64) -> String {
     }
     match kind {
         Kind::Int => rng.range(-3, 5).to_string(),
+        Kind::Num if rng.chance(3) => rng.pick(&["'NaN'", "'Infinity'", "'-Infinity'"]).to_string(),
         Kind::Num => rng.pick(NUMERICS).to_string(),
         Kind::Text => format!("'{}'", rng.pick(TEXTS)),
+        Kind::Date if rng.chance(2) => "'infinity'::date".into(),
+        Kind::Ts if rng.chance(2) => "'-infinity'::timestamp".into(),
         Kind::Date => format!("date '2024-02-20' + {}", rng.range(0, 15)),
         Kind::Ts => format!(
             "timestamp '2024-02-28 00:00' + interval '{} minutes'",
             90 * rng.range(0, 40)
         ),
         Kind::Bool => (if rng.chance(60) { "true" } else { "false" }).into(),
+        Kind::Float if rng.chance(4) => format!(
+            "{}::float8",
+            rng.pick(&["'NaN'", "'Infinity'", "'-Infinity'", "'-0'"])
+        ),
         Kind::Float => format!("{}::float8 / {}", rng.range(-10, 10), rng.range(1, 4)),
     }
 }
@@ -221,6 +228,33 @@ fn table_source(rng: &mut TestRng) -> Source {
     }
 }
 
+/// A join of the two tables (outer joins leave NULLs in wu's columns).
+fn join_source(rng: &mut TestRng) -> Source {
+    let kind = rng.pick(&["join", "left join", "full join"]);
+    let mut from = format!(
+        "from wt {kind} wu on wu.a = wt.a and wu.v > {}",
+        rng.range(0, 60)
+    );
+    if rng.chance(30) {
+        write!(from, " where {}", predicate(rng, "wt")).unwrap();
+    }
+    Source {
+        with: String::new(),
+        from,
+        key: vec![expr("wt.id", Kind::Int), expr("wu.id", Kind::Int)],
+        exprs: vec![
+            expr("wt.a", Kind::Int),
+            expr("wt.b", Kind::Int),
+            expr("wt.n", Kind::Num),
+            expr("wt.t", Kind::Text),
+            expr("wt.d", Kind::Date),
+            expr("wu.v", Kind::Int),
+            expr("wu.s", Kind::Text),
+        ],
+        grouped: false,
+    }
+}
+
 /// GROUP BY one or two columns: windows over the groups' keys and aggregates.
 fn grouped_source(rng: &mut TestRng) -> Source {
     let keys: &[&[(&str, Kind)]] = &[
@@ -320,6 +354,12 @@ fn order_key(rng: &mut TestRng, e: &str) -> String {
 }
 
 fn range_offset(rng: &mut TestRng, kind: Kind) -> Option<String> {
+    if rng.chance(1) {
+        return Some(match kind {
+            Kind::Date | Kind::Ts => "interval '-1 day'".into(),
+            _ => "-1".into(),
+        });
+    }
     Some(match kind {
         Kind::Int => rng.range(0, 3).to_string(),
         Kind::Num => rng.pick(&["0", "0.5", "1", "1.25", "3"]).to_string(),
@@ -424,7 +464,12 @@ fn random_window(rng: &mut TestRng, src: &Source) -> Window {
         } else {
             [].iter()
         })
-        .filter(|e| matches!(e.kind, Kind::Int | Kind::Num | Kind::Date | Kind::Ts))
+        .filter(|e| {
+            matches!(
+                e.kind,
+                Kind::Int | Kind::Num | Kind::Date | Kind::Ts | Kind::Float
+            )
+        })
         .collect();
     if rng.chance(35) && !rangeable.is_empty() {
         let e = *rng.pick(&rangeable);
@@ -460,7 +505,11 @@ fn random_window(rng: &mut TestRng, src: &Source) -> Window {
             units.push("rows");
         }
         let units = *rng.pick(&units);
-        let offset = |rng: &mut TestRng| rng.range(0, 3).to_string();
+        let offset = |rng: &mut TestRng| {
+            // Now and then a negative offset: an error to agree on.
+            let lo = if rng.chance(1) { -1 } else { 0 };
+            rng.range(lo, 3).to_string()
+        };
         // RANGE without an offset column: only UNBOUNDED and CURRENT ROW.
         let offset: Option<&dyn Fn(&mut TestRng) -> String> =
             (units != "range").then_some(&offset);
@@ -538,13 +587,13 @@ fn window_call(rng: &mut TestRng, src: &Source, w: &Window) -> String {
             // The rest depend on the order among peers.
             _ if !w.unique => continue,
             10 => "row_number()".into(),
-            11 => format!("ntile({})", rng.range(1, 5)),
+            11 => format!("ntile({})", if rng.chance(3) { 0 } else { rng.range(1, 5) }),
             12 | 13 => {
                 let e = rng.pick(&pool).clone();
                 let f = rng.pick(&["lag", "lead"]);
                 match rng.range(0, 2) {
                     0 => format!("{f}({})", e.sql),
-                    1 => format!("{f}({}, {})", e.sql, rng.range(0, 3)),
+                    1 => format!("{f}({}, {})", e.sql, rng.range(-2, 3)),
                     _ => {
                         let mut dflt = value(rng, e.kind, 20);
                         if e.kind == Kind::Int && dflt != "null" {
@@ -567,7 +616,8 @@ fn window_call(rng: &mut TestRng, src: &Source, w: &Window) -> String {
             }
             15 => {
                 let e = rng.pick(&pool).sql.clone();
-                format!("nth_value({e}, {})", rng.range(1, 4))
+                let k = if rng.chance(3) { 0 } else { rng.range(1, 4) };
+                format!("nth_value({e}, {k})")
             }
             _ => match of_kind(rng, &[Kind::Text]) {
                 Some(c) => filter(rng, format!("string_agg({c}, ',')")),
@@ -602,12 +652,18 @@ struct Query {
 }
 
 fn window_query(rng: &mut TestRng) -> Query {
-    let src = match rng.range(0, 9) {
-        0..=4 => table_source(rng),
+    let src = match rng.range(0, 10) {
+        0..=3 => table_source(rng),
+        4 => join_source(rng),
         5 | 6 => grouped_source(rng),
         _ => cte_source(rng),
     };
-    let mut select: Vec<String> = src.key.iter().map(|e| e.sql.clone()).collect();
+    let mut select: Vec<String> = src
+        .key
+        .iter()
+        .enumerate()
+        .map(|(i, e)| format!("{} as k{i}", e.sql))
+        .collect();
     let mut named = Vec::new();
     for i in 0..rng.range(1, 3) {
         let w = random_window(rng, &src);
@@ -641,7 +697,8 @@ fn window_query(rng: &mut TestRng) -> Query {
         };
         for _ in 0..rng.range(1, 3) {
             let call = window_call(rng, &src, &w);
-            select.push(format!("{call} over {over}"));
+            let n = select.len();
+            select.push(format!("{call} over {over} as c{n}"));
         }
     }
     let mut sql = format!("{}select {} {}", src.with, select.join(", "), src.from);
@@ -650,12 +707,28 @@ fn window_query(rng: &mut TestRng) -> Query {
     }
     let mut ordered = false;
     if rng.chance(25) {
-        let keys: Vec<String> = src.key.iter().map(|k| order_key(rng, &k.sql)).collect();
+        let mut keys: Vec<String> = src.key.iter().map(|k| order_key(rng, &k.sql)).collect();
+        if rng.chance(40) {
+            // A window result first (ties broken by the key).
+            keys.insert(0, format!("c{} desc", rng.range(src.key.len() as i64, select.len() as i64 - 1)));
+        }
         write!(sql, " order by {}", keys.join(", ")).unwrap();
         if rng.chance(50) {
             write!(sql, " limit {}", rng.range(1, 20)).unwrap();
         }
         ordered = true;
+    } else if rng.chance(25) {
+        // A condition on the key above the windows: it must not be pushed
+        // below them (it is no partition key).
+        let k = &src.key[0];
+        let cond = match k.kind {
+            Kind::Int => format!("k0 % 3 = {}", rng.range(0, 2)),
+            Kind::Text => format!("k0 > '{}'", rng.range(1, 9)),
+            Kind::Date => format!("k0 > date '2024-02-25'"),
+            Kind::Bool => "k0".into(),
+            _ => "k0 is not null".into(),
+        };
+        sql = format!("select * from ({sql}) s where {cond}");
     }
     Query { sql, ordered }
 }
@@ -701,7 +774,7 @@ fn cte_query(rng: &mut TestRng) -> Query {
     if rng.chance(70) {
         write!(body, " where {}", predicate(rng, "")).unwrap();
     }
-    let sql = match rng.range(0, 13) {
+    let sql = match rng.range(0, 16) {
         // Referenced once.
         0 => format!(
             "with c as {mat}({body}) select id, a, b + 1, t from c where {}",
@@ -767,6 +840,45 @@ fn cte_query(rng: &mut TestRng) -> Query {
                 ),
             }
         }
+        // UNION with a depth: both ways along the edges, deduplicated.
+        13 => format!(
+            "with recursive r(id, parent, depth) as (select id, parent, 0 from tr where id = {} \
+             union select t.id, t.parent, r.depth + 1 from tr t join r on t.parent = r.id \
+             or t.id = r.parent where r.depth < {}) select id, min(depth), count(*) from r \
+             group by id",
+            rng.range(1, TREE_NODES),
+            rng.range(1, 5)
+        ),
+        // A plain CTE feeding the recursive one, and one built on it; the
+        // recursive result referenced twice.
+        14 => {
+            let clause = tree_walk_cte(rng, "r").replacen(
+                "with recursive ",
+                &format!(
+                    "with recursive e as {mat}(select id, parent, w from tr where w is distinct \
+                     from {}), ",
+                    rng.range(0, 9)
+                ),
+                1,
+            );
+            let clause = clause.replace("from tr t join", "from e t join");
+            match rng.range(0, 1) {
+                0 => format!(
+                    "{clause}, g as (select root, count(*) as cnt, max(depth) as md from r \
+                     group by root) select r.path, g.cnt, g.md from r join g using (root)"
+                ),
+                _ => format!(
+                    "{clause}select x.path, y.path from r x join r y on x.parent = y.id \
+                     and x.root = y.root and x.depth = y.depth + 1"
+                ),
+            }
+        }
+        15 => format!(
+            "with recursive s(i) as (select 1 union all select i + 1 from s where i < {}), \
+             t(i, total) as (select 0, 0::bigint union all select t.i + 1, t.total + s.i \
+             from t join s on s.i = t.i + 1) select i, total from t",
+            rng.range(1, 30)
+        ),
         11 => {
             let start = format!("{}, {}", rng.range(1, TREE_NODES), rng.range(1, TREE_NODES));
             if rng.chance(50) {
@@ -922,6 +1034,9 @@ impl Checker {
             _ => expected == got,
         };
         if agree {
+            if let (true, Err((code, msg))) = (self.keep_going, &expected) {
+                eprintln!("both failed: {code} {msg}");
+            }
             return;
         }
         let report = format!(
