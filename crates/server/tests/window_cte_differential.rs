@@ -95,7 +95,9 @@ fn value(rng: &mut TestRng, kind: Kind, null_percent: u64) -> String {
     }
     match kind {
         Kind::Int => rng.range(-3, 5).to_string(),
-        Kind::Num if rng.chance(3) => rng.pick(&["'NaN'", "'Infinity'", "'-Infinity'"]).to_string(),
+        Kind::Num if rng.chance(3) => rng
+            .pick(&["'NaN'", "'Infinity'", "'-Infinity'"])
+            .to_string(),
         Kind::Num => rng.pick(NUMERICS).to_string(),
         Kind::Text => format!("'{}'", rng.pick(TEXTS)),
         Kind::Date if rng.chance(2) => "'infinity'::date".into(),
@@ -191,7 +193,12 @@ fn predicate(rng: &mut TestRng, q: &str) -> String {
         4 => format!("{} < date '2024-02-20' + {}", col("d"), rng.range(0, 15)),
         5 => format!("{} % {} <> 0", col("id"), rng.range(2, 5)),
         6 => format!("({} or {} is null)", col("flag"), col("flag")),
-        _ => format!("{} between {} and {}", col("b"), rng.range(-3, 1), rng.range(1, 5)),
+        _ => format!(
+            "{} between {} and {}",
+            col("b"),
+            rng.range(-3, 1),
+            rng.range(1, 5)
+        ),
     }
 }
 
@@ -365,7 +372,11 @@ fn range_offset(rng: &mut TestRng, kind: Kind) -> Option<String> {
         Kind::Num => rng.pick(&["0", "0.5", "1", "1.25", "3"]).to_string(),
         Kind::Date => format!("interval '{} days'", rng.range(0, 4)),
         Kind::Ts => rng
-            .pick(&["interval '90 minutes'", "interval '3 hours'", "interval '1 day'"])
+            .pick(&[
+                "interval '90 minutes'",
+                "interval '3 hours'",
+                "interval '1 day'",
+            ])
             .to_string(),
         Kind::Float => rng.pick(&["0.5", "1", "2.5"]).to_string(),
         _ => return None,
@@ -511,8 +522,7 @@ fn random_window(rng: &mut TestRng, src: &Source) -> Window {
             rng.range(lo, 3).to_string()
         };
         // RANGE without an offset column: only UNBOUNDED and CURRENT ROW.
-        let offset: Option<&dyn Fn(&mut TestRng) -> String> =
-            (units != "range").then_some(&offset);
+        let offset: Option<&dyn Fn(&mut TestRng) -> String> = (units != "range").then_some(&offset);
         frame = Some(frame_clause(rng, units, offset));
     }
     Window {
@@ -691,7 +701,10 @@ fn window_query(rng: &mut TestRng) -> Query {
                     format!("partition by {}", w.partition.join(", "))
                 };
                 named.push(format!("wb{i} as ({base})"));
-                named.push(format!("w{i} as ({})", window_body(&w, Some(&format!("wb{i}")))));
+                named.push(format!(
+                    "w{i} as ({})",
+                    window_body(&w, Some(&format!("wb{i}")))
+                ));
                 format!("w{i}")
             }
         };
@@ -710,7 +723,13 @@ fn window_query(rng: &mut TestRng) -> Query {
         let mut keys: Vec<String> = src.key.iter().map(|k| order_key(rng, &k.sql)).collect();
         if rng.chance(40) {
             // A window result first (ties broken by the key).
-            keys.insert(0, format!("c{} desc", rng.range(src.key.len() as i64, select.len() as i64 - 1)));
+            keys.insert(
+                0,
+                format!(
+                    "c{} desc",
+                    rng.range(src.key.len() as i64, select.len() as i64 - 1)
+                ),
+            );
         }
         write!(sql, " order by {}", keys.join(", ")).unwrap();
         if rng.chance(50) {
@@ -724,7 +743,7 @@ fn window_query(rng: &mut TestRng) -> Query {
         let cond = match k.kind {
             Kind::Int => format!("k0 % 3 = {}", rng.range(0, 2)),
             Kind::Text => format!("k0 > '{}'", rng.range(1, 9)),
-            Kind::Date => format!("k0 > date '2024-02-25'"),
+            Kind::Date => "k0 > date '2024-02-25'".into(),
             Kind::Bool => "k0".into(),
             _ => "k0 is not null".into(),
         };
@@ -1017,10 +1036,8 @@ impl Checker {
         let mut expected = run(&mut self.oracle, &q.sql);
         let mut got = run(&mut self.scalegres, &q.sql);
         if !q.ordered {
-            for a in [&mut expected, &mut got] {
-                if let Ok(rows) = a {
-                    rows.sort();
-                }
+            for rows in [&mut expected, &mut got].into_iter().flatten() {
+                rows.sort();
             }
         }
         match &expected {
