@@ -327,7 +327,14 @@ impl AggAccumulator {
         match &mut self.state {
             AggState::Count(n) => *n += 1,
             AggState::SumInt(s) => *s = Some(s.unwrap_or(0) + int_of(v)),
-            AggState::SumFloat(s) => *s = Some(s.unwrap_or(0.0) + float_of(v)),
+            // The first input is the sum (PostgreSQL's float8pl starts from
+            // it, not from 0): sum of -0 alone is -0.
+            AggState::SumFloat(s) => {
+                *s = Some(match *s {
+                    None => float_of(v),
+                    Some(acc) => acc + float_of(v),
+                })
+            }
             AggState::SumNumeric(s) => {
                 *s = Some(match s.take() {
                     None => v.clone(),
