@@ -801,7 +801,44 @@ fn tree_walk_cte(rng: &mut TestRng, name: &str) -> String {
     )
 }
 
+/// Statements PostgreSQL rejects: both must fail with the same SQLSTATE.
+const INVALID: &[&str] = &[
+    "with recursive r(i) as (select 1 union all select count(*) from r) select * from r",
+    "with recursive r(i) as (select 1 union all select r.i + 1 from wt left join r on r.i = wt.a) \
+     select * from r",
+    "with recursive r(i) as (select i from r union all select 1) select * from r",
+    "with recursive r(i) as (select 1 union all select i + 1 from r where i < \
+     (select max(i) from r)) select * from r",
+    "with recursive r(i) as (select 1 union all select i + 0.5 from r where i < 3) select * from r",
+    "with recursive r(i) as (select 1 union all (select i + 1 from r where i < 5 \
+     order by 1 limit 1)) select * from r",
+    "with recursive r(i) as (select 1 union all select i + 1 from r where i < 3 \
+     intersect select 2) select * from r",
+    "with c as (select 1 as x), c as (select 2 as x) select * from c",
+    "with c(x, y) as (select 1) select * from c",
+    "select id from wt where row_number() over (order by id) > 3",
+    "select sum(row_number() over ()) over () from wt",
+    "select count(*) over missing_w from wt",
+    "select rank() over (w order by b) from wt window w as (order by a)",
+    "select sum(a) over (w rows 1 preceding) from wt window w as (rows unbounded preceding)",
+    "select sum(a) over (order by a, b range 1 preceding) from wt",
+    "select sum(a) over (order by t range 1 preceding) from wt",
+    "select sum(a) over (order by d range between 1 preceding and current row) from wt",
+    "select ntile(a) over (order by id) from wt",
+    "select lag(a, b) over (order by id) from wt",
+    "select id from wt group by a",
+    "select row_number(1) over () from wt",
+    "select first_value(*) over () from wt",
+    "select id from wt window w as (order by a), w as (order by b)",
+];
+
 fn cte_query(rng: &mut TestRng) -> Query {
+    if rng.chance(4) {
+        return Query {
+            sql: rng.pick(INVALID).to_string(),
+            ordered: false,
+        };
+    }
     let mat = *rng.pick(&["", "", "materialized ", "not materialized "]);
     let mut body = "select id, a, b, t, n, d, flag from wt".to_string();
     if rng.chance(70) {

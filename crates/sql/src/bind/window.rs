@@ -9,7 +9,7 @@
 
 use common::{PgError, PgResult, SqlState};
 use sqlparser::ast;
-use types::cast::CastContext;
+use types::cast::{can_cast, CastContext};
 use types::{DataType, TypeId, Value};
 
 use super::{ident_name, Binder, Scope};
@@ -571,6 +571,23 @@ impl Binder<'_, '_> {
                         SqlState::INVALID_COLUMN_REFERENCE,
                         format!("argument of {word} must not contain variables"),
                     ));
+                }
+                // RANGE: only an offset that converts implicitly to the
+                // in_range support function's offset type (no int key with
+                // a numeric offset, no date key with an integer one).
+                if let Some(key) = range_key_type {
+                    let t = x.type_id();
+                    if t != offset_type && !can_cast(t, offset_type, CastContext::Implicit) {
+                        return Err(PgError::new(
+                            SqlState::FEATURE_NOT_SUPPORTED,
+                            format!(
+                                "RANGE with offset PRECEDING/FOLLOWING is not supported for \
+                                 column type {} and offset type {}",
+                                key.display_name(),
+                                t.display_name()
+                            ),
+                        ));
+                    }
                 }
                 binder.coerce(x, offset_type.into(), CastContext::Assignment)
             };
