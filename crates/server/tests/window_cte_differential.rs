@@ -844,7 +844,7 @@ fn cte_query(rng: &mut TestRng) -> Query {
     if rng.chance(70) {
         write!(body, " where {}", predicate(rng, "")).unwrap();
     }
-    let sql = match rng.range(0, 20) {
+    let sql = match rng.range(0, 22) {
         // Referenced once.
         0 => format!(
             "with c as {mat}({body}) select id, a, b + 1, t from c where {}",
@@ -910,6 +910,24 @@ fn cte_query(rng: &mut TestRng) -> Query {
                 ),
             }
         }
+        // Windows over a UNION ALL, and in both of its branches.
+        20 => format!(
+            "select k, src, rank() over (partition by src order by v nulls last), \
+             sum(v) over (order by k, src rows between 1 preceding and 1 following) from \
+             (select id as k, 'wt' as src, b as v from wt where {} union all \
+             select id, 'wu', v from wu) u",
+            predicate(rng, "")
+        ),
+        // A CTE with windows feeding a recursion: walk each partition's
+        // rows in rank order.
+        21 => format!(
+            "with recursive ranked as {mat}(select id, a, row_number() over (partition by a \
+             order by b desc nulls last, id) as rn from wt), walk(a, rn, ids) as (select a, rn, \
+             id::text from ranked where rn = 1 union all select r.a, r.rn, w.ids || ',' || \
+             r.id::text from ranked r join walk w on r.a is not distinct from w.a and \
+             r.rn = w.rn + 1 where w.rn < {}) select a, max(rn), max(ids) from walk group by a",
+            rng.range(1, 6)
+        ),
         // Windows inside a CTE referenced twice.
         16 => format!(
             "with c as {mat}(select id, a, rank() over (partition by a order by b nulls first) \

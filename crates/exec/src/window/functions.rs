@@ -126,32 +126,45 @@ fn nth(ranges: &[(usize, usize)], mut k: usize) -> Option<usize> {
 }
 
 /// ntile(buckets): the bucket count is read from the partition's first
-/// row; the first `rows % buckets` buckets hold one row more.
+/// row; the first `rows % buckets` buckets hold one row more. A NULL count
+/// gives NULL and is read again from the next row (as PostgreSQL does):
+/// the numbering then starts at the first row with a count, still sized
+/// by the whole partition.
 fn ntile(arg: &sql::expr::Expr, rows: &[Row], env: &mut ExecEnv) -> PgResult<Vec<Value>> {
     let n = rows.len();
-    let buckets = match eval(arg, &rows[0], env)? {
-        Value::Int4(k) if k <= 0 => {
-            return Err(PgError::new(
-                SqlState::INVALID_ARGUMENT_FOR_NTILE,
-                "argument of ntile must be greater than zero",
-            ))
+    let mut out = Vec::with_capacity(n);
+    let mut buckets = 0;
+    for row in rows {
+        match eval(arg, row, env)? {
+            Value::Int4(k) if k <= 0 => {
+                return Err(PgError::new(
+                    SqlState::INVALID_ARGUMENT_FOR_NTILE,
+                    "argument of ntile must be greater than zero",
+                ))
+            }
+            Value::Int4(k) => {
+                buckets = k as usize;
+                break;
+            }
+            _ => out.push(Value::Null),
         }
-        Value::Int4(k) => k as usize,
-        _ => return Ok(vec![Value::Null; n]),
-    };
+    }
+    if buckets == 0 {
+        return Ok(out);
+    }
     let per = n / buckets;
     let larger = n % buckets;
     let in_larger = larger * (per + 1);
-    Ok((0..n)
-        .map(|i| {
-            let b = if i < in_larger {
-                i / (per + 1)
-            } else {
-                larger + (i - in_larger) / per
-            };
-            Value::Int4(b as i32 + 1)
-        })
-        .collect())
+    let first = out.len();
+    out.extend((0..n - first).map(|i| {
+        let b = if i < in_larger {
+            i / (per + 1)
+        } else {
+            larger + (i - in_larger) / per
+        };
+        Value::Int4(b as i32 + 1)
+    }));
+    Ok(out)
 }
 
 /// An aggregate over each row's frame. A frame that grows from the
