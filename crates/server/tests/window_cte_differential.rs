@@ -585,10 +585,11 @@ fn window_call(rng: &mut TestRng, src: &Source, w: &Window) -> String {
                 if pool.iter().any(|e| e.sql == c && e.kind == Kind::Bool) {
                     continue;
                 }
-                // Sums can be equal yet print differently (0.5, 0.50); of
-                // equal values min and max give the last one fed, which
-                // only a unique order fixes.
-                if c == "sum(n)" && !w.unique {
+                // Sums can be equal yet print differently (0.5, 0.50; floats
+                // 0 and -0); of equal values min and max give the last one
+                // fed, which only a unique order fixes.
+                let float = pool.iter().any(|e| e.sql == c && e.kind == Kind::Float);
+                if (c == "sum(n)" || float) && !w.unique {
                     continue;
                 }
                 filter(rng, format!("{f}({c})"))

@@ -640,7 +640,7 @@ impl Binder<'_, '_> {
         for e in &exprs {
             e.visit(&mut |x| {
                 if let Expr::Window(w) = x {
-                    if !calls.contains(w) {
+                    if !calls.iter().any(|c| same_call(c, w)) {
                         calls.push((**w).clone());
                     }
                 }
@@ -772,7 +772,10 @@ impl Binder<'_, '_> {
         fn replace(e: Expr, calls: &[WindowCall], columns: &[usize]) -> PgResult<Expr> {
             match e {
                 Expr::Window(w) => {
-                    let i = calls.iter().position(|c| *c == *w).expect("collected");
+                    let i = calls
+                        .iter()
+                        .position(|c| same_call(c, &w))
+                        .expect("collected");
                     Ok(Expr::Column(columns[i], w.result))
                 }
                 other => other.map_children(&mut |c| replace(c, calls, columns)),
@@ -784,6 +787,13 @@ impl Binder<'_, '_> {
             .collect::<PgResult<Vec<_>>>()?;
         Ok((plan, exprs, current))
     }
+}
+
+/// Whether two calls are the same call. `==` is not enough: a NaN constant
+/// (`lead(x, 1, 'NaN'::float8)`) is not equal to itself, and the call must
+/// still be found again when its result replaces it.
+fn same_call(a: &WindowCall, b: &WindowCall) -> bool {
+    a == b || format!("{a:?}") == format!("{b:?}")
 }
 
 /// A window on its way into the plan: its sort keys (each with its
