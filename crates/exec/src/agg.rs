@@ -468,7 +468,14 @@ impl AggAccumulator {
         match &mut self.state {
             AggState::Count(n) => *n += 1,
             AggState::SumInt(s) => *s = Some(s.unwrap_or(0) + int_of(v)),
-            AggState::SumFloat(s) => *s = Some(s.unwrap_or(0.0) + float_of(v)),
+            // The first input is the sum (PostgreSQL's float8pl starts from
+            // it, not from 0): sum of -0 alone is -0.
+            AggState::SumFloat(s) => {
+                *s = Some(match *s {
+                    None => float_of(v),
+                    Some(acc) => acc + float_of(v),
+                })
+            }
             AggState::SumNumeric(s) => match (s.as_mut(), v) {
                 // Added in place: no new numeric per input row.
                 (Some(Value::Numeric(acc)), Value::Numeric(n)) => **acc = acc.add(n)?,
@@ -497,12 +504,15 @@ impl AggAccumulator {
             AggState::MinMax(cur) => {
                 let replace = match cur {
                     None => true,
+                    // A value equal to the current one replaces it, as
+                    // PostgreSQL's numeric_smaller/larger (and the other
+                    // types') do: min(x) of 0.5 then 0.50 is 0.50.
                     Some(c) => {
                         let o = compare(v, c);
                         if call.func == AggFunc::Min {
-                            o == Ordering::Less
+                            o != Ordering::Greater
                         } else {
-                            o == Ordering::Greater
+                            o != Ordering::Less
                         }
                     }
                 };

@@ -203,29 +203,24 @@ pub struct WindowCall {
 }
 
 impl WindowCall {
-    /// The call's arguments (an aggregate's included).
-    pub fn arguments(&self) -> &[Expr] {
+    /// What the call evaluates per input row: its arguments (an
+    /// aggregate's, with its FILTER, included).
+    pub fn arguments(&self) -> Box<dyn Iterator<Item = &Expr> + '_> {
         match &self.func {
-            WindowFunc::Agg(a) => &a.args,
-            _ => &self.args,
+            WindowFunc::Agg(a) => Box::new(a.input_exprs()),
+            _ => Box::new(self.args.iter()),
         }
     }
 
     /// Every expression the call holds: arguments, then the window's.
     pub fn children(&self) -> impl Iterator<Item = &Expr> {
-        self.arguments().iter().chain(self.spec.exprs())
+        self.arguments().chain(self.spec.exprs())
     }
 
     /// Rebuilds the call with `f` applied to each expression it holds.
     pub fn map_exprs(self, f: &mut dyn FnMut(Expr) -> PgResult<Expr>) -> PgResult<Self> {
         let func = match self.func {
-            WindowFunc::Agg(mut a) => {
-                a.args = std::mem::take(&mut a.args)
-                    .into_iter()
-                    .map(&mut *f)
-                    .collect::<PgResult<_>>()?;
-                WindowFunc::Agg(a)
-            }
+            WindowFunc::Agg(a) => WindowFunc::Agg(a.map_input_exprs(&mut *f)?),
             other => other,
         };
         Ok(WindowCall {

@@ -98,11 +98,17 @@ pub(super) fn evaluate(
 }
 
 /// Whether an aggregate's result is the same whatever order its inputs
-/// come in, exactly (float sums are not: rounding follows the order).
+/// come in, exactly (float sums are not: rounding follows the order; nor
+/// is the min or max of values that are equal but print differently, such
+/// as 0.5 and 0.50: the last one fed wins).
 fn order_insensitive(agg: &AggCall) -> bool {
     use sql::expr::AggFunc::*;
     match agg.func {
-        CountStar | Count | Min | Max | BoolAnd | BoolOr => true,
+        CountStar | Count | BoolAnd | BoolOr => true,
+        Min | Max => !matches!(
+            agg.arg_type,
+            TypeId::Numeric | TypeId::Float4 | TypeId::Float8 | TypeId::Interval
+        ),
         Sum | Avg => !matches!(agg.arg_type, TypeId::Float4 | TypeId::Float8),
         _ => false,
     }
@@ -120,32 +126,45 @@ fn nth(ranges: &[(usize, usize)], mut k: usize) -> Option<usize> {
 }
 
 /// ntile(buckets): the bucket count is read from the partition's first
-/// row; the first `rows % buckets` buckets hold one row more.
+/// row; the first `rows % buckets` buckets hold one row more. A NULL count
+/// gives NULL and is read again from the next row (as PostgreSQL does):
+/// the numbering then starts at the first row with a count, still sized
+/// by the whole partition.
 fn ntile(arg: &sql::expr::Expr, rows: &[Row], env: &mut ExecEnv) -> PgResult<Vec<Value>> {
     let n = rows.len();
-    let buckets = match eval(arg, &rows[0], env)? {
-        Value::Int4(k) if k <= 0 => {
-            return Err(PgError::new(
-                SqlState::INVALID_ARGUMENT_FOR_NTILE,
-                "argument of ntile must be greater than zero",
-            ))
+    let mut out = Vec::with_capacity(n);
+    let mut buckets = 0;
+    for row in rows {
+        match eval(arg, row, env)? {
+            Value::Int4(k) if k <= 0 => {
+                return Err(PgError::new(
+                    SqlState::INVALID_ARGUMENT_FOR_NTILE,
+                    "argument of ntile must be greater than zero",
+                ))
+            }
+            Value::Int4(k) => {
+                buckets = k as usize;
+                break;
+            }
+            _ => out.push(Value::Null),
         }
-        Value::Int4(k) => k as usize,
-        _ => return Ok(vec![Value::Null; n]),
-    };
+    }
+    if buckets == 0 {
+        return Ok(out);
+    }
     let per = n / buckets;
     let larger = n % buckets;
     let in_larger = larger * (per + 1);
-    Ok((0..n)
-        .map(|i| {
-            let b = if i < in_larger {
-                i / (per + 1)
-            } else {
-                larger + (i - in_larger) / per
-            };
-            Value::Int4(b as i32 + 1)
-        })
-        .collect())
+    let first = out.len();
+    out.extend((0..n - first).map(|i| {
+        let b = if i < in_larger {
+            i / (per + 1)
+        } else {
+            larger + (i - in_larger) / per
+        };
+        Value::Int4(b as i32 + 1)
+    }));
+    Ok(out)
 }
 
 /// An aggregate over each row's frame. A frame that grows from the
@@ -159,15 +178,27 @@ fn aggregate(
     env: &mut ExecEnv,
 ) -> PgResult<Vec<Value>> {
     let n = rows.len();
-    let mut args: Vec<Vec<Value>> = Vec::with_capacity(n);
+    // Each row's arguments; None for a row its FILTER leaves out (the
+    // arguments of such a row are not evaluated, as in PostgreSQL).
+    let mut args: Vec<Option<Vec<Value>>> = Vec::with_capacity(n);
     for r in rows {
-        args.push(
+        if let Some(f) = &agg.filter {
+            if !matches!(eval(f, r, env)?, Value::Bool(true)) {
+                args.push(None);
+                continue;
+            }
+        }
+        args.push(Some(
             agg.args
                 .iter()
                 .map(|a| eval(a, r, env))
                 .collect::<PgResult<_>>()?,
-        );
+        ));
     }
+    let accumulate = |acc: &mut AggAccumulator, input: &Option<Vec<Value>>| match input {
+        Some(a) => acc.accumulate(agg, a),
+        None => Ok(()),
+    };
     let mut out: Vec<Value> = Vec::with_capacity(n);
     if frames.grows_from_start() {
         let mut acc = AggAccumulator::new(agg);
@@ -181,7 +212,7 @@ fn aggregate(
                 continue;
             }
             while added < end {
-                acc.accumulate(agg, &args[added])?;
+                accumulate(&mut acc, &args[added])?;
                 added += 1;
             }
             out.push(acc.clone().finish(agg)?);
@@ -205,7 +236,7 @@ fn aggregate(
             }
             while added > start {
                 added -= 1;
-                acc.accumulate(agg, &args[added])?;
+                accumulate(&mut acc, &args[added])?;
             }
             out[i] = acc.clone().finish(agg)?;
             last_start = Some(start);
@@ -223,7 +254,7 @@ fn aggregate(
         let mut acc = AggAccumulator::new(agg);
         for &(s, e) in &ranges {
             for a in &args[s..e] {
-                acc.accumulate(agg, a)?;
+                accumulate(&mut acc, a)?;
             }
         }
         out.push(acc.finish(agg)?);

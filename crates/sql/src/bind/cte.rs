@@ -160,6 +160,17 @@ fn reads_worktable(plan: &Plan, id: usize) -> bool {
     }
 }
 
+/// Whether an Aggregate in `plan` reads the working table of `id` (an
+/// aggregate in the recursive term, which PostgreSQL refuses).
+fn aggregates_worktable(plan: &Plan, id: usize) -> bool {
+    match plan {
+        Plan::Aggregate { .. } if reads_worktable(plan, id) => true,
+        other => crate::plan::explain::children(other)
+            .into_iter()
+            .any(|c| aggregates_worktable(c, id)),
+    }
+}
+
 impl Binder<'_, '_> {
     /// Binds `with`'s CTEs and makes them visible; returns how many entries
     /// were pushed (popped by `end_with` when the query is bound).
@@ -414,6 +425,14 @@ impl Binder<'_, '_> {
             *in_recursive_term = true;
         }
         let (rec, rec_cols) = self.bind_set_expr(right)?;
+        if let Some(e) = self.ctes.last() {
+            if aggregates_worktable(&rec, e.id) {
+                return Err(PgError::new(
+                    SqlState::INVALID_RECURSION,
+                    "aggregate functions are not allowed in a recursive query's recursive term",
+                ));
+            }
+        }
         if rec_cols.len() != types.len() {
             return Err(PgError::syntax(
                 "each UNION query must have the same number of columns",

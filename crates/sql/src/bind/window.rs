@@ -9,7 +9,7 @@
 
 use common::{PgError, PgResult, SqlState};
 use sqlparser::ast;
-use types::cast::CastContext;
+use types::cast::{can_cast, CastContext};
 use types::{DataType, TypeId, Value};
 
 use super::{ident_name, Binder, Scope};
@@ -225,19 +225,17 @@ impl Binder<'_, '_> {
                 ))
             }
             Some(r) => r,
-            // Not yet: an aggregate's FILTER (AggCall has no filter yet).
-            None if f.filter.is_some() => {
-                return Err(PgError::unsupported(
-                    "FILTER in window aggregates is not supported yet",
-                ))
-            }
             None => {
                 let plain = ast::Function {
                     over: None,
+                    filter: None,
                     ..f.clone()
                 };
-                let agg =
+                let mut agg =
                     self.window_aggregate(name, (args, distinct, star), Some(plain), scope)?;
+                if let Some(w) = &f.filter {
+                    agg.filter = Some(self.window_filter(w, scope)?);
+                }
                 let result = agg.result;
                 (WindowFunc::Agg(agg), Vec::new(), result)
             }
@@ -251,6 +249,19 @@ impl Binder<'_, '_> {
             spec,
             result,
         })))
+    }
+
+    /// A window aggregate's `FILTER (WHERE ...)`: a boolean of the row,
+    /// with no aggregate or window call inside (PostgreSQL's rules).
+    fn window_filter(&mut self, w: &ast::Expr, scope: &Scope) -> PgResult<Expr> {
+        let e = self.in_window_context(Some("FILTER"), |b| b.bind_expr(w, scope))?;
+        if e.contains_agg() {
+            return Err(PgError::new(
+                SqlState::GROUPING_ERROR,
+                "aggregate functions are not allowed in FILTER",
+            ));
+        }
+        self.coerce_bool(e, "FILTER")
     }
 
     /// A window-only function by name: its arguments coerced and its type.
@@ -280,6 +291,12 @@ impl Binder<'_, '_> {
             if args[i].type_id() == TypeId::Unknown {
                 let to = match (&func, i) {
                     (WindowFunc::Lag | WindowFunc::Lead, 2) => args[0].data_type(),
+                    // lag('1', 1, 0): the value takes the default's type.
+                    (WindowFunc::Lag | WindowFunc::Lead, 0)
+                        if args.len() > 2 && args[2].type_id() != TypeId::Unknown =>
+                    {
+                        args[2].data_type()
+                    }
                     (WindowFunc::Ntile, 0)
                     | (WindowFunc::Lag | WindowFunc::Lead | WindowFunc::NthValue, 1) => {
                         TypeId::Int4.into()
@@ -321,12 +338,20 @@ impl Binder<'_, '_> {
                 int4
             }
             (WindowFunc::Lag | WindowFunc::Lead, 1..=3) => {
-                let ty = args[0].data_type();
+                let mut ty = args[0].data_type();
                 if args.len() > 1 {
                     args[1] = int_arg(self, args[1].clone(), &args)?;
                 }
-                if args.len() > 2 && args[2].type_id() != ty.id {
-                    return Err(no_such(&args));
+                // lag(anycompatible, integer, anycompatible): the value and
+                // the default meet in their common type (lag(int, 1, 1.5)
+                // is numeric).
+                if args.len() > 2 && args[2].data_type() != ty {
+                    ty = self
+                        .common_type(&[ty, args[2].data_type()], "lag")
+                        .map_err(|_| no_such(&args))?;
+                    for i in [0, 2] {
+                        args[i] = self.coerce(args[i].clone(), ty, CastContext::Implicit)?;
+                    }
                 }
                 ty
             }
@@ -547,6 +572,23 @@ impl Binder<'_, '_> {
                         format!("argument of {word} must not contain variables"),
                     ));
                 }
+                // RANGE: only an offset that converts implicitly to the
+                // in_range support function's offset type (no int key with
+                // a numeric offset, no date key with an integer one).
+                if let Some(key) = range_key_type {
+                    let t = x.type_id();
+                    if t != offset_type && !can_cast(t, offset_type, CastContext::Implicit) {
+                        return Err(PgError::new(
+                            SqlState::FEATURE_NOT_SUPPORTED,
+                            format!(
+                                "RANGE with offset PRECEDING/FOLLOWING is not supported for \
+                                 column type {} and offset type {}",
+                                key.display_name(),
+                                t.display_name()
+                            ),
+                        ));
+                    }
+                }
                 binder.coerce(x, offset_type.into(), CastContext::Assignment)
             };
             Ok(match b {
@@ -598,7 +640,7 @@ impl Binder<'_, '_> {
         for e in &exprs {
             e.visit(&mut |x| {
                 if let Expr::Window(w) = x {
-                    if !calls.contains(w) {
+                    if !calls.iter().any(|c| same_call(c, w)) {
                         calls.push((**w).clone());
                     }
                 }
@@ -730,7 +772,10 @@ impl Binder<'_, '_> {
         fn replace(e: Expr, calls: &[WindowCall], columns: &[usize]) -> PgResult<Expr> {
             match e {
                 Expr::Window(w) => {
-                    let i = calls.iter().position(|c| *c == *w).expect("collected");
+                    let i = calls
+                        .iter()
+                        .position(|c| same_call(c, &w))
+                        .expect("collected");
                     Ok(Expr::Column(columns[i], w.result))
                 }
                 other => other.map_children(&mut |c| replace(c, calls, columns)),
@@ -742,6 +787,13 @@ impl Binder<'_, '_> {
             .collect::<PgResult<Vec<_>>>()?;
         Ok((plan, exprs, current))
     }
+}
+
+/// Whether two calls are the same call. `==` is not enough: a NaN constant
+/// (`lead(x, 1, 'NaN'::float8)`) is not equal to itself, and the call must
+/// still be found again when its result replaces it.
+fn same_call(a: &WindowCall, b: &WindowCall) -> bool {
+    a == b || format!("{a:?}") == format!("{b:?}")
 }
 
 /// A window on its way into the plan: its sort keys (each with its
