@@ -690,13 +690,13 @@ pub fn form_tuple_toasted(
     }
     // 3: compress main values.
     while over(total) {
-        let Some(i) = biggest(&attrs, &[Storage::Extended, Storage::Main], true) else {
+        let Some(i) = biggest(&attrs, &[Storage::Main], true) else {
             break;
         };
         try_compress(i, &mut attrs, &mut total);
     }
     // 4: move main values out only if the row cannot fit a page otherwise.
-    if let Some(t) = target.as_deref_mut() {
+    if let Some(t) = target {
         while total > page::MAX_ITEM_SIZE & !7 {
             let Some(i) = biggest(&attrs, &[Storage::Main], false) else {
                 break;

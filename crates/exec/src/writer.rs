@@ -20,6 +20,10 @@ use crate::ri::{ForeignKey, KeyRemoved, RiEvent, RiQueue};
 use crate::upsert::Conflict;
 use crate::ExecEnv;
 
+/// Encoded pointers an update keeps, by column (`toast::form_tuple_toasted`'s
+/// `reuse`).
+type KeptPointers = Vec<Option<Vec<u8>>>;
+
 pub(crate) struct TableWriter {
     pub table: Table,
     /// The table's column types (forming new versions).
@@ -145,7 +149,7 @@ impl TableWriter {
         env: &ExecEnv,
         tid: Tid,
         update: Option<(&[Value], &[Value])>,
-    ) -> PgResult<(Vec<Option<Vec<u8>>>, Vec<ToastPointer>)> {
+    ) -> PgResult<(KeptPointers, Vec<ToastPointer>)> {
         let mut keep = Vec::new();
         let mut gone = Vec::new();
         if self.table.toast.is_none() {
