@@ -117,7 +117,7 @@ impl Binder<'_, '_> {
                     "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list",
                 ));
             }
-            let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            let descending = super::query::descending(&o.options)?;
             agg.order.push(AggOrder {
                 expr: e,
                 descending,
@@ -342,7 +342,7 @@ impl Binder<'_, '_> {
             }
         }
         let o = &f.within_group[0];
-        let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+        let descending = super::query::descending(&o.options)?;
         let mut call = AggCall::new(func, args, false, value.type_id(), result);
         call.order.push(AggOrder {
             expr: value,

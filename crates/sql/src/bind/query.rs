@@ -359,7 +359,7 @@ impl Binder<'_, '_> {
             .ok_or_else(|| {
                 PgError::unsupported("ORDER BY on a set operation must name an output column")
             })?;
-            keys.push(sort_key(idx, o));
+            keys.push(sort_key(idx, o)?);
         }
         Ok(Plan::Sort {
             input: Box::new(plan),
@@ -533,7 +533,7 @@ impl Binder<'_, '_> {
                     }
                 }
             };
-            sort_keys.push(sort_key(idx, o));
+            sort_keys.push(sort_key(idx, o)?);
         }
         // DISTINCT ON: its expressions resolve as ORDER BY items do.
         let distinct_on = match &s.distinct {
@@ -786,12 +786,35 @@ fn limit_with_ties(plan: Plan, limit: Option<Expr>, offset: Option<Expr>) -> PgR
     }
 }
 
-fn sort_key(column: usize, o: &ast::OrderByExpr) -> SortKey {
-    let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
-    SortKey {
+fn sort_key(column: usize, o: &ast::OrderByExpr) -> PgResult<SortKey> {
+    let descending = descending(&o.options)?;
+    Ok(SortKey {
         column,
         descending,
         nulls_first: o.options.nulls_first.unwrap_or(descending),
+    })
+}
+
+/// Whether an ORDER BY item sorts descending: DESC, or `USING >` (`USING <`
+/// is ascending; any other operator is not an ordering one).
+pub(super) fn descending(options: &ast::OrderByOptions) -> PgResult<bool> {
+    match &options.sort {
+        None | Some(ast::OrderBySort::Asc) => Ok(false),
+        Some(ast::OrderBySort::Desc) => Ok(true),
+        Some(ast::OrderBySort::Using(op)) => {
+            let name = op.0.last().map(|p| p.to_string()).unwrap_or_default();
+            match name.as_str() {
+                "<" => Ok(false),
+                ">" => Ok(true),
+                _ => Err(PgError::new(
+                    SqlState("42809"),
+                    format!("operator {name} is not a valid ordering operator"),
+                )
+                .with_hint(
+                    "Ordering operators must be \"<\" or \">\" members of btree operator families.",
+                )),
+            }
+        }
     }
 }
 

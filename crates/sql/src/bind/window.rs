@@ -439,7 +439,7 @@ impl Binder<'_, '_> {
         let mut order = Vec::new();
         for o in &spec.order {
             let expr = self.bind_expr(&o.expr, scope)?;
-            let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            let descending = super::query::descending(&o.options)?;
             order.push(WindowOrder {
                 expr,
                 descending,
