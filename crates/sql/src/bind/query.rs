@@ -401,6 +401,9 @@ impl Binder<'_, '_> {
                     for (i, c) in scope.iter().enumerate() {
                         if c.qualifier.as_deref() == Some(q.as_str()) {
                             any = true;
+                            if super::system_columns::is_system_entry(c) {
+                                continue;
+                            }
                             exprs.push(Expr::Column(i, c.ty));
                             cols.push(OutputColumn {
                                 name: c.name.clone(),
@@ -425,7 +428,12 @@ impl Binder<'_, '_> {
                     };
                     let b = self.bind_expr(e, scope)?;
                     let (table_oid, column_id) = match &b {
-                        Expr::Column(i, _) => (scope[*i].table_oid, scope[*i].attnum),
+                        // A stored form is pg_column_size's result, no column.
+                        Expr::Column(i, _)
+                            if !super::system_columns::is_stored_form(&scope[*i]) =>
+                        {
+                            (scope[*i].table_oid, scope[*i].attnum)
+                        }
                         _ => (0, 0),
                     };
                     let ty = b.data_type();

@@ -251,12 +251,14 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
             qual,
             alias,
             tid,
+            system,
             index,
         } => Plan::SeqScan {
             table,
             qual: map_vec(qual, f),
             alias,
             tid,
+            system,
             index: index.map(|p| map_index_path(p, f)),
         },
         Plan::Values { rows, width } => Plan::Values {

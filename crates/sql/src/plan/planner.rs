@@ -305,6 +305,7 @@ fn modify_access(
             qual: qual.to_vec(),
             alias: None,
             tid: false,
+            system: Vec::new(),
             index: None,
         },
         cx,
@@ -362,6 +363,7 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             qual,
             alias,
             tid,
+            system,
             index,
         } => joins::choose_access(
             Plan::SeqScan {
@@ -369,6 +371,7 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
                 qual: plan_exprs(qual, cx),
                 alias,
                 tid,
+                system,
                 index,
             },
             cx,
