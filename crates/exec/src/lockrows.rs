@@ -257,16 +257,14 @@ pub(crate) fn pin_scans(
     }
 }
 
+/// What replaces a tid-emitting scan: given its table, quals and system
+/// columns.
+type ScanRewrite<'a> = dyn FnMut(&catalog::Table, Vec<Expr>, &[SystemColumn]) -> Plan + 'a;
+
 /// Rebuilds `plan` with `f` applied to each tid-emitting scan (its table,
 /// quals and width).
-fn map_scans(
-    plan: Plan,
-    f: &mut dyn FnMut(&catalog::Table, Vec<Expr>, &[SystemColumn]) -> Plan,
-) -> Plan {
-    let go = |p: Box<Plan>,
-              f: &mut dyn FnMut(&catalog::Table, Vec<Expr>, &[SystemColumn]) -> Plan| {
-        Box::new(map_scans(*p, f))
-    };
+fn map_scans(plan: Plan, f: &mut ScanRewrite) -> Plan {
+    let go = |p: Box<Plan>, f: &mut ScanRewrite| Box::new(map_scans(*p, f));
     match plan {
         Plan::SeqScan {
             table,
