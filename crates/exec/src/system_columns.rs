@@ -125,3 +125,46 @@ pub(crate) fn fetch_visible(
     )?;
     r.transpose()
 }
+
+/// UPDATE/DELETE in the join form: the target's system columns in `row`
+/// (after its tid) made those of the version the statement wrote at
+/// `tid` (the new one, or the deleted one with its xmax), which RETURNING
+/// reads, as PostgreSQL's.
+pub(crate) fn refresh(
+    env: &ExecEnv,
+    table: &Table,
+    join: &sql::plan::ModifyJoin,
+    tid: Tid,
+    row: &mut Row,
+) -> PgResult<()> {
+    let cols = &join.target_system;
+    if cols.is_empty() {
+        return Ok(());
+    }
+    let Some(bytes) = heap::fetch_any(env.pool, table.locator(), tid)? else {
+        return Ok(());
+    };
+    let types = table.column_types();
+    let mut version = Vec::with_capacity(types.len() + cols.len());
+    tuple::deform_tuple(&bytes, &types, table.toast_source(env.pool), &mut version)?;
+    version.resize(types.len(), Value::Null);
+    push_values(cols, tid, &bytes, table, &types, &mut version)?;
+    let at = join.tid_column() + 1;
+    row.splice(at..at + cols.len(), version.drain(types.len()..));
+    Ok(())
+}
+
+/// INSERT ... RETURNING naming system columns: `row` (the table's
+/// columns) followed by the named system columns of the version just
+/// written at `tid`.
+pub(crate) fn push_written(env: &ExecEnv, table: &Table, tid: Tid, row: &mut Row) -> PgResult<()> {
+    let types = table.column_types();
+    row.resize(types.len(), Value::Null);
+    match heap::fetch_any(env.pool, table.locator(), tid)? {
+        Some(bytes) => push_values(&SystemColumn::NAMED, tid, &bytes, table, &types, row),
+        None => {
+            row.extend(SystemColumn::NAMED.iter().map(|_| Value::Null));
+            Ok(())
+        }
+    }
+}

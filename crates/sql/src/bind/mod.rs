@@ -1379,7 +1379,6 @@ impl Binder<'_, '_> {
         scope: &Scope,
     ) -> PgResult<Option<(Vec<Expr>, Vec<OutputColumn>)>> {
         let Some(items) = items else { return Ok(None) };
-        let scope = &system_columns::returning_scope(scope);
         let (exprs, cols) = self.bind_select_list(items, scope)?;
         for e in &exprs {
             modify::no_aggregates(e, "RETURNING")?;
@@ -1514,7 +1513,7 @@ impl Binder<'_, '_> {
                 }
             }
         };
-        let scope = Self::table_scope(&table, alias.as_deref());
+        let scope = self.insert_returning_scope(&table, alias.as_deref(), ins.on.is_some());
         let returning = self.bind_returning(&ins.returning, &scope)?;
         Ok(BoundStatement::Insert {
             table,

@@ -88,18 +88,34 @@ pub(crate) fn found_unqualified(c: &ScopeColumn) -> bool {
     is_system_entry(c) && !is_stored_form(c)
 }
 
-/// RETURNING's view of a DML scope: the system columns there are the
-/// scanned version's, not those of the version the statement writes
-/// (which PostgreSQL returns), so RETURNING cannot name them (42703).
-pub(crate) fn returning_scope(scope: &Scope) -> Scope {
-    let mut scope = scope.clone();
-    for c in scope.iter_mut().filter(|c| is_system_entry(c)) {
-        c.name.clear();
-    }
-    scope
-}
-
 impl Binder<'_, '_> {
+    /// INSERT's RETURNING scope: the table's columns, then (when the
+    /// statement names one) the named system columns of the version
+    /// written, which the executor appends (`exec::system_columns`). Not
+    /// with ON CONFLICT, whose rows may be updated ones (42703 there).
+    pub(crate) fn insert_returning_scope(
+        &self,
+        table: &Table,
+        alias: Option<&str>,
+        on_conflict: bool,
+    ) -> Scope {
+        let mut scope = Self::table_scope(table, alias);
+        if self.system_use.named && !on_conflict {
+            let refname = alias.unwrap_or(&table.name);
+            for c in SystemColumn::NAMED {
+                scope.push(ScopeColumn {
+                    qualifier: Some(refname.to_string()),
+                    name: c.name().unwrap_or_default().to_string(),
+                    ty: c.data_type(),
+                    table_oid: table.oid,
+                    attnum: attnum(c),
+                    hidden: true,
+                });
+            }
+        }
+        scope
+    }
+
     /// The system columns a scan of `table` (referenced as `refname`)
     /// emits in this statement, their entries appended to `scope`.
     pub(crate) fn add_system_columns(

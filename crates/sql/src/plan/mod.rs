@@ -304,6 +304,9 @@ pub struct ModifyJoin {
     /// column `target width`): a row updated concurrently is re-checked by
     /// running `plan` again over just these versions (EvalPlanQual).
     pub marks: Vec<RowMark>,
+    /// The target scan's system columns, after its tid: RETURNING reads
+    /// them of the version the statement wrote (`exec::dml_join`).
+    pub target_system: Vec<SystemColumn>,
 }
 
 impl ModifyJoin {

@@ -229,6 +229,7 @@ fn map_join(j: super::ModifyJoin, f: &mut ExprMap) -> Box<super::ModifyJoin> {
     Box::new(super::ModifyJoin {
         plan: map_plan(j.plan, f),
         marks: j.marks,
+        target_system: j.target_system,
     })
 }
 

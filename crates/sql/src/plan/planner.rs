@@ -289,6 +289,7 @@ fn plan_join(j: super::ModifyJoin, cx: &PlannerContext) -> Box<super::ModifyJoin
     Box::new(super::ModifyJoin {
         plan: plan_query(j.plan, cx),
         marks: j.marks,
+        target_system: j.target_system,
     })
 }
 
