@@ -685,6 +685,13 @@ mod tests {
                 vec![0, 0, 0, 0, 0, 0, 0, 1],
             ),
             (TypeId::Oid.into(), Value::Oid(4294967295), vec![0xff; 4]),
+            // tidsend: block then offset, big-endian.
+            (
+                TypeId::Tid.into(),
+                Value::Int8(crate::tid::pack(258, 3)),
+                vec![0, 0, 1, 2, 0, 3],
+            ),
+            (TypeId::Xid.into(), Value::Oid(7), vec![0, 0, 0, 7]),
             (
                 TypeId::Numeric.into(),
                 Value::Numeric(Box::new(Numeric::parse("1.50").unwrap())),

@@ -455,6 +455,9 @@ impl Binder<'_, '_> {
                 scope = new_scope;
             }
         }
+        if !twj.joins.is_empty() {
+            super::system_columns::hide_in_join(&mut scope);
+        }
         Ok((plan, scope))
     }
 

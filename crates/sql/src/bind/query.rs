@@ -428,12 +428,7 @@ impl Binder<'_, '_> {
                     };
                     let b = self.bind_expr(e, scope)?;
                     let (table_oid, column_id) = match &b {
-                        // A stored form is pg_column_size's result, no column.
-                        Expr::Column(i, _)
-                            if !super::system_columns::is_stored_form(&scope[*i]) =>
-                        {
-                            (scope[*i].table_oid, scope[*i].attnum)
-                        }
+                        Expr::Column(i, _) => super::system_columns::output_origin(&scope[*i]),
                         _ => (0, 0),
                     };
                     let ty = b.data_type();

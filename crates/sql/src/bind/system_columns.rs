@@ -79,13 +79,39 @@ pub(crate) fn is_system_entry(c: &ScopeColumn) -> bool {
 
 /// Whether `c` is a stored form (what pg_column_size reports).
 pub(crate) fn is_stored_form(c: &ScopeColumn) -> bool {
-    is_system_entry(c) && c.attnum < -6
+    is_system_entry(c) && c.attnum <= STORED_SIZE_ATTNUM
+}
+
+/// How far a named system column's attnum moves once its table is inside
+/// a JOIN: PostgreSQL finds it there only qualified (a join has no system
+/// columns of its own and hides its members' unqualified names).
+const IN_JOIN: i16 = 100;
+
+/// After a JOIN is bound: its tables' system columns only qualified.
+pub(crate) fn hide_in_join(scope: &mut Scope) {
+    for c in scope.iter_mut().filter(|c| found_unqualified(c)) {
+        c.attnum -= IN_JOIN;
+    }
+}
+
+/// A system column's table and attnum as RowDescription reports them
+/// (none for a stored form, pg_column_size's result).
+pub(crate) fn output_origin(c: &ScopeColumn) -> (common::Oid, i16) {
+    if !is_system_entry(c) {
+        (c.table_oid, c.attnum)
+    } else if is_stored_form(c) {
+        (0, 0)
+    } else if c.attnum < -6 {
+        (c.table_oid, c.attnum + IN_JOIN)
+    } else {
+        (c.table_oid, c.attnum)
+    }
 }
 
 /// Whether an unqualified name finds this hidden entry: a named system
 /// column (the locking tid has no qualifier, stored forms no name).
 pub(crate) fn found_unqualified(c: &ScopeColumn) -> bool {
-    is_system_entry(c) && !is_stored_form(c)
+    is_system_entry(c) && (-6..0).contains(&c.attnum)
 }
 
 impl Binder<'_, '_> {
