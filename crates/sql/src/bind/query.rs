@@ -493,7 +493,11 @@ impl Binder<'_, '_> {
             };
         }
         // Select list; set-returning calls in it run in a ProjectSet.
-        let (mut exprs, mut cols) = self.bind_select_list(&s.projection, &scope)?;
+        let outer_grouped = self.system_use.grouped;
+        self.system_use.grouped = super::system_columns::is_grouped(s);
+        let bound = self.bind_select_list(&s.projection, &scope);
+        self.system_use.grouped = outer_grouped;
+        let (mut exprs, mut cols) = bound?;
         check_target_list(cols.len())?;
         let visible = exprs.len();
         // GROUP BY

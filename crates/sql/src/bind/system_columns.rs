@@ -28,6 +28,15 @@ pub(crate) struct SystemColumnUse {
     pub named: bool,
     /// It calls pg_column_size or pg_column_compression.
     pub stored: bool,
+    /// While a grouped SELECT's list is bound: its calls size the grouped
+    /// value as computed, the stored form being no group key.
+    pub grouped: bool,
+}
+
+/// Whether a SELECT groups its rows (GROUP BY or HAVING).
+pub(crate) fn is_grouped(s: &ast::Select) -> bool {
+    s.having.is_some()
+        || !matches!(&s.group_by, ast::GroupByExpr::Expressions(keys, _) if keys.is_empty())
 }
 
 impl SystemColumnUse {
@@ -188,7 +197,7 @@ impl Binder<'_, '_> {
             ("pg_column_compression", 1) => true,
             _ => return Ok(None),
         };
-        if let Expr::Column(i, _) = &args[0] {
+        if let (Expr::Column(i, _), false) = (&args[0], self.system_use.grouped) {
             let col = &scope[*i];
             if col.attnum > 0 && col.table_oid != 0 {
                 let k = (col.attnum - 1) as usize;
