@@ -87,6 +87,21 @@ impl CatalogTxn {
     }
 }
 
+/// The names of the system columns every table has (ctid, xmin, ...),
+/// which no user column may take.
+const SYSTEM_COLUMN_NAMES: [&str; 6] = ["ctid", "xmin", "cmin", "xmax", "cmax", "tableoid"];
+
+/// PostgreSQL's error for a user column named like a system column.
+fn check_not_system_name(name: &str) -> PgResult<()> {
+    if SYSTEM_COLUMN_NAMES.contains(&name) {
+        return Err(PgError::new(
+            SqlState::DUPLICATE_COLUMN,
+            format!("column name \"{name}\" conflicts with a system column name"),
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn vanished(oid: Oid) -> PgError {
     PgError::internal(format!("catalog entry {oid} vanished"))
 }
@@ -174,6 +189,9 @@ impl Catalog {
         name: &str,
         columns: Vec<Column>,
     ) -> PgResult<Table> {
+        for c in &columns {
+            check_not_system_name(&c.name)?;
+        }
         if txn.working.relation_exists(db, namespace, name) {
             return Err(PgError::new(
                 SqlState::DUPLICATE_TABLE,
@@ -374,6 +392,7 @@ impl Catalog {
             .get(&oid)
             .cloned()
             .ok_or_else(|| vanished(oid))?;
+        check_not_system_name(&column.name)?;
         if t.column_index(&column.name).is_some() {
             return Err(PgError::new(
                 SqlState::DUPLICATE_COLUMN,
@@ -557,6 +576,9 @@ impl Catalog {
             .get(&oid)
             .cloned()
             .ok_or_else(|| vanished(oid))?;
+        if t.columns[index].name != column.name {
+            check_not_system_name(&column.name)?;
+        }
         if t.columns[index].name != column.name && t.column_index(&column.name).is_some() {
             return Err(PgError::new(
                 SqlState::DUPLICATE_COLUMN,

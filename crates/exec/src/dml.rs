@@ -159,6 +159,8 @@ pub fn insert(
     let mut writer = TableWriter::new(env, table)?;
     let mut queue = RiQueue::default();
     let mut buf = Vec::new();
+    let width = table.columns.len();
+    let reads_system = returning.is_some_and(|r| r.iter().any(|e| e.columns_needed() > width));
     let mut n = 0u64;
     let mut out = Vec::new();
     let r: PgResult<()> = (|| {
@@ -171,7 +173,14 @@ pub fn insert(
             if n.is_multiple_of(4096) {
                 env.check_cancel()?;
             }
-            project_returning(returning, &row, env, &mut out)?;
+            if reads_system {
+                // RETURNING names system columns (after the table's).
+                let mut row = row;
+                crate::system_columns::push_written(env, table, tid, &mut row)?;
+                project_returning(returning, &row, env, &mut out)?;
+            } else {
+                project_returning(returning, &row, env, &mut out)?;
+            }
         }
         Ok(())
     })();

@@ -118,6 +118,7 @@ pub fn update_join(
                     writer.updated(env, (tid, old), (new_tid, &new), heap_only, &mut queue)?;
                     // RETURNING sees the new target row beside the others.
                     row.splice(..width, new);
+                    crate::system_columns::refresh(env, table, join, new_tid, &mut row)?;
                     project_returning(returning, &row, env, &mut out)?;
                     Next::Done
                 }
@@ -177,6 +178,7 @@ pub fn delete_join(
                 ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
                     n += 1;
                     writer.deleted(env, tid, &row[..width], &mut queue)?;
+                    crate::system_columns::refresh(env, table, join, tid, &mut row)?;
                     return project_returning(returning, &row, env, &mut out);
                 }
                 ModifyResult::SelfModified => return Ok(()),

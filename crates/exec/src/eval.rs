@@ -250,6 +250,21 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
             }
             func.0.invoke(&vals, &env.io)?
         }
+        Expr::Sys {
+            func: SysFunc::DatumSize,
+            args,
+            ..
+        } => {
+            // pg_column_size of a computed value: its type decides.
+            let v = eval(&args[0], row, env)?;
+            match v {
+                Value::Null => Value::Null,
+                v => {
+                    let size = types::datum_size::datum_size(&v, args[0].data_type().id);
+                    Value::Int4(size as i32)
+                }
+            }
+        }
         Expr::Sys { func, args, ty } => {
             let mut vals = Vec::with_capacity(args.len());
             for a in args {
@@ -676,6 +691,8 @@ fn eval_sys(
             )))
         }
         SysFunc::TableIsVisible => Value::Bool(true),
+        // Evaluated with its argument's type, in `eval`.
+        SysFunc::DatumSize => Value::Null,
         SysFunc::FormatType => match &args[0] {
             Value::Oid(o) => match TypeId::from_oid(*o) {
                 Some(t) => {

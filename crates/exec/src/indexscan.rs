@@ -221,6 +221,8 @@ pub(crate) struct IndexScanOp<'p> {
     pub qual: &'p [Expr],
     /// Emit the row's tid after its columns (LockRows above).
     pub with_tid: bool,
+    /// Then these (`system_columns.rs`); quals may read them.
+    pub system: &'p [sql::plan::SystemColumn],
     pub key: usize,
     pub counters: Option<std::sync::Arc<crate::table_stats::TableCounters>>,
     pub fetched: u64,
@@ -233,14 +235,27 @@ impl Operator for IndexScanOp<'_> {
             let Some(tid) = self.tids.next(env)? else {
                 return Ok(None);
             };
-            let Some((tid, mut row)) = fetch_visible(env, self.table, &self.types, tid)? else {
+            let fetched = if self.system.is_empty() {
+                fetch_visible(env, self.table, &self.types, tid)?
+            } else {
+                let (types, system) = (&self.types, self.system);
+                crate::system_columns::fetch_visible(
+                    env,
+                    self.table,
+                    types,
+                    tid,
+                    self.with_tid,
+                    system,
+                )?
+            };
+            let Some((tid, mut row)) = fetched else {
                 continue;
             };
             self.fetched += 1;
             if !passes_filter(self.qual, &row, env, self.key)? {
                 continue;
             }
-            if self.with_tid {
+            if self.with_tid && self.system.is_empty() {
                 row.push(crate::lockrows::tid_value(tid));
             }
             return Ok(Some(row));

@@ -25,6 +25,7 @@ mod sort;
 mod spill;
 mod srf;
 pub mod subplan;
+mod system_columns;
 pub mod system_views;
 pub mod table_stats;
 mod upsert;

@@ -16,7 +16,7 @@ use access::heap::{self, LockResult, RowLockMode, Tid, WaitPolicy};
 use access::tuple::deform_tuple;
 use common::{PgError, PgResult, SqlState};
 use sql::expr::Expr;
-use sql::plan::{LockStrength, LockWait, Plan, RowMark};
+use sql::plan::{LockStrength, LockWait, Plan, RowMark, SystemColumn};
 use types::Value;
 
 use crate::ops::{build, Operator};
@@ -189,7 +189,8 @@ pub(crate) fn pin_scans(
     env: &mut ExecEnv,
 ) -> PgResult<Plan> {
     let mut err = None;
-    let plan = map_scans(plan, &mut |table, qual, width| {
+    let plan = map_scans(plan, &mut |table, qual, system| {
+        let width = table.columns.len() + 1 + system.len();
         let mut rows = Vec::new();
         for (tid, value, m) in versions {
             if m.table.oid != table.oid {
@@ -219,6 +220,24 @@ pub(crate) fn pin_scans(
                 value.clone(),
                 types::DataType::new(types::TypeId::Int8),
             ));
+            // The newest version's system columns, as a scan emits them.
+            let mut row = Vec::with_capacity(width);
+            if let Err(e) = deform_tuple(&bytes, &types, toast, &mut row) {
+                err = Some(e);
+                continue;
+            }
+            row.resize(types.len(), Value::Null);
+            let mut extra = Vec::new();
+            let pushed =
+                crate::system_columns::push_values(system, *tid, &bytes, table, &types, &mut row);
+            if let Err(e) = pushed {
+                err = Some(e);
+                continue;
+            }
+            extra.extend(row.drain(types.len()..));
+            for (v, c) in extra.into_iter().zip(system) {
+                exprs.push(Expr::Const(v, c.data_type()));
+            }
             rows.push(exprs);
         }
         let values = Plan::Values { rows, width };
@@ -238,17 +257,20 @@ pub(crate) fn pin_scans(
     }
 }
 
+/// What replaces a tid-emitting scan: given its table, quals and system
+/// columns.
+type ScanRewrite<'a> = dyn FnMut(&catalog::Table, Vec<Expr>, &[SystemColumn]) -> Plan + 'a;
+
 /// Rebuilds `plan` with `f` applied to each tid-emitting scan (its table,
 /// quals and width).
-fn map_scans(plan: Plan, f: &mut dyn FnMut(&catalog::Table, Vec<Expr>, usize) -> Plan) -> Plan {
-    let go = |p: Box<Plan>, f: &mut dyn FnMut(&catalog::Table, Vec<Expr>, usize) -> Plan| {
-        Box::new(map_scans(*p, f))
-    };
+fn map_scans(plan: Plan, f: &mut ScanRewrite) -> Plan {
+    let go = |p: Box<Plan>, f: &mut ScanRewrite| Box::new(map_scans(*p, f));
     match plan {
         Plan::SeqScan {
             table,
             mut qual,
             tid: true,
+            system,
             index,
             ..
         } => {
@@ -257,8 +279,7 @@ fn map_scans(plan: Plan, f: &mut dyn FnMut(&catalog::Table, Vec<Expr>, usize) ->
             if let Some(path) = index {
                 qual.extend(path.conds.into_iter().map(|c| c.clause));
             }
-            let width = table.columns.len() + 1;
-            f(&table, qual, width)
+            f(&table, qual, &system)
         }
         Plan::Filter { input, qual } => Plan::Filter {
             input: go(input, f),

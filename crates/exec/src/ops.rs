@@ -159,6 +159,7 @@ fn build_node<'p>(
             table,
             qual,
             tid,
+            system,
             index: Some(path),
             ..
         } => Box::new(crate::indexscan::IndexScanOp {
@@ -167,17 +168,25 @@ fn build_node<'p>(
             types: table.column_types(),
             qual,
             with_tid: *tid,
+            system,
             key: node_key(plan),
             counters: env.hooks.counters_to_update(table.oid),
             fetched: 0,
         }),
         Plan::SeqScan {
-            table, qual, tid, ..
+            table,
+            qual,
+            tid,
+            system,
+            ..
         } => {
             let width = table.columns.len();
             let quals_refs: Vec<&Expr> = qual.iter().collect();
-            let mask = needed_with(needed, &quals_refs);
-            let full = width + *tid as usize;
+            // System columns come from the raw version and quals may read
+            // them: such a scan decodes every column and evaluates its
+            // quals on the whole row (the late path).
+            let mask = needed_with(needed, &quals_refs).filter(|_| system.is_empty());
+            let full = width + *tid as usize + system.len();
             let out = mask.as_deref().map_or(full, mask_len).min(full);
             let quals = qual
                 .iter()
@@ -192,8 +201,11 @@ fn build_node<'p>(
                     )
                 })
                 .collect();
-            let late_quals = !qual.iter().all(Expr::safe_under_page_lock);
+            let late_quals = !qual.iter().all(Expr::safe_under_page_lock) || !system.is_empty();
             Box::new(SeqScanOp {
+                table,
+                with_tid: *tid,
+                system,
                 late_quals,
                 late: Vec::new(),
                 counters: env.hooks.counters_to_update(table.oid),
@@ -476,6 +488,12 @@ struct SeqScanOp<'p> {
     late: Vec<(access::heap::Tid, Row)>,
     /// The table's TOAST relation, for values moved out of line.
     toast: Option<access::toast::ToastSource>,
+    table: &'p catalog::Table,
+    /// Whether `out` counts the locking tid (`Plan::SeqScan::tid`).
+    with_tid: bool,
+    /// Emitted after the columns and tid; when any, only the late path
+    /// runs, with every column decoded.
+    system: &'p [sql::plan::SystemColumn],
 }
 
 impl SeqScanOp<'_> {
@@ -495,10 +513,18 @@ impl SeqScanOp<'_> {
         let late = &mut self.late;
         let tuples = &mut self.tuples;
         let toast = self.toast;
+        let (table, with_tid, system) = (self.table, self.with_tid, self.system);
         let more = self.scan.next_page(snapshot, tm, |tid, t| {
             *tuples += 1;
-            let mut row = Vec::with_capacity(decode + 1);
+            let mut row = Vec::with_capacity(decode + 1 + system.len());
             Deformer::new(t, toast).deform_masked(types, decode, mask, &mut row)?;
+            if !system.is_empty() {
+                row.resize(types.len(), Value::Null);
+                if with_tid {
+                    row.push(crate::lockrows::tid_value(tid));
+                }
+                crate::system_columns::push_values(system, tid, t, table, types, &mut row)?;
+            }
             late.push((tid, row));
             Ok(())
         })?;
@@ -511,9 +537,11 @@ impl SeqScanOp<'_> {
                     continue 'rows;
                 }
             }
-            row.truncate(columns_out);
-            if self.out > columns_out {
-                row.push(crate::lockrows::tid_value(tid));
+            if self.system.is_empty() {
+                row.truncate(columns_out);
+                if self.out > columns_out {
+                    row.push(crate::lockrows::tid_value(tid));
+                }
             }
             self.buffered.push_back(row);
         }

@@ -271,6 +271,7 @@ fn explain_lines(
                         qual: filter,
                         alias: a.clone(),
                         tid: false,
+                        system: Vec::new(),
                         index: index.clone(),
                     };
                     let verb = if matches!(statement, BoundStatement::Update { .. }) {

@@ -332,6 +332,9 @@ pub enum SysFunc {
     AdvisoryUnlockAll,
     /// pg_blocking_pids(pid): int4[]
     BlockingPids,
+    /// pg_column_size(x) of a value that is no stored column: the size of
+    /// PostgreSQL's datum for it (`bind/system_columns.rs`).
+    DatumSize,
 }
 
 /// Which subscripts of an `array[...]` slice are slices and which of

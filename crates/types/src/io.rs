@@ -59,6 +59,8 @@ pub fn parse_text(ty: DataType, s: &str, io: &IoSettings) -> PgResult<Value> {
         }
         TypeId::Name => Value::Text(truncate_name(s).to_string()),
         TypeId::Oid => Value::Oid(parse_oid(s)?),
+        TypeId::Tid => Value::Int8(crate::tid::parse(s)?),
+        TypeId::Xid | TypeId::Cid => Value::Oid(crate::tid::parse_xid(s)),
         t if t.is_reg() => Value::Oid(parse_reg_oid(t, s)?),
         t if t.is_array() => Value::array(crate::array::text::parse(
             DataType::with_typmod(t.array_element().unwrap_or(TypeId::Text), ty.typmod),
@@ -93,6 +95,7 @@ pub fn format_text(v: &Value, ty: TypeId, io: &IoSettings, out: &mut String) {
         Value::Bool(b) => out.push(if *b { 't' } else { 'f' }),
         Value::Int2(i) => push_int(out, *i as i64),
         Value::Int4(i) => push_int(out, *i as i64),
+        Value::Int8(i) if ty == TypeId::Tid => crate::tid::format(*i, out),
         Value::Int8(i) => push_int(out, *i),
         Value::Float4(f) => float::write_f32(*f, out),
         Value::Float8(f) => float::write_f64(*f, out),
@@ -184,6 +187,13 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
             None => return Err(binary_format_error()),
         },
         t if t == TypeId::Oid || t.is_reg() => Value::Oid(u32::from_be_bytes(fixed(bytes)?)),
+        TypeId::Xid | TypeId::Cid => Value::Oid(u32::from_be_bytes(fixed(bytes)?)),
+        // tidrecv: the block, then the offset, big-endian.
+        TypeId::Tid => {
+            let b: [u8; 6] = fixed(bytes)?;
+            let block = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+            Value::Int8(crate::tid::pack(block, u16::from_be_bytes([b[4], b[5]])))
+        }
         t if t.is_array() => Value::array(crate::array::binary::read(
             DataType::with_typmod(t.array_element().unwrap_or(TypeId::Text), ty.typmod),
             bytes,
@@ -276,6 +286,11 @@ pub fn format_binary(v: &Value, ty: TypeId, out: &mut Vec<u8>) {
     };
     match (ty, v) {
         (_, Value::Null) | (TypeId::Void, _) => {}
+        (TypeId::Tid, Value::Int8(v)) => {
+            let (block, offset) = crate::tid::unpack(*v);
+            out.extend_from_slice(&block.to_be_bytes());
+            out.extend_from_slice(&offset.to_be_bytes());
+        }
         (TypeId::Int2, _) if int(v).is_some() => {
             out.extend_from_slice(&(int(v).unwrap_or(0) as i16).to_be_bytes())
         }
@@ -670,6 +685,13 @@ mod tests {
                 vec![0, 0, 0, 0, 0, 0, 0, 1],
             ),
             (TypeId::Oid.into(), Value::Oid(4294967295), vec![0xff; 4]),
+            // tidsend: block then offset, big-endian.
+            (
+                TypeId::Tid.into(),
+                Value::Int8(crate::tid::pack(258, 3)),
+                vec![0, 0, 1, 2, 0, 3],
+            ),
+            (TypeId::Xid.into(), Value::Oid(7), vec![0, 0, 0, 7]),
             (
                 TypeId::Numeric.into(),
                 Value::Numeric(Box::new(Numeric::parse("1.50").unwrap())),

@@ -228,6 +228,24 @@ fn base_quad(t: TypeId) -> Option<Quad> {
             (2961, "uuid_recv"),
             (2962, "uuid_send"),
         ],
+        "tid" => [
+            (48, "tidin"),
+            (49, "tidout"),
+            (2438, "tidrecv"),
+            (2439, "tidsend"),
+        ],
+        "xid" => [
+            (50, "xidin"),
+            (51, "xidout"),
+            (2440, "xidrecv"),
+            (2441, "xidsend"),
+        ],
+        "cid" => [
+            (52, "cidin"),
+            (53, "cidout"),
+            (2442, "cidrecv"),
+            (2443, "cidsend"),
+        ],
         "jsonb" => [
             (3806, "jsonb_in"),
             (3804, "jsonb_out"),

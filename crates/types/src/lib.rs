@@ -77,6 +77,14 @@ pub enum TypeId {
     Json,
     /// `jsonb`: a parsed, normalised document (`Value::Jsonb`).
     Jsonb,
+    /// `tid`: a row version's address, (block, offset); held as an int8
+    /// `(block << 16) | offset`, which orders as PostgreSQL's tid does.
+    Tid,
+    /// `xid`: a transaction id as PostgreSQL shows it (32 bits; ours are
+    /// 64, the low 32 bits are shown), held as `Value::Oid`.
+    Xid,
+    /// `cid`: a command id within a transaction, held as `Value::Oid`.
+    Cid,
     /// Type of an untyped string literal before resolution.
     Unknown,
     Void,
@@ -131,12 +139,15 @@ impl TypeId {
             TypeId::Interval => 1186,
             TypeId::Json => 114,
             TypeId::Jsonb => 3802,
+            TypeId::Tid => 27,
+            TypeId::Xid => 28,
+            TypeId::Cid => 29,
             TypeId::Unknown => 705,
             TypeId::Void => 2278,
         }
     }
 
-    pub const ALL: [TypeId; 48] = [
+    pub const ALL: [TypeId; 51] = [
         TypeId::Bool,
         TypeId::Int2,
         TypeId::Int4,
@@ -183,6 +194,9 @@ impl TypeId {
         TypeId::Interval,
         TypeId::Json,
         TypeId::Jsonb,
+        TypeId::Tid,
+        TypeId::Xid,
+        TypeId::Cid,
         TypeId::Unknown,
         TypeId::Void,
     ];
@@ -237,6 +251,9 @@ impl TypeId {
             TypeId::Timestamptz => "timestamptz",
             TypeId::Bytea => "bytea",
             TypeId::Uuid => "uuid",
+            TypeId::Tid => "tid",
+            TypeId::Xid => "xid",
+            TypeId::Cid => "cid",
             TypeId::Interval => "interval",
             TypeId::Json => "json",
             TypeId::Jsonb => "jsonb",
@@ -250,7 +267,13 @@ impl TypeId {
         match self {
             TypeId::Bool => 1,
             TypeId::Int2 => 2,
-            TypeId::Int4 | TypeId::Oid | TypeId::Date | TypeId::Float4 => 4,
+            TypeId::Int4
+            | TypeId::Oid
+            | TypeId::Date
+            | TypeId::Float4
+            | TypeId::Xid
+            | TypeId::Cid => 4,
+            TypeId::Tid => 6,
             t if t.is_reg() => 4,
             TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => 8,
             TypeId::Name => 64,
@@ -309,6 +332,9 @@ impl TypeId {
             TypeId::Timestamptz => "timestamp with time zone",
             TypeId::Bytea => "bytea",
             TypeId::Uuid => "uuid",
+            TypeId::Tid => "tid",
+            TypeId::Xid => "xid",
+            TypeId::Cid => "cid",
             TypeId::Interval => "interval",
             TypeId::Json => "json",
             TypeId::Jsonb => "jsonb",
@@ -334,7 +360,7 @@ impl TypeId {
             t if t.array_element().is_some() => 'A',
             TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name => 'S',
             TypeId::Date | TypeId::Timestamp | TypeId::Timestamptz => 'D',
-            TypeId::Bytea | TypeId::Uuid => 'U',
+            TypeId::Bytea | TypeId::Uuid | TypeId::Tid | TypeId::Xid | TypeId::Cid => 'U',
             TypeId::Interval => 'T',
             TypeId::Unknown => 'X',
             TypeId::Json | TypeId::Jsonb => 'U',
@@ -438,6 +464,9 @@ impl TypeId {
             TypeId::Interval => 1187,
             TypeId::Json => 199,
             TypeId::Jsonb => 3807,
+            TypeId::Tid => 1010,
+            TypeId::Xid => 1011,
+            TypeId::Cid => 1012,
             _ => 0,
         }
     }
@@ -533,6 +562,7 @@ pub mod bytea;
 pub mod cast;
 pub mod datestyle;
 pub mod datetime;
+pub mod datum_size;
 pub mod float;
 pub mod interval;
 pub mod io;
@@ -540,5 +570,6 @@ pub mod io_functions;
 pub mod json;
 mod like;
 pub mod ops;
+pub mod tid;
 pub mod timezone;
 pub mod uuid;

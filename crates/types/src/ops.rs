@@ -235,7 +235,16 @@ pub fn resolve_binary_op(op: BinaryOp, left: TypeId, right: TypeId) -> Option<Op
         if l == r && l.array_element().is_some() {
             return res(l, l, Bool);
         }
-        if l == r && matches!(l, Bool | Bytea | Uuid | Interval | Jsonb) {
+        if l == r && matches!(l, Bool | Bytea | Uuid | Interval | Jsonb | Tid) {
+            return res(l, l, Bool);
+        }
+        // xid and cid have only equality (xideq, xidneq, cideq).
+        if l == r
+            && matches!(
+                (l, op),
+                (Xid, BinaryOp::Eq | BinaryOp::NotEq) | (Cid, BinaryOp::Eq)
+            )
+        {
             return res(l, l, Bool);
         }
         return None;

@@ -616,6 +616,7 @@ pub(super) fn storage_of(t: TypeId) -> (bool, &'static str, &'static str) {
         Numeric => (false, "i", "m"),
         Text | Varchar | Bpchar | Bytea => (false, "i", "x"),
         Uuid => (false, "c", "p"),
+        Tid => (false, "s", "p"),
         Int8Array => (false, "d", "x"),
         t if t.array_element().is_some() => (false, "i", "x"),
         _ => (true, "i", "p"),

@@ -187,6 +187,7 @@ pub fn bind_check(ctx: &mut BindContext<'_>, table: &Table, text: &str) -> PgRes
         outermost_ref: std::cell::Cell::new(usize::MAX),
         modify_target: None,
         modifying: Default::default(),
+        system_use: Default::default(),
     };
     let scope = Binder::table_scope(table, None);
     b.bind_check_expr(&e, &scope)
@@ -209,6 +210,7 @@ pub fn bind_column_default(
         outermost_ref: std::cell::Cell::new(usize::MAX),
         modify_target: None,
         modifying: Default::default(),
+        system_use: Default::default(),
     };
     b.column_default(table, index)
 }

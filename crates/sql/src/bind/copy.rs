@@ -79,6 +79,7 @@ impl Binder<'_, '_> {
                     qual: Vec::new(),
                     alias: None,
                     tid: false,
+                    system: Vec::new(),
                     index: None,
                 };
                 // Every column in table order is the scan's own row.

@@ -49,7 +49,7 @@ impl Binder<'_, '_> {
             let mut hits = s.iter().enumerate().filter(|(_, c)| {
                 &c.name == name
                     && match qual {
-                        None => !c.hidden,
+                        None => !c.hidden || super::system_columns::found_unqualified(c),
                         Some(q) => c.qualifier.as_deref() == Some(q.as_str()),
                     }
             });
@@ -1134,6 +1134,9 @@ impl Binder<'_, '_> {
             return self.bind_array_subquery(q, scope);
         }
         let (args, distinct, star) = self.function_args(f, scope)?;
+        if let Some(call) = self.bind_stored_form(name, &args, scope)? {
+            return Ok(call);
+        }
         if super::aggregates::is_aggregate_name(name) && args.iter().any(Expr::contains_window) {
             return Err(super::window::window_in_aggregate());
         }

@@ -272,12 +272,14 @@ impl Binder<'_, '_> {
         let tid = self.scans_emit_tids();
         let refname = alias_name.clone().unwrap_or_else(|| table.name.clone());
         self.add_lock_rel(&refname, &table, &mut scope);
+        let system = self.add_system_columns(&table, &refname, &mut scope);
         Ok((
             Plan::SeqScan {
                 table,
                 qual: Vec::new(),
                 alias: alias_name,
                 tid,
+                system,
                 index: None,
             },
             scope,
@@ -452,6 +454,9 @@ impl Binder<'_, '_> {
                 };
                 scope = new_scope;
             }
+        }
+        if !twj.joins.is_empty() {
+            super::system_columns::hide_in_join(&mut scope);
         }
         Ok((plan, scope))
     }

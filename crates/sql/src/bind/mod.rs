@@ -25,6 +25,7 @@ mod pos;
 mod query;
 mod sequence;
 mod srf;
+mod system_columns;
 mod target_list;
 mod temp;
 mod types;
@@ -165,6 +166,9 @@ pub(crate) struct Binder<'c, 'a> {
     pub(crate) modify_target: Option<String>,
     /// The statement's data-modifying WITH queries (`cte.rs`).
     pub(crate) modifying: cte::ModifyingWith,
+    /// Whether the statement names system columns or stored forms, which
+    /// its table scans then emit (`system_columns.rs`).
+    pub(crate) system_use: system_columns::SystemColumnUse,
 }
 
 /// PostgreSQL's error for a FROM item's alias list longer than its columns.
@@ -195,11 +199,13 @@ pub fn bind_statement(
         outermost_ref: std::cell::Cell::new(usize::MAX),
         modify_target: None,
         modifying: Default::default(),
+        system_use: Default::default(),
     };
     match stmt {
         ParsedStatement::Utility(u) => b.bind_utility(u),
         ParsedStatement::Sql(s, src) => {
             b.src = Some(src.clone());
+            b.system_use = system_columns::SystemColumnUse::of(s.as_ref());
             b.bind_sql(s)
         }
         ParsedStatement::Copy(c) => b.bind_copy(c),
@@ -1036,6 +1042,7 @@ impl Binder<'_, '_> {
             outermost_ref: std::cell::Cell::new(usize::MAX),
             modify_target: None,
             modifying: Default::default(),
+            system_use: system_columns::SystemColumnUse::of(q),
         };
         inner.bind_query(q)
     }
@@ -1506,7 +1513,7 @@ impl Binder<'_, '_> {
                 }
             }
         };
-        let scope = Self::table_scope(&table, alias.as_deref());
+        let scope = self.insert_returning_scope(&table, alias.as_deref(), ins.on.is_some());
         let returning = self.bind_returning(&ins.returning, &scope)?;
         Ok(BoundStatement::Insert {
             table,

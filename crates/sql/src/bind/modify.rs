@@ -57,6 +57,11 @@ impl Binder<'_, '_> {
     pub(super) fn bind_update(&mut self, u: &ast::Update) -> PgResult<BoundStatement> {
         let (table, alias) = self.single_table(&u.table)?;
         let (scope, join) = match &u.from {
+            // System columns come from a scan of the target.
+            None if self.system_use.named => {
+                let (plan, scope) = self.bind_modify_from(&table, alias.as_deref(), &[])?;
+                (scope, Some(plan))
+            }
             None => (Self::table_scope(&table, alias.as_deref()), None),
             Some(ast::UpdateTableFromKind::BeforeSet(_)) => {
                 return Err(PgError::syntax("FROM must follow SET in UPDATE"))
@@ -207,6 +212,10 @@ impl Binder<'_, '_> {
         };
         let (table, alias) = self.single_table(twj)?;
         let (scope, join) = match &d.using {
+            None if self.system_use.named => {
+                let (plan, scope) = self.bind_modify_from(&table, alias.as_deref(), &[])?;
+                (scope, Some(plan))
+            }
             None => (Self::table_scope(&table, alias.as_deref()), None),
             Some(using) => {
                 let (plan, scope) = self.bind_modify_from(&table, alias.as_deref(), using)?;

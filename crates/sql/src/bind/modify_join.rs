@@ -33,13 +33,26 @@ impl Binder<'_, '_> {
         let outer_locking = self.locking.replace(LockScope::for_modify());
         let mut scope = Self::table_scope(table, alias);
         self.add_lock_rel(&target_name, table, &mut scope);
+        let target_system = self.add_system_columns(table, &target_name, &mut scope);
         let mut plan = Plan::SeqScan {
             table: table.clone(),
             qual: Vec::new(),
             alias: alias.map(str::to_string),
             tid: true,
+            system: target_system.clone(),
             index: None,
         };
+        if from.is_empty() {
+            // The plain form reading system columns (`system_columns.rs`).
+            let lock = std::mem::replace(&mut self.locking, outer_locking);
+            let marks = lock.expect("set above").modify_marks(&scope);
+            let join = ModifyJoin {
+                plan,
+                marks,
+                target_system,
+            };
+            return Ok((join, scope));
+        }
         // The FROM items cannot see the target (PostgreSQL adds it to the
         // namespace only for WHERE, SET and RETURNING).
         let outer_target = self.modify_target.replace(target_name.clone());
@@ -58,7 +71,12 @@ impl Binder<'_, '_> {
             right_width: rw,
         };
         let marks = lock.expect("set above").modify_marks(&scope);
-        Ok((ModifyJoin { plan, marks }, scope))
+        let join = ModifyJoin {
+            plan,
+            marks,
+            target_system,
+        };
+        Ok((join, scope))
     }
 
     /// The FROM list's items cross-joined, each checked against the

@@ -401,6 +401,9 @@ impl Binder<'_, '_> {
                     for (i, c) in scope.iter().enumerate() {
                         if c.qualifier.as_deref() == Some(q.as_str()) {
                             any = true;
+                            if super::system_columns::is_system_entry(c) {
+                                continue;
+                            }
                             exprs.push(Expr::Column(i, c.ty));
                             cols.push(OutputColumn {
                                 name: c.name.clone(),
@@ -425,7 +428,7 @@ impl Binder<'_, '_> {
                     };
                     let b = self.bind_expr(e, scope)?;
                     let (table_oid, column_id) = match &b {
-                        Expr::Column(i, _) => (scope[*i].table_oid, scope[*i].attnum),
+                        Expr::Column(i, _) => super::system_columns::output_origin(&scope[*i]),
                         _ => (0, 0),
                     };
                     let ty = b.data_type();
@@ -490,7 +493,11 @@ impl Binder<'_, '_> {
             };
         }
         // Select list; set-returning calls in it run in a ProjectSet.
-        let (mut exprs, mut cols) = self.bind_select_list(&s.projection, &scope)?;
+        let outer_grouped = self.system_use.grouped;
+        self.system_use.grouped = super::system_columns::is_grouped(s);
+        let bound = self.bind_select_list(&s.projection, &scope);
+        self.system_use.grouped = outer_grouped;
+        let (mut exprs, mut cols) = bound?;
         check_target_list(cols.len())?;
         let visible = exprs.len();
         // GROUP BY

@@ -20,7 +20,7 @@ use types::io::to_text;
 use types::{IoSettings, TypeId, Value};
 
 use super::cost::{estimate, Estimate, PlannerSettings, RelationSizes};
-use super::{ExplainOptions, JoinKind, Plan, SetOpKind, SortKey, ViewScan};
+use super::{ExplainOptions, JoinKind, Plan, SetOpKind, SortKey, SystemColumn, ViewScan};
 use crate::expr::{AggCall, AggFunc, Expr, SysFunc};
 
 /// What the executor counted for one plan node (EXPLAIN ANALYZE).
@@ -524,6 +524,8 @@ impl Explainer<'_> {
             Plan::SeqScan {
                 table,
                 qual,
+                tid,
+                system,
                 index: Some(path),
                 ..
             } => {
@@ -537,8 +539,7 @@ impl Explainer<'_> {
                 if let Some(a) = self.names.get(&node_key(p)).filter(|a| **a != table.name) {
                     let _ = write!(name, " {}", quote_ident(a));
                 }
-                let labels: Vec<String> =
-                    table.columns.iter().map(|c| quote_ident(&c.name)).collect();
+                let labels = scan_labels(table, *tid, system);
                 let conds: Vec<&Expr> = path.conds.iter().map(|c| &c.clause).collect();
                 let mut d = Vec::new();
                 if !conds.is_empty() {
@@ -556,15 +557,20 @@ impl Explainer<'_> {
                 }
                 (name, d, Vec::new())
             }
-            Plan::SeqScan { table, qual, .. } => {
+            Plan::SeqScan {
+                table,
+                qual,
+                tid,
+                system,
+                ..
+            } => {
                 let mut name = format!("Seq Scan on {}", quote_ident(&table.name));
                 if let Some(a) = self.names.get(&node_key(p)).filter(|a| **a != table.name) {
                     let _ = write!(name, " {}", quote_ident(a));
                 }
                 let mut d = Vec::new();
                 if !qual.is_empty() {
-                    let labels: Vec<String> =
-                        table.columns.iter().map(|c| quote_ident(&c.name)).collect();
+                    let labels = scan_labels(table, *tid, system);
                     let refs: Vec<&Expr> = qual.iter().collect();
                     d.push(Detail("Filter".into(), self.qual_text(&refs, &labels)));
                     removed(&mut d);
@@ -786,16 +792,28 @@ impl Explainer<'_> {
     /// How each output column of `p` is printed.
     fn labels(&self, p: &Plan) -> Vec<String> {
         match p {
-            Plan::SeqScan { table, tid, .. } => {
+            Plan::SeqScan {
+                table, tid, system, ..
+            } => {
                 let q = quote_ident(self.names.get(&node_key(p)).unwrap_or(&table.name));
-                let tid = tid.then_some("ctid");
-                table
-                    .columns
-                    .iter()
-                    .map(|c| quote_ident(&c.name))
-                    .chain(tid.map(String::from))
-                    .map(|c| if self.prefix { format!("{q}.{c}") } else { c })
-                    .collect()
+                let labels = scan_labels(table, *tid, system);
+                if !self.prefix {
+                    return labels;
+                }
+                // Qualified, but not inside a stored form's call.
+                let own = table.columns.len() + *tid as usize;
+                let mut out: Vec<String> =
+                    labels[..own].iter().map(|c| format!("{q}.{c}")).collect();
+                for (c, l) in system.iter().zip(&labels[own..]) {
+                    out.push(match c {
+                        SystemColumn::StoredSize(i) => format!("pg_column_size({})", out[*i]),
+                        SystemColumn::StoredCompression(i) => {
+                            format!("pg_column_compression({})", out[*i])
+                        }
+                        _ => format!("{q}.{l}"),
+                    });
+                }
+                out
             }
             Plan::Values { width, .. } => (1..=*width)
                 .map(|i| {
@@ -1340,4 +1358,22 @@ pub(crate) fn aggregate_shape<'a>(
     let mut lines: Vec<(&str, Vec<&str>)> = hashed.into_iter().map(|k| ("Hash Key", k)).collect();
     lines.extend((0..empty).map(|_| ("Group Key", vec!["()"])));
     (name, lines)
+}
+
+/// How a table scan's output columns print: its columns, the locking tid
+/// as `ctid`, then its system columns, a stored form as the call it answers.
+fn scan_labels(table: &catalog::Table, tid: bool, system: &[SystemColumn]) -> Vec<String> {
+    let mut labels: Vec<String> = table.columns.iter().map(|c| quote_ident(&c.name)).collect();
+    if tid {
+        labels.push("ctid".into());
+    }
+    for c in system {
+        let label = match *c {
+            SystemColumn::StoredSize(i) => format!("pg_column_size({})", labels[i]),
+            SystemColumn::StoredCompression(i) => format!("pg_column_compression({})", labels[i]),
+            c => c.name().unwrap_or_default().to_string(),
+        };
+        labels.push(label);
+    }
+    labels
 }

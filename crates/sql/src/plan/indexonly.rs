@@ -254,18 +254,21 @@ fn scan(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
         qual,
         alias,
         tid,
+        system,
         index,
     } = plan
     else {
         unreachable!("called on scans")
     };
-    // A locking scan hands its rows' tids to LockRows: it reads the heap.
-    if tid {
+    // A locking scan hands its rows' tids to LockRows, system columns come
+    // from the row versions: they read the heap.
+    if tid || !system.is_empty() {
         return Plan::SeqScan {
             table,
             qual,
             alias,
             tid,
+            system,
             index,
         };
     }
@@ -300,6 +303,7 @@ fn scan(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
         qual,
         alias,
         tid,
+        system,
         index,
     }
 }

@@ -269,6 +269,7 @@ pub(crate) fn sort_by_index(plan: Plan, new_path: bool, cx: &super::PlannerConte
         qual,
         alias,
         tid,
+        system,
         index,
     } = scan
     else {
@@ -320,6 +321,7 @@ pub(crate) fn sort_by_index(plan: Plan, new_path: bool, cx: &super::PlannerConte
                 qual,
                 alias,
                 tid,
+                system,
                 index: Some(path),
             };
             match exprs {
@@ -336,6 +338,7 @@ pub(crate) fn sort_by_index(plan: Plan, new_path: bool, cx: &super::PlannerConte
                 qual,
                 alias,
                 tid,
+                system,
                 index,
             },
             exprs,

@@ -225,6 +225,7 @@ fn attach_quals(plan: Plan, quals: Vec<Expr>, cx: &PlannerContext) -> Plan {
             mut qual,
             alias,
             tid,
+            system,
             index: None,
         } => {
             qual.extend(quals);
@@ -234,6 +235,7 @@ fn attach_quals(plan: Plan, quals: Vec<Expr>, cx: &PlannerContext) -> Plan {
                     qual,
                     alias,
                     tid,
+                    system,
                     index: None,
                 },
                 cx,
@@ -254,6 +256,7 @@ pub(super) fn choose_access(scan: Plan, cx: &PlannerContext) -> Plan {
         qual,
         alias,
         tid,
+        system,
         index: None,
     } = scan
     else {
@@ -271,6 +274,7 @@ pub(super) fn choose_access(scan: Plan, cx: &PlannerContext) -> Plan {
                     qual: filter,
                     alias,
                     tid,
+                    system,
                     index: Some(Box::new(path)),
                 };
             }
@@ -281,6 +285,7 @@ pub(super) fn choose_access(scan: Plan, cx: &PlannerContext) -> Plan {
         qual,
         alias,
         tid,
+        system,
         index: None,
     }
 }

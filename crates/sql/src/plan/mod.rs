@@ -17,6 +17,7 @@ pub mod needed;
 mod params;
 mod planner;
 pub mod selfuncs;
+mod system_columns;
 pub mod walk;
 
 pub use cost::{Estimate, PlanCacheMode, PlannerSettings, RelationSizes};
@@ -24,6 +25,7 @@ pub use ddl::{ConstraintSpec, ConstraintSpecKind, IndexSpec};
 pub use indexpath::{IndexCond, IndexInfo, IndexOp, IndexPath};
 pub(crate) use params::map_plan as map_plan_exprs;
 pub use params::{statement_cost, substitute_params};
+pub use system_columns::SystemColumn;
 
 /// A table ANALYZE reads and the columns it analyses (None: all).
 pub type AnalyzeTarget = (Arc<Table>, Option<Vec<usize>>);
@@ -100,6 +102,9 @@ pub enum Plan {
         /// Rows end with one more column, the version's tid (int8, see
         /// `RowMark`), for a LockRows node above.
         tid: bool,
+        /// Then these, computed from each row version (ctid, xmin, ...):
+        /// only when the query names one, which keeps index-only scans off.
+        system: Vec<SystemColumn>,
         /// Set when the planner chose to read the table through an index
         /// (`indexpath.rs`): the rows come in index order, bounded by its
         /// conditions, and `qual` holds only the other quals.
@@ -299,6 +304,9 @@ pub struct ModifyJoin {
     /// column `target width`): a row updated concurrently is re-checked by
     /// running `plan` again over just these versions (EvalPlanQual).
     pub marks: Vec<RowMark>,
+    /// The target scan's system columns, after its tid: RETURNING reads
+    /// them of the version the statement wrote (`exec::dml_join`).
+    pub target_system: Vec<SystemColumn>,
 }
 
 impl ModifyJoin {
@@ -391,7 +399,9 @@ impl Plan {
     /// Columns in the rows this node produces.
     pub fn width(&self) -> usize {
         match self {
-            Plan::SeqScan { table, tid, .. } => table.columns.len() + *tid as usize,
+            Plan::SeqScan {
+                table, tid, system, ..
+            } => table.columns.len() + *tid as usize + system.len(),
             Plan::Values { width, .. } => *width,
             Plan::Project { exprs, .. } | Plan::ProjectSet { exprs, .. } => exprs.len(),
             Plan::FunctionScan {
@@ -439,11 +449,14 @@ impl Plan {
             return t;
         }
         match self {
-            Plan::SeqScan { table, tid, .. } => {
+            Plan::SeqScan {
+                table, tid, system, ..
+            } => {
                 let mut t = table.column_types();
                 if *tid {
                     t.push(DataType::new(types::TypeId::Int8));
                 }
+                t.extend(system.iter().map(|c| c.data_type()));
                 t
             }
             Plan::Values { rows, .. } => rows

@@ -229,6 +229,7 @@ fn map_join(j: super::ModifyJoin, f: &mut ExprMap) -> Box<super::ModifyJoin> {
     Box::new(super::ModifyJoin {
         plan: map_plan(j.plan, f),
         marks: j.marks,
+        target_system: j.target_system,
     })
 }
 
@@ -251,12 +252,14 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
             qual,
             alias,
             tid,
+            system,
             index,
         } => Plan::SeqScan {
             table,
             qual: map_vec(qual, f),
             alias,
             tid,
+            system,
             index: index.map(|p| map_index_path(p, f)),
         },
         Plan::Values { rows, width } => Plan::Values {

@@ -289,6 +289,7 @@ fn plan_join(j: super::ModifyJoin, cx: &PlannerContext) -> Box<super::ModifyJoin
     Box::new(super::ModifyJoin {
         plan: plan_query(j.plan, cx),
         marks: j.marks,
+        target_system: j.target_system,
     })
 }
 
@@ -305,6 +306,7 @@ fn modify_access(
             qual: qual.to_vec(),
             alias: None,
             tid: false,
+            system: Vec::new(),
             index: None,
         },
         cx,
@@ -362,6 +364,7 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             qual,
             alias,
             tid,
+            system,
             index,
         } => joins::choose_access(
             Plan::SeqScan {
@@ -369,6 +372,7 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
                 qual: plan_exprs(qual, cx),
                 alias,
                 tid,
+                system,
                 index,
             },
             cx,
