@@ -376,29 +376,40 @@ pub fn fetch(source: ToastSource, p: &ToastPointer, want: usize) -> PgResult<Vec
     };
     while out.len() < want {
         let tid = at.ok_or_else(|| missing(seq))?;
-        let nblocks = source.pool.smgr().nblocks(source.rel, ForkNumber::Main)?;
-        if tid.block >= nblocks {
-            return Err(missing(seq));
-        }
-        let buf = source.pool.read_buffer(
-            source.rel,
-            ForkNumber::Main,
-            tid.block,
-            ReadMode::Normal,
-            None,
-        )?;
-        let pg = buf.read();
-        let t = page::item(&pg, tid.offset).ok_or_else(|| missing(seq))?;
-        let (value_id, chunk_seq, next, data) = parse_chunk(t)?;
-        if value_id != p.value_id || chunk_seq != seq {
-            return Err(missing(seq));
-        }
-        let take = data.len().min(want - out.len());
-        out.extend_from_slice(&data[..take]);
-        at = next;
+        at = with_chunk(source, tid, |t| {
+            let (value_id, chunk_seq, next, data) = parse_chunk(t)?;
+            if value_id != p.value_id || chunk_seq != seq {
+                return Err(missing(seq));
+            }
+            let take = data.len().min(want - out.len());
+            out.extend_from_slice(&data[..take]);
+            Ok(next)
+        })?
+        .ok_or_else(|| missing(seq))?;
         seq += 1;
     }
     Ok(out)
+}
+
+/// `f` of the chunk tuple at `tid`, under its page's share lock; None when
+/// the slot holds none (or lies past the relation's end).
+fn with_chunk<R>(
+    source: ToastSource,
+    tid: Tid,
+    f: impl FnOnce(&[u8]) -> PgResult<R>,
+) -> PgResult<Option<R>> {
+    if tid.block >= source.pool.smgr().nblocks(source.rel, ForkNumber::Main)? {
+        return Ok(None);
+    }
+    let buf = source.pool.read_buffer(
+        source.rel,
+        ForkNumber::Main,
+        tid.block,
+        ReadMode::Normal,
+        None,
+    )?;
+    let pg = buf.read();
+    page::item(&pg, tid.offset).map(f).transpose()
 }
 
 /// Value ids: unique enough to tell one value's chunks from another's
@@ -476,19 +487,10 @@ pub fn delete_value(
 ) -> PgResult<()> {
     let mut at = Some(p.first);
     while let Some(tid) = at {
-        at = {
-            let buf = source.pool.read_buffer(
-                source.rel,
-                ForkNumber::Main,
-                tid.block,
-                ReadMode::Normal,
-                None,
-            )?;
-            let pg = buf.read();
-            match page::item(&pg, tid.offset).map(parse_chunk) {
-                Some(Ok((value_id, _, next, _))) if value_id == p.value_id => next,
-                _ => return Ok(()),
-            }
+        let chunk = with_chunk(source, tid, |t| Ok(parse_chunk(t).ok().map(|c| (c.0, c.2))))?;
+        at = match chunk.flatten() {
+            Some((value_id, next)) if value_id == p.value_id => next,
+            _ => return Ok(()),
         };
         let who = Requester {
             xid: who.xid,
