@@ -704,7 +704,8 @@ impl Session {
             return Err(e);
         }
         // Catalog changes are writes too: their rows carry the xid.
-        let st = self.statement_txn(transaction::write_command(stmt))?;
+        let catalog = self.catalog_version();
+        let st = self.statement_txn(transaction::write_command_in(stmt, &catalog))?;
         let top = st.snapshot.own.top;
         self.ri.next_cid = st.cid + 1;
         let mut result = self.execute_dml_or_query(stmt, params, sink, &st);

@@ -209,6 +209,26 @@ pub(super) fn write_command(stmt: &BoundStatement) -> Option<&'static str> {
     })
 }
 
+/// `write_command`, but "" (a write a read-only transaction allows) for
+/// INSERT, UPDATE and DELETE of a temporary table: PostgreSQL's
+/// ExecCheckXactReadOnly lets those through.
+pub(super) fn write_command_in(
+    stmt: &BoundStatement,
+    catalog: &catalog::CatalogData,
+) -> Option<&'static str> {
+    let command = write_command(stmt)?;
+    let target = match stmt {
+        BoundStatement::Insert { table, .. }
+        | BoundStatement::Update { table, .. }
+        | BoundStatement::Delete { table, .. } => Some(table),
+        _ => None,
+    };
+    Some(match target {
+        Some(t) if catalog.is_temp_namespace(t.namespace) => "",
+        _ => command,
+    })
+}
+
 fn read_only_error(command: &str) -> PgError {
     PgError::new(
         SqlState::READ_ONLY_SQL_TRANSACTION,
