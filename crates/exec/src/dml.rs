@@ -332,7 +332,7 @@ fn for_each_index_match(
         while let Some(tid) = tids.next(env)? {
             env.check_cancel()?;
             // The chain's visible member is the version to change.
-            let Some((tid, row)) = fetch_visible(env, table, &types, tid)? else {
+            let Some((tid, row)) = fetch_visible(env, table, &types, tid, false, &[])? else {
                 continue;
             };
             fetched += 1;

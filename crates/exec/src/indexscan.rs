@@ -131,12 +131,16 @@ pub(crate) fn ranges(
 }
 
 /// The version of the row an index entry at `tid` leads to (through its
-/// HOT chain) that `env`'s snapshot sees, decoded, with its own tid.
+/// HOT chain) that `env`'s snapshot sees, decoded, with its own tid: its
+/// columns, then its tid if `with_tid` (row locking), then the `system`
+/// columns the scan emits.
 pub(crate) fn fetch_visible(
     env: &ExecEnv,
     table: &Table,
     types: &[DataType],
     tid: Tid,
+    with_tid: bool,
+    system: &[sql::plan::SystemColumn],
 ) -> PgResult<Option<(Tid, Row)>> {
     let r = heap::fetch_visible(
         env.pool,
@@ -145,9 +149,15 @@ pub(crate) fn fetch_visible(
         env.snapshot,
         env.tm,
         |at, t| {
-            let mut row = Vec::with_capacity(types.len() + 1);
-            tuple::deform_tuple(t, types, table.toast_source(env.pool), &mut row)
-                .map(|()| (at, row))
+            let mut row = Vec::with_capacity(types.len() + 1 + system.len());
+            tuple::deform_tuple(t, types, table.toast_source(env.pool), &mut row)?;
+            if with_tid {
+                row.push(crate::lockrows::tid_value(at));
+            }
+            if !system.is_empty() {
+                crate::system_columns::push_values(system, at, t, table, types, &mut row)?;
+            }
+            Ok((at, row))
         },
     )?;
     r.transpose()
@@ -235,28 +245,20 @@ impl Operator for IndexScanOp<'_> {
             let Some(tid) = self.tids.next(env)? else {
                 return Ok(None);
             };
-            let fetched = if self.system.is_empty() {
-                fetch_visible(env, self.table, &self.types, tid)?
-            } else {
-                let (types, system) = (&self.types, self.system);
-                crate::system_columns::fetch_visible(
-                    env,
-                    self.table,
-                    types,
-                    tid,
-                    self.with_tid,
-                    system,
-                )?
-            };
-            let Some((tid, mut row)) = fetched else {
+            let fetched = fetch_visible(
+                env,
+                self.table,
+                &self.types,
+                tid,
+                self.with_tid,
+                self.system,
+            )?;
+            let Some((_, row)) = fetched else {
                 continue;
             };
             self.fetched += 1;
             if !passes_filter(self.qual, &row, env, self.key)? {
                 continue;
-            }
-            if self.with_tid && self.system.is_empty() {
-                row.push(crate::lockrows::tid_value(tid));
             }
             return Ok(Some(row));
         }

@@ -96,36 +96,6 @@ fn stored_form(
     })
 }
 
-/// An index scan's fetch of the version at `tid`, when the scan emits
-/// system columns: its columns, the locking tid if `with_tid`, then `cols`.
-pub(crate) fn fetch_visible(
-    env: &ExecEnv,
-    table: &Table,
-    types: &[DataType],
-    tid: Tid,
-    with_tid: bool,
-    cols: &[SystemColumn],
-) -> PgResult<Option<(Tid, Row)>> {
-    let r = heap::fetch_visible(
-        env.pool,
-        table.locator(),
-        tid,
-        env.snapshot,
-        env.tm,
-        |at, t| {
-            let mut row = Vec::with_capacity(types.len() + 1 + cols.len());
-            tuple::deform_tuple(t, types, table.toast_source(env.pool), &mut row)?;
-            row.resize(types.len(), Value::Null);
-            if with_tid {
-                row.push(crate::lockrows::tid_value(at));
-            }
-            push_values(cols, at, t, table, types, &mut row)?;
-            Ok((at, row))
-        },
-    )?;
-    r.transpose()
-}
-
 /// UPDATE/DELETE in the join form: the target's system columns in `row`
 /// (after its tid) made those of the version the statement wrote at
 /// `tid` (the new one, or the deleted one with its xmax), which RETURNING

@@ -34,25 +34,25 @@ fn tid_syntax(s: &str) -> PgError {
     )
 }
 
-/// C's strtol/strtoul in base 10 over `b`: leading whitespace, a sign,
-/// digits; the value (None on overflow of i128, far past any use) and
-/// where it stopped (at the start when there are no digits).
-fn strtol10(b: &[u8]) -> (Option<i128>, usize) {
+/// Where C's strtol starts reading digits in `b` (after leading
+/// whitespace and a sign), and whether the sign was `-`.
+fn blanks_and_sign(b: &[u8]) -> (usize, bool) {
     let mut i = 0;
     while i < b.len() && b[i].is_ascii_whitespace() {
         i += 1;
     }
-    let neg = match b.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
+    match b.get(i) {
+        Some(b'-') => (i + 1, true),
+        Some(b'+') => (i + 1, false),
+        _ => (i, false),
+    }
+}
+
+/// C's strtol/strtoul in base 10 over `b`: leading whitespace, a sign,
+/// digits; the value (None on overflow of i128, far past any use) and
+/// where it stopped (at the start when there are no digits).
+fn strtol10(b: &[u8]) -> (Option<i128>, usize) {
+    let (mut i, neg) = blanks_and_sign(b);
     let start = i;
     let mut v: Option<i128> = Some(0);
     while i < b.len() && b[i].is_ascii_digit() {
@@ -110,21 +110,7 @@ pub fn parse(s: &str) -> PgResult<i64> {
 /// never failing; the low 32 bits of the result.
 pub fn parse_xid(s: &str) -> u32 {
     let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() && b[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    let neg = match b.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
+    let (mut i, neg) = blanks_and_sign(b);
     let mut radix = 10;
     if b.get(i) == Some(&b'0') {
         if matches!(b.get(i + 1), Some(b'x' | b'X'))

@@ -660,6 +660,18 @@ pub struct ModifyingCte {
     pub statement: BoundStatement,
 }
 
+impl ModifyingCte {
+    /// The CTE with its statement replaced by `f` of it (a copy if shared).
+    pub fn map_statement(
+        self: Arc<Self>,
+        f: impl FnOnce(BoundStatement) -> BoundStatement,
+    ) -> Arc<Self> {
+        let mut c = Arc::unwrap_or_clone(self);
+        c.statement = f(c.statement);
+        Arc::new(c)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub enum BoundStatement {
     /// A statement whose WITH holds data-modifying statements. Each runs

@@ -131,11 +131,7 @@ fn map_statement(stmt: BoundStatement, f: &mut ExprMap) -> BoundStatement {
         B::WithModifying { ctes, statement } => B::WithModifying {
             ctes: ctes
                 .into_iter()
-                .map(|c| {
-                    let mut c = std::sync::Arc::unwrap_or_clone(c);
-                    c.statement = map_statement(c.statement, f);
-                    std::sync::Arc::new(c)
-                })
+                .map(|c| c.map_statement(|s| map_statement(s, f)))
                 .collect(),
             statement: Box::new(map_statement(*statement, f)),
         },

@@ -23,11 +23,7 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
         B::WithModifying { ctes, statement } => B::WithModifying {
             ctes: ctes
                 .into_iter()
-                .map(|c| {
-                    let mut c = std::sync::Arc::unwrap_or_clone(c);
-                    c.statement = plan_statement(c.statement, cx);
-                    std::sync::Arc::new(c)
-                })
+                .map(|c| c.map_statement(|s| plan_statement(s, cx)))
                 .collect(),
             statement: Box::new(plan_statement(*statement, cx)),
         },
