@@ -379,6 +379,65 @@ impl AggAccumulator {
         }
     }
 
+    /// Folds in another participant's state of the same call over other
+    /// rows (a Finalize Aggregate combining Partial Aggregates'; PostgreSQL's
+    /// combine functions). Only for the calls `sql::plan::parallel::combinable`
+    /// admits: no DISTINCT, no ORDER BY.
+    pub fn combine(&mut self, other: AggAccumulator, call: &AggCall) -> PgResult<()> {
+        debug_assert!(self.seen.is_none() && self.held.is_none());
+        let add = |a: Value, b: &Value| -> PgResult<Value> { eval_binary_op(BinaryOp::Add, &a, b) };
+        match (&mut self.state, other.state) {
+            (AggState::Count(a), AggState::Count(b)) => *a += b,
+            (AggState::SumInt(a), AggState::SumInt(b)) => {
+                *a = match (*a, b) {
+                    (Some(x), Some(y)) => Some(x + y),
+                    (x, y) => x.or(y),
+                }
+            }
+            (AggState::SumFloat(a), AggState::SumFloat(b)) => {
+                *a = match (*a, b) {
+                    (Some(x), Some(y)) => Some(x + y),
+                    (x, y) => x.or(y),
+                }
+            }
+            (AggState::SumNumeric(a), AggState::SumNumeric(b)) => {
+                *a = match (a.take(), b) {
+                    (Some(x), Some(y)) => Some(add(x, &y)?),
+                    (x, y) => x.or(y),
+                }
+            }
+            (AggState::AvgInt(s, n), AggState::AvgInt(s2, n2)) => {
+                *s += s2;
+                *n += n2;
+            }
+            (AggState::AvgFloat(s, n), AggState::AvgFloat(s2, n2)) => {
+                *s += s2;
+                *n += n2;
+            }
+            (AggState::AvgNumeric(s, n), AggState::AvgNumeric(s2, n2)) => {
+                *s = match (s.take(), s2) {
+                    (Some(x), Some(y)) => Some(add(x, &y)?),
+                    (x, y) => x.or(y),
+                };
+                *n += n2;
+            }
+            // The other's extreme or truth value folds in as an input would.
+            (AggState::MinMax(_), AggState::MinMax(Some(v))) => self.accumulate(call, &[v])?,
+            (AggState::Bool(_), AggState::Bool(Some(b))) => {
+                self.accumulate(call, &[Value::Bool(b)])?
+            }
+            (AggState::MinMax(_), AggState::MinMax(None))
+            | (AggState::Bool(_), AggState::Bool(None)) => {}
+            _ => {
+                return Err(PgError::internal(format!(
+                    "aggregate {:?} has no combine function",
+                    call.func
+                )))
+            }
+        }
+        Ok(())
+    }
+
     /// Folds one input; `args` are the evaluated arguments.
     pub fn accumulate(&mut self, call: &AggCall, args: &[Value]) -> PgResult<()> {
         if call.func == AggFunc::CountStar {

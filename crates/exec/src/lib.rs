@@ -19,6 +19,7 @@ mod join;
 mod lateral;
 mod lockrows;
 pub mod ops;
+mod parallel;
 pub mod ri;
 mod sequence_funcs;
 mod sort;
@@ -142,8 +143,9 @@ pub trait SessionHooks: system_views::ServerState {
 /// Everything a statement's execution needs.
 pub struct ExecEnv<'a> {
     pub pool: &'static BufferPool,
-    pub tm: &'a TransactionManager,
-    pub catalog: &'a catalog::CatalogData,
+    pub tm: &'static TransactionManager,
+    /// Shared, so a Gather's workers hold the statement's catalog too.
+    pub catalog: &'a std::sync::Arc<catalog::CatalogData>,
     /// The session's database.
     pub db_oid: common::Oid,
     pub db_name: &'a str,
@@ -178,6 +180,9 @@ pub struct ExecEnv<'a> {
     pub ctes: cte::CteStore,
     /// Answers of subqueries that read no outer row (`subplan.rs`).
     pub subplans: subplan::SubplanCache,
+    /// Set while a Parallel Seq Scan is built (`parallel.rs`): the block
+    /// allocator its participants share.
+    pub parallel_scan: Option<std::sync::Arc<access::heap::parallel::ParallelBlocks>>,
 }
 
 /// The executor's settings, typed once from the session's GUCs.
@@ -197,6 +202,11 @@ pub struct ExecSettings {
     pub max_parallel_maintenance_workers: u32,
     /// default_toast_compression: the method for columns that name none.
     pub default_toast_compression: access::toast::Compression,
+    /// max_parallel_workers, at most max_worker_processes: the query
+    /// workers running at once in the whole server (`parallel.rs`).
+    pub max_parallel_workers: usize,
+    /// parallel_leader_participation: a Gather's leader runs its plan too.
+    pub parallel_leader_participation: bool,
 }
 
 impl Default for ExecSettings {
@@ -208,6 +218,8 @@ impl Default for ExecSettings {
             maintenance_work_mem_kb: 65536,
             max_parallel_maintenance_workers: 2,
             default_toast_compression: access::toast::Compression::Lz4,
+            max_parallel_workers: 8,
+            parallel_leader_participation: true,
         }
     }
 }

@@ -210,7 +210,10 @@ fn build_node<'p>(
                 late: Vec::new(),
                 counters: env.hooks.counters_to_update(table.oid),
                 tuples: 0,
-                scan: HeapScan::new(env.pool, table.locator())?,
+                scan: match &env.parallel_scan {
+                    Some(blocks) => HeapScan::parallel(env.pool, table.locator(), blocks.clone()),
+                    None => HeapScan::new(env.pool, table.locator())?,
+                },
                 toast: table.toast_source(env.pool),
                 types: table.column_types(),
                 quals,
@@ -329,6 +332,24 @@ fn build_node<'p>(
                 crate::join::hash_keys(hash_cond, *left_width),
                 (*left_width, *right_width),
                 node_key(plan),
+            ))
+        }
+        Plan::Aggregate { input, .. } if matches!(**input, Plan::Gather { .. }) => {
+            let Plan::Gather {
+                input: partial,
+                workers,
+            } = &**input
+            else {
+                unreachable!("matched above")
+            };
+            Box::new(crate::parallel::FinalizeAggregateOp::new(
+                input, partial, *workers,
+            ))
+        }
+        Plan::Gather { input, workers } => {
+            debug_assert!(!matches!(**input, Plan::Aggregate { .. }));
+            Box::new(crate::parallel::GatherOp::new(
+                plan, input, *workers, needed,
             ))
         }
         Plan::Aggregate {

@@ -12,6 +12,15 @@ pub use crate::gucs_typed::{
 pub use crate::gucs_defs::{GucContext, GucDef, GUCS, SERVER_VERSION};
 
 pub fn lookup(name: &str) -> Option<&'static GucDef> {
+    // Older names PostgreSQL users still write: 9.6's max_parallel_degree
+    // and 15's force_parallel_mode.
+    let name = if name.eq_ignore_ascii_case("max_parallel_degree") {
+        "max_parallel_workers_per_gather"
+    } else if name.eq_ignore_ascii_case("force_parallel_mode") {
+        "debug_parallel_query"
+    } else {
+        name
+    };
     // Looked up on every statement (search_path, TimeZone, timeouts): a
     // hash of the lowercased names instead of a walk over every setting.
     static BY_NAME: std::sync::LazyLock<std::collections::HashMap<String, &'static GucDef>> =
@@ -285,6 +294,15 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         | "min_wal_size" => {
             parse_memory_kb(value).ok_or_else(bad)?;
         }
+        "min_parallel_table_scan_size" | "min_parallel_index_scan_size" => {
+            parse_memory_kb_unit(value, 8).ok_or_else(bad)?;
+        }
+        "debug_parallel_query" => {
+            let v = value.trim().to_ascii_lowercase();
+            if v != "regress" && parse_bool(&v).is_none() {
+                return Err(bad().with_hint("Available values: off, on, regress."));
+            }
+        }
         "wal_buffers" if value.trim() != "-1" => {
             parse_memory_kb_unit(value, 8).ok_or_else(bad)?;
         }
@@ -428,6 +446,7 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         | "debug_buffer_lock_free_lookup"
         | "fsync"
         | "full_page_writes"
+        | "parallel_leader_participation"
         | "ssl" => {
             parse_bool(value).ok_or_else(bad)?;
         }
@@ -438,6 +457,8 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
         | "cpu_operator_cost"
         | "cpu_tuple_cost"
         | "random_page_cost"
+        | "parallel_setup_cost"
+        | "parallel_tuple_cost"
         | "seq_page_cost" => {
             let c: f64 = value.trim().parse().map_err(|_| bad())?;
             if !(0.0..=1.0e10).contains(&c) {

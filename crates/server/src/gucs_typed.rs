@@ -52,6 +52,22 @@ pub fn planner_settings(s: &Settings) -> sql::plan::PlannerSettings {
             .ok()
             .and_then(|v| parse_memory_kb_unit(v, 1))
             .unwrap_or(d.work_mem_kb),
+        max_parallel_workers_per_gather: i(
+            "max_parallel_workers_per_gather",
+            d.max_parallel_workers_per_gather,
+        ),
+        parallel_setup_cost: f("parallel_setup_cost", d.parallel_setup_cost),
+        parallel_tuple_cost: f("parallel_tuple_cost", d.parallel_tuple_cost),
+        min_parallel_table_scan_blocks: s
+            .get("min_parallel_table_scan_size")
+            .ok()
+            .and_then(|v| parse_memory_kb_unit(v, 8))
+            .map_or(d.min_parallel_table_scan_blocks, |kb| (kb / 8) as f64),
+        parallel_leader_participation: b("parallel_leader_participation"),
+        debug_parallel_query: s
+            .get("debug_parallel_query")
+            .ok()
+            .is_some_and(|v| v.eq_ignore_ascii_case("regress") || parse_bool(v) == Some(true)),
     }
 }
 
@@ -75,6 +91,16 @@ pub fn exec_settings(s: &Settings) -> exec::ExecSettings {
             .ok()
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(d.max_parallel_maintenance_workers),
+        max_parallel_workers: ["max_parallel_workers", "max_worker_processes"]
+            .iter()
+            .filter_map(|n| s.get(n).ok().and_then(|v| v.trim().parse::<usize>().ok()))
+            .min()
+            .unwrap_or(d.max_parallel_workers),
+        parallel_leader_participation: s
+            .get("parallel_leader_participation")
+            .ok()
+            .and_then(parse_bool)
+            .unwrap_or(true),
         default_toast_compression: s
             .get("default_toast_compression")
             .ok()

@@ -881,7 +881,7 @@ impl Session {
     /// statement_timeout counted from now.
     fn with_env<R>(
         &mut self,
-        catalog: &catalog::CatalogData,
+        catalog: &Arc<catalog::CatalogData>,
         snapshot: &txn::Snapshot,
         xid: Xid,
         cid: u32,
@@ -942,6 +942,7 @@ impl Session {
             temp: &self.temp,
             ctes: Default::default(),
             subplans: Default::default(),
+            parallel_scan: None,
         };
         f(&mut env)
     }

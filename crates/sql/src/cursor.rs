@@ -165,7 +165,8 @@ pub fn supports_backward_scan(plan: &Plan) -> bool {
         | Plan::CteScan { .. }
         | Plan::RecursiveUnion { .. }
         | Plan::WorkTableScan { .. }
-        | Plan::ModifyingCteRows { .. } => false,
+        | Plan::ModifyingCteRows { .. }
+        | Plan::Gather { .. } => false,
     }
 }
 

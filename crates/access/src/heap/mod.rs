@@ -31,6 +31,7 @@ mod hot_tests;
 mod index_build;
 pub mod log;
 mod modify;
+pub mod parallel;
 pub mod prune;
 pub mod rowlock;
 pub mod sample;
@@ -378,6 +379,9 @@ pub struct HeapScan {
     /// The pruning horizon, taken at the first page (an older horizon is
     /// only more careful).
     horizon: Option<Xid>,
+    /// A participant of a Parallel Seq Scan: the shared allocator its
+    /// chunks come from, and its current chunk size.
+    parallel: Option<(std::sync::Arc<parallel::ParallelBlocks>, u64)>,
 }
 
 impl HeapScan {
@@ -393,7 +397,52 @@ impl HeapScan {
             nblocks,
             rel,
             horizon: None,
+            parallel: None,
         })
+    }
+
+    /// One participant's scan of the blocks `blocks` hands out: its chunks
+    /// are read in order, through its own ring when the table is large.
+    pub fn parallel(
+        pool: &'static BufferPool,
+        rel: RelFileLocator,
+        blocks: std::sync::Arc<parallel::ParallelBlocks>,
+    ) -> HeapScan {
+        let nblocks = blocks.nblocks();
+        let large = nblocks as usize > pool.nbuffers() / 4;
+        let strategy = large.then(|| BufferStrategy::new(StrategyKind::BulkRead, pool.nbuffers()));
+        let chunk = blocks.initial_chunk();
+        HeapScan {
+            pool,
+            // Empty: the first chunk is taken at the first page.
+            stream: ReadStream::combined(pool, rel, ForkNumber::Main, 0, 0, strategy),
+            nblocks,
+            rel,
+            horizon: None,
+            parallel: Some((blocks, chunk)),
+        }
+    }
+
+    /// The next pinned page: the stream's, or for a parallel participant
+    /// the first of its next chunk.
+    fn next_buffer(&mut self) -> PgResult<Option<Buffer>> {
+        loop {
+            if let Some(buf) = self.stream.next_buffer()? {
+                return Ok(Some(buf));
+            }
+            let Some((blocks, chunk)) = &mut self.parallel else {
+                return Ok(None);
+            };
+            let Some((start, end)) = blocks.next_range(chunk) else {
+                return Ok(None);
+            };
+            let empty = ReadStream::new(self.pool, self.rel, ForkNumber::Main, 0, 0, None, false);
+            let strategy = std::mem::replace(&mut self.stream, empty).into_strategy();
+            // Reads within a chunk are combined; no read-ahead threads per
+            // chunk (the participants themselves read in parallel).
+            self.stream =
+                ReadStream::combined(self.pool, self.rel, ForkNumber::Main, start, end, strategy);
+        }
     }
 
     pub fn nblocks(&self) -> BlockNumber {
@@ -408,7 +457,7 @@ impl HeapScan {
         tm: &TransactionManager,
         mut f: impl FnMut(Tid, &[u8]) -> PgResult<()>,
     ) -> PgResult<bool> {
-        let Some(buf) = self.stream.next_buffer()? else {
+        let Some(buf) = self.next_buffer()? else {
             return Ok(false);
         };
         let block = buf.block();

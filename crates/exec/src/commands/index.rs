@@ -136,10 +136,10 @@ pub(super) fn create_index(
     table: &Table,
     spec: &IndexSpec,
 ) -> PgResult<String> {
-    let current = cx.changes.as_ref().map_or_else(
-        || Arc::new(env.catalog.clone()),
-        |c| Arc::clone(c.catalog()),
-    );
+    let current = cx
+        .changes
+        .as_ref()
+        .map_or_else(|| Arc::clone(env.catalog), |c| Arc::clone(c.catalog()));
     let name = match &spec.name {
         Some(n) => {
             if current.relation_exists(table.db_oid, table.namespace, n) {

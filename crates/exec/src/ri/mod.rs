@@ -441,6 +441,7 @@ fn in_command<R>(
         temp: env.temp,
         ctes: Default::default(),
         subplans: Default::default(),
+        parallel_scan: None,
     };
     f(&mut sub)
 }

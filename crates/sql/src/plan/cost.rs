@@ -105,6 +105,16 @@ pub struct PlannerSettings {
     pub from_collapse_limit: usize,
     pub work_mem_kb: u64,
     pub plan_cache_mode: PlanCacheMode,
+    /// max_parallel_workers_per_gather (older name max_parallel_degree).
+    pub max_parallel_workers_per_gather: usize,
+    pub parallel_setup_cost: f64,
+    pub parallel_tuple_cost: f64,
+    /// min_parallel_table_scan_size, in blocks.
+    pub min_parallel_table_scan_blocks: f64,
+    pub parallel_leader_participation: bool,
+    /// debug_parallel_query (older name force_parallel_mode) on or
+    /// regress: a parallel plan wherever one is possible, whatever it costs.
+    pub debug_parallel_query: bool,
 }
 
 /// `plan_cache_mode`: how a prepared statement with parameters is planned.
@@ -151,6 +161,12 @@ impl Default for PlannerSettings {
             from_collapse_limit: 8,
             work_mem_kb: 4096,
             plan_cache_mode: PlanCacheMode::Auto,
+            max_parallel_workers_per_gather: 2,
+            parallel_setup_cost: 1000.0,
+            parallel_tuple_cost: 0.1,
+            min_parallel_table_scan_blocks: 1024.0,
+            parallel_leader_participation: true,
+            debug_parallel_query: false,
         }
     }
 }
@@ -326,9 +342,10 @@ pub fn column_origin<'a>(
             Some(Expr::Column(i, _)) => column_origin(input, *i, sizes),
             _ => None,
         },
-        Plan::Filter { input, .. } | Plan::Sort { input, .. } | Plan::Limit { input, .. } => {
-            column_origin(input, col, sizes)
-        }
+        Plan::Filter { input, .. }
+        | Plan::Sort { input, .. }
+        | Plan::Limit { input, .. }
+        | Plan::Gather { input, .. } => column_origin(input, col, sizes),
         _ => None,
     }
 }
@@ -570,14 +587,7 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
             }
         }
         Plan::Filter { input, qual } => {
-            let e = estimate(input, sizes, s);
-            let quals = super::planner::conjuncts(qual);
-            let sel = plan_clauses_selectivity(&quals, input, e.rows, sizes);
-            Estimate {
-                total: e.total + qual_cost(std::slice::from_ref(qual), s) * e.rows,
-                rows: clamp_rows(e.rows * sel),
-                ..e
-            }
+            filter_estimate(estimate(input, sizes, s), input, qual, sizes, s)
         }
         Plan::Project { input, exprs } => {
             let e = estimate(input, sizes, s);
@@ -685,40 +695,37 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
             aggs,
             sets,
         } => {
-            let e = estimate(input, sizes, s);
-            let lookup = |i: usize| column_origin(input, i, sizes);
-            let cx = SelCtx {
-                lookup: &lookup,
-                rows: e.rows,
+            if let Plan::Gather { input: partial, .. } = &**input {
+                // Finalize Aggregate: the participants' groups combined
+                // into the groups a serial aggregate would make.
+                let e = estimate(input, sizes, s);
+                let groups = estimate(partial, sizes, s).rows;
+                let per_row = s.cpu_operator_cost * (keys.len() + aggs.len()) as f64;
+                let startup = e.total + per_row * e.rows;
+                return Estimate {
+                    startup,
+                    total: startup + s.cpu_tuple_cost * groups,
+                    rows: groups,
+                    width: exprs_width(keys)
+                        + aggs.iter().map(|a| type_width(a.result)).sum::<usize>(),
+                };
+            }
+            aggregate_estimate(estimate(input, sizes, s), input, keys, aggs, sets, sizes, s)
+        }
+        Plan::Gather { input, workers } => {
+            let d = parallel_divisor(*workers, s.parallel_leader_participation);
+            let e = partial_estimate(input, d, sizes, s);
+            // A scan brings up the relation's rows; a Partial Aggregate,
+            // each worker's groups (PostgreSQL counts the leader's out).
+            let rows = match &**input {
+                Plan::Aggregate { .. } => clamp_rows(e.rows * (*workers).max(1) as f64),
+                _ => estimate(input, sizes, s).rows,
             };
-            let groups_of = |keys: &[Expr]| {
-                if keys.is_empty() {
-                    1.0
-                } else {
-                    selfuncs::estimate_num_groups(keys, e.rows, &cx)
-                }
-            };
-            // Grouping sets: each set's groups, its rows fed once per set.
-            let (groups, passes) = match sets {
-                None => (groups_of(keys), 1.0),
-                Some(g) => (
-                    g.sets
-                        .iter()
-                        .map(|set| {
-                            let ks: Vec<Expr> = set.iter().map(|&k| keys[k].clone()).collect();
-                            groups_of(&ks)
-                        })
-                        .sum(),
-                    g.sets.len() as f64,
-                ),
-            };
-            let per_row = s.cpu_operator_cost * passes * (keys.len() + aggs.len()) as f64;
-            let startup = e.total + per_row * e.rows;
             Estimate {
-                startup,
-                total: startup + s.cpu_tuple_cost * groups,
-                rows: groups,
-                width: exprs_width(keys) + aggs.iter().map(|a| type_width(a.result)).sum::<usize>(),
+                startup: e.startup + s.parallel_setup_cost,
+                total: e.total + s.parallel_setup_cost + s.parallel_tuple_cost * rows,
+                rows,
+                width: e.width,
             }
         }
         Plan::WindowAgg { input, funcs, .. } => {
@@ -870,6 +877,20 @@ pub fn seq_scan(
     qual: &[Expr],
     s: &PlannerSettings,
 ) -> Estimate {
+    parallel_seq_scan(table, sizes, qual, s, 1.0)
+}
+
+/// One participant's share of a Parallel Seq Scan by `divisor`
+/// participants' worth of work (1: a plain Seq Scan). As PostgreSQL 15's
+/// cost_seqscan: the CPU cost and the rows are divided, the pages are not
+/// (every page is still read once, by someone).
+pub fn parallel_seq_scan(
+    table: &Table,
+    sizes: &dyn RelationSizes,
+    qual: &[Expr],
+    s: &PlannerSettings,
+    divisor: f64,
+) -> Estimate {
     let (pages, tuples) = table_size(table, sizes.blocks(table));
     let quals: Vec<&Expr> = qual.iter().collect();
     let lookup = |i: usize| Some(table_var(table, i, sizes));
@@ -880,14 +901,15 @@ pub fn seq_scan(
             rows: tuples,
         },
     );
-    let mut total = s.seq_page_cost * pages + (s.cpu_tuple_cost + qual_cost(qual, s)) * tuples;
+    let cpu = (s.cpu_tuple_cost + qual_cost(qual, s)) * tuples / divisor;
+    let mut total = s.seq_page_cost * pages + cpu;
     if !s.enable_seqscan {
         total += DISABLE_COST;
     }
     Estimate {
         startup: if s.enable_seqscan { 0.0 } else { DISABLE_COST },
         total,
-        rows: clamp_rows(tuples * sel),
+        rows: clamp_rows(tuples * sel / divisor),
         width: table_width(table),
     }
 }
@@ -930,4 +952,127 @@ fn series_rows(args: &[Expr]) -> f64 {
         None => 1.0,
     };
     clamp_rows(((b - a) / step).floor() + 1.0)
+}
+
+/// The share of the work the participants of a Gather with `workers`
+/// planned workers do, counted in workers (PostgreSQL's
+/// get_parallel_divisor): the leader counts for less the more workers
+/// there are, as it also reads their rows, and for nothing from 4.
+pub fn parallel_divisor(workers: usize, leader_participates: bool) -> f64 {
+    let mut d = workers as f64;
+    if leader_participates {
+        let leader = 1.0 - 0.3 * workers as f64;
+        if leader > 0.0 {
+            d += leader;
+        }
+    }
+    d
+}
+
+/// An Aggregate's estimate over input rows estimated as `e`.
+fn aggregate_estimate(
+    e: Estimate,
+    input: &Plan,
+    keys: &[Expr],
+    aggs: &[crate::expr::AggCall],
+    sets: &Option<Box<super::GroupingSets>>,
+    sizes: &dyn RelationSizes,
+    s: &PlannerSettings,
+) -> Estimate {
+    let lookup = |i: usize| column_origin(input, i, sizes);
+    let cx = SelCtx {
+        lookup: &lookup,
+        rows: e.rows,
+    };
+    let groups_of = |keys: &[Expr]| {
+        if keys.is_empty() {
+            1.0
+        } else {
+            selfuncs::estimate_num_groups(keys, e.rows, &cx)
+        }
+    };
+    // Grouping sets: each set's groups, its rows fed once per set.
+    let (groups, passes) = match sets {
+        None => (groups_of(keys), 1.0),
+        Some(g) => (
+            g.sets
+                .iter()
+                .map(|set| {
+                    let ks: Vec<Expr> = set.iter().map(|&k| keys[k].clone()).collect();
+                    groups_of(&ks)
+                })
+                .sum(),
+            g.sets.len() as f64,
+        ),
+    };
+    let per_row = s.cpu_operator_cost * passes * (keys.len() + aggs.len()) as f64;
+    let startup = e.total + per_row * e.rows;
+    Estimate {
+        startup,
+        total: startup + s.cpu_tuple_cost * groups,
+        rows: groups,
+        width: exprs_width(keys) + aggs.iter().map(|a| type_width(a.result)).sum::<usize>(),
+    }
+}
+
+/// A Filter's estimate over input rows estimated as `e`.
+fn filter_estimate(
+    e: Estimate,
+    input: &Plan,
+    qual: &Expr,
+    sizes: &dyn RelationSizes,
+    s: &PlannerSettings,
+) -> Estimate {
+    let quals = super::planner::conjuncts(qual);
+    let sel = plan_clauses_selectivity(&quals, input, e.rows, sizes);
+    Estimate {
+        total: e.total + qual_cost(std::slice::from_ref(qual), s) * e.rows,
+        rows: clamp_rows(e.rows * sel),
+        ..e
+    }
+}
+
+/// A node below a Gather as one participant runs it (PostgreSQL's partial
+/// path): the Parallel Seq Scan at the bottom of the chain does a
+/// `divisor`th of the CPU work and returns that share of the rows.
+pub fn partial_estimate(
+    plan: &Plan,
+    divisor: f64,
+    sizes: &dyn RelationSizes,
+    s: &PlannerSettings,
+) -> Estimate {
+    match plan {
+        Plan::SeqScan {
+            table,
+            qual,
+            index: None,
+            ..
+        } => parallel_seq_scan(table, sizes, qual, s, divisor),
+        Plan::Filter { input, qual } => filter_estimate(
+            partial_estimate(input, divisor, sizes, s),
+            input,
+            qual,
+            sizes,
+            s,
+        ),
+        Plan::Project { input, exprs } => Estimate {
+            width: exprs_width(exprs),
+            ..partial_estimate(input, divisor, sizes, s)
+        },
+        Plan::Aggregate {
+            input,
+            keys,
+            aggs,
+            sets,
+        } => aggregate_estimate(
+            partial_estimate(input, divisor, sizes, s),
+            input,
+            keys,
+            aggs,
+            sets,
+            sizes,
+            s,
+        ),
+        other => estimate(other, sizes, s),
+    }
 }

@@ -46,6 +46,17 @@ pub struct NodeStats {
     pub buffers: common::BufferUsage,
 }
 
+impl NodeStats {
+    /// Rows removed by a filter, per loop, as PostgreSQL prints them (a
+    /// Parallel Seq Scan's loops are its participants).
+    pub fn removed_per_loop(&self) -> String {
+        format!(
+            "{:.0}",
+            self.removed_by_filter as f64 / self.loops.max(1) as f64
+        )
+    }
+}
+
 /// Per-node counters keyed by the node's address (`node_key`).
 pub type PlanStats = HashMap<usize, NodeStats>;
 
@@ -70,6 +81,10 @@ pub struct Explainer<'a> {
     /// The working tables of the RecursiveUnions being printed, with their
     /// estimated rows (`cost::WorkTableSizes`).
     worktables: std::cell::RefCell<Vec<(usize, f64)>>,
+    /// Inside a Gather: its participants' share of the work
+    /// (`cost::parallel_divisor`), so nodes below print one participant's
+    /// estimate, as PostgreSQL prints partial paths.
+    parallel: std::cell::Cell<Option<f64>>,
     /// Extra indentation of a CTE's plan under its `CTE name` line.
     shift: usize,
     /// The statement's CTEs were printed (under its top node).
@@ -152,6 +167,7 @@ pub fn explain_json(
         names,
         lines: Vec::new(),
         worktables: Default::default(),
+        parallel: Default::default(),
         shift: 0,
         ctes_printed: false,
     };
@@ -222,6 +238,7 @@ pub fn explain_plan(
         names,
         lines: Vec::new(),
         worktables: Default::default(),
+        parallel: Default::default(),
         shift: 0,
         ctes_printed: false,
     };
@@ -249,6 +266,7 @@ pub fn qual_text(
         names: HashMap::new(),
         lines: Vec::new(),
         worktables: Default::default(),
+        parallel: Default::default(),
         shift: 0,
         ctes_printed: true,
     };
@@ -276,7 +294,7 @@ fn count_relations(p: &Plan) -> usize {
         .sum::<usize>()
 }
 
-pub(crate) fn children(p: &Plan) -> Vec<&Plan> {
+pub fn children(p: &Plan) -> Vec<&Plan> {
     match p {
         Plan::SeqScan { .. }
         | Plan::Values { .. }
@@ -290,6 +308,7 @@ pub(crate) fn children(p: &Plan) -> Vec<&Plan> {
         | Plan::Sort { input, .. }
         | Plan::Limit { input, .. }
         | Plan::LockRows { input, .. }
+        | Plan::Gather { input, .. }
         | Plan::Distinct { input } => vec![input],
         Plan::NestedLoop { left, right, .. }
         | Plan::HashJoin { left, right, .. }
@@ -353,6 +372,9 @@ struct Detail(String, String);
 impl Explainer<'_> {
     /// `p`'s estimate, a working table being read inside its recursive term.
     fn estimate(&self, p: &Plan) -> Estimate {
+        if let Some(divisor) = self.parallel.get() {
+            return super::cost::partial_estimate(p, divisor, self.sizes, self.settings);
+        }
         let tables = self.worktables.borrow();
         if tables.is_empty() {
             return estimate(p, self.sizes, self.settings);
@@ -375,6 +397,18 @@ impl Explainer<'_> {
         true
     }
 
+    /// Before printing a Gather's input: the nodes below estimate as one
+    /// participant. Returns the setting to restore after them.
+    fn enter_gather(&self, p: &Plan) -> Option<f64> {
+        let outside = self.parallel.get();
+        if let Plan::Gather { workers, .. } = p {
+            let leader = self.settings.parallel_leader_participation;
+            let divisor = super::cost::parallel_divisor(*workers, leader);
+            self.parallel.set(Some(divisor));
+        }
+        outside
+    }
+
     fn indent(&self, depth: usize) -> String {
         " ".repeat(self.shift + if depth == 0 { 0 } else { 6 * (depth - 1) + 2 })
     }
@@ -391,7 +425,7 @@ impl Explainer<'_> {
                 if let Some(st) = self.stats.and_then(|s| s.get(&node_key(p))) {
                     d.push(Detail(
                         "Rows Removed by Filter".into(),
-                        st.removed_by_filter.to_string(),
+                        st.removed_per_loop(),
                     ));
                 }
                 d.extend(extra);
@@ -418,6 +452,7 @@ impl Explainer<'_> {
             self.cte_blocks(p, &pad);
         }
         let in_recursion = self.enter_recursion(p);
+        let outside_gather = self.enter_gather(p);
         for k in kids {
             match k {
                 Child::Plain(c) => self.node(c, depth + 1, Vec::new()),
@@ -442,6 +477,7 @@ impl Explainer<'_> {
         if in_recursion {
             self.worktables.borrow_mut().pop();
         }
+        self.parallel.set(outside_gather);
     }
 
     /// The `CTE name` blocks of the CTEs computed apart (as PostgreSQL
@@ -516,7 +552,7 @@ impl Explainer<'_> {
             if let Some(st) = self.stats.and_then(|s| s.get(&node_key(p))) {
                 d.push(Detail(
                     "Rows Removed by Filter".into(),
-                    st.removed_by_filter.to_string(),
+                    st.removed_per_loop(),
                 ));
             }
         };
@@ -564,7 +600,12 @@ impl Explainer<'_> {
                 system,
                 ..
             } => {
-                let mut name = format!("Seq Scan on {}", quote_ident(&table.name));
+                let parallel = if self.parallel.get().is_some() {
+                    "Parallel "
+                } else {
+                    ""
+                };
+                let mut name = format!("{parallel}Seq Scan on {}", quote_ident(&table.name));
                 if let Some(a) = self.names.get(&node_key(p)).filter(|a| **a != table.name) {
                     let _ = write!(name, " {}", quote_ident(a));
                 }
@@ -696,8 +737,20 @@ impl Explainer<'_> {
                     .into_iter()
                     .map(|(label, keys)| Detail(label.into(), keys.join(", ")))
                     .collect();
-                (name.into(), details, vec![Child::Plain(input)])
+                let phase = if self.parallel.get().is_some() {
+                    "Partial "
+                } else if matches!(**input, Plan::Gather { .. }) {
+                    "Finalize "
+                } else {
+                    ""
+                };
+                (format!("{phase}{name}"), details, vec![Child::Plain(input)])
             }
+            Plan::Gather { input, workers } => (
+                "Gather".into(),
+                vec![Detail("Workers Planned".into(), workers.to_string())],
+                vec![Child::Plain(input)],
+            ),
             Plan::LockRows { input, .. } => {
                 ("LockRows".into(), Vec::new(), vec![Child::Plain(input)])
             }
@@ -774,7 +827,7 @@ impl Explainer<'_> {
         if let Some(st) = self.stat(p) {
             d.push(Detail(
                 "Rows Removed by Join Filter".into(),
-                st.removed_by_filter.to_string(),
+                st.removed_per_loop(),
             ));
         }
     }
@@ -863,6 +916,10 @@ impl Explainer<'_> {
                 l.extend(self.labels(right));
                 l
             }
+            // A Finalize Aggregate's columns are its Partial Aggregate's.
+            Plan::Aggregate { input, .. } if matches!(**input, Plan::Gather { .. }) => {
+                self.labels(input)
+            }
             Plan::Aggregate {
                 input,
                 keys,
@@ -893,6 +950,7 @@ impl Explainer<'_> {
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
             | Plan::LockRows { input, .. }
+            | Plan::Gather { input, .. }
             | Plan::Distinct { input } => self.labels(input),
             Plan::SetOp { left, .. } => self.labels(left),
             Plan::RecursiveUnion { base, .. } => self.labels(base),

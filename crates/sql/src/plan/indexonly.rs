@@ -183,6 +183,10 @@ fn walk(plan: Plan, needed: Needed, cx: &PlannerContext) -> Plan {
             input: bx(input, None),
             marks,
         },
+        Plan::Gather { input, workers } => Plan::Gather {
+            input: bx(input, needed),
+            workers,
+        },
         Plan::SetOp {
             left,
             right,

@@ -279,7 +279,9 @@ pub fn plan_relations(plan: &Plan, mode: LockMode, out: &mut Vec<(Oid, LockMode)
             plan_relations(input, mode, out);
             exprs.extend(funcs.iter().flat_map(|f| f.children()));
         }
-        Plan::Sort { input, .. } | Plan::Distinct { input } => plan_relations(input, mode, out),
+        Plan::Sort { input, .. } | Plan::Distinct { input } | Plan::Gather { input, .. } => {
+            plan_relations(input, mode, out)
+        }
         Plan::Limit {
             input,
             limit,

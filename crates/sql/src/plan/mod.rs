@@ -14,6 +14,7 @@ pub mod indexpath;
 mod joins;
 pub mod locks;
 pub mod needed;
+pub mod parallel;
 mod params;
 mod planner;
 pub mod selfuncs;
@@ -290,6 +291,20 @@ pub enum Plan {
         id: usize,
         types: Vec<DataType>,
     },
+    /// PostgreSQL's Gather (`parallel.rs` plans it): `input` runs in up to
+    /// `workers` worker threads, and in the leader too unless
+    /// parallel_leader_participation is off; their rows come up in no
+    /// particular order. The one Seq Scan at the bottom of `input`'s
+    /// Project/Filter chain is a Parallel Seq Scan: the participants take
+    /// the table's blocks from one shared counter. When `input` is an
+    /// Aggregate, that is a Partial Aggregate and this Gather is always
+    /// the input of the Aggregate that finalizes it: each participant's
+    /// groups, their aggregate states unfinished, are combined in the
+    /// leader (`exec::parallel`).
+    Gather {
+        input: Box<Plan>,
+        workers: usize,
+    },
 }
 
 /// The rows UPDATE ... FROM or DELETE ... USING changes: the target table
@@ -431,6 +446,7 @@ impl Plan {
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
             | Plan::LockRows { input, .. }
+            | Plan::Gather { input, .. }
             | Plan::Distinct { input } => input.width(),
             Plan::SetOp { left, .. } => left.width(),
             Plan::CteScan { columns, .. } => columns.len(),
@@ -499,6 +515,7 @@ impl Plan {
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
             | Plan::LockRows { input, .. }
+            | Plan::Gather { input, .. }
             | Plan::Distinct { input } => input.column_types(),
             Plan::SetOp { left, .. } => left.column_types(),
             Plan::CteScan { plan, .. } => plan.column_types(),

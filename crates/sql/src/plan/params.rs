@@ -68,6 +68,7 @@ fn scans(plan: &Plan) -> usize {
         | Plan::Sort { input, .. }
         | Plan::Limit { input, .. }
         | Plan::LockRows { input, .. }
+        | Plan::Gather { input, .. }
         | Plan::Distinct { input } => scans(input),
         Plan::NestedLoop { left, right, .. }
         | Plan::HashJoin { left, right, .. }
@@ -393,6 +394,10 @@ pub(crate) fn map_plan(plan: Plan, f: &mut ExprMap) -> Plan {
         Plan::LockRows { input, marks } => Plan::LockRows {
             input: bx(input, f),
             marks,
+        },
+        Plan::Gather { input, workers } => Plan::Gather {
+            input: bx(input, f),
+            workers,
         },
         Plan::SetOp {
             left,

@@ -38,8 +38,11 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             settings: Box::new(cx.settings.clone()),
             planning_time,
         },
+        // Only a query read to its end in one go runs in parallel (a
+        // cursor's rows may be fetched a few at a time, as PostgreSQL's
+        // CURSOR_OPT_PARALLEL_OK is left off for them).
         B::Query { plan, columns } => B::Query {
-            plan: plan_query(plan, cx),
+            plan: super::parallel::apply(plan_query(plan, cx), cx),
             columns,
         },
         B::Insert {
@@ -130,11 +133,22 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             name,
             options,
             query,
-        } => B::DeclareCursor {
-            name,
-            options,
-            query: Box::new(plan_statement(*query, cx)),
-        },
+        } => {
+            let serial = PlannerSettings {
+                max_parallel_workers_per_gather: 0,
+                debug_parallel_query: false,
+                ..cx.settings.clone()
+            };
+            let cx = PlannerContext {
+                settings: &serial,
+                sizes: cx.sizes,
+            };
+            B::DeclareCursor {
+                name,
+                options,
+                query: Box::new(plan_statement(*query, &cx)),
+            }
+        }
         other => other,
     }
 }
@@ -486,6 +500,7 @@ pub(crate) fn plan_tree(plan: Plan, cx: &PlannerContext) -> Plan {
             input: Box::new(plan_tree(*input, cx)),
             marks,
         },
+        Plan::Gather { .. } => unreachable!("Gather is planned after the query tree"),
         Plan::SetOp {
             left,
             right,

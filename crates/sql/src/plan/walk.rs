@@ -43,7 +43,8 @@ pub fn node_exprs(plan: &Plan) -> Vec<&Expr> {
         | Plan::CteScan { .. }
         | Plan::RecursiveUnion { .. }
         | Plan::WorkTableScan { .. }
-        | Plan::ModifyingCteRows { .. } => {}
+        | Plan::ModifyingCteRows { .. }
+        | Plan::Gather { .. } => {}
     }
     out
 }

@@ -126,6 +126,41 @@ impl ReadStream {
         }
     }
 
+    /// Streams blocks `start..end` in the reader's own thread, combining
+    /// the reads of consecutive missing blocks (no read-ahead thread: a
+    /// parallel scan's participants are the parallelism).
+    pub fn combined(
+        pool: &'static BufferPool,
+        rel: RelFileLocator,
+        fork: ForkNumber,
+        start: BlockNumber,
+        end: BlockNumber,
+        strategy: Option<BufferStrategy>,
+    ) -> ReadStream {
+        ReadStream {
+            pool,
+            rel,
+            fork,
+            source: Source::Sync {
+                next: start,
+                end,
+                combine: true,
+                strategy,
+                pending: Vec::new().into_iter(),
+            },
+        }
+    }
+
+    /// The scan ring of a synchronous stream, for the next range the same
+    /// reader streams (a parallel scan's participant moving to its next
+    /// chunk keeps one ring).
+    pub fn into_strategy(self) -> Option<BufferStrategy> {
+        match self.source {
+            Source::Sync { strategy, .. } => strategy,
+            Source::Worker { .. } => None,
+        }
+    }
+
     /// The next block's pinned buffer, or None at the end of the range.
     pub fn next_buffer(&mut self) -> StorageResult<Option<Buffer>> {
         match &mut self.source {

@@ -124,6 +124,7 @@ fn kb(s: &str) -> String {
 fn exec_detail(name: &str, value: &str, out: &mut Vec<(String, J)>) {
     let parts: Vec<&str> = value.split("  ").collect();
     match name {
+        "Workers Launched" => out.push((name.into(), J::Raw(value.into()))),
         "Sort Method" => {
             out.push(("Sort Method".into(), J::Str(parts[0].into())));
             if let Some((ty, used)) = parts.get(1).and_then(|p| p.split_once(':')) {
@@ -186,7 +187,7 @@ impl Explainer<'_> {
                 if let Some(st) = self.stat(p) {
                     d.push(Detail(
                         "Rows Removed by Filter".into(),
-                        st.removed_by_filter.to_string(),
+                        st.removed_per_loop(),
                     ));
                 }
                 d.extend(extra);
@@ -239,19 +240,29 @@ impl Explainer<'_> {
             Plan::RecursiveUnion { .. } => ("Recursive Union", None),
             Plan::WorkTableScan { .. } => ("WorkTable Scan", None),
             Plan::ModifyingCteRows { .. } => ("ModifyTable", None),
+            Plan::Gather { .. } => ("Gather", None),
             Plan::Filter { .. } | Plan::Project { .. } => unreachable!("looked through"),
         };
         f.push(("Node Type".into(), s(node_type)));
         if let Some(st) = strategy {
             f.push(("Strategy".into(), s(st)));
             if node_type == "Aggregate" {
-                f.push(("Partial Mode".into(), s("Simple")));
+                let mode = match p {
+                    _ if self.parallel.get().is_some() => "Partial",
+                    Plan::Aggregate { input, .. } if matches!(**input, Plan::Gather { .. }) => {
+                        "Finalize"
+                    }
+                    _ => "Simple",
+                };
+                f.push(("Partial Mode".into(), s(mode)));
             }
         }
         if let Some(r) = relationship {
             f.push(("Parent Relationship".into(), s(r)));
         }
-        f.push(("Parallel Aware".into(), raw(false)));
+        let parallel_scan =
+            self.parallel.get().is_some() && matches!(p, Plan::SeqScan { index: None, .. });
+        f.push(("Parallel Aware".into(), raw(parallel_scan)));
         f.push(("Async Capable".into(), raw(false)));
         match p {
             Plan::SeqScan { table, index, .. } => {
@@ -317,7 +328,7 @@ impl Explainer<'_> {
         let lists = self.key_lists(p);
         let details = self.grouping_sets(p, details, &mut f);
         for Detail(k, v) in details {
-            if k.starts_with("Rows Removed") || k == "Heap Fetches" {
+            if k.starts_with("Rows Removed") || k == "Heap Fetches" || k.starts_with("Workers ") {
                 f.push((k, J::Raw(v)));
             } else if let Some(names) = lists.iter().find(|(n, _)| *n == k).map(|(_, l)| l.clone())
             {
@@ -352,6 +363,7 @@ impl Explainer<'_> {
             }
         }
         let in_recursion = self.enter_recursion(p);
+        let outside_gather = self.enter_gather(p);
         for (i, k) in kids.into_iter().enumerate() {
             let rel = if member {
                 "Member"
@@ -394,6 +406,7 @@ impl Explainer<'_> {
         if in_recursion {
             self.worktables.borrow_mut().pop();
         }
+        self.parallel.set(outside_gather);
         if !plans.is_empty() {
             f.push(("Plans".into(), J::List(plans)));
         }
