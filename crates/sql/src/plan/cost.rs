@@ -240,6 +240,41 @@ pub fn exprs_width(exprs: &[Expr]) -> usize {
     row_width(exprs.iter().map(Expr::data_type))
 }
 
+/// A projection's row width: a column passed through keeps the width it
+/// has below (a table column's average width from ANALYZE), anything else
+/// its type's, as PostgreSQL sizes a target list of Vars.
+pub fn project_width(exprs: &[Expr], input: &Plan) -> usize {
+    exprs
+        .iter()
+        .map(|e| match e {
+            Expr::Column(i, t) => column_width(input, *i).unwrap_or_else(|| type_width(*t)),
+            other => type_width(other.data_type()),
+        })
+        .sum()
+}
+
+/// The width of `plan`'s output column `col` where it comes from a table.
+fn column_width(plan: &Plan, col: usize) -> Option<usize> {
+    match plan {
+        Plan::SeqScan { table, .. } => {
+            let c = table.columns.get(col)?;
+            Some(match table.column_stats(col) {
+                Some(s) if s.avg_width > 0 => s.avg_width as usize,
+                _ => type_width(c.data_type()),
+            })
+        }
+        Plan::Project { input, exprs } => match exprs.get(col)? {
+            Expr::Column(i, _) => column_width(input, *i),
+            _ => None,
+        },
+        Plan::Filter { input, .. }
+        | Plan::Sort { input, .. }
+        | Plan::Limit { input, .. }
+        | Plan::Gather { input, .. } => column_width(input, col),
+        _ => None,
+    }
+}
+
 /// A table's row width: each column's average width from ANALYZE, else
 /// its type's (set_rel_width with get_attavgwidth).
 pub fn table_width(table: &Table) -> usize {
@@ -592,7 +627,7 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
         Plan::Project { input, exprs } => {
             let e = estimate(input, sizes, s);
             Estimate {
-                width: exprs_width(exprs),
+                width: project_width(exprs, input),
                 ..e
             }
         }
@@ -1056,7 +1091,7 @@ pub fn partial_estimate(
             s,
         ),
         Plan::Project { input, exprs } => Estimate {
-            width: exprs_width(exprs),
+            width: project_width(exprs, input),
             ..partial_estimate(input, divisor, sizes, s)
         },
         Plan::Aggregate {
