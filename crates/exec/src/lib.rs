@@ -250,6 +250,32 @@ pub struct Instrumentation {
     /// Whether to read the thread's block counts around every row
     /// (EXPLAIN's BUFFERS).
     pub buffers: bool,
+    /// What parallel workers counted, keyed by the plan's own nodes: each
+    /// worker adds its counts here as it ends, even after a LIMIT stopped
+    /// reading it (`parallel.rs`).
+    pub workers: std::sync::Arc<std::sync::Mutex<sql::plan::explain::PlanStats>>,
+}
+
+impl Instrumentation {
+    pub fn new(timing: bool, buffers: bool) -> Self {
+        Instrumentation {
+            stats: Default::default(),
+            timing,
+            buffers,
+            workers: Default::default(),
+        }
+    }
+
+    /// The counts of every node, the workers' added to the leader's. Called
+    /// once the plan's operators are dropped (every worker has ended).
+    pub fn into_stats(self) -> sql::plan::explain::PlanStats {
+        let mut stats = self.stats;
+        let workers = std::mem::take(&mut *self.workers.lock().expect("worker counts"));
+        for (key, st) in workers {
+            stats.entry(key).or_default().add(&st);
+        }
+        stats
+    }
 }
 
 impl ExecEnv<'_> {

@@ -44,7 +44,7 @@ pub fn build<'p>(
 /// `build`, telling a sort below (through projections) that its parent reads
 /// at most `bound` rows (PostgreSQL's ExecSetTupleBound), so it keeps only
 /// those in a heap.
-fn build_bounded<'p>(
+pub(crate) fn build_bounded<'p>(
     plan: &'p Plan,
     env: &mut ExecEnv,
     needed: Needed,
@@ -346,12 +346,17 @@ fn build_node<'p>(
                 input, partial, *workers,
             ))
         }
-        Plan::Gather { input, workers } => {
-            debug_assert!(!matches!(**input, Plan::Aggregate { .. }));
-            Box::new(crate::parallel::GatherOp::new(
-                plan, input, *workers, needed,
-            ))
-        }
+        Plan::Gather { input, workers } => match &**input {
+            Plan::Sort { keys, .. } => Box::new(crate::parallel::GatherMergeOp::new(
+                plan, input, keys, *workers, needed, bound,
+            )),
+            _ => {
+                debug_assert!(!matches!(**input, Plan::Aggregate { .. }));
+                Box::new(crate::parallel::GatherOp::new(
+                    plan, input, *workers, needed,
+                ))
+            }
+        },
         Plan::Aggregate {
             input,
             keys,

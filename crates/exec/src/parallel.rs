@@ -39,7 +39,7 @@ use types::Value;
 
 use crate::agg::{AggAccumulator, GroupKey, KeyHashBuilder};
 use crate::eval::eval;
-use crate::ops::{build, Operator};
+use crate::ops::{build, build_bounded, Operator};
 use crate::table_stats::TableCounters;
 use crate::{ExecEnv, ExecSettings, Instrumentation, Row};
 
@@ -127,9 +127,9 @@ enum Message {
     Rows(Vec<Row>),
     /// A Partial Aggregate's groups: keys and unfinished states.
     Groups(Vec<(Row, Vec<AggAccumulator>)>),
-    /// The worker ended; its EXPLAIN ANALYZE counters, keyed by its copy's
-    /// node addresses.
-    Done(Option<PlanStats>),
+    /// The worker ended (its EXPLAIN ANALYZE counters are in
+    /// `Shared::instrument`).
+    Done,
     Failed(PgError),
 }
 
@@ -159,9 +159,16 @@ struct Shared {
     blocks: Arc<ParallelBlocks>,
     /// The scanned table's statistics (None: not counted).
     counters: Option<Arc<TableCounters>>,
-    /// EXPLAIN ANALYZE's options: (timing, buffers).
-    instrument: Option<(bool, bool)>,
+    /// EXPLAIN ANALYZE's options (timing, buffers) and where a worker adds
+    /// its counts when it ends, by the original plan's node keys.
+    instrument: Option<(bool, bool, Arc<Mutex<PlanStats>>)>,
+    /// The copy's node addresses → the original plan's, set before any
+    /// worker starts.
+    keys: std::sync::OnceLock<HashMap<usize, usize>>,
     needed: Needed,
+    /// Rows the parent reads at most (a LIMIT over a Gather Merge): each
+    /// participant's sort keeps only that many.
+    bound: Option<usize>,
 }
 
 /// Counts workers still running; the leader waits for zero (rule 4).
@@ -185,13 +192,13 @@ impl Drop for Ending {
 /// The workers of one Gather, from their start to their end.
 struct Workers {
     shared: Arc<Shared>,
-    rx: Receiver<Message>,
+    /// One channel for all (Gather), or one per worker (Gather Merge,
+    /// which must read a given worker's next row).
+    rxs: Vec<Receiver<Message>>,
     running: Arc<Running>,
     launched: usize,
     /// Workers that have not sent their last message.
     live: usize,
-    /// Copy's node address → the original's (EXPLAIN ANALYZE).
-    keys: HashMap<usize, usize>,
 }
 
 impl Workers {
@@ -201,20 +208,39 @@ impl Workers {
         planned: usize,
         original: &Plan,
         work: fn(&Shared, &mut ExecEnv, &SyncSender<Message>) -> PgResult<()>,
+        per_worker: bool,
     ) -> Workers {
         let shared = Arc::new(shared);
+        // The copy's nodes have their final addresses now, inside the Arc.
+        let mut keys = HashMap::new();
+        map_keys(&shared.plan, original, &mut keys);
+        shared.keys.set(keys).expect("set once");
         let launched = reserve_workers(planned, shared.settings.max_parallel_workers);
-        let (tx, rx) = sync_channel(QUEUE_PER_WORKER * launched.max(1));
+        let mut rxs = Vec::new();
+        let mut txs = Vec::new();
+        if per_worker {
+            for _ in 0..launched {
+                let (tx, rx) = sync_channel(QUEUE_PER_WORKER);
+                txs.push(tx);
+                rxs.push(rx);
+            }
+        } else {
+            let (tx, rx) = sync_channel(QUEUE_PER_WORKER * launched.max(1));
+            txs = vec![tx; launched];
+            rxs.push(rx);
+        }
         let running = Arc::new(Running::default());
         *running.count.lock().expect("running workers") = launched;
-        for _ in 0..launched {
-            let (shared, tx, ending) = (shared.clone(), tx.clone(), Ending(running.clone()));
+        for tx in txs {
+            let (shared, ending) = (shared.clone(), Ending(running.clone()));
             run_on_worker(Box::new(move || {
-                let _slot = Slot;
+                // Dropped in reverse: the slot is free before the leader
+                // learns that this worker has ended.
                 let _ending = ending;
+                let _slot = Slot;
                 let outcome = catch_unwind(AssertUnwindSafe(|| worker_main(&shared, &tx, work)));
                 let last = match outcome {
-                    Ok(Ok(stats)) => Message::Done(stats),
+                    Ok(Ok(())) => Message::Done,
                     Ok(Err(e)) => Message::Failed(e),
                     Err(panic) => Message::Failed(PgError::internal(format!(
                         "parallel worker failed: {}",
@@ -224,24 +250,22 @@ impl Workers {
                 let _ = tx.send(last);
             }));
         }
-        let mut keys = HashMap::new();
-        map_keys(&shared.plan, original, &mut keys);
         Workers {
             shared,
-            rx,
+            rxs,
             running,
             launched,
             live: launched,
-            keys,
         }
     }
 
     /// The next message, waiting for one unless `wait` is false; None when
     /// every worker has ended (or, not waiting, none is ready).
     fn receive(&mut self, env: &mut ExecEnv, wait: bool) -> PgResult<Option<Message>> {
+        debug_assert_eq!(self.rxs.len(), 1, "one channel for all");
         while self.live > 0 {
             let msg = if wait {
-                match self.rx.recv_timeout(WAIT_TICK) {
+                match self.rxs[0].recv_timeout(WAIT_TICK) {
                     Ok(m) => m,
                     Err(RecvTimeoutError::Timeout) => {
                         env.check_cancel()?;
@@ -250,17 +274,14 @@ impl Workers {
                     Err(RecvTimeoutError::Disconnected) => return Err(lost_worker()),
                 }
             } else {
-                match self.rx.try_recv() {
+                match self.rxs[0].try_recv() {
                     Ok(m) => m,
                     Err(TryRecvError::Empty) => return Ok(None),
                     Err(TryRecvError::Disconnected) => return Err(lost_worker()),
                 }
             };
             match msg {
-                Message::Done(stats) => {
-                    self.live -= 1;
-                    self.merge_stats(stats, env);
-                }
+                Message::Done => self.live -= 1,
                 Message::Failed(e) => {
                     self.live -= 1;
                     return Err(e);
@@ -271,23 +292,32 @@ impl Workers {
         Ok(None)
     }
 
-    /// Adds a worker's EXPLAIN ANALYZE counters to the leader's.
-    fn merge_stats(&self, stats: Option<PlanStats>, env: &mut ExecEnv) {
-        let (Some(stats), Some(ins)) = (stats, env.instrument.as_mut()) else {
-            return;
-        };
-        for (key, st) in stats {
-            let Some(&original) = self.keys.get(&key) else {
-                continue;
+    /// Worker `i`'s next batch of rows (Gather Merge), waiting for it; None
+    /// once that worker has ended.
+    fn receive_from(&mut self, i: usize, env: &mut ExecEnv) -> PgResult<Option<Vec<Row>>> {
+        loop {
+            let msg = match self.rxs[i].recv_timeout(WAIT_TICK) {
+                Ok(m) => m,
+                Err(RecvTimeoutError::Timeout) => {
+                    env.check_cancel()?;
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => return Err(lost_worker()),
             };
-            let into = ins.stats.entry(original).or_default();
-            into.loops += st.loops;
-            into.rows += st.rows;
-            into.first_row += st.first_row;
-            into.total += st.total;
-            into.removed_by_filter += st.removed_by_filter;
-            into.heap_fetches += st.heap_fetches;
-            into.buffers += st.buffers;
+            match msg {
+                Message::Rows(rows) => return Ok(Some(rows)),
+                Message::Done => {
+                    self.live -= 1;
+                    return Ok(None);
+                }
+                Message::Failed(e) => {
+                    self.live -= 1;
+                    return Err(e);
+                }
+                Message::Groups(_) => {
+                    return Err(PgError::internal("unexpected message from a worker"))
+                }
+            }
         }
     }
 }
@@ -297,11 +327,16 @@ impl Drop for Workers {
         // Rule 4: stop them, then wait until each has ended.
         self.shared.interrupts.request_cancel();
         self.shared.blocks.stop();
-        while self.rx.try_recv().is_ok() {}
+        let drain = |rxs: &[Receiver<Message>]| {
+            for rx in rxs {
+                while rx.try_recv().is_ok() {}
+            }
+        };
+        drain(&self.rxs);
         let mut n = self.running.count.lock().expect("running workers");
         while *n > 0 {
-            // Unblock a worker waiting on the full channel.
-            while self.rx.try_recv().is_ok() {}
+            // Unblock a worker waiting on its full channel.
+            drain(&self.rxs);
             n = self
                 .running
                 .ended
@@ -337,7 +372,7 @@ fn worker_main(
     shared: &Shared,
     tx: &SyncSender<Message>,
     work: fn(&Shared, &mut ExecEnv, &SyncSender<Message>) -> PgResult<()>,
-) -> PgResult<Option<PlanStats>> {
+) -> PgResult<()> {
     let mut hooks = WorkerHooks {
         table: shared.counters.clone(),
         cid: shared.cid,
@@ -360,11 +395,10 @@ fn worker_main(
         outer: Vec::new(),
         deadline: shared.deadline,
         checks: Default::default(),
-        instrument: shared.instrument.map(|(timing, buffers)| Instrumentation {
-            stats: Default::default(),
-            timing,
-            buffers,
-        }),
+        instrument: shared
+            .instrument
+            .as_ref()
+            .map(|(timing, buffers, _)| Instrumentation::new(*timing, *buffers)),
         settings: shared.settings,
         io: shared.io,
         temp: &shared.temp,
@@ -372,17 +406,28 @@ fn worker_main(
         subplans: Default::default(),
         parallel_scan: Some(shared.blocks.clone()),
     };
-    match work(shared, &mut env, tx) {
-        Ok(()) => Ok(env.instrument.take().map(|i| i.stats)),
+    let outcome = work(shared, &mut env, tx);
+    // The counts go to the leader's EXPLAIN ANALYZE whether or not the
+    // leader still reads this worker's rows.
+    if let (Some(ins), Some((_, _, into))) = (env.instrument.take(), &shared.instrument) {
+        let keys = shared.keys.get().expect("set before the workers start");
+        let mut into = into.lock().expect("worker counts");
+        for (key, st) in ins.stats {
+            if let Some(&original) = keys.get(&key) {
+                into.entry(original).or_default().add(&st);
+            }
+        }
+    }
+    match outcome {
         // Stopped by the leader: nobody reads the error.
-        Err(_) if shared.interrupts.check().is_err() => Ok(None),
-        Err(e) => Err(e),
+        Err(_) if shared.interrupts.check().is_err() => Ok(()),
+        other => other,
     }
 }
 
 /// A worker of a plain Gather: its rows, in batches.
 fn send_rows(shared: &Shared, env: &mut ExecEnv, tx: &SyncSender<Message>) -> PgResult<()> {
-    let mut op = build(&shared.plan, env, shared.needed.clone())?;
+    let mut op = build_bounded(&shared.plan, env, shared.needed.clone(), shared.bound)?;
     let mut batch = Vec::with_capacity(BATCH);
     while let Some(row) = op.next(env)? {
         batch.push(row);
@@ -495,8 +540,13 @@ fn shared_for(input: &Plan, env: &mut ExecEnv, needed: Needed) -> PgResult<Share
         interrupts: Interrupts::new(),
         blocks: Arc::new(ParallelBlocks::new(nblocks)),
         counters: env.hooks.counters_to_update(table.oid),
-        instrument: env.instrument.as_ref().map(|i| (i.timing, i.buffers)),
+        instrument: env
+            .instrument
+            .as_ref()
+            .map(|i| (i.timing, i.buffers, i.workers.clone())),
+        keys: Default::default(),
         needed,
+        bound: None,
     })
 }
 
@@ -506,7 +556,8 @@ fn scanned_table(p: &Plan) -> &catalog::Table {
         Plan::SeqScan { table, .. } => table,
         Plan::Filter { input, .. }
         | Plan::Project { input, .. }
-        | Plan::Aggregate { input, .. } => scanned_table(input),
+        | Plan::Aggregate { input, .. }
+        | Plan::Sort { input, .. } => scanned_table(input),
         other => unreachable!("a Gather's input is a scan chain, not {other:?}"),
     }
 }
@@ -518,9 +569,10 @@ fn build_local<'p>(
     blocks: &Arc<ParallelBlocks>,
     env: &mut ExecEnv,
     needed: Needed,
+    bound: Option<usize>,
 ) -> PgResult<Box<dyn Operator + 'p>> {
     let outside = env.parallel_scan.replace(blocks.clone());
-    let op = build(plan, env, needed);
+    let op = build_bounded(plan, env, needed, bound);
     env.parallel_scan = outside;
     op
 }
@@ -556,7 +608,7 @@ impl<'p> GatherOp<'p> {
         self.started = true;
         let shared = shared_for(self.input, env, self.needed.clone())?;
         let blocks = shared.blocks.clone();
-        let workers = Workers::start(shared, self.planned, self.input, send_rows);
+        let workers = Workers::start(shared, self.planned, self.input, send_rows, false);
         let launched = workers.launched;
         env.node_detail(
             node_key(self.gather),
@@ -565,7 +617,13 @@ impl<'p> GatherOp<'p> {
             launched.to_string(),
         );
         if env.settings.parallel_leader_participation || launched == 0 {
-            self.local = Some(build_local(self.input, &blocks, env, self.needed.clone())?);
+            self.local = Some(build_local(
+                self.input,
+                &blocks,
+                env,
+                self.needed.clone(),
+                None,
+            )?);
         }
         self.workers = Some(workers);
         Ok(())
@@ -604,6 +662,114 @@ impl Operator for GatherOp<'_> {
     }
 }
 
+/// Gather Merge: every participant sorts its share (the Sort that is the
+/// Gather's input) and the leader merges their streams in that order.
+pub(crate) struct GatherMergeOp<'p> {
+    gather: &'p Plan,
+    input: &'p Plan,
+    keys: &'p [sql::plan::SortKey],
+    planned: usize,
+    needed: Needed,
+    bound: Option<usize>,
+    workers: Option<Workers>,
+    local: Option<Box<dyn Operator + 'p>>,
+    /// Per stream (the workers', then the leader's): its current first
+    /// row and the rest of its batch; None once it has ended.
+    streams: Vec<Option<(Row, std::vec::IntoIter<Row>)>>,
+}
+
+impl<'p> GatherMergeOp<'p> {
+    pub(crate) fn new(
+        gather: &'p Plan,
+        input: &'p Plan,
+        keys: &'p [sql::plan::SortKey],
+        planned: usize,
+        needed: Needed,
+        bound: Option<usize>,
+    ) -> Self {
+        GatherMergeOp {
+            gather,
+            input,
+            keys,
+            planned,
+            needed,
+            bound,
+            workers: None,
+            local: None,
+            streams: Vec::new(),
+        }
+    }
+
+    fn start(&mut self, env: &mut ExecEnv) -> PgResult<()> {
+        let shared = Shared {
+            bound: self.bound,
+            ..shared_for(self.input, env, self.needed.clone())?
+        };
+        let blocks = shared.blocks.clone();
+        let workers = Workers::start(shared, self.planned, self.input, send_rows, true);
+        let launched = workers.launched;
+        let key = node_key(self.gather);
+        env.node_detail(key, false, "Workers Launched", launched.to_string());
+        self.workers = Some(workers);
+        if env.settings.parallel_leader_participation || launched == 0 {
+            let (needed, bound) = (self.needed.clone(), self.bound);
+            self.local = Some(build_local(self.input, &blocks, env, needed, bound)?);
+        }
+        let streams = launched + self.local.is_some() as usize;
+        for i in 0..streams {
+            let first = self.refill(i, Vec::new().into_iter(), env)?;
+            self.streams.push(first);
+        }
+        Ok(())
+    }
+
+    /// Stream `i`'s next row and what remains of its batch.
+    fn refill(
+        &mut self,
+        i: usize,
+        mut rest: std::vec::IntoIter<Row>,
+        env: &mut ExecEnv,
+    ) -> PgResult<Option<(Row, std::vec::IntoIter<Row>)>> {
+        let workers = self.workers.as_mut().expect("started");
+        if i == workers.launched {
+            let local = self.local.as_mut().expect("the leader's stream");
+            return Ok(local.next(env)?.map(|r| (r, rest)));
+        }
+        loop {
+            if let Some(row) = rest.next() {
+                return Ok(Some((row, rest)));
+            }
+            match workers.receive_from(i, env)? {
+                Some(batch) => rest = batch.into_iter(),
+                None => return Ok(None),
+            }
+        }
+    }
+}
+
+impl Operator for GatherMergeOp<'_> {
+    fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
+        if self.workers.is_none() {
+            self.start(env)?;
+        }
+        // Few streams: the smallest head by a scan (ties to the lowest
+        // stream).
+        let mut best: Option<(usize, &Row)> = None;
+        for (i, s) in self.streams.iter().enumerate() {
+            let Some((row, _)) = s else { continue };
+            if best.is_none_or(|(_, head)| crate::ops::compare_rows(row, head, self.keys).is_lt()) {
+                best = Some((i, row));
+            }
+        }
+        let Some((i, _)) = best else {
+            return Ok(None);
+        };
+        let (row, rest) = self.streams[i].take().expect("chosen");
+        self.streams[i] = self.refill(i, rest, env)?;
+        Ok(Some(row))
+    }
+}
+
 /// A Finalize Aggregate over a Gather over a Partial Aggregate: every
 /// participant's groups combined, then finished.
 pub(crate) struct FinalizeAggregateOp<'p> {
@@ -633,7 +799,7 @@ impl<'p> FinalizeAggregateOp<'p> {
         let started = Instant::now();
         let shared = shared_for(self.partial, env, None)?;
         let blocks = shared.blocks.clone();
-        let mut workers = Workers::start(shared, self.planned, self.partial, send_groups);
+        let mut workers = Workers::start(shared, self.planned, self.partial, send_groups, false);
         let launched = workers.launched;
         let gather_key = node_key(self.gather);
         env.node_detail(gather_key, false, "Workers Launched", launched.to_string());

@@ -173,16 +173,12 @@ fn explain_lines(
             let mut execution = Duration::ZERO;
             if options.analyze {
                 let started = Instant::now();
-                env.instrument = Some(exec::Instrumentation {
-                    stats: Default::default(),
-                    timing: options.timing,
-                    buffers: options.buffers,
-                });
+                env.instrument = Some(exec::Instrumentation::new(options.timing, options.buffers));
                 let run = drain(plan, env);
                 let ins = env.instrument.take();
                 run?;
                 execution = started.elapsed();
-                stats = ins.map(|i| i.stats);
+                stats = ins.map(exec::Instrumentation::into_stats);
             }
             if json {
                 let root = explain_json(plan, options, &sizes, settings, stats.as_ref(), &env.io);

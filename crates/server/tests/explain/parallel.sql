@@ -23,3 +23,9 @@ set parallel_setup_cost = 1000;
 explain select * from pt where c1 % 10 = 3 limit 5;
 set max_parallel_workers_per_gather = 0;
 explain (costs off) select count(*) from pt;
+-- Gather Merge: each participant sorts its share.
+set max_parallel_workers_per_gather = 2;
+set parallel_setup_cost = 0;
+explain select * from pt where c1 % 10 = 3 order by c1;
+explain select * from pt where c1 % 10 = 3 order by c1 desc, c2;
+explain (costs off) select * from pt where c1 % 10 = 3 order by c1 limit 5;

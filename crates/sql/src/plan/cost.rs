@@ -747,6 +747,27 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
             }
             aggregate_estimate(estimate(input, sizes, s), input, keys, aggs, sets, sizes, s)
         }
+        Plan::Gather { input, workers } if matches!(**input, Plan::Sort { .. }) => {
+            // Gather Merge (cost_gather_merge): a heap over the
+            // participants' sorted streams.
+            let d = parallel_divisor(*workers, s.parallel_leader_participation);
+            let e = partial_estimate(input, d, sizes, s);
+            // As generate_useful_gather_paths counts a sorted partial path:
+            // each planned worker's rows (the leader's share left out).
+            let rows = clamp_rows(e.rows * *workers as f64);
+            let n = *workers as f64 + 1.0;
+            let compare = 2.0 * s.cpu_operator_cost;
+            let startup = compare * n * n.log2() + s.parallel_setup_cost;
+            let run = rows * compare * n.log2()
+                + s.cpu_operator_cost * rows
+                + s.parallel_tuple_cost * rows * 1.05;
+            Estimate {
+                startup: startup + e.startup,
+                total: startup + run + e.total,
+                rows,
+                width: e.width,
+            }
+        }
         Plan::Gather { input, workers } => {
             let d = parallel_divisor(*workers, s.parallel_leader_participation);
             let e = partial_estimate(input, d, sizes, s);
@@ -774,18 +795,7 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
                 width: e.width + funcs.iter().map(|f| type_width(f.result)).sum::<usize>(),
             }
         }
-        Plan::Sort { input, .. } => {
-            let e = estimate(input, sizes, s);
-            let n = e.rows.max(2.0);
-            let startup = e.total
-                + 2.0 * s.cpu_operator_cost * n * n.log2()
-                + if s.enable_sort { 0.0 } else { DISABLE_COST };
-            Estimate {
-                startup,
-                total: startup + s.cpu_operator_cost * e.rows,
-                ..e
-            }
-        }
+        Plan::Sort { input, .. } => sort_estimate(estimate(input, sizes, s), s),
         Plan::Limit {
             input,
             limit,
@@ -1050,6 +1060,19 @@ fn aggregate_estimate(
     }
 }
 
+/// A Sort's estimate over input rows estimated as `e` (cost_sort in memory).
+fn sort_estimate(e: Estimate, s: &PlannerSettings) -> Estimate {
+    let n = e.rows.max(2.0);
+    let startup = e.total
+        + 2.0 * s.cpu_operator_cost * n * n.log2()
+        + if s.enable_sort { 0.0 } else { DISABLE_COST };
+    Estimate {
+        startup,
+        total: startup + s.cpu_operator_cost * e.rows,
+        ..e
+    }
+}
+
 /// A Filter's estimate over input rows estimated as `e`.
 fn filter_estimate(
     e: Estimate,
@@ -1094,6 +1117,7 @@ pub fn partial_estimate(
             width: project_width(exprs, input),
             ..partial_estimate(input, divisor, sizes, s)
         },
+        Plan::Sort { input, .. } => sort_estimate(partial_estimate(input, divisor, sizes, s), s),
         Plan::Aggregate {
             input,
             keys,

@@ -47,6 +47,22 @@ pub struct NodeStats {
 }
 
 impl NodeStats {
+    /// Adds another participant's counts of the same node (a parallel
+    /// worker's): rows, loops and times add up, as PostgreSQL sums its
+    /// workers' instrumentation into the leader's.
+    pub fn add(&mut self, other: &NodeStats) {
+        self.loops += other.loops;
+        self.rows += other.rows;
+        self.first_row += other.first_row;
+        self.total += other.total;
+        self.removed_by_filter += other.removed_by_filter;
+        self.heap_fetches += other.heap_fetches;
+        self.buffers += other.buffers;
+        if self.details.is_empty() {
+            self.details = other.details.clone();
+        }
+    }
+
     /// Rows removed by a filter, per loop, as PostgreSQL prints them (a
     /// Parallel Seq Scan's loops are its participants).
     pub fn removed_per_loop(&self) -> String {
@@ -747,7 +763,11 @@ impl Explainer<'_> {
                 (format!("{phase}{name}"), details, vec![Child::Plain(input)])
             }
             Plan::Gather { input, workers } => (
-                "Gather".into(),
+                if matches!(**input, Plan::Sort { .. }) {
+                    "Gather Merge".into()
+                } else {
+                    "Gather".into()
+                },
                 vec![Detail("Workers Planned".into(), workers.to_string())],
                 vec![Child::Plain(input)],
             ),

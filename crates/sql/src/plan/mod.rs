@@ -300,7 +300,9 @@ pub enum Plan {
     /// Aggregate, that is a Partial Aggregate and this Gather is always
     /// the input of the Aggregate that finalizes it: each participant's
     /// groups, their aggregate states unfinished, are combined in the
-    /// leader (`exec::parallel`).
+    /// leader (`exec::parallel`). When `input` is a Sort, this is a Gather
+    /// Merge: each participant sorts its share and the leader merges the
+    /// sorted streams, so the rows come up in the Sort's order.
     Gather {
         input: Box<Plan>,
         workers: usize,

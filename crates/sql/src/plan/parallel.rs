@@ -139,9 +139,20 @@ fn walk(plan: Plan, fraction: f64, cx: &PlannerContext) -> Plan {
                 ties,
             }
         }
-        Plan::Sort { input, keys } => Plan::Sort {
-            input: all(input),
-            keys,
+        // A sort over a chain may sort in every participant under a
+        // Gather Merge.
+        Plan::Sort { input, keys } => match chain_table(&input).cloned() {
+            Some(table) => {
+                let sort = Plan::Sort { input, keys };
+                choose(sort, &table, fraction, cx, |p, workers| Plan::Gather {
+                    input: Box::new(p),
+                    workers,
+                })
+            }
+            None => Plan::Sort {
+                input: all(input),
+                keys,
+            },
         },
         Plan::Aggregate {
             input,

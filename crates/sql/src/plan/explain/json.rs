@@ -240,6 +240,9 @@ impl Explainer<'_> {
             Plan::RecursiveUnion { .. } => ("Recursive Union", None),
             Plan::WorkTableScan { .. } => ("WorkTable Scan", None),
             Plan::ModifyingCteRows { .. } => ("ModifyTable", None),
+            Plan::Gather { input, .. } if matches!(**input, Plan::Sort { .. }) => {
+                ("Gather Merge", None)
+            }
             Plan::Gather { .. } => ("Gather", None),
             Plan::Filter { .. } | Plan::Project { .. } => unreachable!("looked through"),
         };
