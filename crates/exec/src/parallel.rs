@@ -20,6 +20,8 @@
 //!    statement leaves no worker busy behind it.
 //! 5. Every worker ends by sending exactly one `Done` or `Failed`; a panic
 //!    in a worker is caught and becomes the query's error.
+//! 6. A SERIALIZABLE transaction launches no workers (its reads must take
+//!    predicate locks as that transaction); the leader runs the plan.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -215,6 +217,13 @@ impl Workers {
         let mut keys = HashMap::new();
         map_keys(&shared.plan, original, &mut keys);
         shared.keys.set(keys).expect("set once");
+        // A SERIALIZABLE transaction's reads take predicate locks for it:
+        // its plan runs in the leader alone (PostgreSQL before 12 kept such
+        // transactions serial the same way).
+        let planned = match shared.isolation {
+            txn::IsolationLevel::Serializable => 0,
+            _ => planned,
+        };
         let launched = reserve_workers(planned, shared.settings.max_parallel_workers);
         let mut rxs = Vec::new();
         let mut txs = Vec::new();

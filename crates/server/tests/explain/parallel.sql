@@ -29,3 +29,8 @@ set parallel_setup_cost = 0;
 explain select * from pt where c1 % 10 = 3 order by c1;
 explain select * from pt where c1 % 10 = 3 order by c1 desc, c2;
 explain (costs off) select * from pt where c1 % 10 = 3 order by c1 limit 5;
+-- A sort under a LIMIT keeps only the rows it reads (a bounded heap).
+reset parallel_setup_cost;
+explain select * from pt order by c1 limit 10;
+explain select * from pt order by c1 desc limit 10 offset 5;
+explain select * from pt where c1 % 10 = 3 order by c1 limit 10;

@@ -748,29 +748,11 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
             aggregate_estimate(estimate(input, sizes, s), input, keys, aggs, sets, sizes, s)
         }
         Plan::Gather { input, workers } if matches!(**input, Plan::Sort { .. }) => {
-            // Gather Merge (cost_gather_merge): a heap over the
-            // participants' sorted streams.
-            let d = parallel_divisor(*workers, s.parallel_leader_participation);
-            let e = partial_estimate(input, d, sizes, s);
-            // As generate_useful_gather_paths counts a sorted partial path:
-            // each planned worker's rows (the leader's share left out).
-            let rows = clamp_rows(e.rows * *workers as f64);
-            let n = *workers as f64 + 1.0;
-            let compare = 2.0 * s.cpu_operator_cost;
-            let startup = compare * n * n.log2() + s.parallel_setup_cost;
-            let run = rows * compare * n.log2()
-                + s.cpu_operator_cost * rows
-                + s.parallel_tuple_cost * rows * 1.05;
-            Estimate {
-                startup: startup + e.startup,
-                total: startup + run + e.total,
-                rows,
-                width: e.width,
-            }
+            gather_merge_estimate(input, *workers, None, sizes, s)
         }
         Plan::Gather { input, workers } => {
             let d = parallel_divisor(*workers, s.parallel_leader_participation);
-            let e = partial_estimate(input, d, sizes, s);
+            let e = partial_estimate(input, d, None, sizes, s);
             // A scan brings up the relation's rows; a Partial Aggregate,
             // each worker's groups (PostgreSQL counts the leader's out).
             let rows = match &**input {
@@ -802,7 +784,7 @@ pub fn estimate(plan: &Plan, sizes: &dyn RelationSizes, s: &PlannerSettings) -> 
             offset,
             ..
         } => {
-            let e = estimate(input, sizes, s);
+            let e = estimate_bounded(input, limit_bound(limit, offset), sizes, s);
             let count = |x: &Option<Expr>| match x {
                 Some(Expr::Const(Value::Int8(n), _)) => Some(*n as f64),
                 Some(Expr::Const(Value::Null, _)) | None => None,
@@ -1060,12 +1042,88 @@ fn aggregate_estimate(
     }
 }
 
+/// The rows a LIMIT reads at most, when its count (and offset) are
+/// constants: what a Sort below it keeps (PostgreSQL's limit_tuples).
+pub fn limit_bound(limit: &Option<Expr>, offset: &Option<Expr>) -> Option<f64> {
+    let Some(Expr::Const(Value::Int8(l), _)) = limit else {
+        return None;
+    };
+    let skip = match offset {
+        None | Some(Expr::Const(Value::Null, _)) => 0,
+        Some(Expr::Const(Value::Int8(o), _)) => *o,
+        Some(_) => return None,
+    };
+    Some(l.saturating_add(skip) as f64)
+}
+
+/// `plan`'s estimate when its parent reads at most `bound` rows: a Sort
+/// (through projections and a Gather Merge) keeps only those, as a
+/// bounded heap (cost_sort with limit_tuples).
+pub fn estimate_bounded(
+    plan: &Plan,
+    bound: Option<f64>,
+    sizes: &dyn RelationSizes,
+    s: &PlannerSettings,
+) -> Estimate {
+    if bound.is_none() {
+        return estimate(plan, sizes, s);
+    }
+    match plan {
+        Plan::Sort { input, .. } => sort_estimate_bounded(estimate(input, sizes, s), bound, s),
+        Plan::Project { input, exprs } => Estimate {
+            width: project_width(exprs, input),
+            ..estimate_bounded(input, bound, sizes, s)
+        },
+        Plan::Gather { input, workers } if matches!(**input, Plan::Sort { .. }) => {
+            gather_merge_estimate(input, *workers, bound, sizes, s)
+        }
+        other => estimate(other, sizes, s),
+    }
+}
+
+/// Gather Merge (cost_gather_merge): a heap over the participants' sorted
+/// streams, each sort bounded by `bound` when a LIMIT reads that few.
+fn gather_merge_estimate(
+    sort: &Plan,
+    workers: usize,
+    bound: Option<f64>,
+    sizes: &dyn RelationSizes,
+    s: &PlannerSettings,
+) -> Estimate {
+    let d = parallel_divisor(workers, s.parallel_leader_participation);
+    let e = partial_estimate(sort, d, bound, sizes, s);
+    // As generate_useful_gather_paths counts a sorted partial path: each
+    // planned worker's rows (the leader's share left out).
+    let rows = clamp_rows(e.rows * workers as f64);
+    let n = workers as f64 + 1.0;
+    let compare = 2.0 * s.cpu_operator_cost;
+    let startup = compare * n * n.log2() + s.parallel_setup_cost;
+    let run = rows * compare * n.log2()
+        + s.cpu_operator_cost * rows
+        + s.parallel_tuple_cost * rows * 1.05;
+    Estimate {
+        startup: startup + e.startup,
+        total: startup + run + e.total,
+        rows,
+        width: e.width,
+    }
+}
+
 /// A Sort's estimate over input rows estimated as `e` (cost_sort in memory).
 fn sort_estimate(e: Estimate, s: &PlannerSettings) -> Estimate {
+    sort_estimate_bounded(e, None, s)
+}
+
+/// cost_sort in memory: a quicksort of every row, or a bounded heap when
+/// the parent reads at most `bound` rows and there are over twice that.
+fn sort_estimate_bounded(e: Estimate, bound: Option<f64>, s: &PlannerSettings) -> Estimate {
     let n = e.rows.max(2.0);
-    let startup = e.total
-        + 2.0 * s.cpu_operator_cost * n * n.log2()
-        + if s.enable_sort { 0.0 } else { DISABLE_COST };
+    let compare = 2.0 * s.cpu_operator_cost;
+    let sorting = match bound {
+        Some(b) if b > 0.0 && b < n && n > 2.0 * b => compare * n * (2.0 * b).log2(),
+        _ => compare * n * n.log2(),
+    };
+    let startup = e.total + sorting + if s.enable_sort { 0.0 } else { DISABLE_COST };
     Estimate {
         startup,
         total: startup + s.cpu_operator_cost * e.rows,
@@ -1096,6 +1154,7 @@ fn filter_estimate(
 pub fn partial_estimate(
     plan: &Plan,
     divisor: f64,
+    bound: Option<f64>,
     sizes: &dyn RelationSizes,
     s: &PlannerSettings,
 ) -> Estimate {
@@ -1107,7 +1166,7 @@ pub fn partial_estimate(
             ..
         } => parallel_seq_scan(table, sizes, qual, s, divisor),
         Plan::Filter { input, qual } => filter_estimate(
-            partial_estimate(input, divisor, sizes, s),
+            partial_estimate(input, divisor, None, sizes, s),
             input,
             qual,
             sizes,
@@ -1115,16 +1174,18 @@ pub fn partial_estimate(
         ),
         Plan::Project { input, exprs } => Estimate {
             width: project_width(exprs, input),
-            ..partial_estimate(input, divisor, sizes, s)
+            ..partial_estimate(input, divisor, None, sizes, s)
         },
-        Plan::Sort { input, .. } => sort_estimate(partial_estimate(input, divisor, sizes, s), s),
+        Plan::Sort { input, .. } => {
+            sort_estimate_bounded(partial_estimate(input, divisor, None, sizes, s), bound, s)
+        }
         Plan::Aggregate {
             input,
             keys,
             aggs,
             sets,
         } => aggregate_estimate(
-            partial_estimate(input, divisor, sizes, s),
+            partial_estimate(input, divisor, None, sizes, s),
             input,
             keys,
             aggs,

@@ -101,6 +101,9 @@ pub struct Explainer<'a> {
     /// (`cost::parallel_divisor`), so nodes below print one participant's
     /// estimate, as PostgreSQL prints partial paths.
     parallel: std::cell::Cell<Option<f64>>,
+    /// Below a LIMIT with a constant count: the rows a Sort there keeps
+    /// (PostgreSQL costs it as a bounded heap).
+    bound: std::cell::Cell<Option<f64>>,
     /// Extra indentation of a CTE's plan under its `CTE name` line.
     shift: usize,
     /// The statement's CTEs were printed (under its top node).
@@ -184,6 +187,7 @@ pub fn explain_json(
         lines: Vec::new(),
         worktables: Default::default(),
         parallel: Default::default(),
+        bound: Default::default(),
         shift: 0,
         ctes_printed: false,
     };
@@ -255,6 +259,7 @@ pub fn explain_plan(
         lines: Vec::new(),
         worktables: Default::default(),
         parallel: Default::default(),
+        bound: Default::default(),
         shift: 0,
         ctes_printed: false,
     };
@@ -283,6 +288,7 @@ pub fn qual_text(
         lines: Vec::new(),
         worktables: Default::default(),
         parallel: Default::default(),
+        bound: Default::default(),
         shift: 0,
         ctes_printed: true,
     };
@@ -388,8 +394,12 @@ struct Detail(String, String);
 impl Explainer<'_> {
     /// `p`'s estimate, a working table being read inside its recursive term.
     fn estimate(&self, p: &Plan) -> Estimate {
+        let bound = self.bound.get();
         if let Some(divisor) = self.parallel.get() {
-            return super::cost::partial_estimate(p, divisor, self.sizes, self.settings);
+            return super::cost::partial_estimate(p, divisor, bound, self.sizes, self.settings);
+        }
+        if bound.is_some() && self.worktables.borrow().is_empty() {
+            return super::cost::estimate_bounded(p, bound, self.sizes, self.settings);
         }
         let tables = self.worktables.borrow();
         if tables.is_empty() {
@@ -413,16 +423,28 @@ impl Explainer<'_> {
         true
     }
 
-    /// Before printing a Gather's input: the nodes below estimate as one
-    /// participant. Returns the setting to restore after them.
-    fn enter_gather(&self, p: &Plan) -> Option<f64> {
-        let outside = self.parallel.get();
+    /// Before printing `p`'s inputs: below a Gather they estimate as one
+    /// participant; below a LIMIT a Sort (through a Gather Merge) is
+    /// bounded. Returns the settings to restore after them (`leave`).
+    fn enter_gather(&self, p: &Plan) -> (Option<f64>, Option<f64>) {
+        let outside = (self.parallel.get(), self.bound.get());
         if let Plan::Gather { workers, .. } = p {
             let leader = self.settings.parallel_leader_participation;
             let divisor = super::cost::parallel_divisor(*workers, leader);
             self.parallel.set(Some(divisor));
         }
+        self.bound.set(match p {
+            Plan::Limit { limit, offset, .. } => super::cost::limit_bound(limit, offset),
+            Plan::Gather { .. } => outside.1,
+            _ => None,
+        });
         outside
+    }
+
+    /// Restores what `enter_gather` changed.
+    fn leave(&self, outside: (Option<f64>, Option<f64>)) {
+        self.parallel.set(outside.0);
+        self.bound.set(outside.1);
     }
 
     fn indent(&self, depth: usize) -> String {
@@ -493,7 +515,7 @@ impl Explainer<'_> {
         if in_recursion {
             self.worktables.borrow_mut().pop();
         }
-        self.parallel.set(outside_gather);
+        self.leave(outside_gather);
     }
 
     /// The `CTE name` blocks of the CTEs computed apart (as PostgreSQL

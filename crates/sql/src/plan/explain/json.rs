@@ -124,7 +124,11 @@ fn kb(s: &str) -> String {
 fn exec_detail(name: &str, value: &str, out: &mut Vec<(String, J)>) {
     let parts: Vec<&str> = value.split("  ").collect();
     match name {
-        "Workers Launched" => out.push((name.into(), J::Raw(value.into()))),
+        // show_gather's order: Planned, Launched, then Single Copy.
+        "Workers Launched" => {
+            out.push((name.into(), J::Raw(value.into())));
+            out.push(("Single Copy".into(), J::Raw("false".into())));
+        }
         "Sort Method" => {
             out.push(("Sort Method".into(), J::Str(parts[0].into())));
             if let Some((ty, used)) = parts.get(1).and_then(|p| p.split_once(':')) {
@@ -331,7 +335,12 @@ impl Explainer<'_> {
         let lists = self.key_lists(p);
         let details = self.grouping_sets(p, details, &mut f);
         for Detail(k, v) in details {
-            if k.starts_with("Rows Removed") || k == "Heap Fetches" || k.starts_with("Workers ") {
+            if k == "Workers Planned" {
+                f.push((k, J::Raw(v)));
+                if self.stat(p).is_none() {
+                    f.push(("Single Copy".into(), raw(false)));
+                }
+            } else if k.starts_with("Rows Removed") || k == "Heap Fetches" {
                 f.push((k, J::Raw(v)));
             } else if let Some(names) = lists.iter().find(|(n, _)| *n == k).map(|(_, l)| l.clone())
             {
@@ -409,7 +418,7 @@ impl Explainer<'_> {
         if in_recursion {
             self.worktables.borrow_mut().pop();
         }
-        self.parallel.set(outside_gather);
+        self.leave(outside_gather);
         if !plans.is_empty() {
             f.push(("Plans".into(), J::List(plans)));
         }
