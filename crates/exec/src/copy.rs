@@ -576,6 +576,7 @@ impl<'t> CopyLoader<'t> {
             return Ok(());
         }
         env.check_cancel()?;
+        env.predicate_write(self.target.table.locator(), None)?;
         heap::insert_batch(
             env.pool,
             env.tm,

@@ -167,6 +167,7 @@ pub fn delete_join(
             return Ok(());
         };
         loop {
+            env.predicate_write(rel, Some(tid))?;
             let (pool, cid, tm) = (env.pool, env.cid, env.tm);
             let who = env.requester();
             let hooks = &mut *env.hooks;

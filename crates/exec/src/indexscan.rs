@@ -175,6 +175,10 @@ pub(crate) struct IndexTids {
 
 impl IndexTids {
     pub fn new(table: &Table, path: &IndexPath, env: &mut ExecEnv) -> PgResult<IndexTids> {
+        // SERIALIZABLE: the scan reads the key ranges, gaps included; with
+        // no B-tree page locks yet, the table's relation SIREAD lock covers
+        // them (coarser than PostgreSQL, never missing a conflict).
+        heap::predicate_lock_relation(env.snapshot, env.tm, table.locator())?;
         let desc = path.index.desc(table);
         let ranges = ranges(path, &desc, env)?.into();
         Ok(IndexTids {

@@ -241,6 +241,25 @@ pub struct Instrumentation {
 }
 
 impl ExecEnv<'_> {
+    /// SERIALIZABLE: before a write to `rel` (at `tid` for an update or a
+    /// delete, None for an insert), every concurrent serializable reader
+    /// whose SIREAD lock covers it gets an rw-antidependency to this
+    /// transaction, and a dangerous structure fails it (`txn::ssi`).
+    /// Nothing for other isolation levels.
+    pub(crate) fn predicate_write(
+        &self,
+        rel: common::RelFileLocator,
+        tid: Option<access::heap::Tid>,
+    ) -> PgResult<()> {
+        if let Some(sx) = &self.snapshot.ssi {
+            let at = tid.map(|t| (t.block, t.offset));
+            self.tm
+                .predicate()
+                .conflict_in(sx, rel.db_oid, rel.rel_number, at)?;
+        }
+        Ok(())
+    }
+
     /// Sets a detail line of node `key` (`Sort Method`, ...) when running
     /// under EXPLAIN ANALYZE; `inner` puts it under the node's Hash line.
     pub(crate) fn node_detail(&mut self, key: usize, inner: bool, name: &str, value: String) {

@@ -204,6 +204,7 @@ impl TableWriter {
         target: &mut heap::InsertTarget,
     ) -> PgResult<heap::ModifyResult> {
         self.check_row(new, env)?;
+        env.predicate_write(self.table.locator(), Some(tid))?;
         let (keep, gone) = self.toasted_in_version(env, tid, Some((old, new)))?;
         let written = self.form(env, new, &keep, buf)?;
         let hot_allowed = self.hot_allowed(old, new);

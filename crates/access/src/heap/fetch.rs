@@ -118,6 +118,7 @@ pub fn fetch_visible<R>(
     tm: &TransactionManager,
     f: impl FnOnce(Tid, &[u8]) -> R,
 ) -> PgResult<Option<R>> {
+    super::predicate_lock_relation(snapshot, tm, rel)?;
     let mut f = Some(f);
     with_chain(pool, rel, tid, |off, t| {
         let visible = snapshot.tuple_visible(

@@ -378,6 +378,24 @@ pub struct HeapScan {
     /// The pruning horizon, taken at the first page (an older horizon is
     /// only more careful).
     horizon: Option<Xid>,
+    /// A SERIALIZABLE scan's relation SIREAD lock is taken.
+    predicate_locked: bool,
+}
+
+/// Under SERIALIZABLE, takes `snapshot`'s transaction's SIREAD lock on the
+/// relation `rel` (PostgreSQL's PredicateLockRelation): a sequential scan
+/// reads every row and every gap; an index scan does too for now (no
+/// B-tree page locks yet). Fails if the transaction was marked to fail.
+pub fn predicate_lock_relation(
+    snapshot: &Snapshot,
+    tm: &TransactionManager,
+    rel: RelFileLocator,
+) -> PgResult<()> {
+    if let Some(sx) = &snapshot.ssi {
+        tm.predicate()
+            .lock_relation(sx, rel.db_oid, rel.rel_number)?;
+    }
+    Ok(())
 }
 
 impl HeapScan {
@@ -393,6 +411,7 @@ impl HeapScan {
             nblocks,
             rel,
             horizon: None,
+            predicate_locked: false,
         })
     }
 
@@ -408,6 +427,10 @@ impl HeapScan {
         tm: &TransactionManager,
         mut f: impl FnMut(Tid, &[u8]) -> PgResult<()>,
     ) -> PgResult<bool> {
+        if !self.predicate_locked {
+            predicate_lock_relation(snapshot, tm, self.rel)?;
+            self.predicate_locked = true;
+        }
         let Some(buf) = self.stream.next_buffer()? else {
             return Ok(false);
         };

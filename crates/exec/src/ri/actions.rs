@@ -249,6 +249,7 @@ fn delete_referencing(
         mut tid, mut row, ..
     } = r;
     loop {
+        env.predicate_write(rel, Some(tid))?;
         let (pool, cid, tm) = (env.pool, env.cid, env.tm);
         let who = env.requester();
         let hooks = &mut *env.hooks;
