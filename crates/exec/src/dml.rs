@@ -167,8 +167,8 @@ pub fn insert(
         while let Some(row) = op.next(env)? {
             writer.check_row(&row, env)?;
             writer.form(env, &row, &[], &mut buf)?;
-            env.predicate_write(table.locator(), None)?;
             let tid = heap::insert(env.pool, env.tm, table.locator(), &mut buf, &mut target)?;
+            env.predicate_write(table.locator(), None)?;
             writer.inserted(env, &row, tid, &mut queue)?;
             n += 1;
             if n.is_multiple_of(4096) {
@@ -430,7 +430,6 @@ pub fn delete(
     let writer = TableWriter::new(env, table)?;
     let mut queue = RiQueue::default();
     let r = for_each_match(table, qual, index, env, |mut tid, mut row, env| loop {
-        env.predicate_write(rel, Some(tid))?;
         let (pool, cid, tm) = (env.pool, env.cid, env.tm);
         let who = env.requester();
         let hooks = &mut *env.hooks;
@@ -438,6 +437,7 @@ pub fn delete(
             hooks.wait_for_transaction(x)
         })
         .map_err(|e| wait_error(env, e))?;
+        env.predicate_write(rel, Some(tid))?;
         match r {
             ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
                 n += 1;

@@ -167,7 +167,6 @@ pub fn delete_join(
             return Ok(());
         };
         loop {
-            env.predicate_write(rel, Some(tid))?;
             let (pool, cid, tm) = (env.pool, env.cid, env.tm);
             let who = env.requester();
             let hooks = &mut *env.hooks;
@@ -175,6 +174,7 @@ pub fn delete_join(
                 hooks.wait_for_transaction(x)
             })
             .map_err(|e| wait_error(env, e))?;
+            env.predicate_write(rel, Some(tid))?;
             match r {
                 ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
                     n += 1;

@@ -204,7 +204,6 @@ impl TableWriter {
         target: &mut heap::InsertTarget,
     ) -> PgResult<heap::ModifyResult> {
         self.check_row(new, env)?;
-        env.predicate_write(self.table.locator(), Some(tid))?;
         let (keep, gone) = self.toasted_in_version(env, tid, Some((old, new)))?;
         let written = self.form(env, new, &keep, buf)?;
         let hot_allowed = self.hot_allowed(old, new);
@@ -226,6 +225,7 @@ impl TableWriter {
             &mut |x| hooks.wait_for_transaction(x),
         )
         .map_err(|e| crate::dml::wait_error(env, e))?;
+        env.predicate_write(self.table.locator(), Some(tid))?;
         match r {
             heap::ModifyResult::Done(_) | heap::ModifyResult::HeapOnly(_) => {
                 self.delete_values(env, &gone)?

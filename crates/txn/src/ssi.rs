@@ -12,18 +12,19 @@
 //! (READ COMMITTED, REPEATABLE READ, a safe read-only snapshot) skips it.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
 
 use common::{Oid, PgError, SqlState, Xid};
 use parking_lot::Mutex;
 
 use crate::snapshot::SnapshotData;
 
-/// What a SIREAD lock covers. Reads take relation-granularity locks (a
-/// sequential scan as in PostgreSQL; an index scan too, until B-tree leaf
-/// pages are locked), and writers check every granularity that covers the
-/// version they change.
+/// What a SIREAD lock covers: a sequential scan locks the relation, an
+/// index scan the B-tree leaf pages it reads (so the gaps between keys are
+/// covered) and the heap tuples it fetches; tuple locks are promoted to a
+/// page lock and page or tuple locks to a relation lock past the limits
+/// (`Limits`). Writers check every granularity that covers what they change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PredicateTarget {
     Relation { db: Oid, rel: Oid },
@@ -32,6 +33,27 @@ pub enum PredicateTarget {
 }
 
 impl PredicateTarget {
+    /// The database and relation it is in.
+    pub fn relation(&self) -> (Oid, Oid) {
+        match *self {
+            PredicateTarget::Relation { db, rel }
+            | PredicateTarget::Page { db, rel, .. }
+            | PredicateTarget::Tuple { db, rel, .. } => (db, rel),
+        }
+    }
+
+    /// Whether `coarse` covers this (strictly finer) target.
+    fn covered_by(&self, coarse: &PredicateTarget) -> bool {
+        match (*self, *coarse) {
+            (PredicateTarget::Relation { .. }, _) => false,
+            (t, PredicateTarget::Relation { db, rel }) => t.relation() == (db, rel),
+            (PredicateTarget::Tuple { db, rel, block, .. }, PredicateTarget::Page { .. }) => {
+                *coarse == PredicateTarget::Page { db, rel, block }
+            }
+            _ => false,
+        }
+    }
+
     /// pg_locks' locktype.
     pub fn locktype(&self) -> &'static str {
         match self {
@@ -81,13 +103,57 @@ pub struct SerXact {
     doomed: AtomicBool,
     /// Relations this transaction already holds a relation SIREAD lock on:
     /// a scan asks here before taking the SSI mutex. Only the owning
-    /// session touches it.
+    /// session touches it, and the SSI code under the SSI mutex.
     locked: Mutex<Vec<(Oid, Oid)>>,
+    manager: PredicateLockManager,
 }
 
 impl SerXact {
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// The manager the transaction is registered with.
+    pub fn manager(&self) -> &PredicateLockManager {
+        &self.manager
+    }
+
+    fn holds_relation(&self, db: Oid, rel: Oid) -> bool {
+        self.locked.lock().contains(&(db, rel))
+    }
+}
+
+/// Promotion limits (PostgreSQL's max_pred_locks_per_relation and
+/// max_pred_locks_per_page; max_pred_locks_per_transaction sizes the
+/// default of the former).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// More tuple locks than this on one page become a page lock.
+    pub per_page: u32,
+    /// More page and tuple locks than this in one relation become a
+    /// relation lock.
+    pub per_relation: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits::from_settings(64, -2, 2)
+    }
+}
+
+impl Limits {
+    /// From the three settings as PostgreSQL reads them: a negative
+    /// per-relation value `-n` means max_pred_locks_per_transaction / n.
+    pub fn from_settings(per_transaction: i32, per_relation: i32, per_page: i32) -> Limits {
+        let per_relation = if per_relation < 0 {
+            per_transaction / -per_relation
+        } else {
+            per_relation
+        };
+        Limits {
+            per_page: per_page.max(0) as u32,
+            per_relation: per_relation.max(0) as u32,
+        }
     }
 }
 
@@ -96,7 +162,7 @@ impl SerXact {
 #[derive(Debug, Default)]
 struct Sxact {
     /// The session's handle (its `doomed` flag is set with ours).
-    handle: Option<Arc<SerXact>>,
+    handle: Weak<SerXact>,
     pid: i32,
     /// Its xids (top-level and sub-transactions) registered so far.
     xids: Vec<Xid>,
@@ -125,6 +191,10 @@ struct Sxact {
     summary_out: Option<u64>,
     /// SIREAD locks it holds.
     locks: HashSet<PredicateTarget>,
+    /// Tuple locks per heap page and page-or-tuple locks per relation
+    /// (promotion).
+    per_page: HashMap<(Oid, Oid, u32), u32>,
+    per_relation: HashMap<(Oid, Oid), u32>,
 }
 
 impl Sxact {
@@ -147,10 +217,29 @@ struct SsiState {
     active_rw: usize,
 }
 
-/// The SSI state of the server (`TransactionManager::predicate`).
-#[derive(Default)]
+/// The SSI state of the server (`TransactionManager::predicate`); a
+/// cheap handle on it (each `SerXact` keeps one).
+#[derive(Default, Clone)]
 pub struct PredicateLockManager {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for PredicateLockManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PredicateLockManager")
+    }
+}
+
+#[derive(Default)]
+struct Shared {
     state: Mutex<SsiState>,
+    /// How many serializable transactions the state holds, stored under
+    /// the mutex. Relaxed: B-tree page splits read it while holding the
+    /// split pages' exclusive locks; a SIREAD page lock is taken under the
+    /// page's share lock, so the buffer lock orders its store before the
+    /// splitter's load.
+    registered: AtomicUsize,
+    limits: Mutex<Limits>,
 }
 
 /// A SIREAD lock for pg_locks.
@@ -174,7 +263,7 @@ impl PredicateLockManager {
         read_only: bool,
         take_snapshot: impl FnOnce() -> Arc<SnapshotData>,
     ) -> (Arc<SnapshotData>, Option<Arc<SerXact>>) {
-        let mut st = self.state.lock();
+        let mut st = self.shared.state.lock();
         let snap_seq = st.seq;
         let data = take_snapshot();
         if read_only && st.active_rw == 0 {
@@ -190,30 +279,39 @@ impl PredicateLockManager {
             id,
             doomed: AtomicBool::new(false),
             locked: Mutex::new(Vec::new()),
+            manager: self.clone(),
         });
         st.xacts.insert(
             id,
             Sxact {
-                handle: Some(sx.clone()),
+                handle: Arc::downgrade(&sx),
                 pid,
                 read_only,
                 snap_seq,
                 ..Default::default()
             },
         );
+        self.shared
+            .registered
+            .store(st.xacts.len(), Ordering::Relaxed);
         (data, Some(sx))
+    }
+
+    /// Sets the promotion limits (from the settings, at start and reload).
+    pub fn set_limits(&self, limits: Limits) {
+        *self.shared.limits.lock() = limits;
     }
 
     /// Whether a READ ONLY DEFERRABLE transaction may start now with a safe
     /// snapshot: no read-write serializable transaction is running.
     pub fn no_read_write_running(&self) -> bool {
-        self.state.lock().active_rw == 0
+        self.shared.state.lock().active_rw == 0
     }
 
     /// Records that `sx` writes under `xids` (its top-level xid and
     /// sub-transaction xids, as they are assigned).
     pub fn register_xids(&self, sx: &SerXact, xids: &[Xid]) {
-        let mut st = self.state.lock();
+        let mut st = self.shared.state.lock();
         for &x in xids {
             if x == 0 || st.by_xid.contains_key(&x) {
                 continue;
@@ -231,7 +329,7 @@ impl PredicateLockManager {
         // Relaxed: a fast path; a mark set meanwhile is seen at the next
         // check or, at the latest, by the commit test under the mutex.
         if !sx.doomed.load(Ordering::Relaxed) {
-            let st = self.state.lock();
+            let st = self.shared.state.lock();
             if let Some(reason) = st.xacts.get(&sx.id).and_then(|s| s.pending.clone()) {
                 return Err(SsiError::Conflict { reason });
             }
@@ -243,53 +341,142 @@ impl PredicateLockManager {
     /// Takes a relation SIREAD lock for `sx` (a scan of the relation).
     pub fn lock_relation(&self, sx: &SerXact, db: Oid, rel: Oid) -> Result<(), SsiError> {
         self.check(sx, "conflict out checking")?;
-        {
-            let mut locked = sx.locked.lock();
-            if locked.contains(&(db, rel)) {
-                return Ok(());
-            }
-            locked.push((db, rel));
-        }
-        let target = PredicateTarget::Relation { db, rel };
-        let mut st = self.state.lock();
-        let Some(s) = st.xacts.get_mut(&sx.id) else {
-            return Ok(());
-        };
-        if s.locks.insert(target) {
-            st.targets.entry(target).or_default().push(sx.id);
-        }
+        self.lock(sx, PredicateTarget::Relation { db, rel });
         Ok(())
     }
 
-    /// A write by `sx` to `rel` (at `tid` for an update or delete, None
-    /// for an insert): every concurrent serializable transaction holding a
-    /// SIREAD lock that covers it gets an rw-antidependency to `sx`
-    /// (PostgreSQL's CheckForSerializableConflictIn).
-    pub fn conflict_in(
-        &self,
-        sx: &SerXact,
-        db: Oid,
-        rel: Oid,
-        tid: Option<(u32, u16)>,
-    ) -> Result<(), SsiError> {
-        self.check(sx, "conflict in checking")?;
-        let mut targets = vec![PredicateTarget::Relation { db, rel }];
-        if let Some((block, offset)) = tid {
-            targets.push(PredicateTarget::Page { db, rel, block });
-            targets.push(PredicateTarget::Tuple {
-                db,
-                rel,
-                block,
-                offset,
-            });
+    /// Takes the SIREAD lock `target` for `sx`, unless a coarser one it
+    /// holds covers it; promotes past the limits (PostgreSQL's
+    /// PredicateLockAcquire with CheckAndPromotePredicateLockRequest). A
+    /// B-tree leaf page is locked under the page's share lock, a heap
+    /// tuple under its page's share lock: a writer checks after changing
+    /// the page, so either it finds the lock or the reader saw its change.
+    pub fn lock(&self, sx: &SerXact, target: PredicateTarget) {
+        let (db, rel) = target.relation();
+        if sx.holds_relation(db, rel) {
+            return;
         }
-        let mut st = self.state.lock();
+        let limits = *self.shared.limits.lock();
+        let mut st = self.shared.state.lock();
+        let Some(x) = st.xacts.get_mut(&sx.id) else {
+            return;
+        };
+        if x.locks.contains(&target) {
+            return;
+        }
+        let mut grant = vec![target];
+        let mut drop_finer: Option<PredicateTarget> = None;
+        match target {
+            PredicateTarget::Tuple { block, .. } => {
+                let page = PredicateTarget::Page { db, rel, block };
+                if x.locks.contains(&page) {
+                    return;
+                }
+                let n = x.per_page.entry((db, rel, block)).or_insert(0);
+                *n += 1;
+                if *n > limits.per_page {
+                    grant = vec![page];
+                    drop_finer = Some(page);
+                }
+            }
+            PredicateTarget::Page { .. } => {}
+            PredicateTarget::Relation { .. } => drop_finer = Some(target),
+        }
+        if let Some(PredicateTarget::Page { .. }) | None = drop_finer {
+            let n = x.per_relation.entry((db, rel)).or_insert(0);
+            *n += 1;
+            if *n > limits.per_relation {
+                let whole = PredicateTarget::Relation { db, rel };
+                grant = vec![whole];
+                drop_finer = Some(whole);
+            }
+        }
+        let mut released = Vec::new();
+        if let Some(coarse) = drop_finer {
+            x.locks.retain(|t| {
+                let covered = t.covered_by(&coarse);
+                if covered {
+                    released.push(*t);
+                }
+                !covered
+            });
+            if let PredicateTarget::Relation { .. } = coarse {
+                x.per_page.retain(|&(d, r, _), _| (d, r) != (db, rel));
+                x.per_relation.remove(&(db, rel));
+                sx.locked.lock().push((db, rel));
+            } else if let PredicateTarget::Page { block, .. } = coarse {
+                x.per_page.remove(&(db, rel, block));
+            }
+        }
+        for g in &grant {
+            x.locks.insert(*g);
+        }
+        for t in released {
+            unhold(&mut st, sx.id, t);
+        }
+        for g in grant {
+            st.targets.entry(g).or_default().push(sx.id);
+        }
+    }
+
+    /// A B-tree leaf `left` of index `rel` split, moving keys to the new
+    /// page `right`: whoever holds a SIREAD lock on `left` gets one on
+    /// `right` too (PostgreSQL's PredicateLockPageSplit). Called with both
+    /// pages exclusively locked.
+    pub fn page_split(&self, db: Oid, rel: Oid, left: u32, right: u32) {
+        self.copy_page_locks(db, rel, left, right, false);
+    }
+
+    /// VACUUM unlinked the empty leaf `gone`; its key range joins `into`
+    /// (PostgreSQL's PredicateLockPageCombine).
+    pub fn page_combine(&self, db: Oid, rel: Oid, gone: u32, into: u32) {
+        self.copy_page_locks(db, rel, gone, into, true);
+    }
+
+    fn copy_page_locks(&self, db: Oid, rel: Oid, from: u32, to: u32, remove_from: bool) {
+        // Relaxed: see `Shared::registered`.
+        if self.shared.registered.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let mut st = self.shared.state.lock();
+        let from_t = PredicateTarget::Page {
+            db,
+            rel,
+            block: from,
+        };
+        let to_t = PredicateTarget::Page { db, rel, block: to };
+        let holders = match remove_from {
+            true => st.targets.remove(&from_t).unwrap_or_default(),
+            false => st.targets.get(&from_t).cloned().unwrap_or_default(),
+        };
+        for h in holders {
+            let Some(x) = st.xacts.get_mut(&h) else {
+                continue;
+            };
+            if remove_from {
+                x.locks.remove(&from_t);
+            }
+            if x.locks.insert(to_t) {
+                st.targets.entry(to_t).or_default().push(h);
+            }
+        }
+    }
+
+    /// A write by `sx` covered by `targets` (a heap tuple with its page
+    /// and relation, a relation for a heap insert, a B-tree leaf page with
+    /// its index): every concurrent serializable transaction holding one of
+    /// those SIREAD locks gets an rw-antidependency to `sx` (PostgreSQL's
+    /// CheckForSerializableConflictIn). Called after the change is made, so
+    /// a reader either locked first or sees the change.
+    pub fn conflict_in(&self, sx: &SerXact, targets: &[PredicateTarget]) -> Result<(), SsiError> {
+        self.check(sx, "conflict in checking")?;
+        let mut st = self.shared.state.lock();
         let Some(me) = st.xacts.get(&sx.id) else {
             return Ok(());
         };
         let my_snap = me.snap_seq;
         let mut readers: Vec<u64> = Vec::new();
-        for t in &targets {
+        for t in targets {
             for &h in st.targets.get(t).into_iter().flatten() {
                 if h == sx.id || readers.contains(&h) {
                     continue;
@@ -316,7 +503,7 @@ impl PredicateLockManager {
     /// writer is serializable (PostgreSQL's CheckForSerializableConflictOut).
     /// A reason to fail is kept for `check` (a read cannot fail here).
     pub fn conflict_out(&self, sx: &SerXact, writer_xid: Xid) {
-        let mut st = self.state.lock();
+        let mut st = self.shared.state.lock();
         let Some(&w) = st.by_xid.get(&writer_xid) else {
             return;
         };
@@ -345,7 +532,7 @@ impl PredicateLockManager {
     /// read-write T ->rw T0, since sx is about to commit first; then marks
     /// sx prepared (it can no longer be doomed).
     pub fn pre_commit(&self, sx: &SerXact) -> Result<(), SsiError> {
-        let mut st = self.state.lock();
+        let mut st = self.shared.state.lock();
         let Some(me) = st.xacts.get(&sx.id) else {
             return Ok(());
         };
@@ -395,7 +582,7 @@ impl PredicateLockManager {
     /// serializable transaction overlaps is forgotten, its conflicts kept
     /// as summaries on the transactions they link it to.
     pub fn release(&self, sx: &SerXact, committed: bool) {
-        let mut st = self.state.lock();
+        let mut st = self.shared.state.lock();
         let Some(me) = st.xacts.get_mut(&sx.id) else {
             return;
         };
@@ -415,11 +602,19 @@ impl PredicateLockManager {
             st.active_rw -= 1;
         }
         forget_old_committed(&mut st);
+        self.shared
+            .registered
+            .store(st.xacts.len(), Ordering::Relaxed);
     }
 
     /// Every SIREAD lock held, for pg_locks.
     pub fn locks(&self) -> Vec<SireadLock> {
-        let st = self.state.lock();
+        // Relaxed: see `Shared::registered`; pg_locks may miss a lock
+        // taken meanwhile as it may miss any.
+        if self.shared.registered.load(Ordering::Relaxed) == 0 {
+            return Vec::new();
+        }
+        let st = self.shared.state.lock();
         let mut out = Vec::new();
         for (target, holders) in &st.targets {
             for h in holders {
@@ -439,7 +634,7 @@ impl PredicateLockManager {
     /// How many serializable transactions (running or kept after commit)
     /// and SIREAD locks the state holds (tests of the bounds).
     pub fn counts(&self) -> (usize, usize) {
-        let st = self.state.lock();
+        let st = self.shared.state.lock();
         let locks = st.targets.values().map(Vec::len).sum();
         (st.xacts.len(), locks)
     }
@@ -448,7 +643,7 @@ impl PredicateLockManager {
 fn doom(st: &mut SsiState, id: u64) {
     if let Some(x) = st.xacts.get_mut(&id) {
         x.doomed = true;
-        if let Some(h) = &x.handle {
+        if let Some(h) = x.handle.upgrade() {
             // Relaxed: see `SerXact::doomed`.
             h.doomed.store(true, Ordering::Relaxed);
         }
@@ -513,6 +708,16 @@ fn flag_rw_conflict(st: &mut SsiState, reader: u64, writer: u64, me: u64) -> Res
     Ok(())
 }
 
+/// Takes `id` off the holders of `t`.
+fn unhold(st: &mut SsiState, id: u64, t: PredicateTarget) {
+    if let Some(h) = st.targets.get_mut(&t) {
+        h.retain(|&o| o != id);
+        if h.is_empty() {
+            st.targets.remove(&t);
+        }
+    }
+}
+
 /// Drops `id` with its locks; its conflicts go, or (`summarise`, for a
 /// committed transaction) stay as summaries on the other ends.
 fn remove(st: &mut SsiState, id: u64, summarise: bool) {
@@ -520,12 +725,7 @@ fn remove(st: &mut SsiState, id: u64, summarise: bool) {
         return;
     };
     for t in &x.locks {
-        if let Some(h) = st.targets.get_mut(t) {
-            h.retain(|&o| o != id);
-            if h.is_empty() {
-                st.targets.remove(t);
-            }
-        }
+        unhold(st, id, *t);
     }
     for xid in &x.xids {
         st.by_xid.remove(xid);

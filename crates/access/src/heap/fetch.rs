@@ -118,7 +118,6 @@ pub fn fetch_visible<R>(
     tm: &TransactionManager,
     f: impl FnOnce(Tid, &[u8]) -> R,
 ) -> PgResult<Option<R>> {
-    super::predicate_lock_relation(snapshot, tm, rel)?;
     let mut f = Some(f);
     with_chain(pool, rel, tid, |off, t| {
         let visible = snapshot.tuple_visible(
@@ -128,6 +127,11 @@ pub fn fetch_visible<R>(
             tuple::cmax(t),
             tm,
         );
+        if visible {
+            // SERIALIZABLE: the version read is SIREAD-locked under its
+            // page's share lock (`txn::ssi::PredicateLockManager::lock`).
+            super::predicate_lock_tuple(snapshot, rel, tid.block, off);
+        }
         let f = if visible { f.take() } else { None };
         f.map(|f| {
             f(

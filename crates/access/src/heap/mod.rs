@@ -384,8 +384,8 @@ pub struct HeapScan {
 
 /// Under SERIALIZABLE, takes `snapshot`'s transaction's SIREAD lock on the
 /// relation `rel` (PostgreSQL's PredicateLockRelation): a sequential scan
-/// reads every row and every gap; an index scan does too for now (no
-/// B-tree page locks yet). Fails if the transaction was marked to fail.
+/// reads every row and every gap. Fails if the transaction was marked to
+/// fail.
 pub fn predicate_lock_relation(
     snapshot: &Snapshot,
     tm: &TransactionManager,
@@ -396,6 +396,20 @@ pub fn predicate_lock_relation(
             .lock_relation(sx, rel.db_oid, rel.rel_number)?;
     }
     Ok(())
+}
+
+/// Under SERIALIZABLE, SIREAD-locks the version at (`block`, `offset`) of
+/// `rel` that `snapshot` read (PostgreSQL's PredicateLockTID).
+pub fn predicate_lock_tuple(snapshot: &Snapshot, rel: RelFileLocator, block: u32, offset: u16) {
+    if let Some(sx) = &snapshot.ssi {
+        let target = txn::ssi::PredicateTarget::Tuple {
+            db: rel.db_oid,
+            rel: rel.rel_number,
+            block,
+            offset,
+        };
+        sx.manager().lock(sx, target);
+    }
 }
 
 impl HeapScan {
