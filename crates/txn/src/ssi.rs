@@ -97,10 +97,11 @@ impl From<SsiError> for PgError {
 #[derive(Debug)]
 pub struct SerXact {
     id: u64,
-    /// Set (under the SSI mutex) when another transaction marks this one
-    /// to fail. Relaxed: only a fast check before the mutex is taken; the
-    /// commit-time test reads the flag under the mutex.
-    doomed: AtomicBool,
+    /// Set (under the SSI mutex) when the transaction must fail: another
+    /// marked it doomed, or one of its reads found a reason. Relaxed: only
+    /// a fast check before the mutex is taken; the commit-time test reads
+    /// the state under the mutex.
+    failing: AtomicBool,
     /// Relations this transaction already holds a relation SIREAD lock on:
     /// a scan asks here before taking the SSI mutex. Only the owning
     /// session touches it, and the SSI code under the SSI mutex.
@@ -277,7 +278,7 @@ impl PredicateLockManager {
         }
         let sx = Arc::new(SerXact {
             id,
-            doomed: AtomicBool::new(false),
+            failing: AtomicBool::new(false),
             locked: Mutex::new(Vec::new()),
             manager: self.clone(),
         });
@@ -328,14 +329,20 @@ impl PredicateLockManager {
     pub fn check(&self, sx: &SerXact, during: &str) -> Result<(), SsiError> {
         // Relaxed: a fast path; a mark set meanwhile is seen at the next
         // check or, at the latest, by the commit test under the mutex.
-        if !sx.doomed.load(Ordering::Relaxed) {
-            let st = self.shared.state.lock();
-            if let Some(reason) = st.xacts.get(&sx.id).and_then(|s| s.pending.clone()) {
-                return Err(SsiError::Conflict { reason });
-            }
+        if !sx.failing.load(Ordering::Relaxed) {
             return Ok(());
         }
-        Err(SsiError::pivot(during))
+        let st = self.shared.state.lock();
+        match st.xacts.get(&sx.id) {
+            Some(x) if x.doomed => Err(SsiError::pivot(during)),
+            Some(x) => match &x.pending {
+                Some(reason) => Err(SsiError::Conflict {
+                    reason: reason.clone(),
+                }),
+                None => Ok(()),
+            },
+            None => Ok(()),
+        }
     }
 
     /// Takes a relation SIREAD lock for `sx` (a scan of the relation).
@@ -523,6 +530,8 @@ impl PredicateLockManager {
             if let Some(me) = st.xacts.get_mut(&sx.id) {
                 me.pending.get_or_insert(reason);
             }
+            // Relaxed: see `SerXact::failing`.
+            sx.failing.store(true, Ordering::Relaxed);
         }
     }
 
@@ -645,7 +654,7 @@ fn doom(st: &mut SsiState, id: u64) {
         x.doomed = true;
         if let Some(h) = x.handle.upgrade() {
             // Relaxed: see `SerXact::doomed`.
-            h.doomed.store(true, Ordering::Relaxed);
+            h.failing.store(true, Ordering::Relaxed);
         }
     }
 }

@@ -143,6 +143,12 @@ pub fn fetch_visible<R>(
             )
         })
     })
+    .and_then(|found| {
+        if let Some(sx) = &snapshot.ssi {
+            sx.manager().check(sx, "conflict out checking")?;
+        }
+        Ok(found)
+    })
 }
 
 /// What one version is to a unique check (PostgreSQL's SnapshotDirty):

@@ -467,6 +467,11 @@ impl HeapScan {
         }
         let short = page::free_space(&pg) < prune::PRUNE_FREE_THRESHOLD;
         drop(pg);
+        if let Some(sx) = &snapshot.ssi {
+            // A reason to fail found on the page (a conflict out to a
+            // committing pivot), or a mark by another: fail now.
+            sx.manager().check(sx, "conflict out checking")?;
+        }
         if maybe_dead > 0 && short {
             let pruned = buf.try_write().and_then(|mut pg| {
                 let keep = prune::DeadPointers::Keep;
