@@ -27,9 +27,21 @@ use crate::snapshot::SnapshotData;
 /// (`Limits`). Writers check every granularity that covers what they change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PredicateTarget {
-    Relation { db: Oid, rel: Oid },
-    Page { db: Oid, rel: Oid, block: u32 },
-    Tuple { db: Oid, rel: Oid, block: u32, offset: u16 },
+    Relation {
+        db: Oid,
+        rel: Oid,
+    },
+    Page {
+        db: Oid,
+        rel: Oid,
+        block: u32,
+    },
+    Tuple {
+        db: Oid,
+        rel: Oid,
+        block: u32,
+        offset: u16,
+    },
 }
 
 impl PredicateTarget {
@@ -216,6 +228,8 @@ struct SsiState {
     active: usize,
     /// Of those, the ones not declared READ ONLY.
     active_rw: usize,
+    /// Backends waiting for a safe snapshot (READ ONLY DEFERRABLE).
+    safe_waiters: Vec<i32>,
 }
 
 /// The SSI state of the server (`TransactionManager::predicate`); a
@@ -303,10 +317,49 @@ impl PredicateLockManager {
         *self.shared.limits.lock() = limits;
     }
 
-    /// Whether a READ ONLY DEFERRABLE transaction may start now with a safe
-    /// snapshot: no read-write serializable transaction is running.
-    pub fn no_read_write_running(&self) -> bool {
-        self.shared.state.lock().active_rw == 0
+    /// Waits until a READ ONLY DEFERRABLE transaction may take a safe
+    /// snapshot: no read-write serializable transaction is running (every
+    /// snapshot taken then is safe). `check` runs between looks (cancel,
+    /// termination). While it waits, `safe_snapshot_blocking_pids` names
+    /// the transactions it waits for.
+    pub fn wait_for_safe_snapshot(
+        &self,
+        pid: i32,
+        mut check: impl FnMut() -> Result<(), PgError>,
+    ) -> Result<(), PgError> {
+        {
+            let mut st = self.shared.state.lock();
+            if st.active_rw == 0 {
+                return Ok(());
+            }
+            st.safe_waiters.push(pid);
+        }
+        let result = loop {
+            if let Err(e) = check() {
+                break Err(e);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            if self.shared.state.lock().active_rw == 0 {
+                break Ok(());
+            }
+        };
+        self.shared.state.lock().safe_waiters.retain(|&p| p != pid);
+        result
+    }
+
+    /// The backends whose read-write serializable transactions backend
+    /// `pid` waits for to end before it takes a safe snapshot (PostgreSQL's
+    /// GetSafeSnapshotBlockingPids); empty when it does not wait.
+    pub fn safe_snapshot_blocking_pids(&self, pid: i32) -> Vec<i32> {
+        let st = self.shared.state.lock();
+        if !st.safe_waiters.contains(&pid) {
+            return Vec::new();
+        }
+        st.xacts
+            .values()
+            .filter(|x| !x.read_only && !x.committed() && x.pid != pid)
+            .map(|x| x.pid)
+            .collect()
     }
 
     /// Records that `sx` writes under `xids` (its top-level xid and

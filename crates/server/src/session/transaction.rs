@@ -257,10 +257,7 @@ fn serializable_snapshot(
 ) -> PgResult<(Arc<SnapshotData>, Option<Arc<txn::ssi::SerXact>>)> {
     let ssi = tm.predicate();
     if read_only && deferrable {
-        while !ssi.no_read_write_running() {
-            interrupts.check()?;
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+        ssi.wait_for_safe_snapshot(proc.pid(), || interrupts.check())?;
     }
     Ok(ssi.register(proc.pid(), read_only, || tm.snapshot_data(Some(proc))))
 }
@@ -377,8 +374,13 @@ impl Session {
                     };
                     let read_only = flag("default_transaction_read_only");
                     let deferrable = flag("default_transaction_deferrable");
-                    let (data, sx) =
-                        serializable_snapshot(tm, &self.proc, read_only, deferrable, &self.interrupts)?;
+                    let (data, sx) = serializable_snapshot(
+                        tm,
+                        &self.proc,
+                        read_only,
+                        deferrable,
+                        &self.interrupts,
+                    )?;
                     if let Some(sx) = &sx {
                         tm.predicate().register_xids(sx, &[xid]);
                     }
