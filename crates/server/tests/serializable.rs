@@ -161,7 +161,7 @@ fn randomised_write_skew_and_transfers_stay_serializable() {
                 if i % 2 == 0 {
                     c.batch_execute("set enable_seqscan = off").unwrap();
                 }
-                let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (i as u64 + 1) * 0x1000_0001);
+                let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ ((i as u64 + 1) * 0x1000_0001));
                 for _ in 0..ROUNDS {
                     if let Err(e) = one_transaction(&mut c, &mut rng, &counts) {
                         assert_eq!(sqlstate(&e), "40001", "unexpected error: {e}");

@@ -30,6 +30,7 @@ use super::tuple::{self, compare_prefix, compare_search, SearchKey};
 use super::{IndexDesc, InsertOutcome, KeyHolder, UniqueCheck};
 use crate::heap::Tid;
 
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn insert(
     pool: &'static BufferPool,
     tm: &TransactionManager,
