@@ -832,3 +832,107 @@ fn forget_old_committed(st: &mut SsiState) {
         remove(st, id, true);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data() -> Arc<SnapshotData> {
+        Arc::new(SnapshotData {
+            xmin: 10,
+            xmax: 10,
+            running: Vec::new(),
+        })
+    }
+
+    fn begin(m: &PredicateLockManager, pid: i32) -> Arc<SerXact> {
+        m.register(pid, false, data)
+            .1
+            .expect("read-write is registered")
+    }
+
+    fn rel(r: Oid) -> PredicateTarget {
+        PredicateTarget::Relation { db: 1, rel: r }
+    }
+
+    #[test]
+    fn tuple_locks_promote_to_page_then_relation() {
+        let m = PredicateLockManager::default();
+        let a = begin(&m, 1);
+        for offset in 1..=3 {
+            m.lock(
+                &a,
+                PredicateTarget::Tuple {
+                    db: 1,
+                    rel: 5,
+                    block: 0,
+                    offset,
+                },
+            );
+        }
+        let kinds: Vec<_> = m.locks().iter().map(|l| l.target.locktype()).collect();
+        assert_eq!(kinds, ["page"]);
+        for block in 1..=40 {
+            m.lock(
+                &a,
+                PredicateTarget::Page {
+                    db: 1,
+                    rel: 5,
+                    block,
+                },
+            );
+        }
+        let locks = m.locks();
+        assert_eq!(locks.len(), 1);
+        assert_eq!(locks[0].target, rel(5));
+        m.release(&a, true);
+        assert_eq!(m.counts(), (0, 0));
+    }
+
+    #[test]
+    fn write_skew_dooms_the_pivot_and_the_first_committer_goes_on() {
+        let m = PredicateLockManager::default();
+        let (a, b) = (begin(&m, 1), begin(&m, 2));
+        m.lock_relation(&a, 1, 5).unwrap();
+        m.lock_relation(&b, 1, 5).unwrap();
+        m.conflict_in(&a, &[rel(5)]).unwrap();
+        m.conflict_in(&b, &[rel(5)]).unwrap();
+        m.pre_commit(&a).unwrap();
+        m.release(&a, true);
+        let e = m.pre_commit(&b).unwrap_err();
+        let SsiError::Conflict { reason } = e;
+        assert_eq!(
+            reason,
+            "Canceled on identification as a pivot, during commit attempt."
+        );
+        m.release(&b, false);
+        assert_eq!(m.counts(), (0, 0));
+    }
+
+    #[test]
+    fn committed_transactions_stay_while_an_overlapping_one_runs() {
+        let m = PredicateLockManager::default();
+        let (a, b) = (begin(&m, 1), begin(&m, 2));
+        m.lock_relation(&a, 1, 5).unwrap();
+        m.pre_commit(&a).unwrap();
+        m.release(&a, true);
+        // b's snapshot predates a's commit: a's lock still matters.
+        assert_eq!(m.counts(), (2, 1));
+        let c = begin(&m, 3);
+        m.pre_commit(&b).unwrap();
+        m.release(&b, true);
+        // c began after a committed, before b did: a is forgotten.
+        assert_eq!(m.counts(), (2, 0));
+        m.release(&c, false);
+        assert_eq!(m.counts(), (0, 0));
+    }
+
+    #[test]
+    fn read_only_without_read_write_ones_needs_no_ssi() {
+        let m = PredicateLockManager::default();
+        assert!(m.register(1, true, data).1.is_none());
+        let w = begin(&m, 2);
+        assert!(m.register(3, true, data).1.is_some());
+        m.release(&w, false);
+    }
+}
