@@ -583,6 +583,7 @@ impl<'t> CopyLoader<'t> {
             &mut self.batch,
             &mut self.insert_target,
         )?;
+        env.predicate_write(self.target.table.locator(), None)?;
         // Each tuple's ctid now says where it went.
         for (t, row) in self.batch.iter().zip(&self.batch_rows) {
             let (block, offset) = tuple::ctid(t);

@@ -168,6 +168,7 @@ pub fn insert(
             writer.check_row(&row, env)?;
             writer.form(env, &row, &[], &mut buf)?;
             let tid = heap::insert(env.pool, env.tm, table.locator(), &mut buf, &mut target)?;
+            env.predicate_write(table.locator(), None)?;
             writer.inserted(env, &row, tid, &mut queue)?;
             n += 1;
             if n.is_multiple_of(4096) {
@@ -436,6 +437,7 @@ pub fn delete(
             hooks.wait_for_transaction(x)
         })
         .map_err(|e| wait_error(env, e))?;
+        env.predicate_write(rel, Some(tid))?;
         match r {
             ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
                 n += 1;

@@ -174,6 +174,7 @@ pub fn delete_join(
                 hooks.wait_for_transaction(x)
             })
             .map_err(|e| wait_error(env, e))?;
+            env.predicate_write(rel, Some(tid))?;
             match r {
                 ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
                     n += 1;

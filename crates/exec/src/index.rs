@@ -196,15 +196,17 @@ fn insert_entry_unnamed(
 ) -> PgResult<InsertOutcome> {
     let (pool, tm) = (env.pool, env.tm);
     let rel = table.locator();
-    if !t.index.unique {
-        return btree::insert(pool, tm, t.index.locator(), &t.desc, key, tid, None);
-    }
     // The snapshot is borrowed for the statement, not from `env`.
     let snapshot = env.snapshot;
+    let ssi = snapshot.ssi.as_deref();
+    if !t.index.unique {
+        let index = t.index.locator();
+        return btree::insert_serializable(pool, tm, index, &t.desc, key, tid, None, ssi);
+    }
     let mut holder = |other: Tid| access::heap::key_holder(pool, tm, rel, other, &snapshot.own);
     let hooks = &mut *env.hooks;
     let mut wait = |x| hooks.wait_for_transaction(x);
-    let r = btree::insert(
+    let r = btree::insert_serializable(
         pool,
         tm,
         t.index.locator(),
@@ -215,6 +217,7 @@ fn insert_entry_unnamed(
             holder: &mut holder,
             wait: &mut wait,
         }),
+        ssi,
     );
     r.map_err(|e| wait_error(env, e))
 }

@@ -175,6 +175,9 @@ pub(crate) struct IndexTids {
 
 impl IndexTids {
     pub fn new(table: &Table, path: &IndexPath, env: &mut ExecEnv) -> PgResult<IndexTids> {
+        if let Some(sx) = &env.snapshot.ssi {
+            sx.manager().check(sx, "conflict out checking")?;
+        }
         let desc = path.index.desc(table);
         let ranges = ranges(path, &desc, env)?.into();
         Ok(IndexTids {
@@ -211,13 +214,17 @@ impl IndexTids {
             let Some(range) = self.ranges.pop_front() else {
                 return Ok(None);
             };
-            self.scan = Some(IndexScan::new(
-                env.pool,
-                self.rel,
-                std::sync::Arc::clone(&self.table),
-                range,
-                self.with_keys,
-            )?);
+            // SERIALIZABLE: the leaves read are SIREAD-locked, gaps and all.
+            self.scan = Some(
+                IndexScan::new(
+                    env.pool,
+                    self.rel,
+                    std::sync::Arc::clone(&self.table),
+                    range,
+                    self.with_keys,
+                )?
+                .with_predicate_locks(env.snapshot.ssi.clone()),
+            );
         }
     }
 }
@@ -311,6 +318,9 @@ impl Operator for IndexOnlyScanOp<'_> {
             let Some(tid) = self.tids.next_entry(env, Some(&mut self.keys))? else {
                 return Ok(None);
             };
+            // SERIALIZABLE: the row is locked before the map is asked, so a
+            // writer that clears the bit later finds the lock.
+            heap::predicate_lock_tuple(env.snapshot, self.table.locator(), tid.block, tid.offset);
             if !self.map.all_visible(env.pool, tid.block)? {
                 if env.instrument.is_some() {
                     crate::ops::count_heap_fetch(env, self.key);

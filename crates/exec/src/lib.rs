@@ -279,6 +279,47 @@ impl Instrumentation {
 }
 
 impl ExecEnv<'_> {
+    /// SERIALIZABLE: after a write to `rel` (at `tid` for an update or a
+    /// delete, None for an insert, whose gaps the indexes' leaf pages
+    /// cover), every concurrent serializable reader whose SIREAD lock
+    /// covers it gets an rw-antidependency to this transaction, and a
+    /// dangerous structure fails it (`txn::ssi`). After, not before: a
+    /// reader locks under the page's share lock, so it either locked first
+    /// or sees the change. Nothing for other isolation levels.
+    pub(crate) fn predicate_write(
+        &self,
+        rel: common::RelFileLocator,
+        tid: Option<access::heap::Tid>,
+    ) -> PgResult<()> {
+        use txn::ssi::PredicateTarget;
+        let Some(sx) = &self.snapshot.ssi else {
+            return Ok(());
+        };
+        let (db, rel) = (rel.db_oid, rel.rel_number);
+        let whole = PredicateTarget::Relation { db, rel };
+        let found = match tid {
+            Some(t) => sx.manager().conflict_in(
+                sx,
+                &[
+                    PredicateTarget::Tuple {
+                        db,
+                        rel,
+                        block: t.block,
+                        offset: t.offset,
+                    },
+                    PredicateTarget::Page {
+                        db,
+                        rel,
+                        block: t.block,
+                    },
+                    whole,
+                ],
+            ),
+            None => sx.manager().conflict_in(sx, &[whole]),
+        };
+        Ok(found?)
+    }
+
     /// Sets a detail line of node `key` (`Sort Method`, ...) when running
     /// under EXPLAIN ANALYZE; `inner` puts it under the node's Hash line.
     pub(crate) fn node_detail(&mut self, key: usize, inner: bool, name: &str, value: String) {

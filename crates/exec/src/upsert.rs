@@ -98,6 +98,7 @@ impl<'p> Upserter<'p> {
             }
             let written = writer.form(env, row, &[], &mut self.buf)?;
             let tid = heap::insert(env.pool, env.tm, rel, &mut self.buf, &mut self.target)?;
+            env.predicate_write(rel, None)?;
             if writer.inserted_unless_conflict(env, row, tid, queue, &self.clause.arbiters)? {
                 return Ok(Upsert::Inserted);
             }

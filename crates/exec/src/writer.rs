@@ -225,6 +225,7 @@ impl TableWriter {
             &mut |x| hooks.wait_for_transaction(x),
         )
         .map_err(|e| crate::dml::wait_error(env, e))?;
+        env.predicate_write(self.table.locator(), Some(tid))?;
         match r {
             heap::ModifyResult::Done(_) | heap::ModifyResult::HeapOnly(_) => {
                 self.delete_values(env, &gone)?

@@ -6,7 +6,8 @@ use common::{PgError, PgResult, SqlState};
 use types::datestyle::DateStyle;
 
 pub use crate::gucs_typed::{
-    exec_settings, io_settings, lock_settings, planner_settings, procarray_group_clear,
+    exec_settings, io_settings, lock_settings, planner_settings, predicate_lock_limits,
+    procarray_group_clear,
 };
 
 pub use crate::gucs_defs::{GucContext, GucDef, GUCS, SERVER_VERSION};
@@ -276,6 +277,9 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
             ));
         }
         "port"
+        | "max_pred_locks_per_transaction"
+        | "max_pred_locks_per_relation"
+        | "max_pred_locks_per_page"
         | "max_connections"
         | "bgwriter_lru_maxpages"
         | "max_parallel_workers_per_gather"

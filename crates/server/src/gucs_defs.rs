@@ -203,6 +203,27 @@ pub static GUCS: &[GucDef] = &[
         "Sets the default read-only status of new transactions.",
     ),
     g(
+        "max_pred_locks_per_transaction",
+        "64",
+        Postmaster,
+        false,
+        "Sets the maximum number of predicate locks per transaction.",
+    ),
+    g(
+        "max_pred_locks_per_relation",
+        "-2",
+        Sighup,
+        false,
+        "Sets the maximum number of predicate-locked pages and tuples per relation.",
+    ),
+    g(
+        "max_pred_locks_per_page",
+        "2",
+        Sighup,
+        false,
+        "Sets the maximum number of predicate-locked tuples per page.",
+    ),
+    g(
         "default_transaction_deferrable",
         "off",
         User,

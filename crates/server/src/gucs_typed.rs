@@ -123,6 +123,22 @@ pub fn lock_settings(s: &Settings) -> txn::lock::LockSettings {
     }
 }
 
+/// The SIREAD lock promotion limits (`max_pred_locks_per_transaction`,
+/// `max_pred_locks_per_relation`, `max_pred_locks_per_page`).
+pub fn predicate_lock_limits(s: &Settings) -> txn::ssi::Limits {
+    let int = |name: &str, default: i32| {
+        s.get(name)
+            .ok()
+            .and_then(|v| v.trim().parse::<i32>().ok())
+            .unwrap_or(default)
+    };
+    txn::ssi::Limits::from_settings(
+        int("max_pred_locks_per_transaction", 64),
+        int("max_pred_locks_per_relation", -2),
+        int("max_pred_locks_per_page", 2),
+    )
+}
+
 /// `procarray_group_clear` (txn's grouped ProcArray exits).
 pub fn procarray_group_clear(s: &Settings) -> bool {
     s.get("procarray_group_clear")

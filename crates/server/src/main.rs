@@ -234,6 +234,8 @@ fn main() {
             .unwrap_or_else(|e| fatal(&format!("could not open pg_xact: {e}"))),
     ));
     tm.set_group_clear(server::gucs::procarray_group_clear(&settings));
+    tm.predicate()
+        .set_limits(server::gucs::predicate_lock_limits(&settings));
     let recovery = recover(&dir, pool, wal, tm);
     pool.set_wal_flush(Box::new(move |lsn| {
         wal.flush(lsn).map_err(|e| e.to_string())
@@ -712,6 +714,10 @@ fn reload_server_settings(env: &ServeEnv, conn: &mut ConnectionSettings) {
     env.ctx
         .tm
         .set_group_clear(server::gucs::procarray_group_clear(&settings));
+    env.ctx
+        .tm
+        .predicate()
+        .set_limits(server::gucs::predicate_lock_limits(&settings));
     env.ctx.checkpointer.apply(&settings);
     if let Err(e) = env
         .ctx

@@ -113,6 +113,9 @@ pub struct Session {
     locks: txn::lock::LockOwner,
     /// Notices raised by functions during the statement (`Hooks::notice`).
     pending_notices: Vec<PgError>,
+    /// The SERIALIZABLE transaction's SSI handle, from its snapshot to its
+    /// end (`txn::ssi`); None at other levels and for a safe snapshot.
+    ssi: Option<Arc<txn::ssi::SerXact>>,
     sequences: SequenceValues,
     pid: i32,
     interrupts: Arc<Interrupts>,
@@ -420,6 +423,7 @@ impl Session {
             // A rollback cannot fail: only a commit's log flush can.
             let _ = self.end_transaction(x, &subxids, false);
         }
+        self.ssi_release(false);
         self.release_transaction_locks();
     }
 
@@ -431,6 +435,7 @@ impl Session {
                 let subxids = t.all_subxids();
                 committed = self.end_transaction(x, &subxids, committed).is_ok() && committed;
             }
+            self.ssi_release(committed);
             self.end_notify(committed);
             self.close_cursors_at_transaction_end(committed);
             if let Err(e) = self.flush_sequence_records(committed) {
@@ -722,14 +727,18 @@ impl Session {
             t.cid = self.ri.next_cid.max(t.cid + 1);
         }
         if implicit {
+            if top != 0 && result.is_ok() {
+                result = self.fire_deferred_of_statement(top);
+            }
+            if result.is_ok() {
+                result = self.ssi_pre_commit();
+            }
             if top != 0 {
-                if result.is_ok() {
-                    result = self.fire_deferred_of_statement(top);
-                }
                 if let Err(e) = self.end_transaction(top, &[], result.is_ok()) {
                     result = Err(e);
                 }
             }
+            self.ssi_release(result.is_ok());
             self.end_notify(result.is_ok());
             self.ri.end_transaction();
             self.proc.clear_xmin();

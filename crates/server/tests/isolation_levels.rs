@@ -2,8 +2,8 @@
 //! them (github.com/ept/hermitage), with what PostgreSQL 15 does: READ
 //! COMMITTED prevents dirty writes and reads (G0, G1a, G1b, G1c); REPEATABLE
 //! READ also prevents observed-transaction-vanishes, predicate-many-preceders,
-//! lost updates (40001) and read skew, and allows write skew (SERIALIZABLE
-//! runs as REPEATABLE READ until serializable snapshot isolation exists).
+//! lost updates (40001) and read skew, and allows write skew, which
+//! SERIALIZABLE (serializable snapshot isolation) fails with 40001.
 //! Savepoints' sub-transactions are checked from a second session too.
 
 mod support;
@@ -323,7 +323,7 @@ fn repeatable_read_keeps_its_snapshot_and_refuses_lost_updates() {
 }
 
 #[test]
-fn write_skew_is_allowed_below_serializable_snapshot_isolation() {
+fn write_skew_is_allowed_in_repeatable_read_and_fails_in_serializable() {
     let s = TestServer::start();
     for level in ["repeatable read", "serializable"] {
         setup(&s);
@@ -336,8 +336,26 @@ fn write_skew_is_allowed_below_serializable_snapshot_isolation() {
         t2.execute("update test set value = 21 where id = 2", &[])
             .unwrap();
         t1.batch_execute("commit").unwrap();
-        t2.batch_execute("commit").unwrap();
-        assert_eq!(all(&mut s.connect()), vec![(1, 11), (2, 21)]);
+        if level == "repeatable read" {
+            t2.batch_execute("commit").unwrap();
+            assert_eq!(all(&mut s.connect()), vec![(1, 11), (2, 21)]);
+            continue;
+        }
+        // G2-item (Hermitage): t2 is the pivot of t1 ->rw t2 ->rw t1 and
+        // t1 committed first, so t2's commit fails as in PostgreSQL.
+        let e = t2.batch_execute("commit").unwrap_err();
+        assert_eq!(sqlstate(&e), "40001");
+        let db = e.as_db_error().unwrap();
+        assert_eq!(
+            db.message(),
+            "could not serialize access due to read/write dependencies among transactions"
+        );
+        assert_eq!(
+            db.detail(),
+            Some("Reason code: Canceled on identification as a pivot, during commit attempt.")
+        );
+        assert_eq!(db.hint(), Some("The transaction might succeed if retried."));
+        assert_eq!(all(&mut s.connect()), vec![(1, 11), (2, 20)]);
     }
 }
 

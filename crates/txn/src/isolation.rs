@@ -1,8 +1,8 @@
 //! Transaction isolation levels as SQL names them.
 
 /// PostgreSQL's four levels. READ UNCOMMITTED behaves as READ COMMITTED;
-/// SERIALIZABLE runs as REPEATABLE READ until serializable snapshot
-/// isolation exists (README "Not yet here").
+/// SERIALIZABLE is REPEATABLE READ's snapshot plus serializable snapshot
+/// isolation (`crate::ssi`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum IsolationLevel {
     ReadUncommitted,

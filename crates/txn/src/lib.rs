@@ -7,6 +7,7 @@ pub mod lock;
 pub mod manager;
 pub mod procarray;
 pub mod snapshot;
+pub mod ssi;
 
 pub use clog::{Clog, XidStatus};
 pub use isolation::IsolationLevel;

@@ -61,6 +61,8 @@ pub struct TransactionManager {
     ended: Condvar,
     /// The heavyweight lock manager (`crate::lock`).
     locks: Arc<crate::lock::LockManager>,
+    /// Serializable snapshot isolation's state (`crate::ssi`).
+    predicate: crate::ssi::PredicateLockManager,
 }
 
 /// One ending transaction's xids, queued for a group leader to clear.
@@ -100,6 +102,7 @@ impl TransactionManager {
             group_clear: AtomicBool::new(true),
             ended: Condvar::new(),
             locks: Default::default(),
+            predicate: Default::default(),
         };
         Ok(tm)
     }
@@ -107,6 +110,11 @@ impl TransactionManager {
     /// The heavyweight lock manager.
     pub fn locks(&self) -> &Arc<crate::lock::LockManager> {
         &self.locks
+    }
+
+    /// SERIALIZABLE transactions' predicate locks and conflicts.
+    pub fn predicate(&self) -> &crate::ssi::PredicateLockManager {
+        &self.predicate
     }
 
     pub fn clog(&self) -> &Clog {

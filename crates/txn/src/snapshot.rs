@@ -51,6 +51,10 @@ pub struct Snapshot {
     pub own: OwnXids,
     /// Commands of the own transaction before this one are visible.
     pub command_id: u32,
+    /// The SERIALIZABLE transaction's SSI handle: reads through this
+    /// snapshot report rw-antidependencies (`crate::ssi`). None for every
+    /// other isolation level, which so pays nothing for SSI.
+    pub ssi: Option<Arc<crate::ssi::SerXact>>,
     /// Last xid looked up in the commit log and whether it committed: a scan
     /// meets the same xid on tuple after tuple (PostgreSQL's cachedFetchXid).
     last_lookup: std::cell::Cell<(Xid, bool)>,
@@ -62,8 +66,15 @@ impl Snapshot {
             data,
             own,
             command_id,
+            ssi: None,
             last_lookup: std::cell::Cell::new((0, false)),
         }
+    }
+
+    /// This snapshot, reporting to the serializable transaction `ssi`.
+    pub fn with_ssi(mut self, ssi: Option<Arc<crate::ssi::SerXact>>) -> Snapshot {
+        self.ssi = ssi;
+        self
     }
 
     pub fn xmin(&self) -> Xid {
@@ -104,7 +115,58 @@ impl Snapshot {
     }
 
     /// Visibility of a tuple version with header fields xmin/cmin and xmax/cmax.
+    /// Under SERIALIZABLE, a version written by a transaction concurrent
+    /// with the snapshot (an invisible insert, or a visible version's
+    /// deleter) is reported as an rw-antidependency from this transaction
+    /// (PostgreSQL's CheckForSerializableConflictOut).
     pub fn tuple_visible(
+        &self,
+        xmin: Xid,
+        cid: u32,
+        xmax: Xid,
+        xmax_cid: u32,
+        tm: &TransactionManager,
+    ) -> bool {
+        let visible = self.mvcc_visible(xmin, cid, xmax, xmax_cid, tm);
+        if let Some(sx) = &self.ssi {
+            self.conflict_out(sx, visible, xmin, xmax, tm);
+        }
+        visible
+    }
+
+    #[cold]
+    fn conflict_out(
+        &self,
+        sx: &crate::ssi::SerXact,
+        visible: bool,
+        xmin: Xid,
+        xmax: Xid,
+        tm: &TransactionManager,
+    ) {
+        let writer = if !visible {
+            // Invisible: an insert the snapshot does not see yet, unless
+            // it was inserted and deleted before the snapshot (or by us).
+            if self.own.contains(xmin)
+                || xmin == common::ids::BOOTSTRAP_XID
+                || self.committed_before(xmin, tm)
+            {
+                return;
+            }
+            xmin
+        } else {
+            // Visible with a deleter: one the snapshot does not see.
+            if xmax == 0 || self.own.contains(xmax) {
+                return;
+            }
+            xmax
+        };
+        if tm.status(writer) == XidStatus::Aborted {
+            return;
+        }
+        tm.predicate().conflict_out(sx, writer);
+    }
+
+    fn mvcc_visible(
         &self,
         xmin: Xid,
         cid: u32,

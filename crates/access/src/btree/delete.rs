@@ -234,6 +234,10 @@ pub(crate) fn unlink_leaf(
         // into a page under another parent.
         return Ok(false);
     }
+    // SERIALIZABLE readers of the leaf's key range keep covering it in the
+    // right sibling that takes it over (the pages are locked).
+    tm.predicate()
+        .page_combine(rel.db_oid, rel.rel_number, blk, right_blk);
     let safexid = tm.next_xid();
     let mut steps = Vec::with_capacity(4);
     if let Some(page) = left {

@@ -30,6 +30,7 @@ use super::tuple::{self, compare_prefix, compare_search, SearchKey};
 use super::{IndexDesc, InsertOutcome, KeyHolder, UniqueCheck};
 use crate::heap::Tid;
 
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn insert(
     pool: &'static BufferPool,
     tm: &TransactionManager,
@@ -38,7 +39,24 @@ pub(crate) fn insert(
     key: &[Value],
     tid: Tid,
     unique: Option<UniqueCheck<'_>>,
+    ssi: Option<&txn::ssi::SerXact>,
 ) -> PgResult<InsertOutcome> {
+    // SERIALIZABLE: after the entry is in (or a duplicate is found), the
+    // leaf's SIREAD holders get an rw-antidependency to the inserter
+    // (PostgreSQL's CheckForSerializableConflictIn on the page). A reader
+    // locks a leaf under its share lock, so it either locked first or
+    // reads the new entry (and meets its writer through the heap).
+    let conflict_in = |block: BlockNumber| -> PgResult<()> {
+        if let Some(sx) = ssi {
+            let (db, rel) = (rel.db_oid, rel.rel_number);
+            let targets = [
+                txn::ssi::PredicateTarget::Page { db, rel, block },
+                txn::ssi::PredicateTarget::Relation { db, rel },
+            ];
+            sx.manager().conflict_in(sx, &targets)?;
+        }
+        Ok(())
+    };
     let mut item = Vec::with_capacity(64);
     tuple::encode(desc, key, tid, &mut item)?;
     tuple::check_size(item.len(), tid)?;
@@ -51,9 +69,15 @@ pub(crate) fn insert(
             None => descend_write(pool, rel, desc, &entry, &mut stack)?,
             Some(check) => {
                 let first = descend_write(pool, rel, desc, &SearchKey::before(key), &mut stack)?;
+                let first_block = first.block();
                 match check_unique(pool, rel, desc, first, key, check)? {
                     Unique::Clear(first) => step_right(pool, rel, desc, first, &entry)?,
-                    Unique::Duplicate(t) => return Ok(InsertOutcome::Duplicate(t)),
+                    Unique::Duplicate(t) => {
+                        // A reader of the key's range fails us with 40001
+                        // rather than 23505, as in PostgreSQL.
+                        conflict_in(first_block)?;
+                        return Ok(InsertOutcome::Duplicate(t));
+                    }
                     Unique::Wait(xid) => {
                         // Every index lock is released: wait, then look again.
                         (check.wait)(xid)?;
@@ -62,6 +86,7 @@ pub(crate) fn insert(
                 }
             }
         };
+        let leaf_block = leaf.block();
         place(
             pool,
             tm,
@@ -72,6 +97,7 @@ pub(crate) fn insert(
             &entry,
             &mut stack,
         )?;
+        conflict_in(leaf_block)?;
         return Ok(InsertOutcome::Inserted);
     }
 }
@@ -251,6 +277,11 @@ fn split_and_insert(
         let was_root = bp::is_root(&cur);
         let old_next = bp::next(&cur);
         let images = split::split_images(&cur, off, &item, left_blk, right_blk);
+        if level == 0 {
+            // SERIALIZABLE readers of the leaf cover its right half too.
+            tm.predicate()
+                .page_split(rel.db_oid, rel.rel_number, left_blk, right_blk);
+        }
         // Left before right: the old right sibling's left link.
         let sibling = match old_next {
             NONE => None,

@@ -286,7 +286,24 @@ pub fn insert(
     tid: Tid,
     unique: Option<UniqueCheck<'_>>,
 ) -> PgResult<InsertOutcome> {
-    insert::insert(pool, tm, rel, desc, key, tid, unique)
+    insert::insert(pool, tm, rel, desc, key, tid, unique, None)
+}
+
+/// `insert` by a SERIALIZABLE transaction (`ssi`): the inserted-into
+/// leaf's SIREAD-lock holders get an rw-antidependency to it, and leaf
+/// splits carry SIREAD locks to the new page (`txn::ssi`).
+#[allow(clippy::too_many_arguments)]
+pub fn insert_serializable(
+    pool: &'static BufferPool,
+    tm: &TransactionManager,
+    rel: RelFileLocator,
+    desc: &IndexDesc,
+    key: &[Value],
+    tid: Tid,
+    unique: Option<UniqueCheck<'_>>,
+    ssi: Option<&txn::ssi::SerXact>,
+) -> PgResult<InsertOutcome> {
+    insert::insert(pool, tm, rel, desc, key, tid, unique, ssi)
 }
 
 /// The heap tids of entries whose key equals `key` (ON CONFLICT's and

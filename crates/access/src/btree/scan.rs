@@ -129,6 +129,8 @@ pub struct IndexScan {
     state: State,
     batch: Batch,
     pos: usize,
+    /// SERIALIZABLE: the transaction whose SIREAD locks cover the leaves read.
+    predicate: Option<std::sync::Arc<txn::ssi::SerXact>>,
 }
 
 impl IndexScan {
@@ -152,7 +154,27 @@ impl IndexScan {
                 with_keys,
             },
             pos: 0,
+            predicate: None,
         })
+    }
+
+    /// Under SERIALIZABLE (`sx`), each leaf page is SIREAD-locked while it
+    /// is read, under its share lock (PostgreSQL's PredicateLockPage): an
+    /// insert into the page's key range, gaps included, finds the lock.
+    pub fn with_predicate_locks(mut self, sx: Option<std::sync::Arc<txn::ssi::SerXact>>) -> Self {
+        self.predicate = sx;
+        self
+    }
+
+    fn lock_leaf(&self, block: BlockNumber) {
+        if let Some(sx) = &self.predicate {
+            let target = txn::ssi::PredicateTarget::Page {
+                db: self.rel.db_oid,
+                rel: self.rel.rel_number,
+                block,
+            };
+            sx.manager().lock(sx, target);
+        }
     }
 
     /// The next entry in range: its heap tid and, if asked for, its key.
@@ -188,6 +210,7 @@ impl IndexScan {
                 Some(b) => Goal::Key(SearchKey::after(&b.prefix)),
             };
             let (pg, start) = descend_read(self.pool, self.rel, desc, &goal)?;
+            self.lock_leaf(pg.block());
             collect_forward(desc, range, &pg, start, &mut self.batch)
         } else {
             let goal = match &range.upper {
@@ -197,6 +220,7 @@ impl IndexScan {
             };
             // The last entry before the position found.
             let (pg, off) = descend_read(self.pool, self.rel, desc, &goal)?;
+            self.lock_leaf(pg.block());
             collect_backward(desc, range, &pg, off - 1, &mut self.batch)
         }
     }
@@ -213,6 +237,7 @@ impl IndexScan {
                 pg = lock(self.pool, self.rel, next)?;
             }
             let start = bp::first_data(&pg);
+            self.lock_leaf(pg.block());
             return collect_forward(desc, &self.range, &pg, start, &mut self.batch);
         }
         // Walk left: the named page, or a page it split off since, is the
@@ -251,6 +276,7 @@ impl IndexScan {
             }
             if bp::next(&pg) == came_from {
                 let start = bp::max_offset(&pg);
+                self.lock_leaf(pg.block());
                 return collect_backward(desc, &self.range, &pg, start, &mut self.batch);
             }
             if !origin_checked {

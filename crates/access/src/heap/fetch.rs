@@ -127,6 +127,11 @@ pub fn fetch_visible<R>(
             tuple::cmax(t),
             tm,
         );
+        if visible {
+            // SERIALIZABLE: the version read is SIREAD-locked under its
+            // page's share lock (`txn::ssi::PredicateLockManager::lock`).
+            super::predicate_lock_tuple(snapshot, rel, tid.block, off);
+        }
         let f = if visible { f.take() } else { None };
         f.map(|f| {
             f(
@@ -137,6 +142,12 @@ pub fn fetch_visible<R>(
                 t,
             )
         })
+    })
+    .and_then(|found| {
+        if let Some(sx) = &snapshot.ssi {
+            sx.manager().check(sx, "conflict out checking")?;
+        }
+        Ok(found)
     })
 }
 

@@ -382,6 +382,38 @@ pub struct HeapScan {
     /// A participant of a Parallel Seq Scan: the shared allocator its
     /// chunks come from, and its current chunk size.
     parallel: Option<(std::sync::Arc<parallel::ParallelBlocks>, u64)>,
+    /// A SERIALIZABLE scan's relation SIREAD lock is taken.
+    predicate_locked: bool,
+}
+
+/// Under SERIALIZABLE, takes `snapshot`'s transaction's SIREAD lock on the
+/// relation `rel` (PostgreSQL's PredicateLockRelation): a sequential scan
+/// reads every row and every gap. Fails if the transaction was marked to
+/// fail.
+pub fn predicate_lock_relation(
+    snapshot: &Snapshot,
+    tm: &TransactionManager,
+    rel: RelFileLocator,
+) -> PgResult<()> {
+    if let Some(sx) = &snapshot.ssi {
+        tm.predicate()
+            .lock_relation(sx, rel.db_oid, rel.rel_number)?;
+    }
+    Ok(())
+}
+
+/// Under SERIALIZABLE, SIREAD-locks the version at (`block`, `offset`) of
+/// `rel` that `snapshot` read (PostgreSQL's PredicateLockTID).
+pub fn predicate_lock_tuple(snapshot: &Snapshot, rel: RelFileLocator, block: u32, offset: u16) {
+    if let Some(sx) = &snapshot.ssi {
+        let target = txn::ssi::PredicateTarget::Tuple {
+            db: rel.db_oid,
+            rel: rel.rel_number,
+            block,
+            offset,
+        };
+        sx.manager().lock(sx, target);
+    }
 }
 
 impl HeapScan {
@@ -398,6 +430,7 @@ impl HeapScan {
             rel,
             horizon: None,
             parallel: None,
+            predicate_locked: false,
         })
     }
 
@@ -420,6 +453,7 @@ impl HeapScan {
             rel,
             horizon: None,
             parallel: Some((blocks, chunk)),
+            predicate_locked: false,
         }
     }
 
@@ -457,6 +491,10 @@ impl HeapScan {
         tm: &TransactionManager,
         mut f: impl FnMut(Tid, &[u8]) -> PgResult<()>,
     ) -> PgResult<bool> {
+        if !self.predicate_locked {
+            predicate_lock_relation(snapshot, tm, self.rel)?;
+            self.predicate_locked = true;
+        }
         let Some(buf) = self.next_buffer()? else {
             return Ok(false);
         };
@@ -479,6 +517,11 @@ impl HeapScan {
         }
         let short = page::free_space(&pg) < prune::PRUNE_FREE_THRESHOLD;
         drop(pg);
+        if let Some(sx) = &snapshot.ssi {
+            // A reason to fail found on the page (a conflict out to a
+            // committing pivot), or a mark by another: fail now.
+            sx.manager().check(sx, "conflict out checking")?;
+        }
         if maybe_dead > 0 && short {
             let pruned = buf.try_write().and_then(|mut pg| {
                 let keep = prune::DeadPointers::Keep;

@@ -256,6 +256,7 @@ fn delete_referencing(
             hooks.wait_for_transaction(x)
         })
         .map_err(|e| wait_error(env, e))?;
+        env.predicate_write(rel, Some(tid))?;
         match r {
             ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
                 writer.deleted(env, tid, &row, queue)?;

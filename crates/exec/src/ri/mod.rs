@@ -393,7 +393,7 @@ impl RiContext {
         } else {
             Arc::clone(&self.latest)
         };
-        Snapshot::new(data, env.snapshot.own.clone(), self.cid)
+        Snapshot::new(data, env.snapshot.own.clone(), self.cid).with_ssi(env.snapshot.ssi.clone())
     }
 
     fn fire(&mut self, event: RiEvent, queue: &mut RiQueue, env: &mut ExecEnv) -> PgResult<()> {

@@ -1,5 +1,5 @@
-//! pg_locks: every heavyweight lock held or awaited (`txn::lock`), with
-//! PostgreSQL 15's columns.
+//! pg_locks: every heavyweight lock held or awaited (`txn::lock`) and
+//! every SIREAD lock (`txn::ssi`), with PostgreSQL 15's columns.
 
 use txn::lock::LockTag;
 use types::TypeId::*;
@@ -132,5 +132,42 @@ fn pg_locks(cx: &ViewContext<'_>) -> Vec<Row> {
                 s.wait_start_us.map_or(Value::Null, timestamptz),
             ]
         })
+        .chain(siread_locks(cx))
         .collect()
+}
+
+/// SERIALIZABLE transactions' SIREAD locks (`txn::ssi`), as PostgreSQL
+/// lists them: mode SIReadLock, granted, locktype relation, page or tuple.
+/// A relation is named by its relfilenode (the table's oid until a rewrite).
+fn siread_locks(cx: &ViewContext<'_>) -> impl Iterator<Item = Row> {
+    use txn::ssi::PredicateTarget;
+    let null = || Value::Null;
+    cx.tm.predicate().locks().into_iter().map(move |l| {
+        let (db, rel) = l.target.relation();
+        let (page, tuple) = match l.target {
+            PredicateTarget::Relation { .. } => (null(), null()),
+            PredicateTarget::Page { block, .. } => (Value::Int4(block as i32), null()),
+            PredicateTarget::Tuple { block, offset, .. } => {
+                (Value::Int4(block as i32), Value::Int2(offset as i16))
+            }
+        };
+        vec![
+            text(l.target.locktype()),
+            Value::Oid(db),
+            Value::Oid(rel),
+            page,
+            tuple,
+            null(),
+            null(),
+            null(),
+            null(),
+            null(),
+            null(),
+            Value::Int4(l.pid),
+            text("SIReadLock"),
+            Value::Bool(true),
+            Value::Bool(false),
+            null(),
+        ]
+    })
 }

@@ -77,7 +77,7 @@ impl Session {
             _ => self.ctx.tm.snapshot_data(Some(&self.proc)),
         };
         let cid = self.ri.next_command_id();
-        let snapshot = Snapshot::new(data, own, cid);
+        let snapshot = Snapshot::new(data, own, cid).with_ssi(self.ssi.clone());
         let catalog = self.catalog_version();
         self.with_env(&catalog, &snapshot, xid, cid, &[], |env| {
             env.isolation = isolation;
@@ -112,6 +112,7 @@ impl Session {
     pub(super) fn end_implicit_block(&mut self, ok: bool) -> PgResult<()> {
         let fired = if ok {
             self.fire_deferred_at_commit()
+                .and_then(|()| self.ssi_pre_commit())
         } else {
             Ok(())
         };

@@ -203,6 +203,7 @@ impl Factory {
             catalog_changes: None,
             locks: txn::lock::LockOwner::new(self.ctx.tm.locks().clone(), pid, db.oid),
             pending_notices: Vec::new(),
+            ssi: None,
             sequences: SequenceValues::default(),
             pid,
             interrupts,

@@ -152,7 +152,16 @@ impl SessionHooks for Hooks<'_> {
         self.pid
     }
     fn is_backend_blocked(&self, pid: i32, by: &[i32]) -> bool {
+        // A READ ONLY DEFERRABLE transaction waiting for a safe snapshot
+        // counts as blocked too, as in PostgreSQL.
         self.blocking_pids(pid).iter().any(|b| by.contains(b))
+            || self
+                .ctx
+                .tm
+                .predicate()
+                .safe_snapshot_blocking_pids(pid)
+                .iter()
+                .any(|b| by.contains(b))
     }
     fn blocking_pids(&self, pid: i32) -> Vec<i32> {
         self.locks.manager().blocking_pids(pid)

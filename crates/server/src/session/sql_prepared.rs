@@ -11,7 +11,7 @@ use sql::plan::BoundStatement;
 use sql::Expr;
 use types::{TypeId, Value};
 
-use super::{column_desc, text_column, Prepared, Session};
+use super::{column_desc, text_column, Prepared, Session, TxnState};
 use crate::plan_cache::PlanCache;
 use crate::prepared_statements::no_such_statement;
 use crate::session_api::{ColumnDesc, PreparedStatement, ResultSink, StatementRegistry};
@@ -201,9 +201,14 @@ impl Session {
         let st = self.statement_txn(None)?;
         let (xid, cid, snapshot) = (st.xid, st.cid, st.snapshot);
         let catalog = self.catalog_version();
-        self.with_env(&catalog, &snapshot, xid, cid, params, |env| {
+        let value = self.with_env(&catalog, &snapshot, xid, cid, params, |env| {
             exec::eval::eval(e, &[], env)
-        })
+        });
+        if matches!(self.txn, TxnState::Idle) {
+            // A lone SERIALIZABLE evaluation read as a transaction of its own.
+            self.ssi_release(value.is_ok());
+        }
+        value
     }
 }
 

@@ -243,6 +243,25 @@ fn outside_block(what: &str) -> PgError {
     )
 }
 
+/// The snapshot of a SERIALIZABLE transaction and its SSI handle (None for
+/// a safe snapshot: READ ONLY with no read-write serializable transaction
+/// running). READ ONLY DEFERRABLE waits until such a safe snapshot can be
+/// had, as PostgreSQL's GetSafeSnapshot (more simply: it waits for a moment
+/// with no read-write serializable transaction running at all).
+fn serializable_snapshot(
+    tm: &txn::TransactionManager,
+    proc: &txn::Proc,
+    read_only: bool,
+    deferrable: bool,
+    interrupts: &common::interrupt::Interrupts,
+) -> PgResult<(Arc<SnapshotData>, Option<Arc<txn::ssi::SerXact>>)> {
+    let ssi = tm.predicate();
+    if read_only && deferrable {
+        ssi.wait_for_safe_snapshot(proc.pid(), || interrupts.check())?;
+    }
+    Ok(ssi.register(proc.pid(), read_only, || tm.snapshot_data(Some(proc))))
+}
+
 impl Session {
     /// The block's isolation level, or the default for a lone statement.
     pub(super) fn current_isolation(&self) -> IsolationLevel {
@@ -290,21 +309,46 @@ impl Session {
                         }
                     }
                 }
-                let data = if t.isolation.uses_transaction_snapshot() {
-                    t.snapshot
-                        .get_or_insert_with(|| tm.snapshot_data(Some(&self.proc)))
-                        .clone()
-                } else {
-                    tm.snapshot_data(Some(&self.proc))
+                let data = match &t.snapshot {
+                    Some(data) if t.isolation.uses_transaction_snapshot() => data.clone(),
+                    None if t.isolation == IsolationLevel::Serializable => {
+                        let (data, sx) = serializable_snapshot(
+                            tm,
+                            &self.proc,
+                            t.read_only,
+                            t.deferrable,
+                            &self.interrupts,
+                        )?;
+                        self.ssi = sx;
+                        t.snapshot = Some(data.clone());
+                        data
+                    }
+                    None if t.isolation.uses_transaction_snapshot() => {
+                        let data = tm.snapshot_data(Some(&self.proc));
+                        t.snapshot = Some(data.clone());
+                        data
+                    }
+                    _ => tm.snapshot_data(Some(&self.proc)),
                 };
+                let own = t.own_xids();
+                if let (Some(sx), Some(_)) = (&self.ssi, writes) {
+                    let mut xids = own.subs.clone();
+                    xids.push(own.top);
+                    tm.predicate().register_xids(sx, &xids);
+                }
                 Ok(StatementTxn {
                     xid: t.write_xid(),
                     cid: t.cid,
-                    snapshot: Snapshot::new(data, t.own_xids(), t.cid),
+                    snapshot: Snapshot::new(data, own, t.cid).with_ssi(self.ssi.clone()),
                     isolation: t.isolation,
                 })
             }
             TxnState::Idle => {
+                // A lone statement's serializable transaction ended with it
+                // (`ssi_release`); one left over read only, and commits.
+                if let Some(sx) = self.ssi.take() {
+                    tm.predicate().release(&sx, true);
+                }
                 let mut xid = 0;
                 if let Some(command) = writes {
                     let read_only = self
@@ -319,14 +363,61 @@ impl Session {
                     xid = self.assign_xid()?;
                     self.proc.set_xid(xid);
                 }
-                let data = tm.snapshot_data(Some(&self.proc));
+                let isolation = default_isolation(&self.settings);
+                let data = if isolation == IsolationLevel::Serializable {
+                    let flag = |name: &str| {
+                        self.settings
+                            .get(name)
+                            .ok()
+                            .and_then(gucs::parse_bool)
+                            .unwrap_or(false)
+                    };
+                    let read_only = flag("default_transaction_read_only");
+                    let deferrable = flag("default_transaction_deferrable");
+                    let (data, sx) = serializable_snapshot(
+                        tm,
+                        &self.proc,
+                        read_only,
+                        deferrable,
+                        &self.interrupts,
+                    )?;
+                    if let Some(sx) = &sx {
+                        tm.predicate().register_xids(sx, &[xid]);
+                    }
+                    self.ssi = sx;
+                    data
+                } else {
+                    tm.snapshot_data(Some(&self.proc))
+                };
                 Ok(StatementTxn {
                     xid,
                     cid: 0,
-                    snapshot: Snapshot::new(data, OwnXids::top(xid), 0),
-                    isolation: default_isolation(&self.settings),
+                    snapshot: Snapshot::new(data, OwnXids::top(xid), 0).with_ssi(self.ssi.clone()),
+                    isolation,
                 })
             }
+        }
+    }
+
+    /// SERIALIZABLE's commit test (`txn::ssi`), before the commit is
+    /// logged: a transaction marked to fail, or one whose commit would
+    /// complete a dangerous structure it is the pivot of, fails with 40001.
+    /// Nothing for a failed block (it rolls back) or other levels.
+    pub(super) fn ssi_pre_commit(&mut self) -> PgResult<()> {
+        if matches!(&self.txn, TxnState::Block(t) if t.failed) {
+            return Ok(());
+        }
+        match &self.ssi {
+            Some(sx) => Ok(self.ctx.tm.predicate().pre_commit(sx)?),
+            None => Ok(()),
+        }
+    }
+
+    /// The serializable transaction ended (after its commit or abort
+    /// reached the clog): its SSI state is released or kept (`txn::ssi`).
+    pub(super) fn ssi_release(&mut self, committed: bool) {
+        if let Some(sx) = self.ssi.take() {
+            self.ctx.tm.predicate().release(&sx, committed);
         }
     }
 
@@ -483,6 +574,7 @@ impl Session {
                     if let Err(e) = self
                         .fire_deferred_at_commit()
                         .and_then(|()| self.persist_holdable_cursors())
+                        .and_then(|()| self.ssi_pre_commit())
                     {
                         self.end_block(false);
                         return Err(e);
