@@ -294,6 +294,7 @@ impl Session {
             // Constants are folded while binding: they read the session's zone.
             io: self.io(),
             system_views: Some(&exec::system_views::Registry),
+            param_names: Vec::new(),
         };
         let r = sql::bind_statement(&mut bctx, parsed);
         *param_types = bctx.param_types;
@@ -942,6 +943,7 @@ impl Session {
             temp: &self.temp,
             ctes: Default::default(),
             subplans: Default::default(),
+            functions: Default::default(),
         };
         f(&mut env)
     }

@@ -441,6 +441,7 @@ fn in_command<R>(
         temp: env.temp,
         ctes: Default::default(),
         subplans: Default::default(),
+        functions: Default::default(),
     };
     f(&mut sub)
 }

@@ -123,6 +123,11 @@ impl Binder<'_, '_> {
                 super::fuzzy::missing_column_hint(name, Some(q.as_str()), self.all_scopes(scope)),
             ));
         }
+        // Inside a function body an argument's (or variable's) name.
+        if let Some(i) = self.ctx.param_names.iter().rposition(|p| p == name) {
+            let ty = self.ctx.param_types.get(i).copied().flatten();
+            return Ok(Expr::Param(i, ty.unwrap_or(TypeId::Unknown).into()));
+        }
         Err(with_hint(
             undefined_column(&format!("\"{name}\"")),
             super::fuzzy::missing_column_hint(name, None, self.all_scopes(scope)),
@@ -1118,6 +1123,12 @@ impl Binder<'_, '_> {
         }
         let parts = object_name_parts(&f.name)?;
         let name = parts.last().unwrap().as_str();
+        if f.over.is_none() && self.has_user_function(&parts) {
+            let (args, _, _) = self.function_args(f, scope)?;
+            if let Some(call) = self.bind_user_function_call(&parts, args)? {
+                return Ok(call);
+            }
+        }
         if parts.len() > 1 && parts[0] != "pg_catalog" {
             return Err(PgError::new(
                 SqlState::UNDEFINED_FUNCTION,
