@@ -76,6 +76,15 @@ impl Binder<'_, '_> {
                 });
             }
         }
+        // A PL/pgSQL record variable's field (`rec.x`) is a parameter
+        // named so.
+        if let Some(q) = qual {
+            let field = format!("{q}.{name}");
+            if let Some(i) = self.ctx.param_names.iter().rposition(|p| *p == field) {
+                let ty = self.ctx.param_types.get(i).copied().flatten();
+                return Ok(Expr::Param(i, ty.unwrap_or(TypeId::Unknown).into()));
+            }
+        }
         if let Some(q) = qual {
             let known = scope
                 .iter()

@@ -44,7 +44,12 @@ fn parallel_of(p: &ast::FunctionParallel) -> ParallelSafety {
 
 /// A type as written in a signature.
 fn signature_type(t: &ast::DataType) -> PgResult<DataType> {
-    parse_type_name(&t.to_string())
+    let name = t.to_string();
+    // A pseudo-type only a function's result may be.
+    if name.eq_ignore_ascii_case("void") {
+        return Ok(TypeId::Void.into());
+    }
+    parse_type_name(&name)
 }
 
 /// The SQL text of a function body given as a string constant.
