@@ -21,7 +21,7 @@ mod plpgsql;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use catalog::functions::{Function, FunctionLanguage};
+use catalog::functions::{Function, FunctionLanguage, Volatility};
 use common::{Oid, PgError, PgResult, SqlState};
 use sql::expr::UserFuncCall;
 use sql::plan::BoundStatement;
@@ -112,7 +112,7 @@ fn run_sql_function(
     let mut result = (Value::Null, TypeId::Unknown);
     for (i, stmt) in body.iter().enumerate() {
         let last = i + 1 == body.len();
-        let (_, rows) = run_statement(stmt, args, env, last.then_some(1))?;
+        let (_, rows) = run_statement(stmt, args, env, last.then_some(1), f.volatility)?;
         if last {
             let ty = stmt
                 .columns()
@@ -169,6 +169,7 @@ pub(crate) fn run_statement(
     params: &[Value],
     env: &mut ExecEnv,
     limit: Option<usize>,
+    volatility: Volatility,
 ) -> PgResult<(u64, Vec<Row>)> {
     if sql::plan::locks::changes_catalog(stmt) {
         return Err(PgError::unsupported(
@@ -187,14 +188,35 @@ pub(crate) fn run_statement(
             | BoundStatement::Delete { .. }
             | BoundStatement::WithModifying { .. }
     );
+    // A VOLATILE function's statements each see the writes before them
+    // (a new command id); a STABLE or IMMUTABLE one's see the calling
+    // statement's snapshot and may not write, as in PostgreSQL.
+    let (cid, command_id) = if volatility == Volatility::Volatile {
+        let cid = env.hooks.next_command_id();
+        (cid, cid)
+    } else {
+        if writes {
+            return Err(PgError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!(
+                    "{} is not allowed in a non-volatile function",
+                    command_name(stmt)
+                ),
+            ));
+        }
+        (env.cid, env.snapshot.command_id)
+    };
     if writes && env.xid == 0 {
         return Err(PgError::new(
             SqlState::FEATURE_NOT_SUPPORTED,
             "a function called from a read-only statement cannot modify data",
         ));
     }
-    let cid = env.hooks.next_command_id();
-    let snapshot = Snapshot::new(env.snapshot.data.clone(), env.snapshot.own.clone(), cid);
+    let snapshot = Snapshot::new(
+        env.snapshot.data.clone(),
+        env.snapshot.own.clone(),
+        command_id,
+    );
     with_nested_env(env, params, cid, &snapshot, |inner| match stmt {
         BoundStatement::Query { plan, .. } => {
             let mut op = crate::build(plan, inner, None)?;
@@ -218,6 +240,16 @@ pub(crate) fn run_statement(
             "only SELECT, INSERT, UPDATE and DELETE statements are supported in functions",
         )),
     })
+}
+
+fn command_name(stmt: &BoundStatement) -> &'static str {
+    match stmt {
+        BoundStatement::Insert { .. } => "INSERT",
+        BoundStatement::Update { .. } => "UPDATE",
+        BoundStatement::Delete { .. } => "DELETE",
+        BoundStatement::WithModifying { statement, .. } => command_name(statement),
+        _ => "SELECT",
+    }
 }
 
 /// Lends `f` an environment for a function's statement: the caller's,

@@ -132,7 +132,7 @@ impl Interp<'_> {
     ) -> PgResult<(Arc<BoundStatement>, Vec<crate::Row>)> {
         let stmt = self.bound_expr(text, text, env)?;
         let params = self.values();
-        let (n, rows) = run_statement(&stmt, &params, env, limit)?;
+        let (n, rows) = run_statement(&stmt, &params, env, limit, self.function.volatility)?;
         if !matches!(*stmt, BoundStatement::Query { .. }) {
             self.writes += 1;
         }
@@ -154,7 +154,7 @@ impl Interp<'_> {
         }
         let ty = stmt.columns().expect("checked")[0].ty.id;
         let params = self.values();
-        let (_, rows) = run_statement(&stmt, &params, env, Some(2))?;
+        let (_, rows) = run_statement(&stmt, &params, env, Some(2), self.function.volatility)?;
         if rows.len() > 1 {
             return Err(PgError::new(
                 SqlState::CARDINALITY_VIOLATION,

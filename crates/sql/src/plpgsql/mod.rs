@@ -518,7 +518,23 @@ impl Parser<'_> {
                 Ok(Stmt::GetRowCount(var))
             }
             "select" | "with" | "insert" | "update" | "delete" | "values" => self.sql_statement(),
-            _ => Err(self.error_here()),
+            // Any other statement is SQL, checked by the SQL parser now as
+            // PostgreSQL's plpgsql checks it at CREATE FUNCTION.
+            _ => {
+                let from = self.pos;
+                let stmt = self.sql_statement()?;
+                if let Stmt::Sql { text, .. } = &stmt {
+                    let st = crate::parse::StatementText { text, offset: 0 };
+                    crate::parse::parse_statement(text, &st).map_err(|_| {
+                        let t = &self.tokens[from];
+                        PgError::syntax(format!(
+                            "syntax error at or near \"{}\"",
+                            &self.src[t.start..t.end]
+                        ))
+                    })?;
+                }
+                Ok(stmt)
+            }
         }
     }
 
