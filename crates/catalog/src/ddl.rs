@@ -640,6 +640,16 @@ impl Catalog {
     /// CASCADE allows that); their files go at commit.
     pub fn drop_namespace(&self, txn: &mut CatalogTxn, cid: u32, oid: Oid) -> PgResult<()> {
         self.drop_relations(txn, cid, |_, ns| ns == oid)?;
+        let functions: Vec<Oid> = txn
+            .working
+            .functions
+            .values()
+            .filter(|f| f.namespace == oid)
+            .map(|f| f.oid)
+            .collect();
+        for f in functions {
+            self.drop_function(txn, cid, f)?;
+        }
         let w = self.writer(txn, cid);
         let d = Arc::make_mut(&mut txn.working);
         let tid = d

@@ -312,6 +312,8 @@ pub struct CatalogData {
     pub constraints: BTreeMap<Oid, crate::indexes::Constraint>,
     /// COMMENT ON's comments by object (`comments.rs`).
     pub comments: BTreeMap<crate::comments::ObjectAddress, String>,
+    /// User-defined functions by oid (`functions.rs`).
+    pub functions: BTreeMap<Oid, Arc<crate::functions::Function>>,
     /// Where each object's current row version is (to delete or replace it).
     pub(crate) rows: RowIndex,
 }

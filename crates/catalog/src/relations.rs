@@ -125,7 +125,7 @@ pub(crate) const PG_SEQUENCE: SystemRelation = SystemRelation {
     columns: &[OidT, OidT, Int8, Int8, Int8, Int8, Int8, Bool, OidT, Int2],
 };
 
-pub(crate) const ALL: [&SystemRelation; 11] = [
+pub(crate) const ALL: [&SystemRelation; 12] = [
     &PG_DATABASE,
     &PG_AUTHID,
     &PG_NAMESPACE,
@@ -137,6 +137,7 @@ pub(crate) const ALL: [&SystemRelation; 11] = [
     &crate::comments::PG_DESCRIPTION,
     &crate::indexes::PG_INDEX,
     &crate::indexes::PG_CONSTRAINT,
+    &crate::functions::PG_PROC,
 ];
 
 /// Where each object's current row version is, so DDL can delete or
@@ -154,6 +155,7 @@ pub(crate) struct RowIndex {
     pub comments: HashMap<crate::comments::ObjectAddress, Tid>,
     pub indexes: HashMap<Oid, Tid>,
     pub constraints: HashMap<Oid, Tid>,
+    pub functions: crate::functions::FunctionRows,
 }
 
 // Rows of each relation.
@@ -648,5 +650,6 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
     }
     crate::indexes::load(pool, tm, &mut d, index_classes)?;
     crate::comments::load(pool, tm, &mut d)?;
+    crate::functions::load(pool, tm, &mut d)?;
     Ok(d)
 }

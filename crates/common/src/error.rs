@@ -77,6 +77,12 @@ impl SqlState {
     pub const DUPLICATE_PREPARED_STATEMENT: SqlState = SqlState("42P05");
     pub const AMBIGUOUS_COLUMN: SqlState = SqlState("42702");
     pub const AMBIGUOUS_FUNCTION: SqlState = SqlState("42725");
+    pub const DUPLICATE_FUNCTION: SqlState = SqlState("42723");
+    pub const INVALID_FUNCTION_DEFINITION: SqlState = SqlState("42P13");
+    /// PL/pgSQL's RAISE EXCEPTION without an ERRCODE.
+    pub const RAISE_EXCEPTION: SqlState = SqlState("P0001");
+    pub const NO_DATA_FOUND: SqlState = SqlState("P0002");
+    pub const TOO_MANY_ROWS: SqlState = SqlState("P0003");
     pub const DATATYPE_MISMATCH: SqlState = SqlState("42804");
     pub const CANNOT_COERCE: SqlState = SqlState("42846");
     pub const GROUPING_ERROR: SqlState = SqlState("42803");

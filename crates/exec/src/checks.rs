@@ -36,6 +36,7 @@ pub(crate) fn with_stored_text_binder<R>(
         server_version: "",
         io: env.io,
         system_views: None,
+        param_names: Vec::new(),
     };
     f(&mut ctx)
 }

@@ -471,6 +471,14 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
             ))
         }
         Expr::RegClassName(oid) => Value::Text(relname(*oid, env)),
+        Expr::UserFunc(call) => {
+            let args = call
+                .args
+                .iter()
+                .map(|a| eval(a, row, env))
+                .collect::<PgResult<Vec<_>>>()?;
+            crate::functions::call(call, args, env)?
+        }
     })
 }
 

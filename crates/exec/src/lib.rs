@@ -11,6 +11,7 @@ pub mod cte;
 pub mod dml;
 pub mod dml_join;
 pub mod eval;
+pub mod functions;
 mod hashagg;
 pub(crate) mod index;
 mod index_build;
@@ -138,6 +139,19 @@ pub trait SessionHooks: system_views::ServerState {
     fn notification_queue_usage(&self) -> f64 {
         0.0
     }
+    /// The session's search path, for binding function bodies.
+    fn search_path(&self) -> Vec<String> {
+        vec!["public".into()]
+    }
+    /// Plans a statement of a function body as the session plans its own
+    /// (unplanned here: the binder's plan runs as it is).
+    fn plan_function_statement(
+        &self,
+        stmt: sql::plan::BoundStatement,
+        _catalog: &catalog::CatalogData,
+    ) -> sql::plan::BoundStatement {
+        stmt
+    }
 }
 
 /// Everything a statement's execution needs.
@@ -183,6 +197,8 @@ pub struct ExecEnv<'a> {
     /// Set while a Parallel Seq Scan is built (`parallel.rs`): the block
     /// allocator its participants share.
     pub parallel_scan: Option<std::sync::Arc<access::heap::parallel::ParallelBlocks>>,
+    /// User functions' bodies as bound for this statement (`functions`).
+    pub functions: functions::FunctionCache,
 }
 
 /// The executor's settings, typed once from the session's GUCs.

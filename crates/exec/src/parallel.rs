@@ -414,6 +414,7 @@ fn worker_main(
         ctes: Default::default(),
         subplans: Default::default(),
         parallel_scan: Some(shared.blocks.clone()),
+        functions: Default::default(),
     };
     let outcome = work(shared, &mut env, tx);
     // The counts go to the leader's EXPLAIN ANALYZE whether or not the

@@ -297,6 +297,7 @@ impl Session {
             // Constants are folded while binding: they read the session's zone.
             io: self.io(),
             system_views: Some(&exec::system_views::Registry),
+            param_names: Vec::new(),
         };
         let r = sql::bind_statement(&mut bctx, parsed);
         *param_types = bctx.param_types;
@@ -952,6 +953,7 @@ impl Session {
             ctes: Default::default(),
             subplans: Default::default(),
             parallel_scan: None,
+            functions: Default::default(),
         };
         f(&mut env)
     }

@@ -11,6 +11,22 @@ use types::{DataType, TypeId, Value};
 
 use crate::plan::Plan;
 
+pub use catalog::functions::{ParallelSafety, Volatility};
+
+/// A call of a user-defined function (CREATE FUNCTION), bound against
+/// the definition the statement's catalog version holds. The labels are
+/// copied out of it so the planner can judge a plan's parallel safety and
+/// volatility without a catalog lookup (`crate::parallel_safety`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserFuncCall {
+    pub function: Arc<catalog::functions::Function>,
+    /// The arguments, coerced to the declared types, defaults filled in.
+    pub args: Vec<Expr>,
+    pub ret: DataType,
+    pub volatility: Volatility,
+    pub parallel: ParallelSafety,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AggFunc {
     CountStar,
@@ -557,6 +573,8 @@ pub enum Expr {
     Srf(Box<crate::srf::SrfCall>),
     /// `regclass` constant printed as a relation name.
     RegClassName(Oid),
+    /// A user-defined function's call.
+    UserFunc(Box<UserFuncCall>),
 }
 
 impl Expr {
@@ -580,6 +598,7 @@ impl Expr {
             Window(w) => w.result,
             Srf(c) => c.value_type(),
             RegClassName(_) => DataType::new(TypeId::Text),
+            UserFunc(c) => c.ret,
         }
     }
 
@@ -645,7 +664,10 @@ impl Expr {
     pub fn safe_under_page_lock(&self) -> bool {
         let mut safe = true;
         self.visit(&mut |e| {
-            safe &= !matches!(e, Expr::Sys { func, .. } if !func.is_pure()) && !e.is_subquery()
+            safe &= !matches!(e, Expr::Sys { func, .. } if !func.is_pure())
+                && !e.is_subquery()
+                // A user function runs queries of its own.
+                && !matches!(e, Expr::UserFunc(_))
         });
         safe
     }
@@ -722,6 +744,7 @@ impl Expr {
             Agg(a) => a.input_exprs().for_each(|e| e.visit(f)),
             Window(w) => w.children().for_each(|e| e.visit(f)),
             Srf(c) => c.args.iter().for_each(|e| e.visit(f)),
+            UserFunc(c) => c.args.iter().for_each(|e| e.visit(f)),
         }
     }
 
@@ -863,6 +886,13 @@ impl Expr {
             },
             Window(w) => Window(Box::new(w.map_exprs(f)?)),
             Srf(c) => Srf(Box::new(c.map_args(f)?)),
+            UserFunc(mut c) => {
+                c.args = std::mem::take(&mut c.args)
+                    .into_iter()
+                    .map(&mut *f)
+                    .collect::<Result<_, _>>()?;
+                UserFunc(c)
+            }
             other => other,
         };
         Ok(e)

@@ -6,6 +6,7 @@
 mod comment;
 mod constraint;
 mod database;
+mod function;
 mod index;
 mod role;
 mod schema;
@@ -156,6 +157,13 @@ pub fn run(
         } => view::create(cx, env, name, *namespace, query, columns, *replace)?,
         BoundStatement::DropView { views, missing } => {
             view::drop(cx, env, notices, views, missing)?
+        }
+        BoundStatement::CreateFunction { function, replace } => {
+            function::create(cx, env, function, *replace)?
+        }
+        BoundStatement::AlterFunction { function } => function::alter(cx, env, function)?,
+        BoundStatement::DropFunction { functions, missing } => {
+            function::drop(cx, env, notices, functions, missing)?
         }
         BoundStatement::CreateSchema {
             name,

@@ -442,6 +442,7 @@ fn in_command<R>(
         ctes: Default::default(),
         subplans: Default::default(),
         parallel_scan: None,
+        functions: Default::default(),
     };
     f(&mut sub)
 }

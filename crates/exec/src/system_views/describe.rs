@@ -332,7 +332,7 @@ fn oidvector(oids: impl Iterator<Item = u32>) -> Value {
     Value::Text(oids.map(|o| o.to_string()).collect::<Vec<_>>().join(" "))
 }
 
-fn pg_proc(_: &ViewContext<'_>) -> Vec<Row> {
+fn pg_proc(cx: &ViewContext<'_>) -> Vec<Row> {
     let builtin = builtins().enumerate().map(|(i, f)| {
         let volatility = if f.volatile {
             "v"
@@ -378,7 +378,39 @@ fn pg_proc(_: &ViewContext<'_>) -> Vec<Row> {
             }
             .row()
         });
-    builtin.chain(io).collect()
+    let user = cx
+        .catalog
+        .functions
+        .values()
+        .filter(|f| f.db_oid == cx.db_oid)
+        .map(|f| user_proc_row(f));
+    builtin.chain(io).chain(user).collect()
+}
+
+/// A user-defined function's row (CREATE FUNCTION).
+fn user_proc_row(f: &::catalog::functions::Function) -> Row {
+    let mut row = ProcRow {
+        oid: f.oid,
+        name: "",
+        variadic: 0,
+        strict: f.strict,
+        volatility: "v",
+        args: f.arg_types.clone(),
+        ret: f.return_type,
+    }
+    .row();
+    row[1] = text(&f.name);
+    row[2] = Value::Oid(f.namespace);
+    row[4] = Value::Oid(f.language.oid());
+    // procost: PostgreSQL's default for SQL and PL functions.
+    row[5] = Value::Float4(100.0);
+    row[6] = Value::Float4(if f.returns_set { 1000.0 } else { 0.0 });
+    row[13] = Value::Bool(f.returns_set);
+    row[14] = text(&f.volatility.code().to_string());
+    row[15] = text(&f.parallel.code().to_string());
+    row[17] = Value::Int2(f.arg_defaults.len() as i16);
+    row[25] = text(&f.source);
+    row
 }
 
 /// anyarray: what array_out and array_send take.

@@ -78,6 +78,33 @@ impl SessionHooks for Hooks<'_> {
     fn is_autovacuum(&self) -> bool {
         self.autovacuum
     }
+    fn search_path(&self) -> Vec<String> {
+        let raw = self.settings.get("search_path").unwrap_or("public");
+        raw.split(',')
+            .map(|s| s.trim().trim_matches('"').to_string())
+            .map(|s| {
+                if s == "$user" {
+                    self.user.to_string()
+                } else {
+                    s
+                }
+            })
+            .filter(|s| !s.is_empty())
+            .collect()
+    }
+    fn plan_function_statement(
+        &self,
+        stmt: sql::plan::BoundStatement,
+        catalog: &catalog::CatalogData,
+    ) -> sql::plan::BoundStatement {
+        let settings = gucs::planner_settings(self.settings);
+        let sizes = crate::explain::PoolSizes::new(self.ctx.pool, catalog);
+        let cx = sql::plan::PlannerContext {
+            settings: &settings,
+            sizes: &sizes,
+        };
+        sql::plan::plan_statement(stmt, &cx)
+    }
     fn next_command_id(&mut self) -> u32 {
         self.ri.next_command_id()
     }

@@ -191,6 +191,9 @@ pub(super) fn write_command(stmt: &BoundStatement) -> Option<&'static str> {
         BoundStatement::DropSequence { .. } => "DROP SEQUENCE",
         BoundStatement::AlterSequenceOwnedBy { .. } => "ALTER SEQUENCE",
         BoundStatement::DropView { .. } => "DROP VIEW",
+        BoundStatement::CreateFunction { .. } => "CREATE FUNCTION",
+        BoundStatement::DropFunction { .. } => "DROP FUNCTION",
+        BoundStatement::AlterFunction { .. } => "ALTER FUNCTION",
         BoundStatement::DropSchema { .. } => "DROP SCHEMA",
         BoundStatement::Comment { .. } => "COMMENT",
         BoundStatement::CreateDatabase { .. } => "CREATE DATABASE",
@@ -216,7 +219,18 @@ pub(super) fn write_command_in(
     stmt: &BoundStatement,
     catalog: &catalog::CatalogData,
 ) -> Option<&'static str> {
-    let command = write_command(stmt)?;
+    let Some(command) = write_command(stmt) else {
+        // A query calling a VOLATILE user function may write through it:
+        // it gets an xid (without the read-only check a write would make).
+        return match stmt {
+            BoundStatement::Query { plan, .. }
+                if sql::parallel_safety::plan_calls_volatile_user_function(plan) =>
+            {
+                Some("")
+            }
+            _ => None,
+        };
+    };
     let target = match stmt {
         BoundStatement::Insert { table, .. }
         | BoundStatement::Update { table, .. }

@@ -76,6 +76,15 @@ impl Binder<'_, '_> {
                 });
             }
         }
+        // A PL/pgSQL record variable's field (`rec.x`) is a parameter
+        // named so.
+        if let Some(q) = qual {
+            let field = format!("{q}.{name}");
+            if let Some(i) = self.ctx.param_names.iter().rposition(|p| *p == field) {
+                let ty = self.ctx.param_types.get(i).copied().flatten();
+                return Ok(Expr::Param(i, ty.unwrap_or(TypeId::Unknown).into()));
+            }
+        }
         if let Some(q) = qual {
             let known = scope
                 .iter()
@@ -122,6 +131,11 @@ impl Binder<'_, '_> {
                 undefined_column(&format!("{q}.{name}")),
                 super::fuzzy::missing_column_hint(name, Some(q.as_str()), self.all_scopes(scope)),
             ));
+        }
+        // Inside a function body an argument's (or variable's) name.
+        if let Some(i) = self.ctx.param_names.iter().rposition(|p| p == name) {
+            let ty = self.ctx.param_types.get(i).copied().flatten();
+            return Ok(Expr::Param(i, ty.unwrap_or(TypeId::Unknown).into()));
         }
         Err(with_hint(
             undefined_column(&format!("\"{name}\"")),
@@ -1118,6 +1132,12 @@ impl Binder<'_, '_> {
         }
         let parts = object_name_parts(&f.name)?;
         let name = parts.last().unwrap().as_str();
+        if f.over.is_none() && self.has_user_function(&parts) {
+            let (args, _, _) = self.function_args(f, scope)?;
+            if let Some(call) = self.bind_user_function_call(&parts, args)? {
+                return Ok(call);
+            }
+        }
         if parts.len() > 1 && parts[0] != "pg_catalog" {
             return Err(PgError::new(
                 SqlState::UNDEFINED_FUNCTION,

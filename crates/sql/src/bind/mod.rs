@@ -12,6 +12,7 @@ mod distinct_on;
 mod explain;
 mod expr;
 mod from;
+pub mod functions;
 mod fuzzy;
 mod grouping_sets;
 mod json;
@@ -74,6 +75,10 @@ pub struct BindContext<'a> {
     /// The system views (pg_class, pg_stat_activity, information_schema.tables,
     /// ...), looked up before the catalog's tables; None binds without them.
     pub system_views: Option<&'a dyn SystemViews>,
+    /// Names of the parameters (`$n` is `param_names[n - 1]`) inside a
+    /// function body: a name no column has resolves to its parameter, as
+    /// PostgreSQL resolves a SQL function's argument names. Empty elsewhere.
+    pub param_names: Vec<String>,
 }
 
 /// Where the binder finds system views. It needs their columns and what
@@ -677,6 +682,9 @@ impl Binder<'_, '_> {
                 name: object_name_parts(db_name)?.join("."),
             }),
             S::CreateView(cv) => self.bind_create_view(cv),
+            S::CreateFunction(cf) => self.bind_create_function(cf),
+            S::DropFunction(df) => self.bind_drop_function(df),
+            S::AlterFunction(af) => self.bind_alter_function(af),
             S::CreateSequence {
                 temporary: false,
                 if_not_exists,

@@ -169,6 +169,7 @@ pub fn fuzz_one(data: &[u8]) {
                 server_version: "17.0",
                 io: types::IoSettings::UTC,
                 system_views: None,
+                param_names: Vec::new(),
             };
             if let Err(e) = bind_statement(&mut ctx, parsed) {
                 check_user_error("bind", &e, &sql);

@@ -1300,6 +1300,11 @@ impl Explainer<'_> {
                 c.args.iter().map(d).collect::<Vec<_>>().join(", ")
             ),
             Expr::RegClassName(oid) => format!("'{oid}'::regclass"),
+            Expr::UserFunc(c) => format!(
+                "{}({})",
+                c.function.name,
+                c.args.iter().map(d).collect::<Vec<_>>().join(", ")
+            ),
         }
     }
 }

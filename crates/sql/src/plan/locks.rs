@@ -46,6 +46,9 @@ pub fn changes_catalog(stmt: &BoundStatement) -> bool {
         | BoundStatement::CreateSchema { .. }
         | BoundStatement::CreateView { .. }
         | BoundStatement::DropView { .. }
+        | BoundStatement::CreateFunction { .. }
+        | BoundStatement::DropFunction { .. }
+        | BoundStatement::AlterFunction { .. }
         | BoundStatement::CreateSequence { .. }
         | BoundStatement::DropSequence { .. }
         | BoundStatement::AlterSequenceOwnedBy { .. }

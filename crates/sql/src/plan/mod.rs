@@ -833,6 +833,22 @@ pub enum BoundStatement {
         seq: catalog::Sequence,
         if_not_exists: bool,
     },
+    /// CREATE [OR REPLACE] FUNCTION: the definition (its oid not yet
+    /// assigned), its body checked.
+    CreateFunction {
+        function: catalog::functions::Function,
+        replace: bool,
+    },
+    /// DROP FUNCTION: the functions found, and the signatures IF EXISTS
+    /// found nothing for.
+    DropFunction {
+        functions: Vec<Arc<catalog::functions::Function>>,
+        missing: Vec<String>,
+    },
+    /// ALTER FUNCTION's attribute changes: the definition as it becomes.
+    AlterFunction {
+        function: catalog::functions::Function,
+    },
     DropSequence {
         sequences: Vec<Arc<catalog::Sequence>>,
         missing: Vec<String>,

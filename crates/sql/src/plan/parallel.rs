@@ -23,67 +23,25 @@ use catalog::Table;
 use super::cost::{estimate, Estimate, PlannerSettings};
 use super::planner::PlannerContext;
 use super::Plan;
-use crate::expr::{AggCall, AggFunc, Expr, SysFunc};
+use crate::expr::{AggCall, AggFunc, Expr, ParallelSafety};
+use crate::parallel_safety::{max_parallel_hazard, plan_parallel_hazard};
 
-/// How far an expression can go into a parallel plan (PostgreSQL's
-/// proparallel labels).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum ParallelHazard {
-    /// May run in a worker.
-    Safe,
-    /// Runs only in the leader: keeps the chain it is in serial.
-    Restricted,
-    /// May not run while a parallel plan runs: the whole query is serial.
-    Unsafe,
-}
-
-/// The worst hazard in `e` (subqueries run in the leader: restricted).
-pub fn expr_hazard(e: &Expr) -> ParallelHazard {
-    let mut worst = ParallelHazard::Safe;
+/// The worst label in `e` for running it in a worker: the functions'
+/// own labels (`parallel_safety`), and restricted for what only the leader
+/// has: session state behind `Sys` functions, enclosing queries' rows, and
+/// subqueries (their scans must not join the participants' shared scan).
+pub fn expr_hazard(e: &Expr) -> ParallelSafety {
+    let mut worst = max_parallel_hazard(e);
     e.visit(&mut |x| {
-        let h = match x {
-            Expr::Sys { func, .. } => sys_hazard(*func),
-            Expr::Func { func, .. } if func.0.volatile => ParallelHazard::Restricted,
-            Expr::OuterColumn { .. } => ParallelHazard::Restricted,
-            x if x.is_subquery() => ParallelHazard::Restricted,
-            _ => ParallelHazard::Safe,
+        let leader_only = match x {
+            Expr::Sys { func, .. } => !func.is_pure(),
+            Expr::OuterColumn { .. } => true,
+            x => x.is_subquery(),
         };
-        worst = worst.max(h);
-    });
-    worst
-}
-
-/// Session-state functions run in the leader; those that change state
-/// (sequences, settings, notifications, advisory locks) are unsafe, as
-/// PostgreSQL labels nextval, setval and set_config.
-fn sys_hazard(func: SysFunc) -> ParallelHazard {
-    match func {
-        f if f.is_pure() => ParallelHazard::Safe,
-        SysFunc::NextVal | SysFunc::SetVal | SysFunc::SetConfig | SysFunc::Notify => {
-            ParallelHazard::Unsafe
+        if leader_only {
+            worst = worst.max(ParallelSafety::Restricted);
         }
-        SysFunc::Advisory(_) => ParallelHazard::Unsafe,
-        _ => ParallelHazard::Restricted,
-    }
-}
-
-/// The worst hazard of any expression in the plan tree (subqueries'
-/// plans included).
-fn plan_hazard(plan: &Plan) -> ParallelHazard {
-    let mut worst = ParallelHazard::Safe;
-    for e in super::walk::node_exprs(plan) {
-        worst = worst.max(expr_hazard(e));
-        e.visit(&mut |x| match x {
-            Expr::ScalarSubquery(sub, _)
-            | Expr::ArraySubquery(sub, _)
-            | Expr::Exists { plan: sub, .. }
-            | Expr::InSubquery { plan: sub, .. } => worst = worst.max(plan_hazard(sub)),
-            _ => {}
-        });
-    }
-    for c in super::explain::children(plan) {
-        worst = worst.max(plan_hazard(c));
-    }
+    });
     worst
 }
 
@@ -93,7 +51,7 @@ pub(crate) fn apply(plan: Plan, cx: &PlannerContext) -> Plan {
     if s.max_parallel_workers_per_gather == 0 && !s.debug_parallel_query {
         return plan;
     }
-    if plan_hazard(&plan) == ParallelHazard::Unsafe {
+    if plan_parallel_hazard(&plan) == ParallelSafety::Unsafe {
         return plan;
     }
     walk(plan, 1.0, cx)
@@ -361,7 +319,7 @@ fn partial_aggregate_table(plan: &Plan) -> Option<&Arc<Table>> {
 }
 
 fn safe(e: &Expr) -> bool {
-    expr_hazard(e) == ParallelHazard::Safe
+    expr_hazard(e) == ParallelSafety::Safe
 }
 
 /// Whether partial states of `call` combine (exec's `AggAccumulator::combine`).
