@@ -90,6 +90,41 @@ fn seed_experiments_plan_and_run_in_parallel() {
     let total = per_loop * participants;
     assert!(total.abs_diff(300_000) <= participants, "{analyzed:?}");
 
+    // The seed's PARALLEL SAFE function is evaluated in the workers'
+    // filters; PARALLEL UNSAFE (or RESTRICTED) keeps the plan serial.
+    c.batch_execute(
+        "create or replace function calc_factorial(a integer, fact_val integer)
+         returns integer as $$ begin perform factorial(fact_val); return a; end; $$
+         language plpgsql parallel safe",
+    )
+    .unwrap();
+    let with_function =
+        "select * from tbl_parallel_test where c1 < calc_factorial(10000, 10) and c2 like '%bb%'";
+    let plan = explain(&mut c, with_function);
+    assert!(plan[0].starts_with("Gather "), "{plan:?}");
+    assert!(
+        plan.iter()
+            .any(|l| l.trim().starts_with("Filter:") && l.contains("calc_factorial(10000, 10)")),
+        "{plan:?}"
+    );
+    let analyzed = explain(&mut c, &format!("analyze {with_function}"));
+    assert_eq!(
+        figure(&analyzed, "Workers Launched"),
+        Some(planned),
+        "{analyzed:?}"
+    );
+    for label in ["unsafe", "restricted"] {
+        c.batch_execute(&format!(
+            "alter function calc_factorial(integer, integer) parallel {label}"
+        ))
+        .unwrap();
+        let plan = explain(&mut c, with_function);
+        assert!(
+            plan[0].starts_with("Seq Scan on tbl_parallel_test"),
+            "{label}: {plan:?}"
+        );
+    }
+
     // The same answers as the serial plan.
     let agg = "select count(*), sum(c1), min(c1), max(c1), avg(c1) from tbl_parallel_test \
                where c1 % 7 = 3";
