@@ -24,6 +24,23 @@ fn figure(lines: &[String], label: &str) -> Option<u64> {
     })
 }
 
+/// `q`'s rows as text, columns joined by `|`, NULL as `NULL`.
+fn rows_text(c: &mut Client, q: &str) -> Vec<String> {
+    c.simple_query(q)
+        .unwrap()
+        .into_iter()
+        .filter_map(|m| match m {
+            postgres::SimpleQueryMessage::Row(r) => Some(
+                (0..r.len())
+                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
+                    .collect::<Vec<_>>()
+                    .join("|"),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The `loops=N` of the first line containing `node`.
 fn loops(lines: &[String], node: &str) -> u64 {
     let line = lines.iter().find(|l| l.contains(node)).expect(node);
@@ -136,22 +153,7 @@ fn seed_experiments_plan_and_run_in_parallel() {
     assert!(parallel_plan
         .iter()
         .any(|l| l.contains("Partial Aggregate")));
-    let text = |c: &mut Client, q: &str| -> String {
-        c.simple_query(q)
-            .unwrap()
-            .into_iter()
-            .filter_map(|m| match m {
-                postgres::SimpleQueryMessage::Row(r) => Some(
-                    (0..r.len())
-                        .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                        .collect::<Vec<_>>()
-                        .join("|"),
-                ),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
+    let text = |c: &mut Client, q: &str| rows_text(c, q).join("\n");
     let in_parallel = text(&mut c, agg);
     let rows = text(
         &mut c,
@@ -276,20 +278,7 @@ fn results_do_not_depend_on_the_number_of_workers() {
         });
     }
     let run = |c: &mut Client, q: &str| -> Vec<String> {
-        let mut rows: Vec<String> = c
-            .simple_query(q)
-            .unwrap()
-            .into_iter()
-            .filter_map(|m| match m {
-                postgres::SimpleQueryMessage::Row(r) => Some(
-                    (0..r.len())
-                        .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                        .collect::<Vec<_>>()
-                        .join("|"),
-                ),
-                _ => None,
-            })
-            .collect();
+        let mut rows = rows_text(c, q);
         if !q.contains("order by") {
             rows.sort();
         }
