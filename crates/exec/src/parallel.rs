@@ -597,7 +597,6 @@ pub(crate) struct GatherOp<'p> {
     /// The leader's own part, while it has rows.
     local: Option<Box<dyn Operator + 'p>>,
     batch: std::vec::IntoIter<Row>,
-    started: bool,
 }
 
 impl<'p> GatherOp<'p> {
@@ -610,12 +609,10 @@ impl<'p> GatherOp<'p> {
             workers: None,
             local: None,
             batch: Vec::new().into_iter(),
-            started: false,
         }
     }
 
     fn start(&mut self, env: &mut ExecEnv) -> PgResult<()> {
-        self.started = true;
         let shared = shared_for(self.input, env, self.needed.clone())?;
         let blocks = shared.blocks.clone();
         let workers = Workers::start(shared, self.planned, self.input, send_rows, false);
@@ -642,7 +639,7 @@ impl<'p> GatherOp<'p> {
 
 impl Operator for GatherOp<'_> {
     fn next(&mut self, env: &mut ExecEnv) -> PgResult<Option<Row>> {
-        if !self.started {
+        if self.workers.is_none() {
             self.start(env)?;
         }
         loop {

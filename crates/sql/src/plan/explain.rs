@@ -426,7 +426,7 @@ impl Explainer<'_> {
     /// Before printing `p`'s inputs: below a Gather they estimate as one
     /// participant; below a LIMIT a Sort (through a Gather Merge) is
     /// bounded. Returns the settings to restore after them (`leave`).
-    fn enter_gather(&self, p: &Plan) -> (Option<f64>, Option<f64>) {
+    fn enter_children(&self, p: &Plan) -> (Option<f64>, Option<f64>) {
         let outside = (self.parallel.get(), self.bound.get());
         if let Plan::Gather { workers, .. } = p {
             let leader = self.settings.parallel_leader_participation;
@@ -441,7 +441,7 @@ impl Explainer<'_> {
         outside
     }
 
-    /// Restores what `enter_gather` changed.
+    /// Restores what `enter_children` changed.
     fn leave(&self, outside: (Option<f64>, Option<f64>)) {
         self.parallel.set(outside.0);
         self.bound.set(outside.1);
@@ -490,7 +490,7 @@ impl Explainer<'_> {
             self.cte_blocks(p, &pad);
         }
         let in_recursion = self.enter_recursion(p);
-        let outside_gather = self.enter_gather(p);
+        let outside = self.enter_children(p);
         for k in kids {
             match k {
                 Child::Plain(c) => self.node(c, depth + 1, Vec::new()),
@@ -515,7 +515,7 @@ impl Explainer<'_> {
         if in_recursion {
             self.worktables.borrow_mut().pop();
         }
-        self.leave(outside_gather);
+        self.leave(outside);
     }
 
     /// The `CTE name` blocks of the CTEs computed apart (as PostgreSQL

@@ -89,7 +89,7 @@ fn walk(plan: Plan, fraction: f64, cx: &PlannerContext) -> Plan {
             ties,
         } => {
             let rows = estimate(&input, cx.sizes, cx.settings).rows;
-            let share = limit_share(limit.as_ref(), offset.as_ref(), rows);
+            let share = limit_share(&limit, &offset, rows);
             Plan::Limit {
                 input: Box::new(walk(*input, fraction * share, cx)),
                 limit,
@@ -189,17 +189,11 @@ fn walk(plan: Plan, fraction: f64, cx: &PlannerContext) -> Plan {
 
 /// The share of `rows` input rows a LIMIT reads: a constant count's, else
 /// PostgreSQL's guess of a tenth.
-fn limit_share(limit: Option<&Expr>, offset: Option<&Expr>, rows: f64) -> f64 {
-    let count = |e: Option<&Expr>| match e {
-        None | Some(Expr::Const(types::Value::Null, _)) => Some(0.0),
-        Some(Expr::Const(types::Value::Int8(n), _)) => Some(*n as f64),
-        Some(_) => None,
-    };
-    match (limit, count(limit), count(offset)) {
-        (None | Some(Expr::Const(types::Value::Null, _)), _, _) => 1.0,
-        (_, Some(l), Some(o)) => ((l + o) / rows.max(1.0)).min(1.0),
-        _ => 0.1,
+fn limit_share(limit: &Option<Expr>, offset: &Option<Expr>, rows: f64) -> f64 {
+    if matches!(limit, None | Some(Expr::Const(types::Value::Null, _))) {
+        return 1.0;
     }
+    super::cost::limit_bound(limit, offset).map_or(0.1, |b| (b / rows.max(1.0)).min(1.0))
 }
 
 /// The Finalize Aggregate over a Gather over `partial` (an Aggregate over

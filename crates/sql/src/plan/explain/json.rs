@@ -375,7 +375,7 @@ impl Explainer<'_> {
             }
         }
         let in_recursion = self.enter_recursion(p);
-        let outside_gather = self.enter_gather(p);
+        let outside = self.enter_children(p);
         for (i, k) in kids.into_iter().enumerate() {
             let rel = if member {
                 "Member"
@@ -418,7 +418,7 @@ impl Explainer<'_> {
         if in_recursion {
             self.worktables.borrow_mut().pop();
         }
-        self.leave(outside_gather);
+        self.leave(outside);
         if !plans.is_empty() {
             f.push(("Plans".into(), J::List(plans)));
         }
