@@ -605,9 +605,18 @@ impl Operator for SeqScanOp<'_> {
             let columns_out = out.min(types.len());
             let tuples = &mut self.tuples;
             let toast = self.toast;
+            // count(*) reads no column: leave the tuple's bytes untouched.
+            let reads_columns = !quals.is_empty() || columns_out > 0;
             let more = self.scan.next_page(snapshot, tm, |tid, t| {
                 *tuples += 1;
                 row.clear();
+                if !reads_columns {
+                    if out > columns_out {
+                        row.push(crate::lockrows::tid_value(tid));
+                    }
+                    buffered.push_back(std::mem::replace(&mut row, Vec::with_capacity(out)));
+                    return Ok(());
+                }
                 let mut d = Deformer::new(t, toast);
                 for (q, need) in quals {
                     if d.decoded() < *need {

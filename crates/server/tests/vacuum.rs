@@ -95,6 +95,62 @@ fn vacuum_space_is_reused_and_empty_pages_are_cut_off() {
     assert_eq!(e.code().unwrap().code(), "25001");
 }
 
+/// After VACUUM marks every page all-visible, sequential scans skip the
+/// tuple headers; a change clears the page's flag, so an uncommitted
+/// delete or update stays invisible to others, its commit shows at once,
+/// and a snapshot taken before it still sees the old rows.
+#[test]
+fn scans_of_all_visible_pages_see_later_changes() {
+    let server = TestServer::start();
+    let mut a = server.connect();
+    let mut b = server.connect();
+    a.batch_execute(
+        "create table v (id int4, pad text);
+         insert into v select g, repeat('v', 100) from generate_series(1, 3000) g;",
+    )
+    .unwrap();
+    a.batch_execute("vacuum v").unwrap();
+    let pages = a
+        .query_one(
+            "select relpages, relallvisible from pg_class where relname = 'v'",
+            &[],
+        )
+        .unwrap();
+    let (relpages, relallvisible): (i32, i32) = (pages.get(0), pages.get(1));
+    assert!(
+        relpages > 10 && relallvisible == relpages,
+        "{relpages} {relallvisible}"
+    );
+    let count = |c: &mut postgres::Client| -> (i64, i64) {
+        let r = c
+            .query_one("select count(*), coalesce(sum(id), 0) from v", &[])
+            .unwrap();
+        (r.get(0), r.get(1))
+    };
+    let all = (3000, 3000 * 3001 / 2);
+    assert_eq!(count(&mut a), all);
+
+    let mut rr = server.connect();
+    rr.batch_execute("begin isolation level repeatable read")
+        .unwrap();
+    assert_eq!(count(&mut rr), all);
+
+    b.batch_execute("begin; delete from v where id % 10 = 0; update v set id = -id where id = 1")
+        .unwrap();
+    assert_eq!(count(&mut a), all, "an uncommitted change showed");
+    b.batch_execute("commit").unwrap();
+    let deleted: i64 = (1..=300).map(|k| 10 * k).sum();
+    let after = (2700, all.1 - deleted - 2);
+    assert_eq!(count(&mut a), after);
+    assert_eq!(count(&mut rr), all, "the older snapshot lost rows");
+    rr.batch_execute("commit").unwrap();
+
+    a.batch_execute("vacuum v").unwrap();
+    assert_eq!(count(&mut a), after);
+    a.batch_execute("insert into v values (5000, 'x')").unwrap();
+    assert_eq!(count(&mut a), (2701, after.1 + 5000));
+}
+
 /// 100 rows, 30,000 single-row updates from 4 clients, autovacuum every
 /// second with low thresholds: the table stays within a few times its
 /// first size, every update is there, and autovacuum's work shows in

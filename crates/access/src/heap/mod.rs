@@ -501,6 +501,18 @@ impl HeapScan {
         let block = buf.block();
         let horizon = *self.horizon.get_or_insert_with(|| tm.global_xmin());
         let pg = buf.read();
+        // An all-visible page holds only versions every snapshot sees (its
+        // flag is cleared under this lock by any change): as PostgreSQL's
+        // heapgetpage, skip the headers. SERIALIZABLE still reads them, for
+        // its conflict-out checks.
+        if snapshot.ssi.is_none() && visibilitymap::page_all_visible(&pg) {
+            for off in 1..=page::item_count(&pg) {
+                if let Some(t) = page::item(&pg, off) {
+                    f(Tid { block, offset: off }, t)?;
+                }
+            }
+            return Ok(true);
+        }
         // Invisible versions whose xmax (or, without one, xmin) is below
         // the horizon: probably dead, worth a prune if space is short.
         let mut maybe_dead = 0usize;
