@@ -76,6 +76,31 @@ pub fn enter() -> PgResult<DepthGuard> {
     Ok(DepthGuard(()))
 }
 
+/// `levels` nesting levels at once, left together when dropped.
+#[must_use]
+pub struct DepthGuards(u32);
+
+impl Drop for DepthGuards {
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(d.get() - self.0));
+    }
+}
+
+/// Enters `levels` nesting levels in one step (a call that runs whole
+/// statements counts for many), or fails as `enter` does.
+pub fn enter_levels(levels: u32) -> PgResult<DepthGuards> {
+    let depth = DEPTH.with(|d| {
+        let n = d.get() + levels;
+        d.set(n);
+        n
+    });
+    if depth > LIMIT_LEVELS.with(Cell::get) {
+        DEPTH.with(|d| d.set(d.get() - levels));
+        return Err(too_deep_here());
+    }
+    Ok(DepthGuards(levels))
+}
+
 /// PostgreSQL's error for a statement nested too deeply.
 pub fn too_deep(kb: u64) -> PgError {
     PgError::new(

@@ -349,8 +349,7 @@ fn pg_locks_shows_fast_path_table_and_waiting_locks() {
 /// tests/isolation/) that pass now. Not yet: update-locked-tuple (a FOR KEY
 /// SHARE lock, a foreign key's check, waits for a running non-key update of
 /// the row; PostgreSQL lets it through); of the SERIALIZABLE ones,
-/// read-write-unique-3, ri-trigger and partial-index need PL/pgSQL
-/// functions, triggers or partial indexes.
+/// ri-trigger and partial-index need triggers and partial indexes.
 const ISOLATION_SPECS: &[&str] = &[
     "deadlock-simple",
     "nowait",
@@ -366,6 +365,7 @@ const ISOLATION_SPECS: &[&str] = &[
     "read-only-anomaly-3",
     "read-write-unique",
     "read-write-unique-2",
+    "read-write-unique-3",
     "read-write-unique-4",
     "referential-integrity",
     "predicate-lock-hot-tuple",

@@ -71,6 +71,12 @@ impl Snapshot {
         }
     }
 
+    /// The same snapshot for another command of the own transaction (a
+    /// function's statement), still reporting to its SERIALIZABLE handle.
+    pub fn for_command(&self, command_id: u32) -> Snapshot {
+        Snapshot::new(self.data.clone(), self.own.clone(), command_id).with_ssi(self.ssi.clone())
+    }
+
     /// This snapshot, reporting to the serializable transaction `ssi`.
     pub fn with_ssi(mut self, ssi: Option<Arc<crate::ssi::SerXact>>) -> Snapshot {
         self.ssi = ssi;

@@ -24,9 +24,8 @@ use std::sync::Arc;
 use catalog::functions::{Function, FunctionLanguage, Volatility};
 use common::{Oid, PgError, PgResult, SqlState};
 use sql::expr::UserFuncCall;
-use sql::plan::BoundStatement;
+use sql::plan::{BoundStatement, Plan};
 use txn::lock::LockTag;
-use txn::Snapshot;
 use types::cast::{cast_value, CastContext};
 use types::{DataType, TypeId, Value};
 
@@ -34,16 +33,17 @@ use crate::{ExecEnv, Row};
 
 /// Nesting levels of `common::stack_depth` one call counts for: a call
 /// binds, plans and runs whole statements on the thread's stack.
-const LEVELS_PER_CALL: usize = 48;
+const LEVELS_PER_CALL: u32 = 48;
 
 /// What the calling statement has bound of the functions it called.
 #[derive(Default)]
 pub struct FunctionCache {
     sql_bodies: HashMap<Oid, Arc<Vec<BoundStatement>>>,
     plpgsql_bodies: HashMap<Oid, Arc<sql::plpgsql::Block>>,
-    /// A PL/pgSQL function's statements and expressions, by function,
-    /// where the text lies in its cached body, and the variables in scope.
-    plpgsql_statements: HashMap<(Oid, usize, Vec<String>), Arc<BoundStatement>>,
+    /// A PL/pgSQL function's statements and expressions, by function and
+    /// where the text lies in its cached body, for each list of variables
+    /// in scope there (record variables' columns may differ by row).
+    plpgsql_statements: HashMap<(Oid, usize), Vec<(Vec<String>, Arc<BoundStatement>)>>,
 }
 
 /// Evaluates a call whose arguments are evaluated already.
@@ -52,10 +52,7 @@ pub(crate) fn call(call: &UserFuncCall, args: Vec<Value>, env: &mut ExecEnv) -> 
     if f.strict && args.iter().any(Value::is_null) {
         return Ok(Value::Null);
     }
-    let mut guards = Vec::with_capacity(LEVELS_PER_CALL);
-    for _ in 0..LEVELS_PER_CALL {
-        guards.push(common::stack_depth::enter()?);
-    }
+    let _depth = common::stack_depth::enter_levels(LEVELS_PER_CALL)?;
     let v = match f.language {
         FunctionLanguage::Sql => run_sql_function(f, &args, env),
         FunctionLanguage::Plpgsql => plpgsql::run(f, args, env),
@@ -212,12 +209,24 @@ pub(crate) fn run_statement(
             "a function called from a read-only statement cannot modify data",
         ));
     }
-    let snapshot = Snapshot::new(
-        env.snapshot.data.clone(),
-        env.snapshot.own.clone(),
-        command_id,
-    );
+    // Under SERIALIZABLE its reads take SIREAD locks as the caller's do.
+    let snapshot = env.snapshot.for_command(command_id);
     with_nested_env(env, params, cid, &snapshot, |inner| match stmt {
+        // A SELECT of expressions without FROM (most PL/pgSQL expressions):
+        // evaluated in place, as PostgreSQL's plpgsql "simple expressions".
+        BoundStatement::Query { plan, .. } if simple_expressions(plan).is_some() => {
+            let exprs = simple_expressions(plan).expect("checked");
+            let row = exprs
+                .iter()
+                .map(|e| crate::eval::eval(e, &[], inner))
+                .collect::<PgResult<Row>>()?;
+            let rows = if limit == Some(0) {
+                Vec::new()
+            } else {
+                vec![row]
+            };
+            Ok((1, rows))
+        }
         BoundStatement::Query { plan, .. } => {
             let mut op = crate::build(plan, inner, None)?;
             let mut rows = Vec::new();
@@ -242,6 +251,19 @@ pub(crate) fn run_statement(
     })
 }
 
+/// The expressions of a plan that computes one row without reading any:
+/// `SELECT a + 1` (a projection over one empty row) or `VALUES (...)`.
+fn simple_expressions(plan: &Plan) -> Option<&[sql::expr::Expr]> {
+    match plan {
+        Plan::Project { input, exprs } => match &**input {
+            Plan::Values { rows, .. } if rows.len() == 1 && rows[0].is_empty() => Some(exprs),
+            _ => None,
+        },
+        Plan::Values { rows, .. } if rows.len() == 1 => Some(&rows[0]),
+        _ => None,
+    }
+}
+
 fn command_name(stmt: &BoundStatement) -> &'static str {
     match stmt {
         BoundStatement::Insert { .. } => "INSERT",
@@ -259,7 +281,7 @@ fn with_nested_env<R>(
     env: &mut ExecEnv,
     params: &[Value],
     cid: u32,
-    snapshot: &Snapshot,
+    snapshot: &txn::Snapshot,
     f: impl FnOnce(&mut ExecEnv) -> R,
 ) -> R {
     let mut inner = ExecEnv {

@@ -130,7 +130,7 @@ impl Interp<'_> {
         env: &mut ExecEnv,
         limit: Option<usize>,
     ) -> PgResult<(Arc<BoundStatement>, Vec<crate::Row>)> {
-        let stmt = self.bound_expr(text, text, env)?;
+        let stmt = self.bound_expr(text, || text.to_owned(), env)?;
         let params = self.values();
         let (n, rows) = run_statement(&stmt, &params, env, limit, self.function.volatility)?;
         if !matches!(*stmt, BoundStatement::Query { .. }) {
@@ -142,14 +142,15 @@ impl Interp<'_> {
 
     /// Evaluates an expression: its value and type.
     fn expr(&mut self, text: &str, env: &mut ExecEnv) -> PgResult<(Value, TypeId)> {
-        let query = format!("SELECT {text}");
+        let query = || format!("SELECT {text}");
         // The key must be the expression's own text in the body, not the
         // SELECT built around it.
-        let stmt = self.bound_expr(text, &query, env)?;
+        let stmt = self.bound_expr(text, query, env)?;
         let cols = stmt.columns().map_or(0, <[_]>::len);
         if cols != 1 {
             return Err(PgError::syntax(format!(
-                "query \"{query}\" returned {cols} columns"
+                "query \"{}\" returned {cols} columns",
+                query()
             )));
         }
         let ty = stmt.columns().expect("checked")[0].ty.id;
@@ -158,7 +159,7 @@ impl Interp<'_> {
         if rows.len() > 1 {
             return Err(PgError::new(
                 SqlState::CARDINALITY_VIOLATION,
-                format!("query \"{query}\" returned more than one row"),
+                format!("query \"{}\" returned more than one row", query()),
             ));
         }
         let v = rows
@@ -174,21 +175,28 @@ impl Interp<'_> {
     fn bound_expr(
         &self,
         text: &str,
-        query: &str,
+        query: impl FnOnce() -> String,
         env: &mut ExecEnv,
     ) -> PgResult<Arc<BoundStatement>> {
-        let names: Vec<String> = self.vars.iter().map(|v| v.name.clone()).collect();
-        let key = (self.function.oid, text.as_ptr() as usize, names.clone());
-        if let Some(b) = env.functions.plpgsql_statements.get(&key) {
-            return Ok(b.clone());
+        let key = (self.function.oid, text.as_ptr() as usize);
+        let in_scope = |names: &[String]| {
+            names.len() == self.vars.len()
+                && names.iter().zip(&self.vars).all(|(n, v)| *n == v.name)
+        };
+        if let Some(bound) = env.functions.plpgsql_statements.get(&key) {
+            if let Some((_, b)) = bound.iter().find(|(names, _)| in_scope(names)) {
+                return Ok(b.clone());
+            }
         }
+        let names: Vec<String> = self.vars.iter().map(|v| v.name.clone()).collect();
         let types: Vec<Option<TypeId>> = self.vars.iter().map(|v| Some(v.ty.id)).collect();
         let stmt = with_function_binder(env, self.function, &names, &types, |ctx| {
-            let parsed = parse_one(query)?;
+            let parsed = parse_one(&query())?;
             sql::bind_statement(ctx, &parsed)
         })?;
         let stmt = Arc::new(env.hooks.plan_function_statement(stmt, env.catalog));
-        env.functions.plpgsql_statements.insert(key, stmt.clone());
+        let bound = env.functions.plpgsql_statements.entry(key).or_default();
+        bound.push((names, stmt.clone()));
         Ok(stmt)
     }
 
