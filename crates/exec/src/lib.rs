@@ -314,23 +314,29 @@ impl ExecEnv<'_> {
         let (db, rel) = (rel.db_oid, rel.rel_number);
         let whole = PredicateTarget::Relation { db, rel };
         let found = match tid {
-            Some(t) => sx.manager().conflict_in(
-                sx,
-                &[
-                    PredicateTarget::Tuple {
-                        db,
-                        rel,
-                        block: t.block,
-                        offset: t.offset,
-                    },
-                    PredicateTarget::Page {
-                        db,
-                        rel,
-                        block: t.block,
-                    },
-                    whole,
-                ],
-            ),
+            Some(t) => {
+                let tuple = PredicateTarget::Tuple {
+                    db,
+                    rel,
+                    block: t.block,
+                    offset: t.offset,
+                };
+                if self.snapshot.own.subs.is_empty() {
+                    sx.manager().release_written_tuple(sx, tuple);
+                }
+                sx.manager().conflict_in(
+                    sx,
+                    &[
+                        tuple,
+                        PredicateTarget::Page {
+                            db,
+                            rel,
+                            block: t.block,
+                        },
+                        whole,
+                    ],
+                )
+            }
             None => sx.manager().conflict_in(sx, &[whole]),
         };
         Ok(found?)

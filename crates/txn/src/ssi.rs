@@ -557,6 +557,30 @@ impl PredicateLockManager {
         Ok(())
     }
 
+    /// `sx` is about to write the tuple `target` it SIREAD-locked when it
+    /// read it: its write lock covers the tuple from now on, so the SIREAD
+    /// lock goes (PostgreSQL's CheckTargetForConflictsIn does the same;
+    /// not inside a subtransaction, whose rollback would leave no lock).
+    pub fn release_written_tuple(&self, sx: &SerXact, target: PredicateTarget) {
+        let PredicateTarget::Tuple { db, rel, block, .. } = target else {
+            return;
+        };
+        let mut st = self.shared.state.lock();
+        let Some(x) = st.xacts.get_mut(&sx.id) else {
+            return;
+        };
+        if !x.locks.remove(&target) {
+            return;
+        }
+        if let Some(n) = x.per_page.get_mut(&(db, rel, block)) {
+            *n = n.saturating_sub(1);
+        }
+        if let Some(n) = x.per_relation.get_mut(&(db, rel)) {
+            *n = n.saturating_sub(1);
+        }
+        unhold(&mut st, sx.id, target);
+    }
+
     /// A read by `sx` met a version written by `writer_xid` that its
     /// snapshot does not see as committed (an invisible new version, or
     /// a visible one with a concurrent deleter): `sx` ->rw writer, if the

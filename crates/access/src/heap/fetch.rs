@@ -127,9 +127,10 @@ pub fn fetch_visible<R>(
             tuple::cmax(t),
             tm,
         );
-        if visible {
-            // SERIALIZABLE: the version read is SIREAD-locked under its
-            // page's share lock (`txn::ssi::PredicateLockManager::lock`).
+        // SERIALIZABLE: the version read is SIREAD-locked under its page's
+        // share lock (`txn::ssi::PredicateLockManager::lock`), unless we
+        // wrote it: our write lock covers it (PostgreSQL's PredicateLockTID).
+        if visible && snapshot.ssi.is_some() && !snapshot.own.contains(tuple::xmin(t)) {
             super::predicate_lock_tuple(snapshot, rel, tid.block, off);
         }
         let f = if visible { f.take() } else { None };
