@@ -758,11 +758,15 @@ fn flag_rw_conflict(st: &mut SsiState, reader: u64, writer: u64, me: u64) -> Res
             && w.commit_seq.is_none_or(|c| t2_prepare <= c)
             && (!r.read_only || t2_prepare <= r.snap_seq)
     };
+    // t2 prepared is enough: it passed its commit test, so if it commits
+    // first the structure is real and only the writer or reader can go.
+    // Failing now, at the write, spares the readers that would otherwise
+    // meet the writer once it prepares.
     let mut failure = w.summary_out.is_some_and(t2_dangerous)
         || w.out_conf.iter().any(|t2| {
             st.xacts
                 .get(t2)
-                .is_some_and(|t| t.committed() && t.prepare_seq.is_some_and(t2_dangerous))
+                .is_some_and(|t| t.prepare_seq.is_some_and(t2_dangerous))
         });
     // The reader as pivot: t0 ->rw reader ->rw writer, the writer already
     // committing, t0 not committed before it.
@@ -930,6 +934,29 @@ mod tests {
             "Canceled on identification as a pivot, during commit attempt."
         );
         m.release(&b, false);
+        assert_eq!(m.counts(), (0, 0));
+    }
+
+    /// r ->rw w ->rw t2 with t2 prepared but not yet committed: t2 can no
+    /// longer fail, so w's write that completes the structure must.
+    #[test]
+    fn a_write_completing_a_structure_with_a_prepared_t2_fails() {
+        let m = PredicateLockManager::default();
+        let (r, w, t2) = (begin(&m, 1), begin(&m, 2), begin(&m, 3));
+        // w reads relation 6, which t2 writes: w ->rw t2.
+        m.lock_relation(&w, 1, 6).unwrap();
+        m.conflict_in(&t2, &[rel(6)]).unwrap();
+        m.pre_commit(&t2).unwrap();
+        // r reads relation 5, which w then writes: r ->rw w ->rw t2.
+        m.lock_relation(&r, 1, 5).unwrap();
+        let SsiError::Conflict { reason } = m.conflict_in(&w, &[rel(5)]).unwrap_err();
+        assert_eq!(
+            reason,
+            "Canceled on identification as a pivot, during write."
+        );
+        m.release(&w, false);
+        m.release(&t2, true);
+        m.release(&r, true);
         assert_eq!(m.counts(), (0, 0));
     }
 
