@@ -133,6 +133,9 @@ enum Message {
     /// `Shared::instrument`).
     Done,
     Failed(PgError),
+    /// A NOTICE (or WARNING, ...) raised in the worker, for the leader's
+    /// client, as PostgreSQL's workers forward theirs.
+    Notice(PgError),
 }
 
 /// Everything a worker reads, owned (rule 2).
@@ -295,6 +298,7 @@ impl Workers {
                     self.live -= 1;
                     return Err(e);
                 }
+                Message::Notice(n) => env.hooks.notice(n),
                 other => return Ok(Some(other)),
             }
         }
@@ -323,6 +327,7 @@ impl Workers {
                     self.live -= 1;
                     return Err(e);
                 }
+                Message::Notice(n) => env.hooks.notice(n),
                 Message::Groups(_) => {
                     return Err(PgError::internal("unexpected message from a worker"))
                 }
@@ -385,6 +390,7 @@ fn worker_main(
     let mut hooks = WorkerHooks {
         table: shared.counters.clone(),
         cid: shared.cid,
+        notices: tx.clone(),
     };
     let (data, own, command_id) = &shared.snapshot;
     let snapshot = txn::Snapshot::new(data.clone(), own.clone(), *command_id);
@@ -882,6 +888,8 @@ impl Operator for FinalizeAggregateOp<'_> {
 struct WorkerHooks {
     table: Option<Arc<TableCounters>>,
     cid: u32,
+    /// The worker's channel to the leader, for its notices.
+    notices: SyncSender<Message>,
 }
 
 fn not_in_worker(what: &str) -> PgError {
@@ -936,7 +944,10 @@ impl crate::SessionHooks for WorkerHooks {
         Err(not_in_worker("wait for a transaction"))
     }
     fn advisory_unlock_all(&mut self) {}
-    fn notice(&mut self, _notice: PgError) {}
+    fn notice(&mut self, notice: PgError) {
+        // A leader gone no longer wants it.
+        let _ = self.notices.send(Message::Notice(notice));
+    }
     fn reload_conf(&mut self) -> bool {
         false
     }

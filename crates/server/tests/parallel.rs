@@ -234,6 +234,47 @@ impl Rng {
     }
 }
 
+/// A NOTICE raised in a worker reaches the client, as PostgreSQL's
+/// workers forward their messages through the leader.
+#[test]
+fn notices_raised_in_workers_reach_the_client() {
+    let s = TestServer::start();
+    let notices = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = notices.clone();
+    let mut c = s
+        .config()
+        .notice_callback(move |n| sink.lock().unwrap().push(n.message().to_string()))
+        .connect(postgres::NoTls)
+        .unwrap();
+    c.batch_execute(
+        "create table w(a int, pad text);
+         insert into w select g, repeat('w', 200) from generate_series(1, 20000) g;
+         analyze w;
+         create function noisy(i int) returns bool as $$
+         begin raise notice 'row %', i; return true; end; $$
+         language plpgsql parallel safe;
+         set parallel_setup_cost = 0; set parallel_tuple_cost = 0;
+         set min_parallel_table_scan_size = 0; set max_parallel_workers_per_gather = 2;
+         set parallel_leader_participation = off;",
+    )
+    .unwrap();
+    let query = "select count(*) from w where a % 1000 = 0 and noisy(a)";
+    let analyzed = explain(&mut c, &format!("analyze {query}"));
+    assert!(
+        figure(&analyzed, "Workers Launched").is_some_and(|n| n > 0),
+        "{analyzed:?}"
+    );
+    notices.lock().unwrap().clear();
+    let n: i64 = c.query_one(query, &[]).unwrap().get(0);
+    assert_eq!(n, 20);
+    let mut got = notices.lock().unwrap().clone();
+    // The cheap qual runs first (the function costs 100 operators).
+    assert_eq!(got.len(), 20, "{:?}", &got[..got.len().min(30)]);
+    got.sort_by_key(|m| m[4..].parse::<i32>().unwrap());
+    let want: Vec<String> = (1..=20).map(|k| format!("row {}", k * 1000)).collect();
+    assert_eq!(got, want);
+}
+
 #[test]
 fn results_do_not_depend_on_the_number_of_workers() {
     let s = TestServer::start();

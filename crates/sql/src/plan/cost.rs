@@ -320,13 +320,21 @@ pub fn table_var<'a>(table: &'a Table, col: usize, sizes: &dyn RelationSizes) ->
     }
 }
 
+/// PostgreSQL's default procost for functions not written in C.
+const USER_FUNCTION_COST: f64 = 100.0;
+
 /// Per-row cost of evaluating quals: one `cpu_operator_cost` per operator
-/// or function call (cost_qual_eval with every procost 1).
+/// or built-in function call (cost_qual_eval with their procost 1), 100
+/// per user-defined function.
 pub fn qual_cost(quals: &[Expr], s: &PlannerSettings) -> f64 {
     let mut ops = 0.0f64;
     for q in quals {
         q.visit(&mut |e| {
-            if let Expr::InList { list, .. } = e {
+            if let Expr::UserFunc(_) = e {
+                // pg_proc.procost of a LANGUAGE sql or plpgsql function
+                // (we take no COST clause): evaluated after cheap quals.
+                ops += USER_FUNCTION_COST;
+            } else if let Expr::InList { list, .. } = e {
                 // ScalarArrayOpExpr: half the elements compared on average.
                 ops += 0.5 * list.len() as f64;
             } else if matches!(
