@@ -58,7 +58,7 @@ pub(crate) fn copy_from(
     let mut chunk = Vec::with_capacity(FILE_CHUNK);
     match &target.endpoint {
         CopyEndpoint::Client => {
-            sink.copy_in_start(target.columns.len())?;
+            sink.copy_in_start(target.columns.len(), target.options.encoding)?;
             // Read to CopyDone even after `\.`, as the protocol requires.
             while sink.copy_in_next(&mut chunk)? {
                 env.check_cancel()?;
@@ -144,7 +144,7 @@ pub(crate) fn copy_to(
 ) -> PgResult<()> {
     let mut file = match &source.endpoint {
         CopyEndpoint::Client => {
-            sink.copy_out_start(source.columns.len())?;
+            sink.copy_out_start(source.columns.len(), source.options.encoding)?;
             None
         }
         CopyEndpoint::File(name) => {
