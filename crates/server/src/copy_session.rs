@@ -12,6 +12,8 @@ use exec::ExecEnv;
 use sql::copy::{CopyEndpoint, CopyHeader};
 use sql::plan::{CopyFromTarget, CopyToSource};
 
+use crate::protocol::encoding::Decoder;
+use crate::protocol::ClientEncoding;
 use crate::session_api::ResultSink;
 
 /// Rows between interrupt checks while unloading.
@@ -45,6 +47,17 @@ fn file_error(name: &str, reading: bool, e: std::io::Error) -> PgError {
     )
 }
 
+/// The conversion a server file needs: ENCODING other than UTF8.
+fn file_encoding(options: &sql::copy::CopyOptions) -> PgResult<Option<ClientEncoding>> {
+    match options.encoding {
+        None => Ok(None),
+        Some(e) => {
+            let encoding = ClientEncoding::new(e)?;
+            Ok((!encoding.is_utf8()).then_some(encoding))
+        }
+    }
+}
+
 /// COPY table FROM STDIN or a file.
 pub(crate) fn copy_from(
     target: &CopyFromTarget,
@@ -67,6 +80,9 @@ pub(crate) fn copy_from(
             }
         }
         CopyEndpoint::File(name) => {
+            // A file is in the server encoding unless ENCODING says otherwise.
+            let mut decoder = file_encoding(&target.options)?.map(Decoder::new);
+            let mut text = String::new();
             let mut f = File::open(file_path(data_dir, name)).map_err(|e| {
                 file_error(name, true, e).with_hint(
                     "COPY FROM instructs the PostgreSQL server process to read a file. You may \
@@ -79,12 +95,23 @@ pub(crate) fn copy_from(
                     PgError::io(format!("could not read from COPY file \"{name}\""), e)
                 })?;
                 if n == 0 {
+                    if let Some(decoder) = &mut decoder {
+                        // A character cut off at the end of the file is invalid.
+                        decoder.decode(&[], true, &mut String::new())?;
+                    }
                     break;
                 }
                 // A file can be endless (a FIFO, /dev/zero): cancel and
                 // statement_timeout reach this loop.
                 env.check_cancel()?;
-                parser.push(&chunk[..n])?;
+                match &mut decoder {
+                    None => parser.push(&chunk[..n])?,
+                    Some(decoder) => {
+                        text.clear();
+                        decoder.decode(&chunk[..n], false, &mut text)?;
+                        parser.push(text.as_bytes())?;
+                    }
+                }
                 drain(&mut parser, &mut loader, env, false, target)?;
             }
         }
@@ -165,6 +192,11 @@ pub(crate) fn copy_to(
     };
     let types: Vec<_> = source.columns.iter().map(|c| c.ty).collect();
     let (mut buf, mut scratch) = (Vec::new(), String::new());
+    let to_file_encoding = match &file {
+        Some(_) => file_encoding(&source.options)?,
+        None => None,
+    };
+    let mut converted = Vec::new();
     let mut emit = |buf: &mut Vec<u8>, sink: &mut dyn ResultSink, last: bool| -> PgResult<()> {
         match &mut file {
             None => {
@@ -174,7 +206,16 @@ pub(crate) fn copy_to(
                 buf.clear();
             }
             Some((f, name)) if last || buf.len() >= FILE_CHUNK => {
-                f.write_all(buf).map_err(|e| {
+                let bytes = match to_file_encoding {
+                    None => &buf[..],
+                    Some(encoding) => {
+                        converted.clear();
+                        let text = std::str::from_utf8(buf).unwrap_or_default();
+                        encoding.encode_into(text, &mut converted)?;
+                        &converted[..]
+                    }
+                };
+                f.write_all(bytes).map_err(|e| {
                     PgError::io(format!("could not write to COPY file \"{name}\""), e)
                 })?;
                 buf.clear();

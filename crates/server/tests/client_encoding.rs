@@ -164,6 +164,33 @@ fn copy_in_latin1() {
     );
 }
 
+#[test]
+fn copy_server_file_with_encoding() {
+    let server = TestServer::start();
+    let path = server.temp_dir().join("latin1.txt");
+    std::fs::write(&path, b"1\t\xe9t\xe9\n2\tna\xefve\n").unwrap();
+    let path = path.display();
+    server.psql("create table cf (id int, v text)");
+    assert_eq!(
+        server.psql(&format!("copy cf from '{path}' (encoding 'LATIN1')")),
+        "COPY 2"
+    );
+    assert_eq!(
+        server.psql("select v from cf order by id"),
+        "\u{e9}t\u{e9}\nna\u{ef}ve"
+    );
+    // In the data directory: the server's user may write there.
+    let out = server.data_dir().join("win1252.txt");
+    server.psql(&format!(
+        "copy (select v || U&'\\20AC' from cf order by id) to '{}' (encoding 'win1252')",
+        out.display()
+    ));
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        b"\xe9t\xe9\x80\nna\xefve\x80\n"
+    );
+}
+
 /// Text as raw bytes in the client encoding, in binary format.
 #[derive(Debug)]
 struct RawText(Vec<u8>);

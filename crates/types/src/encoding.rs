@@ -224,13 +224,6 @@ impl PgEncoding {
             .or_else(|| ALIASES.iter().find(|(a, _)| *a == clean).map(|(_, e)| e))
             .copied()
     }
-
-    /// Whether no conversion is needed between this client encoding and
-    /// the server's UTF8 (SQL_ASCII input is still checked as UTF8, as
-    /// PostgreSQL checks it against the server encoding).
-    pub fn is_utf8_compatible(self) -> bool {
-        matches!(self, Utf8 | SqlAscii)
-    }
 }
 
 #[cfg(test)]

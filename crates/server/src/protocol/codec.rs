@@ -525,9 +525,10 @@ mod tests {
         let e = r.cstr().unwrap_err();
         assert_eq!(e.code, CHARACTER_NOT_IN_REPERTOIRE);
         assert_eq!(e.severity, Severity::Error);
+        // As PostgreSQL: as many bytes as the first one says the character has.
         assert_eq!(
             e.message,
-            "invalid byte sequence for encoding \"UTF8\": 0xc3"
+            "invalid byte sequence for encoding \"UTF8\": 0xc3 0x28"
         );
         let mut r = MsgReader::new(b"\x00\x01x");
         r.i16().unwrap();
