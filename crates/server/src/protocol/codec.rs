@@ -555,4 +555,48 @@ mod tests {
             b"E\0\0\0\x25SERROR\0VERROR\0C42601\0Mbad\0Hh\0P3\0\0".to_vec()
         );
     }
+
+    #[test]
+    fn output_in_the_client_encoding() {
+        let latin1 = ClientEncoding::new(types::encoding::PgEncoding::Latin1).unwrap();
+        let mut m = MessageBuf {
+            encoding: latin1,
+            ..MessageBuf::default()
+        };
+        let text = [ColFmt {
+            ty: Some(TypeId::Text),
+            binary: false,
+        }];
+        let binary = [ColFmt {
+            ty: Some(TypeId::Text),
+            binary: true,
+        }];
+        let io = IoSettings::default();
+        m.data_row(&[Value::Text("\u{e9}t\u{e9}".into())], &text, &io)
+            .unwrap();
+        m.data_row(&[Value::Text("\u{e9}".into())], &binary, &io)
+            .unwrap();
+        assert_eq!(
+            m.buf,
+            b"D\0\0\0\x0d\0\x01\0\0\0\x03\xe9t\xe9D\0\0\0\x0b\0\x01\0\0\0\x01\xe9".to_vec()
+        );
+        // A character LATIN1 lacks: an error, and no partial row.
+        m.buf.clear();
+        let e = m
+            .data_row(&[Value::Text("\u{20ac}".into())], &text, &io)
+            .unwrap_err();
+        assert_eq!(e.code, SqlState("22P05"));
+        assert!(m.buf.is_empty());
+        // An error message LATIN1 cannot show is replaced by the conversion's error.
+        m.error(&PgError::syntax("caf\u{e9}"));
+        assert!(m.buf.windows(5).any(|w| w == b"caf\xe9\0"));
+        m.buf.clear();
+        m.error(&PgError::syntax("\u{20ac}"));
+        let sent = String::from_utf8_lossy(&m.buf);
+        assert!(sent.contains("C22P05\0"), "{sent}");
+        assert!(
+            sent.contains("has no equivalent in encoding \"LATIN1\""),
+            "{sent}"
+        );
+    }
 }
