@@ -73,7 +73,10 @@ pub(crate) fn copy_from(
         CopyEndpoint::Client => {
             sink.copy_in_start(target.columns.len(), target.options.encoding)?;
             // Read to CopyDone even after `\.`, as the protocol requires.
-            while sink.copy_in_next(&mut chunk)? {
+            while sink
+                .copy_in_next(&mut chunk)
+                .map_err(|e| conversion_context(e, &parser, &chunk, target))?
+            {
                 env.check_cancel()?;
                 parser.push(&chunk)?;
                 drain(&mut parser, &mut loader, env, false, target)?;
@@ -108,7 +111,10 @@ pub(crate) fn copy_from(
                     None => parser.push(&chunk[..n])?,
                     Some(decoder) => {
                         text.clear();
-                        decoder.decode(&chunk[..n], false, &mut text)?;
+                        if let Err(e) = decoder.decode(&chunk[..n], false, &mut text) {
+                            let before = &chunk[..decoder.failed_at()];
+                            return Err(conversion_context(e.into(), &parser, before, target));
+                        }
                         parser.push(text.as_bytes())?;
                     }
                 }
@@ -126,6 +132,22 @@ pub(crate) fn copy_from(
         exec::ri::fire_statement_deferred(env)?;
     }
     sink.complete(&format!("COPY {}", loader.rows))
+}
+
+/// A conversion error in COPY data gets PostgreSQL's CONTEXT: the line it
+/// is on, counted from the parser's next line through `before`, the data
+/// that came before the bad bytes.
+fn conversion_context(
+    e: PgError,
+    parser: &CopyParser,
+    before: &[u8],
+    target: &CopyFromTarget,
+) -> PgError {
+    if e.code != SqlState("22021") && e.code != SqlState("22P05") {
+        return e;
+    }
+    let line = parser.line + before.iter().filter(|&&b| b == b'\n').count() as u64;
+    e.with_context(format!("COPY {}, line {line}", target.table.name))
 }
 
 /// Loads every complete record the parser holds.

@@ -116,6 +116,20 @@ fn psql_euc_jp_and_sjis() {
         err.contains("ERROR:  invalid byte sequence for encoding \"SJIS\": 0xa0 0x27"),
         "stderr: {err}"
     );
+    // Bad bytes in COPY data: the error names their line; the session goes on.
+    let (out, err) = psql_bytes(
+        &server,
+        "EUC_JP",
+        b"copy jp from stdin;\n2\t\xa4\xb3\n3\tx\xa4 y\n\\.\nselect count(*) from jp;\n",
+    );
+    assert_eq!(out, b"1\n".to_vec(), "stderr: {err}");
+    assert!(
+        err.contains(
+            "ERROR:  invalid byte sequence for encoding \"EUC_JP\": 0xa4 0x20\n\
+             CONTEXT:  COPY jp, line 2"
+        ),
+        "stderr: {err}"
+    );
     assert_eq!(
         psql_utf8(&server, "select v from jp"),
         "\u{3053}\u{3093}\u{306b}\u{3061}\u{306f}"

@@ -51,8 +51,9 @@ impl<S: Read + Write> Conn<S> {
         self.check_sink()
     }
 
-    /// The next CopyData payload into `out`; false at CopyDone. CopyFail is
-    /// an error (57014), as PostgreSQL reports it.
+    /// The next CopyData payload into `out`, as UTF8; false at CopyDone.
+    /// CopyFail is an error (57014), as PostgreSQL reports it. After a
+    /// conversion error `out` holds the payload's bytes before the bad ones.
     pub(crate) fn copy_in_next(&mut self, out: &mut Vec<u8>) -> PgResult<bool> {
         loop {
             let ty = match self.read_message(MAX_COPY_DATA, out) {
@@ -64,7 +65,12 @@ impl<S: Read + Write> Conn<S> {
                 b'd' => {
                     if let Some(decoder) = &mut self.copy_decoder {
                         let mut text = String::with_capacity(out.len());
-                        decoder.decode(out, false, &mut text)?;
+                        if let Err(e) = decoder.decode(out, false, &mut text) {
+                            // What came before the bad bytes, so COPY can
+                            // tell their line.
+                            out.truncate(decoder.failed_at());
+                            return Err(e.into());
+                        }
                         *out = text.into_bytes();
                     }
                     return Ok(true);

@@ -385,6 +385,8 @@ pub(crate) struct Decoder {
     rs: Option<encoding_rs::Decoder>,
     /// EUC_KR/EUC_CN: the last piece ended inside a two-byte character.
     euc_pending: bool,
+    /// Where in its piece the last failed `decode` found the bad bytes.
+    failed_at: usize,
 }
 
 impl Decoder {
@@ -397,13 +399,21 @@ impl Decoder {
             encoding,
             rs,
             euc_pending: false,
+            failed_at: 0,
         }
+    }
+
+    /// The offset in its piece of what the last failed `decode` reported
+    /// (for COPY's line number).
+    pub(crate) fn failed_at(&self) -> usize {
+        self.failed_at
     }
 
     /// Appends the UTF8 of `src` to `out`; `last` at the end of the input.
     pub(crate) fn decode(&mut self, src: &[u8], last: bool, out: &mut String) -> Result<()> {
         let enc = self.encoding;
         if let Some(at) = src.iter().position(|&b| b == 0) {
+            self.failed_at = at;
             return Err(enc.invalid_at(src, at));
         }
         match enc.converter {
@@ -439,6 +449,7 @@ impl Decoder {
                         DecoderResult::Malformed(bad, after) => {
                             let consumed = src.len() - rest.len() + read;
                             let at = consumed.saturating_sub(usize::from(bad) + usize::from(after));
+                            self.failed_at = at;
                             return Err(enc.invalid_at(src, at));
                         }
                     }
@@ -449,6 +460,7 @@ impl Decoder {
                         .chars()
                         .position(|c| ('\u{80}'..='\u{9f}').contains(&c))
                     {
+                        self.failed_at = i;
                         return Err(EncodingError::Untranslatable {
                             bytes: vec![src[i]],
                             from: enc.encoding,
@@ -469,6 +481,7 @@ impl Decoder {
         if self.euc_pending {
             if let Some(&b) = src.first() {
                 if !in_range(b) {
+                    self.failed_at = 0;
                     return Err(self.encoding.invalid_at(src, 0));
                 }
                 i = 1;
@@ -481,11 +494,17 @@ impl Decoder {
                 i += 1;
                 continue;
             }
+            let invalid = match src.get(i + 1) {
+                _ if !in_range(b) => true,
+                Some(&t) => !in_range(t),
+                None => last,
+            };
+            if invalid {
+                self.failed_at = i;
+                return Err(self.encoding.invalid_at(src, i));
+            }
             match src.get(i + 1) {
-                _ if !in_range(b) => return Err(self.encoding.invalid_at(src, i)),
-                Some(&t) if !in_range(t) => return Err(self.encoding.invalid_at(src, i)),
                 Some(_) => i += 2,
-                None if last => return Err(self.encoding.invalid_at(src, i)),
                 None => {
                     self.euc_pending = true;
                     i += 1;
