@@ -254,6 +254,23 @@ fn postgres_crate_set_client_encoding() {
         .unwrap();
     assert_eq!(row.get::<_, RawText>(0).0, b"\xe9t\xe9");
     assert_eq!(row.get::<_, i32>(1), 3);
+    // So are the elements of text arrays in binary (array_send/array_recv).
+    let row = client
+        .query_one(
+            "select $1::text[]",
+            &[&vec![RawText(b"\xe0".to_vec()), RawText(b"b\xe8".to_vec())]],
+        )
+        .unwrap();
+    let back: Vec<RawText> = row.get(0);
+    assert_eq!(back[0].0, b"\xe0");
+    assert_eq!(back[1].0, b"b\xe8");
+    let row = client
+        .query_one(
+            "select array_to_string($1::text[], ',')",
+            &[&vec![RawText(b"\xe0".to_vec())]],
+        )
+        .unwrap();
+    assert_eq!(row.get::<_, RawText>(0).0, b"\xe0");
     // An unconvertible value is 22P05 and the session goes on.
     let e = client.query("select U&'\\20AC'::text", &[]).unwrap_err();
     assert_eq!(e.code().unwrap().code(), "22P05");

@@ -37,20 +37,74 @@ fn binary_text_offset(ty: TypeId) -> Option<usize> {
     }
 }
 
-/// A binary parameter of a text type in the client encoding, as UTF8.
+/// Converts one piece of text into `out`.
+type TextConversion<'f> = &'f dyn Fn(&[u8], &mut Vec<u8>) -> Result<(), EncodingError>;
+
+/// The binary value of `ty` with the text inside converted by `convert`:
+/// a text type's, or each element's of an array of one (as `array_send`
+/// and `array_recv` call the element's functions). None when `ty` carries
+/// no text; an array whose layout is broken is left for its reader to refuse.
+fn convert_binary_text(
+    ty: TypeId,
+    bytes: &[u8],
+    convert: TextConversion<'_>,
+) -> Option<Result<Vec<u8>, EncodingError>> {
+    let one = |bytes: &[u8], at: usize, out: &mut Vec<u8>| {
+        let at = at.min(bytes.len());
+        out.extend_from_slice(&bytes[..at]);
+        convert(&bytes[at..], out)
+    };
+    if let Some(at) = binary_text_offset(ty) {
+        let mut out = Vec::with_capacity(bytes.len());
+        return Some(one(bytes, at, &mut out).map(|()| out));
+    }
+    let at = ty.array_element().and_then(binary_text_offset)?;
+    let word = |i: usize| {
+        bytes
+            .get(i..i + 4)
+            .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let ndim = usize::try_from(word(0)?).ok()?;
+    let header = 12 + 8 * ndim;
+    let mut out = bytes.get(..header)?.to_vec();
+    let mut pos = header;
+    while pos < bytes.len() {
+        let len = word(pos)?;
+        pos += 4;
+        let Ok(n) = usize::try_from(len) else {
+            out.extend_from_slice(&len.to_be_bytes());
+            continue;
+        };
+        let element = bytes.get(pos..pos + n)?;
+        pos += n;
+        let len_at = out.len();
+        out.extend_from_slice(&[0; 4]);
+        if let Err(e) = one(element, at, &mut out) {
+            return Some(Err(e));
+        }
+        let new_len = (out.len() - len_at - 4) as u32;
+        out[len_at..len_at + 4].copy_from_slice(&new_len.to_be_bytes());
+    }
+    Some(Ok(out))
+}
+
+/// A binary parameter in the client encoding with its text as UTF8.
 pub(crate) fn binary_param_to_server(
     ty: TypeId,
     bytes: &[u8],
     encoding: ClientEncoding,
 ) -> PgResult<Cow<'_, [u8]>> {
-    let Some(at) = binary_text_offset(ty).filter(|&at| !encoding.is_utf8() && at <= bytes.len())
-    else {
+    if encoding.is_utf8() {
         return Ok(Cow::Borrowed(bytes));
+    }
+    let to_server = |text: &[u8], out: &mut Vec<u8>| {
+        out.extend_from_slice(encoding.to_server(text)?.as_bytes());
+        Ok(())
     };
-    let text = encoding.to_server(&bytes[at..])?;
-    let mut out = bytes[..at].to_vec();
-    out.extend_from_slice(text.as_bytes());
-    Ok(Cow::Owned(out))
+    match convert_binary_text(ty, bytes, &to_server) {
+        None => Ok(Cow::Borrowed(bytes)),
+        Some(converted) => Ok(Cow::Owned(converted?)),
+    }
 }
 
 /// Reads the fields of one frontend message body.
@@ -399,10 +453,17 @@ impl MessageBuf {
                 let at = self.buf.len();
                 self.put_i32(0);
                 format_binary(v, ty, &mut self.buf);
-                if let Some(skip) = binary_text_offset(ty).filter(|_| !self.encoding.is_utf8()) {
-                    let text = self.buf.split_off((at + 4 + skip).min(self.buf.len()));
-                    let text = std::str::from_utf8(&text).unwrap_or_default();
-                    self.encoding.encode_into(text, &mut self.buf)?;
+                if !self.encoding.is_utf8() {
+                    let encoding = self.encoding;
+                    let to_client = |text: &[u8], out: &mut Vec<u8>| {
+                        encoding.encode_into(std::str::from_utf8(text).unwrap_or_default(), out)
+                    };
+                    let value = &self.buf[at + 4..];
+                    if let Some(converted) = convert_binary_text(ty, value, &to_client) {
+                        let converted = converted?;
+                        self.buf.truncate(at + 4);
+                        self.buf.extend_from_slice(&converted);
+                    }
                 }
                 let len = (self.buf.len() - at - 4) as u32;
                 self.buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
