@@ -12,6 +12,8 @@ use exec::ExecEnv;
 use sql::copy::{CopyEndpoint, CopyHeader};
 use sql::plan::{CopyFromTarget, CopyToSource};
 
+use crate::protocol::encoding::Decoder;
+use crate::protocol::ClientEncoding;
 use crate::session_api::ResultSink;
 
 /// Rows between interrupt checks while unloading.
@@ -45,6 +47,17 @@ fn file_error(name: &str, reading: bool, e: std::io::Error) -> PgError {
     )
 }
 
+/// The conversion a server file needs: ENCODING other than UTF8.
+fn file_encoding(options: &sql::copy::CopyOptions) -> PgResult<Option<ClientEncoding>> {
+    match options.encoding {
+        None => Ok(None),
+        Some(e) => {
+            let encoding = ClientEncoding::new(e)?;
+            Ok((!encoding.is_utf8()).then_some(encoding))
+        }
+    }
+}
+
 /// COPY table FROM STDIN or a file.
 pub(crate) fn copy_from(
     target: &CopyFromTarget,
@@ -58,15 +71,21 @@ pub(crate) fn copy_from(
     let mut chunk = Vec::with_capacity(FILE_CHUNK);
     match &target.endpoint {
         CopyEndpoint::Client => {
-            sink.copy_in_start(target.columns.len())?;
+            sink.copy_in_start(target.columns.len(), target.options.encoding)?;
             // Read to CopyDone even after `\.`, as the protocol requires.
-            while sink.copy_in_next(&mut chunk)? {
+            while sink
+                .copy_in_next(&mut chunk)
+                .map_err(|e| conversion_context(e, &parser, &chunk, target))?
+            {
                 env.check_cancel()?;
                 parser.push(&chunk)?;
                 drain(&mut parser, &mut loader, env, false, target)?;
             }
         }
         CopyEndpoint::File(name) => {
+            // A file is in the server encoding unless ENCODING says otherwise.
+            let mut decoder = file_encoding(&target.options)?.map(Decoder::new);
+            let mut text = String::new();
             let mut f = File::open(file_path(data_dir, name)).map_err(|e| {
                 file_error(name, true, e).with_hint(
                     "COPY FROM instructs the PostgreSQL server process to read a file. You may \
@@ -79,12 +98,26 @@ pub(crate) fn copy_from(
                     PgError::io(format!("could not read from COPY file \"{name}\""), e)
                 })?;
                 if n == 0 {
+                    if let Some(decoder) = &mut decoder {
+                        // A character cut off at the end of the file is invalid.
+                        decoder.decode(&[], true, &mut String::new())?;
+                    }
                     break;
                 }
                 // A file can be endless (a FIFO, /dev/zero): cancel and
                 // statement_timeout reach this loop.
                 env.check_cancel()?;
-                parser.push(&chunk[..n])?;
+                match &mut decoder {
+                    None => parser.push(&chunk[..n])?,
+                    Some(decoder) => {
+                        text.clear();
+                        if let Err(e) = decoder.decode(&chunk[..n], false, &mut text) {
+                            let before = &chunk[..decoder.failed_at()];
+                            return Err(conversion_context(e.into(), &parser, before, target));
+                        }
+                        parser.push(text.as_bytes())?;
+                    }
+                }
                 drain(&mut parser, &mut loader, env, false, target)?;
             }
         }
@@ -99,6 +132,22 @@ pub(crate) fn copy_from(
         exec::ri::fire_statement_deferred(env)?;
     }
     sink.complete(&format!("COPY {}", loader.rows))
+}
+
+/// A conversion error in COPY data gets PostgreSQL's CONTEXT: the line it
+/// is on, counted from the parser's next line through `before`, the data
+/// that came before the bad bytes.
+fn conversion_context(
+    e: PgError,
+    parser: &CopyParser,
+    before: &[u8],
+    target: &CopyFromTarget,
+) -> PgError {
+    if e.code != SqlState("22021") && e.code != SqlState("22P05") {
+        return e;
+    }
+    let line = parser.line + before.iter().filter(|&&b| b == b'\n').count() as u64;
+    e.with_context(format!("COPY {}, line {line}", target.table.name))
 }
 
 /// Loads every complete record the parser holds.
@@ -144,7 +193,7 @@ pub(crate) fn copy_to(
 ) -> PgResult<()> {
     let mut file = match &source.endpoint {
         CopyEndpoint::Client => {
-            sink.copy_out_start(source.columns.len())?;
+            sink.copy_out_start(source.columns.len(), source.options.encoding)?;
             None
         }
         CopyEndpoint::File(name) => {
@@ -165,6 +214,11 @@ pub(crate) fn copy_to(
     };
     let types: Vec<_> = source.columns.iter().map(|c| c.ty).collect();
     let (mut buf, mut scratch) = (Vec::new(), String::new());
+    let to_file_encoding = match &file {
+        Some(_) => file_encoding(&source.options)?,
+        None => None,
+    };
+    let mut converted = Vec::new();
     let mut emit = |buf: &mut Vec<u8>, sink: &mut dyn ResultSink, last: bool| -> PgResult<()> {
         match &mut file {
             None => {
@@ -174,7 +228,16 @@ pub(crate) fn copy_to(
                 buf.clear();
             }
             Some((f, name)) if last || buf.len() >= FILE_CHUNK => {
-                f.write_all(buf).map_err(|e| {
+                let bytes = match to_file_encoding {
+                    None => &buf[..],
+                    Some(encoding) => {
+                        converted.clear();
+                        let text = std::str::from_utf8(buf).unwrap_or_default();
+                        encoding.encode_into(text, &mut converted)?;
+                        &converted[..]
+                    }
+                };
+                f.write_all(bytes).map_err(|e| {
                     PgError::io(format!("could not write to COPY file \"{name}\""), e)
                 })?;
                 buf.clear();

@@ -224,6 +224,9 @@ fn canonical_value(def: &GucDef, value: &str) -> String {
             None => value.to_string(),
         },
         "bytea_output" | "default_toast_compression" => value.to_ascii_lowercase(),
+        "client_encoding" => client_encoding(value)
+            .map(|e| e.encoding().name().to_string())
+            .unwrap_or_else(|_| value.to_string()),
         "TimeZone" => types::datetime::TimeZone::parse(value)
             .map(|tz| tz.canonical_name(value))
             .unwrap_or_else(|| value.to_string()),
@@ -237,6 +240,26 @@ fn invalid_value(def: &GucDef, value: &str) -> PgError {
         SqlState::INVALID_PARAMETER_VALUE,
         format!("invalid value for parameter \"{}\": \"{value}\"", def.name),
     )
+}
+
+/// A client_encoding value typed: a name PostgreSQL knows (any case and
+/// punctuation, aliases too) of an encoding converted here; else 22023, or
+/// 0A000 with PostgreSQL's detail for one it knows that is not converted.
+pub fn client_encoding(value: &str) -> PgResult<crate::protocol::ClientEncoding> {
+    let invalid = |code| {
+        PgError::new(
+            code,
+            format!("invalid value for parameter \"client_encoding\": \"{value}\""),
+        )
+    };
+    let encoding = types::encoding::PgEncoding::from_name(value)
+        .ok_or_else(|| invalid(SqlState::INVALID_PARAMETER_VALUE))?;
+    crate::protocol::ClientEncoding::new(encoding).map_err(|_| {
+        invalid(SqlState::FEATURE_NOT_SUPPORTED).with_detail(format!(
+            "Conversion between {} and UTF8 is not supported.",
+            encoding.name()
+        ))
+    })
 }
 
 fn validate(def: &GucDef, value: &str) -> PgResult<()> {
@@ -509,13 +532,7 @@ fn validate(def: &GucDef, value: &str) -> PgResult<()> {
             return Err(bad().with_hint("Available values: pglz, lz4."))
         }
         "client_encoding" => {
-            let v = value.to_ascii_uppercase().replace(['-', '_'], "");
-            if v != "UTF8" && v != "UNICODE" && v != "SQLASCII" {
-                return Err(PgError::new(
-                    SqlState::INVALID_PARAMETER_VALUE,
-                    format!("invalid value for parameter \"client_encoding\": \"{value}\""),
-                ));
-            }
+            client_encoding(value)?;
         }
         _ => {}
     }

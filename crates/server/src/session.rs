@@ -80,6 +80,8 @@ struct ThreadSettings {
     locks: Option<(u64, txn::lock::LockSettings)>,
     /// The socket settings and the generation they were parsed from.
     socket: Option<(u64, crate::connections::SocketSettings)>,
+    /// client_encoding typed, and the generation it was parsed from.
+    encoding: Option<(u64, crate::protocol::ClientEncoding)>,
 }
 
 /// Rows sent between interrupt checks, for plans whose operators never check
@@ -261,6 +263,26 @@ impl Session {
                 let io = gucs::io_settings(&self.settings);
                 cache.io = Some((generation, io));
                 io
+            }
+        }
+    }
+
+    /// client_encoding, typed once per change of the settings (validated
+    /// when set, so UTF8 only stands in for a value that cannot be there).
+    fn client_encoding(&self) -> crate::protocol::ClientEncoding {
+        let mut cache = self.thread_settings.borrow_mut();
+        let generation = self.settings.generation();
+        match cache.encoding {
+            Some((g, e)) if g == generation => e,
+            _ => {
+                let e = self
+                    .settings
+                    .get("client_encoding")
+                    .ok()
+                    .and_then(|v| gucs::client_encoding(v).ok())
+                    .unwrap_or_default();
+                cache.encoding = Some((generation, e));
+                e
             }
         }
     }
@@ -551,6 +573,7 @@ impl Session {
     ) -> PgResult<()> {
         self.apply_stack_depth();
         sink.output_settings(&self.io());
+        sink.output_encoding(self.client_encoding());
         self.send_reg_names(stmt, sink);
         self.check_failed(stmt)?;
         match stmt {
@@ -797,6 +820,7 @@ impl Session {
     ) -> PgResult<QueryCursor> {
         self.apply_stack_depth();
         sink.output_settings(&self.io());
+        sink.output_encoding(self.client_encoding());
         self.send_reg_names(&bound, sink);
         self.check_failed(&bound)?;
         let BoundStatement::Query { columns, .. } = &*bound else {
@@ -836,6 +860,7 @@ impl Session {
     ) -> PgResult<bool> {
         self.apply_stack_depth();
         sink.output_settings(&self.io());
+        sink.output_encoding(self.client_encoding());
         let QueryCursor {
             plan,
             catalog,
@@ -1336,6 +1361,10 @@ impl SessionHandler for Session {
 
     fn io_settings(&self) -> IoSettings {
         self.io()
+    }
+
+    fn client_encoding(&self) -> crate::protocol::ClientEncoding {
+        Session::client_encoding(self)
     }
 
     fn socket_settings(&self) -> Option<crate::connections::SocketSettings> {

@@ -4,8 +4,10 @@
 //! transactions, settings, SQL cursors and the named prepared statements
 //! (one namespace for Parse and SQL's PREPARE).
 
+use crate::protocol::ClientEncoding;
 use std::any::Any;
 use std::sync::Arc;
+use types::encoding::PgEncoding;
 
 use common::{PgError, PgResult};
 use types::{IoSettings, Value};
@@ -42,14 +44,21 @@ pub trait ResultSink {
     /// The session's settings the rows sent from now on are written with
     /// (TimeZone); the session says so before each statement's results.
     fn output_settings(&mut self, io: &IoSettings);
+    /// The client encoding text sent from now on is converted to; the
+    /// session says so before each statement's results, so a SET earlier in
+    /// the same Query applies to the statements after it.
+    fn output_encoding(&mut self, encoding: ClientEncoding) {
+        let _ = encoding;
+    }
     /// How reg* values (regclass, regtype ...) in the rows sent from now on
     /// print in text format: as names, looked up in the statement's catalog.
     fn output_names(&mut self, names: Arc<dyn RegOutput>) {
         let _ = names;
     }
-    /// COPY FROM STDIN: asks the client for data (CopyInResponse).
-    fn copy_in_start(&mut self, columns: usize) -> PgResult<()> {
-        let _ = columns;
+    /// COPY FROM STDIN: asks the client for data (CopyInResponse); the data
+    /// is in `encoding` (COPY's ENCODING option), else the client's.
+    fn copy_in_start(&mut self, columns: usize, encoding: Option<PgEncoding>) -> PgResult<()> {
+        let _ = (columns, encoding);
         Err(PgError::unsupported("COPY FROM STDIN is not possible here"))
     }
     /// The next chunk of COPY data into `out`; false once the client is done.
@@ -57,9 +66,10 @@ pub trait ResultSink {
         let _ = out;
         Err(PgError::unsupported("COPY FROM STDIN is not possible here"))
     }
-    /// COPY TO STDOUT: CopyOutResponse, then data, then done.
-    fn copy_out_start(&mut self, columns: usize) -> PgResult<()> {
-        let _ = columns;
+    /// COPY TO STDOUT: CopyOutResponse, then data (sent in `encoding`, else
+    /// the client's), then done.
+    fn copy_out_start(&mut self, columns: usize, encoding: Option<PgEncoding>) -> PgResult<()> {
+        let _ = (columns, encoding);
         Err(PgError::unsupported("COPY TO STDOUT is not possible here"))
     }
     fn copy_out_data(&mut self, data: &[u8]) -> PgResult<()> {
@@ -185,6 +195,10 @@ pub trait SessionHandler {
     /// The settings values are read and written with now (TimeZone): Bind's
     /// text parameters, and rows the protocol layer sends itself.
     fn io_settings(&self) -> IoSettings;
+    /// The session's client_encoding, typed.
+    fn client_encoding(&self) -> ClientEncoding {
+        ClientEncoding::UTF8
+    }
     /// The session's TCP keepalive and hang-up check settings, which the
     /// protocol layer applies to the connection; None leaves the server's.
     fn socket_settings(&self) -> Option<crate::connections::SocketSettings> {

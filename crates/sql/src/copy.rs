@@ -49,7 +49,9 @@ pub struct CopyOptions {
     pub force_quote: ForceQuote,
     pub force_not_null: Vec<String>,
     pub force_null: Vec<String>,
-    pub encoding: Option<String>,
+    /// ENCODING: the data's encoding, when not the client's (or, for a
+    /// file, the server's).
+    pub encoding: Option<types::encoding::PgEncoding>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -564,13 +566,9 @@ impl RawOptions {
             None => None,
             Some(v) => {
                 let e = text_of("encoding", v)?;
-                let norm = e.to_ascii_uppercase().replace(['-', '_'], "");
-                if norm != "UTF8" && norm != "UNICODE" && norm != "SQLASCII" {
-                    return Err(invalid(
-                        "argument to option \"encoding\" must be a valid encoding name".into(),
-                    ));
-                }
-                Some(e)
+                Some(types::encoding::PgEncoding::from_name(&e).ok_or_else(|| {
+                    invalid("argument to option \"encoding\" must be a valid encoding name".into())
+                })?)
             }
         };
         // PostgreSQL's cross-checks, in its order.

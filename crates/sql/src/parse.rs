@@ -703,6 +703,21 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
                     reset: false,
                 });
             }
+            // SET NAMES 'x': client_encoding (no value or DEFAULT resets it).
+            if rest.first() == Some(&"names") {
+                let value = match &toks[off + 1..] {
+                    [] => None,
+                    [(v, quoted)] if !quoted && v.eq_ignore_ascii_case("default") => None,
+                    [(v, _)] => Some(v.clone()),
+                    _ => return None,
+                };
+                return Some(Utility::Set {
+                    name: "client_encoding".into(),
+                    value,
+                    local,
+                    reset: false,
+                });
+            }
             let name = toks.get(off)?.0.to_lowercase();
             let sep = toks.get(off + 1)?;
             if sep.1 || (sep.0 != "to" && sep.0 != "=") {

@@ -563,6 +563,7 @@ pub mod cast;
 pub mod datestyle;
 pub mod datetime;
 pub mod datum_size;
+pub mod encoding;
 pub mod float;
 pub mod interval;
 pub mod io;

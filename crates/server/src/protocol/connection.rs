@@ -127,6 +127,8 @@ impl<'a, S: Read + Write> Connection<'a, S> {
         if self.skip_until_sync && !matches!(ty, b'S' | b'X') {
             return Flow::Continue;
         }
+        // A SET client_encoding applies from the next message on.
+        self.io.out.encoding = self.session.client_encoding();
         match ty {
             b'Q' => self.simple_query(body),
             b'P' => {
@@ -226,6 +228,7 @@ impl<'a, S: Read + Write> Connection<'a, S> {
     /// ParameterStatus for changed settings, ReadyForQuery, and flush.
     pub(crate) fn ready_for_query(&mut self) {
         self.apply_socket_settings();
+        self.io.out.encoding = self.session.client_encoding();
         for (name, value) in self.session.take_changed_parameters() {
             self.io.out.parameter_status(&name, &value);
         }
@@ -255,7 +258,7 @@ impl<'a, S: Read + Write> Connection<'a, S> {
     }
 
     fn simple_query(&mut self, body: &[u8]) -> Flow {
-        let mut r = MsgReader::new(body);
+        let mut r = MsgReader::with_encoding(body, self.io.out.encoding);
         let sql = match r.cstr().and_then(|sql| r.finish().map(|()| sql)) {
             Ok(sql) => sql,
             Err(e) => {
@@ -276,7 +279,7 @@ impl<'a, S: Read + Write> Connection<'a, S> {
             fmts: Vec::new(),
             names: None,
         };
-        let result = self.session.simple_query(sql, &mut sink);
+        let result = self.session.simple_query(&sql, &mut sink);
         if self.io.broken {
             return Flow::Close;
         }
@@ -307,13 +310,13 @@ struct SimpleSink<'c, S: Read + Write> {
 impl<S: Read + Write> ResultSink for SimpleSink<'_, S> {
     fn columns(&mut self, columns: &[ColumnDesc]) -> PgResult<()> {
         self.fmts = ColFmt::for_columns(columns, |_| false);
-        self.io.out.row_description(columns, |_| false);
+        self.io.out.row_description(columns, |_| false)?;
         self.io.check_sink()
     }
 
     fn binary_columns(&mut self, columns: &[ColumnDesc]) -> PgResult<()> {
         self.fmts = ColFmt::for_columns(columns, |_| true);
-        self.io.out.row_description(columns, |_| true);
+        self.io.out.row_description(columns, |_| true)?;
         self.io.check_sink()
     }
 
@@ -324,7 +327,7 @@ impl<S: Read + Write> ResultSink for SimpleSink<'_, S> {
             |i| fmts.get(i).and_then(|f| Some((f.ty?, f.binary))),
             self.names.as_deref(),
         );
-        self.io.out.data_row(&row, &self.fmts, &self.settings);
+        self.io.out.data_row(&row, &self.fmts, &self.settings)?;
         self.io.check_sink()
     }
 
@@ -349,16 +352,28 @@ impl<S: Read + Write> ResultSink for SimpleSink<'_, S> {
         self.names = Some(names);
     }
 
-    fn copy_in_start(&mut self, columns: usize) -> PgResult<()> {
-        self.io.copy_in_start(columns)
+    fn output_encoding(&mut self, encoding: super::ClientEncoding) {
+        self.io.out.encoding = encoding;
+    }
+
+    fn copy_in_start(
+        &mut self,
+        columns: usize,
+        encoding: Option<types::encoding::PgEncoding>,
+    ) -> PgResult<()> {
+        self.io.copy_in_start(columns, encoding)
     }
 
     fn copy_in_next(&mut self, out: &mut Vec<u8>) -> PgResult<bool> {
         self.io.copy_in_next(out)
     }
 
-    fn copy_out_start(&mut self, columns: usize) -> PgResult<()> {
-        self.io.copy_out_start(columns)
+    fn copy_out_start(
+        &mut self,
+        columns: usize,
+        encoding: Option<types::encoding::PgEncoding>,
+    ) -> PgResult<()> {
+        self.io.copy_out_start(columns, encoding)
     }
 
     fn copy_out_data(&mut self, data: &[u8]) -> PgResult<()> {

@@ -10,8 +10,9 @@ use common::{PgError, PgResult, SqlState};
 use types::io::{parse_binary, parse_text};
 use types::{DataType, IoSettings, TypeId, Value};
 
-use super::codec::{check_utf8, protocol_violation, ColFmt, MsgReader};
+use super::codec::{binary_param_to_server, protocol_violation, ColFmt, MsgReader};
 use super::connection::{connection_lost, Connection};
+use super::encoding::ClientEncoding;
 use super::stream::Conn;
 use crate::session_api::{ColumnDesc, PreparedStatement, ResultSink};
 
@@ -95,6 +96,7 @@ fn decode_param(
     bytes: &[u8],
     index: usize,
     io: &IoSettings,
+    encoding: ClientEncoding,
 ) -> PgResult<Value> {
     let Some(ty) = TypeId::from_oid(oid) else {
         return Err(PgError::unsupported(format!(
@@ -103,15 +105,16 @@ fn decode_param(
         )));
     };
     if binary {
-        parse_binary(DataType::new(ty), bytes)
+        let bytes = binary_param_to_server(ty, bytes, encoding)?;
+        parse_binary(DataType::new(ty), &bytes)
     } else {
-        parse_text(DataType::new(ty), check_utf8(bytes)?, io)
+        parse_text(DataType::new(ty), &encoding.to_server(bytes)?, io)
     }
 }
 
 impl<S: Read + Write> Connection<'_, S> {
     pub(crate) fn parse(&mut self, body: &[u8]) -> PgResult<()> {
-        let mut r = MsgReader::new(body);
+        let mut r = MsgReader::with_encoding(body, self.io.out.encoding);
         let name = r.cstr()?;
         let sql = r.cstr()?;
         let n = r.u16()? as usize;
@@ -123,16 +126,19 @@ impl<S: Read + Write> Connection<'_, S> {
         if name.is_empty() {
             self.session.statements().remove("");
         }
-        let stmt = self.session.prepare(sql, &param_types)?;
-        self.session.statements().insert(name, stmt, false)?;
+        let stmt = self.session.prepare(&sql, &param_types)?;
+        self.session
+            .statements()
+            .insert(name.as_ref(), stmt, false)?;
         self.io.out.parse_complete();
         Ok(())
     }
 
     pub(crate) fn bind(&mut self, body: &[u8]) -> PgResult<()> {
-        let mut r = MsgReader::new(body);
+        let mut r = MsgReader::with_encoding(body, self.io.out.encoding);
         let portal_name = r.cstr()?;
         let stmt_name = r.cstr()?;
+        let (portal_name, stmt_name) = (&*portal_name, &*stmt_name);
         let param_formats = read_format_codes(&mut r)?;
         let nparams = r.u16()? as usize;
         let mut raw = Vec::with_capacity(nparams.min(r.remaining() / 4));
@@ -184,11 +190,12 @@ impl<S: Read + Write> Connection<'_, S> {
         }
         let mut params = Vec::with_capacity(nparams);
         let settings = self.session.io_settings();
+        let encoding = self.io.out.encoding;
         for (i, (value, &oid)) in raw.iter().zip(&stmt.param_types).enumerate() {
             let binary = format_is_binary(&param_formats, i)?;
             params.push(match value {
                 None => Value::Null,
-                Some(bytes) => decode_param(oid, binary, bytes, i, &settings)?,
+                Some(bytes) => decode_param(oid, binary, bytes, i, &settings, encoding)?,
             });
         }
         let columns: &[ColumnDesc] = stmt.columns.as_deref().unwrap_or(&[]);
@@ -223,9 +230,10 @@ impl<S: Read + Write> Connection<'_, S> {
     }
 
     pub(crate) fn describe(&mut self, body: &[u8]) -> PgResult<()> {
-        let mut r = MsgReader::new(body);
+        let mut r = MsgReader::with_encoding(body, self.io.out.encoding);
         let kind = r.u8()?;
         let name = r.cstr()?;
+        let name = &*name;
         r.finish()?;
         match kind {
             b'S' => {
@@ -237,7 +245,7 @@ impl<S: Read + Write> Connection<'_, S> {
                     .ok_or_else(|| no_statement(name))?;
                 self.io.out.parameter_description(&stmt.param_types);
                 match &stmt.columns {
-                    Some(cols) => self.io.out.row_description(cols, |_| false),
+                    Some(cols) => self.io.out.row_description(cols, |_| false)?,
                     None => self.io.out.no_data(),
                 }
             }
@@ -249,15 +257,14 @@ impl<S: Read + Write> Connection<'_, S> {
                         .session
                         .cursor_columns(name)
                         .ok_or_else(|| no_portal(name))?;
-                    self.io.out.row_description(&cols, |_| false);
-                    return Ok(());
+                    return self.io.out.row_description(&cols, |_| false);
                 };
                 match &portal.stmt.columns {
                     Some(cols) => {
                         let fmts = &portal.fmts;
                         self.io
                             .out
-                            .row_description(cols, |i| fmts.get(i).is_some_and(|f| f.binary))
+                            .row_description(cols, |i| fmts.get(i).is_some_and(|f| f.binary))?
                     }
                     None => self.io.out.no_data(),
                 }
@@ -273,9 +280,10 @@ impl<S: Read + Write> Connection<'_, S> {
     }
 
     pub(crate) fn close(&mut self, body: &[u8]) -> PgResult<()> {
-        let mut r = MsgReader::new(body);
+        let mut r = MsgReader::with_encoding(body, self.io.out.encoding);
         let kind = r.u8()?;
         let name = r.cstr()?;
+        let name = &*name;
         r.finish()?;
         match kind {
             b'S' => {
@@ -296,8 +304,9 @@ impl<S: Read + Write> Connection<'_, S> {
     }
 
     pub(crate) fn execute(&mut self, body: &[u8]) -> PgResult<()> {
-        let mut r = MsgReader::new(body);
+        let mut r = MsgReader::with_encoding(body, self.io.out.encoding);
         let name = r.cstr()?;
+        let name = &*name;
         let max_rows = r.i32()?;
         r.finish()?;
         let limit = usize::try_from(max_rows).unwrap_or(0);
@@ -347,7 +356,7 @@ impl<S: Read + Write> Connection<'_, S> {
                 };
                 let settings = self.session.io_settings();
                 for row in rows.drain(..take) {
-                    self.io.out.data_row(&row, &portal.fmts, &settings);
+                    self.io.out.data_row(&row, &portal.fmts, &settings)?;
                     self.io.spill_if_needed();
                 }
                 if self.io.broken {
@@ -456,7 +465,7 @@ impl<S: Read + Write> ResultSink for ExecSink<'_, S> {
             self.names.as_deref(),
         );
         if self.limit == 0 || self.sent < self.limit {
-            self.io.out.data_row(row, self.fmts, &self.settings);
+            self.io.out.data_row(row, self.fmts, &self.settings)?;
             self.sent += 1;
             self.io.check_sink()
         } else {
@@ -484,16 +493,28 @@ impl<S: Read + Write> ResultSink for ExecSink<'_, S> {
         self.names = Some(names);
     }
 
-    fn copy_in_start(&mut self, columns: usize) -> PgResult<()> {
-        self.io.copy_in_start(columns)
+    fn output_encoding(&mut self, encoding: super::ClientEncoding) {
+        self.io.out.encoding = encoding;
+    }
+
+    fn copy_in_start(
+        &mut self,
+        columns: usize,
+        encoding: Option<types::encoding::PgEncoding>,
+    ) -> PgResult<()> {
+        self.io.copy_in_start(columns, encoding)
     }
 
     fn copy_in_next(&mut self, out: &mut Vec<u8>) -> PgResult<bool> {
         self.io.copy_in_next(out)
     }
 
-    fn copy_out_start(&mut self, columns: usize) -> PgResult<()> {
-        self.io.copy_out_start(columns)
+    fn copy_out_start(
+        &mut self,
+        columns: usize,
+        encoding: Option<types::encoding::PgEncoding>,
+    ) -> PgResult<()> {
+        self.io.copy_out_start(columns, encoding)
     }
 
     fn copy_out_data(&mut self, data: &[u8]) -> PgResult<()> {

@@ -21,6 +21,7 @@ mod authenticate;
 mod codec;
 mod connection;
 mod copy;
+pub(crate) mod encoding;
 mod extended;
 mod registry;
 mod startup;
@@ -36,6 +37,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use common::error::Severity;
 use common::{PgError, SqlState};
 
+pub use encoding::ClientEncoding;
 pub use registry::{BackendGuard, BackendRegistry};
 
 use crate::auth::ClientAddr;
@@ -144,6 +146,7 @@ fn serve<S: Read + Write>(
         }
     };
     shared.mark_session_started();
+    conn.out.encoding = session.client_encoding();
     conn.out.auth_ok();
     for (name, value) in session.startup_parameters() {
         conn.out.parameter_status(&name, &value);

@@ -60,6 +60,10 @@ pub(crate) struct Conn<S: Read + Write> {
     pub(crate) out: MessageBuf,
     /// Set once a write failed; nothing more is sent and the connection ends.
     pub(crate) broken: bool,
+    /// COPY FROM STDIN data in an encoding other than UTF8: its converter.
+    pub(crate) copy_decoder: Option<super::encoding::Decoder>,
+    /// What COPY TO STDOUT data is sent in.
+    pub(crate) copy_out_encoding: super::encoding::ClientEncoding,
 }
 
 impl<S: Read + Write> Conn<S> {
@@ -71,6 +75,8 @@ impl<S: Read + Write> Conn<S> {
             rend: 0,
             out: MessageBuf::default(),
             broken: false,
+            copy_decoder: None,
+            copy_out_encoding: super::encoding::ClientEncoding::UTF8,
         }
     }
 

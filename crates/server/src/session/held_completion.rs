@@ -38,8 +38,15 @@ impl ResultSink for HeldCompletion<'_> {
     fn output_names(&mut self, names: Arc<dyn RegOutput>) {
         self.sink.output_names(names)
     }
-    fn copy_out_start(&mut self, columns: usize) -> PgResult<()> {
-        self.sink.copy_out_start(columns)
+    fn output_encoding(&mut self, encoding: crate::protocol::ClientEncoding) {
+        self.sink.output_encoding(encoding)
+    }
+    fn copy_out_start(
+        &mut self,
+        columns: usize,
+        encoding: Option<types::encoding::PgEncoding>,
+    ) -> PgResult<()> {
+        self.sink.copy_out_start(columns, encoding)
     }
     fn copy_out_data(&mut self, data: &[u8]) -> PgResult<()> {
         self.sink.copy_out_data(data)

@@ -1205,6 +1205,16 @@ impl Binder<'_, '_> {
                     env!("CARGO_PKG_VERSION")
                 )))
             }
+            // The server encoding is always UTF8.
+            ("getdatabaseencoding", 0) => return Ok(Expr::Const(Value::Text("UTF8".into()), TypeId::Name.into())),
+            // The setting holds the encoding's canonical name.
+            ("pg_client_encoding", 0) => {
+                return Ok(Expr::Sys {
+                    func: SysFunc::CurrentSetting,
+                    args: vec![Expr::Const(Value::Text("client_encoding".into()), TypeId::Text.into())],
+                    ty: TypeId::Name.into(),
+                })
+            }
             ("current_database", 0) => return Ok(Expr::Const(Value::Text(self.ctx.db_name.into()), TypeId::Name.into())),
             ("current_user", 0) => return Ok(Expr::Const(Value::Text(self.ctx.user.into()), TypeId::Name.into())),
             ("session_user", 0) => return Ok(Expr::Const(Value::Text(self.ctx.session_user.into()), TypeId::Name.into())),

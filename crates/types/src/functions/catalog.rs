@@ -4,57 +4,20 @@
 use common::{PgError, PgResult, SqlState};
 
 use super::string::{int, text};
+use crate::encoding::PgEncoding;
 use crate::numeric::Numeric;
 use crate::Value;
 
-/// PostgreSQL's encoding names by number (pg_wchar.h's pg_enc order).
-const ENCODINGS: &[&str] = &[
-    "SQL_ASCII",
-    "EUC_JP",
-    "EUC_CN",
-    "EUC_KR",
-    "EUC_TW",
-    "EUC_JIS_2004",
-    "UTF8",
-    "MULE_INTERNAL",
-    "LATIN1",
-    "LATIN2",
-    "LATIN3",
-    "LATIN4",
-    "LATIN5",
-    "LATIN6",
-    "LATIN7",
-    "LATIN8",
-    "LATIN9",
-    "LATIN10",
-    "WIN1256",
-    "WIN1258",
-    "WIN866",
-    "WIN874",
-    "KOI8R",
-    "WIN1251",
-    "WIN1252",
-    "ISO_8859_5",
-    "ISO_8859_6",
-    "ISO_8859_7",
-    "ISO_8859_8",
-    "WIN1250",
-    "WIN1253",
-    "WIN1254",
-    "WIN1255",
-    "WIN1257",
-    "KOI8U",
-];
-
 /// pg_encoding_to_char(int4): the encoding's name, '' for an unknown number.
 pub fn pg_encoding_to_char(args: &[Value]) -> PgResult<Value> {
-    let n = int(args, 0)?;
-    let name = usize::try_from(n)
-        .ok()
-        .and_then(|i| ENCODINGS.get(i))
-        .copied()
-        .unwrap_or("");
+    let name = PgEncoding::from_number(int(args, 0)?).map_or("", PgEncoding::name);
     Ok(Value::Text(name.to_string()))
+}
+
+/// pg_char_to_encoding(name): the encoding's number, -1 for an unknown name.
+pub fn pg_char_to_encoding(args: &[Value]) -> PgResult<Value> {
+    let n = PgEncoding::from_name(text(args, 0)?).map_or(-1, PgEncoding::number);
+    Ok(Value::Int4(n))
 }
 
 /// Keywords quote_ident must quote: PostgreSQL's reserved, type/function-name

@@ -333,6 +333,12 @@ static BUILTINS: &[BuiltinFunction] = &[
         Name,
         catalog::pg_encoding_to_char,
     ),
+    f(
+        "pg_char_to_encoding",
+        &[Name],
+        Int4,
+        catalog::pg_char_to_encoding,
+    ),
     f("pg_size_pretty", &[Int8], Text, catalog::pg_size_pretty),
     f(
         "pg_size_pretty",

@@ -466,3 +466,32 @@ fn errors_are_flushed_without_sync() {
     c.sync();
     assert_eq!(c.until_ready(), v(&["Z(I)"]));
 }
+
+#[test]
+fn client_encoding_applies_to_parameters_and_rows() {
+    let server = Server::new();
+    let mut c = server.login();
+    c.query("latin1");
+    assert_eq!(
+        c.until_ready(),
+        v(&["C(SET)", "S(client_encoding=LATIN1)", "Z(I)"])
+    );
+    // A LATIN1 text parameter arrives as UTF8 and goes back as LATIN1, in
+    // text and in binary.
+    c.parse("", "echo", &[25, 25]);
+    c.bind(
+        "",
+        "",
+        &[0, 1],
+        &[Some(b"\xe9t\xe9"), Some(b"\xe0")],
+        &[0, 1],
+    );
+    c.execute("", 0);
+    c.sync();
+    assert_eq!(
+        c.until_ready(),
+        v(&["1", "2", "D([233, 116, 233],[224])", "C(SELECT 1)", "Z(I)"])
+    );
+    let events = server.factory.log.lock().unwrap().events.clone();
+    assert!(events.contains(&"execute echo".to_string()));
+}

@@ -63,6 +63,7 @@ impl SessionFactory for MockFactory {
             changed: Vec::new(),
             log: self.log.clone(),
             statements: Default::default(),
+            encoding: Default::default(),
         }))
     }
 }
@@ -73,6 +74,8 @@ struct MockSession {
     changed: Vec<(String, String)>,
     log: Arc<Mutex<MockLog>>,
     statements: crate::session_api::StatementRegistry,
+    /// Set to LATIN1 by the statement `latin1`.
+    encoding: super::ClientEncoding,
 }
 
 fn col(name: &str, type_oid: u32) -> ColumnDesc {
@@ -151,6 +154,13 @@ impl MockSession {
             }
             "set" => {
                 self.changed.push(("x".into(), "on".into()));
+                sink.complete("SET")
+            }
+            "latin1" => {
+                self.encoding =
+                    super::ClientEncoding::new(types::encoding::PgEncoding::Latin1).unwrap();
+                self.changed
+                    .push(("client_encoding".into(), "LATIN1".into()));
                 sink.complete("SET")
             }
             "begin" | "start" => {
@@ -290,6 +300,9 @@ impl SessionHandler for MockSession {
     }
     fn io_settings(&self) -> types::IoSettings {
         types::IoSettings::UTC
+    }
+    fn client_encoding(&self) -> super::ClientEncoding {
+        self.encoding
     }
 }
 
