@@ -490,14 +490,14 @@ impl<'t> Deformer<'t> {
                     continue;
                 }
                 if matches!(ty.id, TypeId::Inet | TypeId::Cidr) {
-                    out.push(Value::Inet(types::network::Inet::decode(bytes).ok_or_else(
-                        || {
+                    out.push(Value::Inet(
+                        types::network::Inet::decode(bytes).ok_or_else(|| {
                             common::PgError::new(
                                 common::SqlState::DATA_CORRUPTED,
                                 "invalid inet in stored tuple",
                             )
-                        },
-                    )?));
+                        })?,
+                    ));
                     continue;
                 }
                 let s = std::str::from_utf8(bytes).map_err(|_| {

@@ -373,9 +373,7 @@ fn convert(v: Value, from: TypeId, to: DataType, io: &IoSettings) -> PgResult<Va
         (Value::Numeric(n), Float8) => Value::Float8(n.to_f64()),
         (Value::Inet(n), Cidr) => Value::Inet(n.network_part()),
         (Value::Inet(_), Inet) => v,
-        (Value::MacAddr(m), MacAddr8) => {
-            Value::MacAddr8(crate::network::macaddr_to_macaddr8(m))
-        }
+        (Value::MacAddr(m), MacAddr8) => Value::MacAddr8(crate::network::macaddr_to_macaddr8(m)),
         (Value::MacAddr8(m), MacAddr) => Value::MacAddr(crate::network::macaddr8_to_macaddr(m)?),
         (Value::Money(m), Numeric) => Value::Numeric(Box::new(crate::money::to_numeric(*m)?)),
         (Value::Numeric(n), Money) => Value::Money(crate::money::from_numeric(n)?),

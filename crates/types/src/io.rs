@@ -219,10 +219,9 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
         )?),
         TypeId::Bytea => Value::Bytea(bytes.to_vec()),
         TypeId::Uuid => Value::Uuid(fixed(bytes)?),
-        TypeId::Inet | TypeId::Cidr => Value::Inet(crate::network::read_binary(
-            bytes,
-            ty.id == TypeId::Cidr,
-        )?),
+        TypeId::Inet | TypeId::Cidr => {
+            Value::Inet(crate::network::read_binary(bytes, ty.id == TypeId::Cidr)?)
+        }
         TypeId::MacAddr => Value::MacAddr(fixed(bytes)?),
         // macaddr8_recv takes 6 bytes too (ff:fe goes in the middle).
         TypeId::MacAddr8 => match bytes.len() {

@@ -107,7 +107,7 @@ pub fn format(v: i64, out: &mut String) {
     let digits = (u / 100).to_string();
     let first = digits.len() % 3;
     for (k, c) in digits.chars().enumerate() {
-        if k > 0 && (k + 3 - first) % 3 == 0 {
+        if k > 0 && (k + 3 - first).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -183,7 +183,9 @@ pub fn div_money(a: i64, b: i64) -> PgResult<f64> {
 
 /// money → numeric, with two fraction digits.
 pub fn to_numeric(v: i64) -> PgResult<Numeric> {
-    Numeric::from_i64(v).div(&Numeric::from_i64(100))?.apply_typmod(crate::numeric::numeric_typmod(40, 2))
+    Numeric::from_i64(v)
+        .div(&Numeric::from_i64(100))?
+        .apply_typmod(crate::numeric::numeric_typmod(40, 2))
 }
 
 /// numeric → money: times 100, rounded half away from zero (22003
@@ -194,18 +196,34 @@ pub fn from_numeric(n: &Numeric) -> PgResult<i64> {
 
 /// int4 / int8 → money.
 pub fn from_int(n: i64) -> PgResult<i64> {
-    n.checked_mul(100).ok_or_else(|| {
-        PgError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "bigint out of range")
-    })
+    n.checked_mul(100)
+        .ok_or_else(|| PgError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "bigint out of range"))
 }
 
 /// cash_words: the amount in English words.
 pub fn words(v: i64) -> String {
     fn small(n: u64, out: &mut String) {
         const ONES: [&str; 20] = [
-            "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-            "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-            "eighteen", "nineteen",
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
         ];
         const TENS: [&str; 10] = [
             "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
@@ -270,7 +288,11 @@ pub fn words(v: i64) -> String {
         }
         small(rest, &mut out);
     }
-    out.push_str(if dollars == 1 { " dollar and " } else { " dollars and " });
+    out.push_str(if dollars == 1 {
+        " dollar and "
+    } else {
+        " dollars and "
+    });
     small(cents, &mut out);
     out.push_str(if cents == 1 { " cent" } else { " cents" });
     // Capitalise the first letter.
@@ -328,7 +350,10 @@ mod tests {
         assert_eq!(mul_float(200, 1.5).unwrap(), 300);
         assert_eq!(add(i64::MAX, 1).unwrap_err().message, "money out of range");
         assert_eq!(div_money(1000, 300).unwrap(), 1000.0 / 300.0);
-        assert_eq!(from_numeric(&Numeric::parse("1.005").unwrap()).unwrap(), 101);
+        assert_eq!(
+            from_numeric(&Numeric::parse("1.005").unwrap()).unwrap(),
+            101
+        );
         assert_eq!(to_numeric(1234).unwrap().to_string(), "12.34");
     }
 

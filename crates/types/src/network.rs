@@ -315,8 +315,7 @@ fn parse_ipv6(s: &[u8]) -> Option<([u8; 16], u8)> {
     let (addr_part, bits) = match s.iter().position(|&c| c == b'/') {
         Some(p) => {
             let m = &s[p + 1..];
-            if m.is_empty() || !m.iter().all(u8::is_ascii_digit) || (m.len() > 1 && m[0] == b'0')
-            {
+            if m.is_empty() || !m.iter().all(u8::is_ascii_digit) || (m.len() > 1 && m[0] == b'0') {
                 return None;
             }
             let v: u32 = std::str::from_utf8(m).ok()?.parse().ok()?;
@@ -617,7 +616,10 @@ pub fn and_or(a: &Inet, b: &Inet, or: bool) -> PgResult<Inet> {
 }
 
 fn out_of_range() -> PgError {
-    PgError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "result is out of range")
+    PgError::new(
+        SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+        "result is out of range",
+    )
 }
 
 /// `a + n` (and `a - n` with -n): 22003 past either end of the family.
@@ -683,7 +685,11 @@ pub fn broadcast(a: &Inet) -> Inet {
 
 /// set_masklen: -1 means the full width; 22023 outside 0..=max.
 pub fn set_masklen(a: &Inet, bits: i32, is_cidr: bool) -> PgResult<Inet> {
-    let bits = if bits == -1 { a.max_bits() as i32 } else { bits };
+    let bits = if bits == -1 {
+        a.max_bits() as i32
+    } else {
+        bits
+    };
     if bits < 0 || bits > a.max_bits() as i32 {
         return Err(PgError::new(
             SqlState::INVALID_PARAMETER_VALUE,
@@ -761,10 +767,7 @@ fn scan_mac(s: &[u8], format: &[Option<u8>], width: Option<usize>) -> Option<Vec
             }
         }
     }
-    s[i..]
-        .iter()
-        .all(u8::is_ascii_whitespace)
-        .then_some(vals)
+    s[i..].iter().all(u8::is_ascii_whitespace).then_some(vals)
 }
 
 /// macaddr_in: the seven layouts PostgreSQL accepts.
@@ -773,8 +776,38 @@ pub fn parse_macaddr(s: &str) -> PgResult<[u8; 6]> {
     let h = None;
     let c = |x: u8| Some(x);
     let layouts: [(Vec<Option<u8>>, Option<usize>); 7] = [
-        (vec![h, c(b':'), h, c(b':'), h, c(b':'), h, c(b':'), h, c(b':'), h], None),
-        (vec![h, c(b'-'), h, c(b'-'), h, c(b'-'), h, c(b'-'), h, c(b'-'), h], None),
+        (
+            vec![
+                h,
+                c(b':'),
+                h,
+                c(b':'),
+                h,
+                c(b':'),
+                h,
+                c(b':'),
+                h,
+                c(b':'),
+                h,
+            ],
+            None,
+        ),
+        (
+            vec![
+                h,
+                c(b'-'),
+                h,
+                c(b'-'),
+                h,
+                c(b'-'),
+                h,
+                c(b'-'),
+                h,
+                c(b'-'),
+                h,
+            ],
+            None,
+        ),
         (vec![h, h, h, c(b':'), h, h, h], Some(2)),
         (vec![h, h, h, c(b'-'), h, h, h], Some(2)),
         (vec![h, h, c(b'.'), h, h, c(b'.'), h, h], Some(2)),
@@ -825,8 +858,7 @@ pub fn parse_macaddr8(s: &str) -> PgResult<[u8; 8]> {
             }
             i += 1;
         }
-        if (bytes.len() == 6 || bytes.len() == 8) && b.get(i).is_some_and(u8::is_ascii_whitespace)
-        {
+        if (bytes.len() == 6 || bytes.len() == 8) && b.get(i).is_some_and(u8::is_ascii_whitespace) {
             if b[i..].iter().all(u8::is_ascii_whitespace) {
                 i = b.len();
             } else {

@@ -24,7 +24,8 @@ pub(super) fn operator_function(
     r: TypeId,
 ) -> Option<&'static str> {
     use ast::BinaryOperator as B;
-    let mac = |t: TypeId| [l, r].contains(&t) && [l, r].iter().all(|x| *x == t || *x == TypeId::Unknown);
+    let mac =
+        |t: TypeId| [l, r].contains(&t) && [l, r].iter().all(|x| *x == t || *x == TypeId::Unknown);
     Some(match op {
         B::PGBitwiseShiftLeft if net_pair(l, r) => "network_sub",
         B::PGBitwiseShiftRight if net_pair(l, r) => "network_sup",

@@ -16,7 +16,9 @@ pub(super) static BUILTINS: &[BuiltinFunction] = &[
     f("masklen", &[Inet], Int4, |a| {
         Ok(Value::Int4(inet(a, 0)?.bits as i32))
     }),
-    f("set_masklen", &[Inet, Int4], Inet, |a| set_masklen(a, false)),
+    f("set_masklen", &[Inet, Int4], Inet, |a| {
+        set_masklen(a, false)
+    }),
     f("set_masklen", &[Cidr, Int4], Cidr, |a| set_masklen(a, true)),
     f("netmask", &[Inet], Inet, |a| unary(a, net::netmask)),
     f("network", &[Inet], Cidr, |a| unary(a, |v| v.network_part())),
@@ -36,7 +38,9 @@ pub(super) static BUILTINS: &[BuiltinFunction] = &[
     f("abbrev", &[Cidr], Text, |a| {
         Ok(Value::Text(net::abbrev_cidr(inet(a, 0)?)))
     }),
-    f("text", &[Inet], Text, |a| Ok(Value::Text(net::show(inet(a, 0)?)))),
+    f("text", &[Inet], Text, |a| {
+        Ok(Value::Text(net::show(inet(a, 0)?)))
+    }),
     f("inet_same_family", &[Inet, Inet], Bool, |a| {
         Ok(Value::Bool(inet(a, 0)?.family == inet(a, 1)?.family))
     }),
@@ -44,7 +48,9 @@ pub(super) static BUILTINS: &[BuiltinFunction] = &[
         net::merge(inet(a, 0)?, inet(a, 1)?).map(Value::Inet)
     }),
     f("network_sub", &[Inet, Inet], Bool, |a| pred(a, net::sub)),
-    f("network_subeq", &[Inet, Inet], Bool, |a| pred(a, net::subeq)),
+    f("network_subeq", &[Inet, Inet], Bool, |a| {
+        pred(a, net::subeq)
+    }),
     f("network_sup", &[Inet, Inet], Bool, |a| {
         pred(a, |x, y| net::sub(y, x))
     }),
