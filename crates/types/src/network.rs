@@ -520,9 +520,69 @@ pub fn abbrev_cidr(v: &Inet) -> String {
         }
         let _ = write!(s, "/{}", v.bits);
     } else {
-        format(v, true, &mut s);
+        abbrev_ipv6(v, &mut s);
     }
     s
+}
+
+/// inet_cidr_ntop_ipv6: only the words the mask covers (at least two),
+/// the longest zero run among them as `::` (with the C code's habit of
+/// letting a shorter run merge into the next), an IPv4 tail in dotted form
+/// as far as the mask reaches.
+fn abbrev_ipv6(v: &Inet, s: &mut String) {
+    let bits = v.bits as usize;
+    if bits == 0 {
+        s.push_str("::/0");
+        return;
+    }
+    let p = v.network_part().addr;
+    let words = bits.div_ceil(16).max(2);
+    let word = |i: usize| u16::from_be_bytes([p[2 * i], p[2 * i + 1]]);
+    let (mut zero_s, mut zero_l, mut tmp_s, mut tmp_l) = (0, 0, 0, 0);
+    for i in 0..words {
+        if word(i) == 0 {
+            if tmp_l == 0 {
+                tmp_s = i;
+            }
+            tmp_l += 1;
+        } else if tmp_l > 0 && zero_l < tmp_l {
+            zero_s = tmp_s;
+            zero_l = tmp_l;
+            tmp_l = 0;
+        }
+    }
+    if tmp_l > 0 && zero_l < tmp_l {
+        zero_s = tmp_s;
+        zero_l = tmp_l;
+    }
+    let is_ipv4 = zero_l != words
+        && zero_s == 0
+        && (zero_l == 6
+            || (zero_l == 5 && p[10] == 0xff && p[11] == 0xff)
+            || (zero_l == 7 && p[14] != 0 && p[15] != 1));
+    for i in 0..words {
+        if i >= zero_s && i < zero_s + zero_l {
+            if i == zero_s {
+                s.push(':');
+            }
+            if i == words - 1 {
+                s.push(':');
+            }
+            continue;
+        }
+        if is_ipv4 && i >= 6 {
+            s.push(':');
+            let last = bits.div_ceil(8).clamp(13, 16);
+            let quad: Vec<String> = p[12..last].iter().map(|b| b.to_string()).collect();
+            s.push_str(&quad.join("."));
+            break;
+        }
+        if i > 0 {
+            s.push(':');
+        }
+        let _ = write!(s, "{:x}", word(i));
+    }
+    let _ = write!(s, "/{bits}");
 }
 
 /// inet_send / cidr_send: family, bits, is_cidr, address length, address.

@@ -176,6 +176,16 @@ fn functions() {
         "10.1.2/23"
     );
     assert_eq!(abbrev_cidr(&parse("0.0.0.0/0", true).unwrap()), "0/0");
+    for (net, short) in [
+        ("2001:db8:1::/48", "2001:db8:1/48"),
+        ("1::/16", "1::/16"),
+        ("0:1::/32", "::1/32"),
+        ("1:0:0:4::/64", "1::4/64"),
+        ("::ffff:1.2.3.0/120", "::ffff:1.2.3/120"),
+        ("::/0", "::/0"),
+    ] {
+        assert_eq!(abbrev_cidr(&parse(net, true).unwrap()), short);
+    }
     assert!(sub(&a, &inet("192.168.0.0/16")));
     assert!(!sub(&a, &inet("192.168.1.0/24")));
     assert!(subeq(&a, &inet("192.168.1.0/24")));
