@@ -142,6 +142,8 @@ pub fn fixed_width(ty: TypeId) -> Option<usize> {
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => Some(8),
         TypeId::Uuid => Some(16),
         TypeId::Interval => Some(16),
+        TypeId::MacAddr => Some(6),
+        TypeId::MacAddr8 | TypeId::Money => Some(8),
         _ => None,
     }
 }
@@ -223,6 +225,11 @@ pub fn varlena_payload<'v>(ty: &DataType, v: &'v Value) -> Option<std::borrow::C
             let mut stored = Vec::new();
             let elem = ty.id.array_element().unwrap_or(a.elem);
             types::array::storage::encode(a, elem, &mut stored);
+            Cow::Owned(stored)
+        }
+        Value::Inet(n) => {
+            let mut stored = Vec::new();
+            n.encode(&mut stored);
             Cow::Owned(stored)
         }
         _ => return None,
@@ -316,6 +323,14 @@ pub(crate) fn form_tuple_encoded(
             Value::Text(s) => put_varlena(out, s.as_bytes()),
             Value::Bytea(b) => put_varlena(out, b),
             Value::Uuid(u) => out.extend_from_slice(u),
+            Value::MacAddr(m) => out.extend_from_slice(m),
+            Value::MacAddr8(m) => out.extend_from_slice(m),
+            Value::Money(m) => out.extend_from_slice(&m.to_le_bytes()),
+            Value::Inet(n) => {
+                let mut stored = Vec::with_capacity(18);
+                n.encode(&mut stored);
+                put_varlena(out, &stored);
+            }
             Value::Numeric(n) => {
                 scratch.clear();
                 n.write_text(&mut scratch);
@@ -429,6 +444,9 @@ impl<'t> Deformer<'t> {
                     }
                     TypeId::Uuid => Value::Uuid(b.try_into().unwrap()),
                     TypeId::Interval => Value::Interval(get_interval(b)),
+                    TypeId::MacAddr => Value::MacAddr(b.try_into().unwrap()),
+                    TypeId::MacAddr8 => Value::MacAddr8(b.try_into().unwrap()),
+                    TypeId::Money => Value::Money(i64::from_le_bytes(b.try_into().unwrap())),
                     _ => Value::Timestamptz(i64::from_le_bytes(b.try_into().unwrap())),
                 }
             } else {
@@ -469,6 +487,17 @@ impl<'t> Deformer<'t> {
                 }
                 if ty.id.is_array() {
                     out.push(Value::array(types::array::storage::decode(bytes)?));
+                    continue;
+                }
+                if matches!(ty.id, TypeId::Inet | TypeId::Cidr) {
+                    out.push(Value::Inet(
+                        types::network::Inet::decode(bytes).ok_or_else(|| {
+                            common::PgError::new(
+                                common::SqlState::DATA_CORRUPTED,
+                                "invalid inet in stored tuple",
+                            )
+                        })?,
+                    ));
                     continue;
                 }
                 let s = std::str::from_utf8(bytes).map_err(|_| {

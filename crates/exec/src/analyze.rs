@@ -158,6 +158,8 @@ pub fn stored_width(v: &Value, ty: DataType) -> (usize, bool) {
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => (8, false),
         TypeId::Name => (64, false),
         TypeId::Uuid => (16, false),
+        TypeId::MacAddr => (6, false),
+        TypeId::MacAddr8 | TypeId::Money => (8, false),
         TypeId::Interval => (16, false),
         TypeId::Numeric => {
             // Widths do not depend on the session's zone.

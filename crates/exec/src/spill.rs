@@ -128,6 +128,25 @@ pub(crate) fn encode_row(row: &[Value], out: &mut Vec<u8>) {
                 out.extend_from_slice(&(stored.len() as u32).to_le_bytes());
                 out.extend_from_slice(&stored);
             }
+            Value::Inet(n) => {
+                let mut stored = Vec::with_capacity(18);
+                n.encode(&mut stored);
+                out.push(18);
+                out.extend_from_slice(&(stored.len() as u32).to_le_bytes());
+                out.extend_from_slice(&stored);
+            }
+            Value::MacAddr(m) => {
+                out.push(19);
+                out.extend_from_slice(m);
+            }
+            Value::MacAddr8(m) => {
+                out.push(20);
+                out.extend_from_slice(m);
+            }
+            Value::Money(m) => {
+                out.push(21);
+                out.extend_from_slice(&m.to_le_bytes());
+            }
         }
     }
 }
@@ -192,6 +211,10 @@ pub(crate) fn decode_row(bytes: &[u8]) -> PgResult<Row> {
                 r.bytes()?,
             )?)),
             17 => Value::array(types::array::storage::decode(r.bytes()?)?),
+            18 => Value::Inet(types::network::Inet::decode(r.bytes()?).ok_or_else(corrupt)?),
+            19 => Value::MacAddr(r.take()?),
+            20 => Value::MacAddr8(r.take()?),
+            21 => Value::Money(i64::from_le_bytes(r.take()?)),
             _ => return Err(corrupt()),
         });
     }

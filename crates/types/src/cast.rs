@@ -60,6 +60,10 @@ pub fn cast_context(from: TypeId, to: TypeId) -> Option<CastContext> {
         (Numeric, Int8 | Int2 | Int4) => A,
         (Numeric, Float4 | Float8) => I,
         (Json, Jsonb) | (Jsonb, Json) => A,
+        (Cidr, Inet) => I,
+        (Inet, Cidr) => A,
+        (MacAddr, MacAddr8) | (MacAddr8, MacAddr) => I,
+        (Money, Numeric) | (Numeric | Int4 | Int8, Money) => A,
         (Jsonb, Bool | Numeric | Int2 | Int4 | Int8 | Float4 | Float8) => E,
         // Arrays convert element by element, in the elements' context.
         _ if from.is_array() && to.is_array() => {
@@ -305,6 +309,8 @@ fn convert(v: Value, from: TypeId, to: DataType, io: &IoSettings) -> PgResult<Va
         Text | Varchar | Bpchar | Name | Unknown => {
             let s = match &v {
                 Value::Bool(b) if target != Name => (if *b { "true" } else { "false" }).to_string(),
+                // text(inet): the mask length always shown.
+                Value::Inet(n) if target != Name => crate::network::show(n),
                 _ => io::to_text(&v, from, io),
             };
             return Ok(Value::Text(if target == Name {
@@ -365,6 +371,15 @@ fn convert(v: Value, from: TypeId, to: DataType, io: &IoSettings) -> PgResult<Va
         (Value::Numeric(n), Int8) => Value::Int8(n.to_i64()?),
         (Value::Numeric(n), Float4) => Value::Float4(n.to_f32()),
         (Value::Numeric(n), Float8) => Value::Float8(n.to_f64()),
+        (Value::Inet(n), Cidr) => Value::Inet(n.network_part()),
+        (Value::Inet(_), Inet) => v,
+        (Value::MacAddr(m), MacAddr8) => Value::MacAddr8(crate::network::macaddr_to_macaddr8(m)),
+        (Value::MacAddr8(m), MacAddr) => Value::MacAddr(crate::network::macaddr8_to_macaddr(m)?),
+        (Value::Money(m), Numeric) => Value::Numeric(Box::new(crate::money::to_numeric(*m)?)),
+        (Value::Numeric(n), Money) => Value::Money(crate::money::from_numeric(n)?),
+        (Value::Int4(_) | Value::Int8(_), Money) => {
+            Value::Money(crate::money::from_int(int_of(&v).unwrap_or(0))?)
+        }
         (Value::Date(d), Timestamp) => Value::Timestamp(datetime::date_to_timestamp(*d)?),
         // Zone-less values are wall-clock times in the session's zone.
         (Value::Date(d), Timestamptz) => Value::Timestamptz(datetime::local_to_tz(

@@ -60,6 +60,8 @@ pub fn datum_size(v: &Value, ty: TypeId) -> usize {
             crate::array::storage::encode(a, ty.array_element().unwrap_or(a.elem), &mut stored);
             VARHDRSZ + stored.len()
         }
+        // inet_struct: family, bits, then the address bytes.
+        Value::Inet(n) => VARHDRSZ + 2 + n.len(),
         // A value whose type has no fixed length here but does in
         // PostgreSQL's catalog is covered by typlen above.
         _ => 0,

@@ -78,6 +78,12 @@ pub fn parse_text(ty: DataType, s: &str, io: &IoSettings) -> PgResult<Value> {
         )?),
         TypeId::Bytea => Value::Bytea(bytea::parse(s)?),
         TypeId::Uuid => Value::Uuid(crate::uuid::parse(s)?),
+        TypeId::Inet | TypeId::Cidr => {
+            Value::Inet(crate::network::parse(s, ty.id == TypeId::Cidr)?)
+        }
+        TypeId::MacAddr => Value::MacAddr(crate::network::parse_macaddr(s)?),
+        TypeId::MacAddr8 => Value::MacAddr8(crate::network::parse_macaddr8(s)?),
+        TypeId::Money => Value::Money(crate::money::parse(s)?),
         TypeId::Interval => Value::Interval(crate::interval::parse_interval(s, io.interval_style)?),
         TypeId::Json => {
             crate::json::parse::validate_json(s)?;
@@ -116,6 +122,10 @@ pub fn format_text(v: &Value, ty: TypeId, io: &IoSettings, out: &mut String) {
         }
         Value::Bytea(b) => bytea::format(b, io.bytea_output, out),
         Value::Uuid(u) => crate::uuid::format(u, out),
+        Value::Inet(n) => crate::network::format(n, ty == TypeId::Cidr, out),
+        Value::MacAddr(m) => crate::network::format_mac(m, out),
+        Value::MacAddr8(m) => crate::network::format_mac(m, out),
+        Value::Money(m) => crate::money::format(*m, out),
         Value::Interval(iv) => crate::interval::write_interval(iv, io.interval_style, out),
         Value::Jsonb(j) => j.write_text(out),
         Value::Array(a) => {
@@ -209,6 +219,25 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
         )?),
         TypeId::Bytea => Value::Bytea(bytes.to_vec()),
         TypeId::Uuid => Value::Uuid(fixed(bytes)?),
+        TypeId::Inet | TypeId::Cidr => {
+            Value::Inet(crate::network::read_binary(bytes, ty.id == TypeId::Cidr)?)
+        }
+        TypeId::MacAddr => Value::MacAddr(fixed(bytes)?),
+        // macaddr8_recv takes 6 bytes too (ff:fe goes in the middle).
+        TypeId::MacAddr8 => match bytes.len() {
+            6 => Value::MacAddr8(crate::network::macaddr_to_macaddr8(&fixed(bytes)?)),
+            8 => Value::MacAddr8(fixed(bytes)?),
+            _ => {
+                return Err(PgError::new(
+                    SqlState::INVALID_BINARY_REPRESENTATION,
+                    format!(
+                        "invalid macaddr8 format, unexpected length {} (expected 6 or 8)",
+                        bytes.len()
+                    ),
+                ))
+            }
+        },
+        TypeId::Money => Value::Money(i64::from_be_bytes(fixed(bytes)?)),
         TypeId::Interval => {
             Value::Interval(crate::interval::read_binary(bytes).ok_or_else(binary_format_error)?)
         }
@@ -318,6 +347,10 @@ pub fn format_binary(v: &Value, ty: TypeId, out: &mut Vec<u8>) {
         (_, Value::Timestamp(t) | Value::Timestamptz(t)) => out.extend_from_slice(&t.to_be_bytes()),
         (_, Value::Bytea(b)) => out.extend_from_slice(b),
         (_, Value::Uuid(u)) => out.extend_from_slice(u),
+        (t, Value::Inet(n)) => crate::network::write_binary(n, t == TypeId::Cidr, out),
+        (_, Value::MacAddr(m)) => out.extend_from_slice(m),
+        (_, Value::MacAddr8(m)) => out.extend_from_slice(m),
+        (_, Value::Money(m)) => out.extend_from_slice(&m.to_be_bytes()),
         (_, Value::Interval(iv)) => crate::interval::write_binary(iv, out),
         // jsonb_send: version 1, then the text form.
         (_, Value::Jsonb(j)) => {

@@ -228,6 +228,36 @@ fn base_quad(t: TypeId) -> Option<Quad> {
             (2961, "uuid_recv"),
             (2962, "uuid_send"),
         ],
+        "money" => [
+            (886, "cash_in"),
+            (887, "cash_out"),
+            (2492, "cash_recv"),
+            (2493, "cash_send"),
+        ],
+        "macaddr" => [
+            (436, "macaddr_in"),
+            (437, "macaddr_out"),
+            (2494, "macaddr_recv"),
+            (2495, "macaddr_send"),
+        ],
+        "macaddr8" => [
+            (4110, "macaddr8_in"),
+            (4111, "macaddr8_out"),
+            (3446, "macaddr8_recv"),
+            (3447, "macaddr8_send"),
+        ],
+        "inet" => [
+            (910, "inet_in"),
+            (911, "inet_out"),
+            (2496, "inet_recv"),
+            (2497, "inet_send"),
+        ],
+        "cidr" => [
+            (1267, "cidr_in"),
+            (1427, "cidr_out"),
+            (2498, "cidr_recv"),
+            (2499, "cidr_send"),
+        ],
         "tid" => [
             (48, "tidin"),
             (49, "tidout"),

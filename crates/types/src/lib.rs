@@ -64,6 +64,11 @@ pub enum TypeId {
     IntervalArray,
     JsonArray,
     JsonbArray,
+    InetArray,
+    CidrArray,
+    MacAddrArray,
+    MacAddr8Array,
+    MoneyArray,
     Date,
     Timestamp,
     Timestamptz,
@@ -77,6 +82,17 @@ pub enum TypeId {
     Json,
     /// `jsonb`: a parsed, normalised document (`Value::Jsonb`).
     Jsonb,
+    /// `inet`: an IPv4 or IPv6 host address with an optional netmask
+    /// (`Value::Inet`, see `network.rs`).
+    Inet,
+    /// `cidr`: an IPv4 or IPv6 network (`Value::Inet`, no bits right of the mask).
+    Cidr,
+    /// `macaddr`: a 6-byte MAC address (`Value::MacAddr`).
+    MacAddr,
+    /// `macaddr8`: an 8-byte (EUI-64) MAC address (`Value::MacAddr8`).
+    MacAddr8,
+    /// `money`: an int8 count of cents (`Value::Money`, see `money.rs`).
+    Money,
     /// `tid`: a row version's address, (block, offset); held as an int8
     /// `(block << 16) | offset`, which orders as PostgreSQL's tid does.
     Tid,
@@ -131,6 +147,11 @@ impl TypeId {
             TypeId::IntervalArray => 1187,
             TypeId::JsonArray => 199,
             TypeId::JsonbArray => 3807,
+            TypeId::InetArray => 1041,
+            TypeId::CidrArray => 651,
+            TypeId::MacAddrArray => 1040,
+            TypeId::MacAddr8Array => 775,
+            TypeId::MoneyArray => 791,
             TypeId::Date => 1082,
             TypeId::Timestamp => 1114,
             TypeId::Timestamptz => 1184,
@@ -139,6 +160,11 @@ impl TypeId {
             TypeId::Interval => 1186,
             TypeId::Json => 114,
             TypeId::Jsonb => 3802,
+            TypeId::Inet => 869,
+            TypeId::Cidr => 650,
+            TypeId::MacAddr => 829,
+            TypeId::MacAddr8 => 774,
+            TypeId::Money => 790,
             TypeId::Tid => 27,
             TypeId::Xid => 28,
             TypeId::Cid => 29,
@@ -147,7 +173,7 @@ impl TypeId {
         }
     }
 
-    pub const ALL: [TypeId; 51] = [
+    pub const ALL: [TypeId; 61] = [
         TypeId::Bool,
         TypeId::Int2,
         TypeId::Int4,
@@ -186,6 +212,11 @@ impl TypeId {
         TypeId::IntervalArray,
         TypeId::JsonArray,
         TypeId::JsonbArray,
+        TypeId::InetArray,
+        TypeId::CidrArray,
+        TypeId::MacAddrArray,
+        TypeId::MacAddr8Array,
+        TypeId::MoneyArray,
         TypeId::Date,
         TypeId::Timestamp,
         TypeId::Timestamptz,
@@ -194,6 +225,11 @@ impl TypeId {
         TypeId::Interval,
         TypeId::Json,
         TypeId::Jsonb,
+        TypeId::Inet,
+        TypeId::Cidr,
+        TypeId::MacAddr,
+        TypeId::MacAddr8,
+        TypeId::Money,
         TypeId::Tid,
         TypeId::Xid,
         TypeId::Cid,
@@ -246,11 +282,21 @@ impl TypeId {
             TypeId::IntervalArray => "_interval",
             TypeId::JsonArray => "_json",
             TypeId::JsonbArray => "_jsonb",
+            TypeId::InetArray => "_inet",
+            TypeId::CidrArray => "_cidr",
+            TypeId::MacAddrArray => "_macaddr",
+            TypeId::MacAddr8Array => "_macaddr8",
+            TypeId::MoneyArray => "_money",
             TypeId::Date => "date",
             TypeId::Timestamp => "timestamp",
             TypeId::Timestamptz => "timestamptz",
             TypeId::Bytea => "bytea",
             TypeId::Uuid => "uuid",
+            TypeId::Inet => "inet",
+            TypeId::Cidr => "cidr",
+            TypeId::MacAddr => "macaddr",
+            TypeId::MacAddr8 => "macaddr8",
+            TypeId::Money => "money",
             TypeId::Tid => "tid",
             TypeId::Xid => "xid",
             TypeId::Cid => "cid",
@@ -273,9 +319,14 @@ impl TypeId {
             | TypeId::Float4
             | TypeId::Xid
             | TypeId::Cid => 4,
-            TypeId::Tid => 6,
+            TypeId::Tid | TypeId::MacAddr => 6,
             t if t.is_reg() => 4,
-            TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => 8,
+            TypeId::Int8
+            | TypeId::Float8
+            | TypeId::Timestamp
+            | TypeId::Timestamptz
+            | TypeId::MacAddr8
+            | TypeId::Money => 8,
             TypeId::Name => 64,
             TypeId::Uuid => 16,
             TypeId::Interval => 16,
@@ -327,11 +378,21 @@ impl TypeId {
             TypeId::IntervalArray => "interval[]",
             TypeId::JsonArray => "json[]",
             TypeId::JsonbArray => "jsonb[]",
+            TypeId::InetArray => "inet[]",
+            TypeId::CidrArray => "cidr[]",
+            TypeId::MacAddrArray => "macaddr[]",
+            TypeId::MacAddr8Array => "macaddr8[]",
+            TypeId::MoneyArray => "money[]",
             TypeId::Date => "date",
             TypeId::Timestamp => "timestamp without time zone",
             TypeId::Timestamptz => "timestamp with time zone",
             TypeId::Bytea => "bytea",
             TypeId::Uuid => "uuid",
+            TypeId::Inet => "inet",
+            TypeId::Cidr => "cidr",
+            TypeId::MacAddr => "macaddr",
+            TypeId::MacAddr8 => "macaddr8",
+            TypeId::Money => "money",
             TypeId::Tid => "tid",
             TypeId::Xid => "xid",
             TypeId::Cid => "cid",
@@ -344,8 +405,8 @@ impl TypeId {
     }
 
     /// `pg_type.typcategory`: B boolean, N numeric, S string, D date/time,
-    /// U user-defined (bytea, uuid), X unknown, P pseudo-type.
-    /// T timespan, X unknown, P pseudo-type.
+    /// U user-defined (bytea, uuid, macaddr), I network address (inet,
+    /// cidr), T timespan, X unknown, P pseudo-type.
     pub fn category(self) -> char {
         match self {
             TypeId::Bool => 'B',
@@ -355,12 +416,15 @@ impl TypeId {
             | TypeId::Float4
             | TypeId::Float8
             | TypeId::Numeric
+            | TypeId::Money
             | TypeId::Oid => 'N',
             t if t.is_reg() => 'N',
             t if t.array_element().is_some() => 'A',
             TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name => 'S',
             TypeId::Date | TypeId::Timestamp | TypeId::Timestamptz => 'D',
             TypeId::Bytea | TypeId::Uuid | TypeId::Tid | TypeId::Xid | TypeId::Cid => 'U',
+            TypeId::MacAddr | TypeId::MacAddr8 => 'U',
+            TypeId::Inet | TypeId::Cidr => 'I',
             TypeId::Interval => 'T',
             TypeId::Unknown => 'X',
             TypeId::Json | TypeId::Jsonb => 'U',
@@ -378,6 +442,7 @@ impl TypeId {
                 | TypeId::Text
                 | TypeId::Timestamptz
                 | TypeId::Interval
+                | TypeId::Inet
         )
     }
 
@@ -417,6 +482,11 @@ impl TypeId {
             TypeId::IntervalArray => TypeId::Interval,
             TypeId::JsonArray => TypeId::Json,
             TypeId::JsonbArray => TypeId::Jsonb,
+            TypeId::InetArray => TypeId::Inet,
+            TypeId::CidrArray => TypeId::Cidr,
+            TypeId::MacAddrArray => TypeId::MacAddr,
+            TypeId::MacAddr8Array => TypeId::MacAddr8,
+            TypeId::MoneyArray => TypeId::Money,
             _ => return None,
         })
     }
@@ -464,6 +534,11 @@ impl TypeId {
             TypeId::Interval => 1187,
             TypeId::Json => 199,
             TypeId::Jsonb => 3807,
+            TypeId::Inet => 1041,
+            TypeId::Cidr => 651,
+            TypeId::MacAddr => 1040,
+            TypeId::MacAddr8 => 775,
+            TypeId::Money => 791,
             TypeId::Tid => 1010,
             TypeId::Xid => 1011,
             TypeId::Cid => 1012,
@@ -570,6 +645,8 @@ pub mod io;
 pub mod io_functions;
 pub mod json;
 mod like;
+pub mod money;
+pub mod network;
 pub mod ops;
 pub mod tid;
 pub mod timezone;

@@ -169,6 +169,9 @@ pub fn resolve_binary_op(op: BinaryOp, left: TypeId, right: TypeId) -> Option<Op
         (t, Unknown) => (t, t),
         lr => lr,
     };
+    if let Some(r) = resolve_net_money_op(op, l, r) {
+        return r;
+    }
     let cmp = op.is_comparison();
     let result = |t: TypeId| if cmp { Bool } else { t };
     if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
@@ -255,6 +258,76 @@ pub fn resolve_binary_op(op: BinaryOp, left: TypeId, right: TypeId) -> Option<Op
         (BinaryOp::Sub, Date, Date) => res(Date, Date, Int4),
         _ => None,
     }
+}
+
+/// The operators of inet/cidr, macaddr(8) and money; Some(None) where the
+/// operand types can only mean one of them that does not exist. None: not
+/// such a case.
+fn resolve_net_money_op(op: BinaryOp, l: TypeId, r: TypeId) -> Option<Option<OpResolution>> {
+    use BinaryOp::{Add, BitAnd, BitOr, Div, Mul, Sub};
+    use TypeId::*;
+    let net = |t: TypeId| matches!(t, Inet | Cidr);
+    let int = |t: TypeId| t.is_integer();
+    // money * numeric is money * float8 (numeric casts to float8 implicitly).
+    let scalar = |t: TypeId| if int(t) { t } else { Float8 };
+    if ![l, r]
+        .iter()
+        .any(|t| matches!(t, Inet | Cidr | MacAddr | MacAddr8 | Money))
+    {
+        return None;
+    }
+    Some(match (op, l, r) {
+        // cidr is binary-coercible to inet: cidr with cidr compares as
+        // itself, mixed as inet.
+        (o, a, b) if o.is_comparison() && net(a) && net(b) => {
+            let t = if a == b { a } else { Inet };
+            res(t, t, Bool)
+        }
+        (o, a, b) if o.is_comparison() && a == b => res(a, a, Bool),
+        (Add, a, b) if net(a) && int(b) => res(Inet, Int8, Inet),
+        (Add, a, b) if int(a) && net(b) => res(Int8, Inet, Inet),
+        (Sub, a, b) if net(a) && int(b) => res(Inet, Int8, Inet),
+        (Sub, a, b) if net(a) && net(b) => res(Inet, Inet, Int8),
+        (BitAnd | BitOr, a, b) if net(a) && net(b) => res(Inet, Inet, Inet),
+        (Add | Sub, Money, Money) => res(Money, Money, Money),
+        (Div, Money, Money) => res(Money, Money, Float8),
+        (Mul | Div, Money, t) if t.is_numeric_family() => res(Money, scalar(t), Money),
+        (Mul, t, Money) if t.is_numeric_family() => res(scalar(t), Money, Money),
+        _ => None,
+    })
+}
+
+/// Arithmetic on inet and money values.
+fn net_money_arith(op: BinaryOp, left: &Value, right: &Value) -> Option<PgResult<Value>> {
+    use crate::money;
+    use crate::network as net;
+    use BinaryOp::{Add, BitAnd, BitOr, Div, Mul, Sub};
+    Some(match (op, left, right) {
+        (Add, Value::Inet(a), n) | (Add, n, Value::Inet(a)) if int_value(n).is_some() => {
+            net::plus(a, int_value(n)?.0).map(Value::Inet)
+        }
+        (Sub, Value::Inet(a), n) if int_value(n).is_some() => {
+            net::minus_int(a, int_value(n)?.0).map(Value::Inet)
+        }
+        (Sub, Value::Inet(a), Value::Inet(b)) => net::minus(a, b).map(Value::Int8),
+        (BitAnd | BitOr, Value::Inet(a), Value::Inet(b)) => {
+            net::and_or(a, b, op == BitOr).map(Value::Inet)
+        }
+        (Add, Value::Money(a), Value::Money(b)) => money::add(*a, *b).map(Value::Money),
+        (Sub, Value::Money(a), Value::Money(b)) => money::sub(*a, *b).map(Value::Money),
+        (Div, Value::Money(a), Value::Money(b)) => money::div_money(*a, *b).map(Value::Float8),
+        (Mul, Value::Money(a), n) | (Mul, n, Value::Money(a)) => match int_value(n) {
+            Some((i, _)) => money::mul_int(*a, i),
+            None => money::mul_float(*a, float_value(n)?),
+        }
+        .map(Value::Money),
+        (Div, Value::Money(a), n) => match int_value(n) {
+            Some((i, _)) => money::div_int(*a, i),
+            None => money::div_float(*a, float_value(n)?),
+        }
+        .map(Value::Money),
+        _ => return None,
+    })
 }
 
 /// The interval operators and the date/time arithmetic that yields or takes
@@ -581,6 +654,9 @@ pub fn eval_binary_op(op: BinaryOp, left: &Value, right: &Value) -> PgResult<Val
     if let Some(r) = interval_arith(op, left, right) {
         return r;
     }
+    if let Some(r) = net_money_arith(op, left, right) {
+        return r;
+    }
     match (left, right) {
         (Value::Int4(a), Value::Int4(b)) => int_arith(op, *a as i64, *b as i64, TypeId::Int4),
         (Value::Int8(a), Value::Int8(b)) => int_arith(op, *a, *b, TypeId::Int8),
@@ -698,6 +774,10 @@ fn variant_rank(v: &Value) -> u8 {
         Value::Interval(_) => 7,
         Value::Jsonb(_) => 8,
         Value::Array(_) => 9,
+        Value::Inet(_) => 11,
+        Value::MacAddr(_) => 12,
+        Value::MacAddr8(_) => 13,
+        Value::Money(_) => 14,
         Value::Null => 10,
     }
 }
@@ -736,6 +816,10 @@ pub fn compare(left: &Value, right: &Value) -> Ordering {
         (Value::Interval(a), Value::Interval(b)) => a.cmp_span(b),
         (Value::Jsonb(a), Value::Jsonb(b)) => crate::json::compare_docs(a, b),
         (Value::Array(a), Value::Array(b)) => crate::array::compare(a, b),
+        (Value::Inet(a), Value::Inet(b)) => crate::network::compare(a, b),
+        (Value::MacAddr(a), Value::MacAddr(b)) => a.cmp(b),
+        (Value::MacAddr8(a), Value::MacAddr8(b)) => a.cmp(b),
+        (Value::Money(a), Value::Money(b)) => a.cmp(b),
         (Value::Null, Value::Null) => Ordering::Equal,
         _ => compare_mixed(left, right),
     }
@@ -807,6 +891,10 @@ pub fn hash_value<H: std::hash::Hasher>(v: &Value, state: &mut H) {
         Value::Interval(iv) => state.write_i128(iv.span()),
         Value::Jsonb(j) => crate::json::hash(j, state),
         Value::Array(a) => crate::array::hash(a, state),
+        Value::Inet(n) => std::hash::Hash::hash(n, state),
+        Value::MacAddr(m) => state.write(m),
+        Value::MacAddr8(m) => state.write(m),
+        Value::Money(m) => state.write_i64(*m),
     }
 }
 

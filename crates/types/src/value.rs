@@ -26,6 +26,14 @@ pub enum Value {
     /// `uuid`, its 16 bytes in order (big-endian as printed).
     Uuid([u8; 16]),
     Interval(crate::interval::Interval),
+    /// `inet` or `cidr` (the static type says which; see `network.rs`).
+    Inet(crate::network::Inet),
+    /// `macaddr`, its 6 bytes.
+    MacAddr([u8; 6]),
+    /// `macaddr8`, its 8 bytes.
+    MacAddr8([u8; 8]),
+    /// `money`: cents (lc_monetary C: two fraction digits).
+    Money(i64),
     /// A jsonb document, shared: values are cloned often and documents are big.
     /// A tree, or the stored bytes decoded on demand (`json::JsonbDoc`).
     Jsonb(std::sync::Arc<crate::json::JsonbDoc>),
@@ -58,6 +66,10 @@ impl Value {
             Value::Bytea(_) => TypeId::Bytea,
             Value::Uuid(_) => TypeId::Uuid,
             Value::Interval(_) => TypeId::Interval,
+            Value::Inet(_) => TypeId::Inet,
+            Value::MacAddr(_) => TypeId::MacAddr,
+            Value::MacAddr8(_) => TypeId::MacAddr8,
+            Value::Money(_) => TypeId::Money,
             Value::Jsonb(_) => TypeId::Jsonb,
             Value::Array(a) => a.elem.array_type().unwrap_or(TypeId::TextArray),
         })

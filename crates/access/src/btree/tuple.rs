@@ -44,6 +44,8 @@ fn fixed_width(ty: TypeId) -> Option<usize> {
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => Some(8),
         TypeId::Uuid => Some(16),
         TypeId::Interval => Some(16),
+        TypeId::MacAddr => Some(6),
+        TypeId::MacAddr8 | TypeId::Money => Some(8),
         _ => None,
     }
 }
@@ -140,6 +142,26 @@ fn put_value(out: &mut Vec<u8>, ty: TypeId, v: &Value) -> PgResult<()> {
         },
         TypeId::Interval => match v {
             Value::Interval(iv) => crate::tuple::put_interval(out, iv),
+            _ => return Err(mismatch(ty, v)),
+        },
+        TypeId::MacAddr => match v {
+            Value::MacAddr(m) => out.extend_from_slice(m),
+            _ => return Err(mismatch(ty, v)),
+        },
+        TypeId::MacAddr8 => match v {
+            Value::MacAddr8(m) => out.extend_from_slice(m),
+            _ => return Err(mismatch(ty, v)),
+        },
+        TypeId::Money => match v {
+            Value::Money(m) => out.extend_from_slice(&m.to_le_bytes()),
+            _ => return Err(mismatch(ty, v)),
+        },
+        TypeId::Inet | TypeId::Cidr => match v {
+            Value::Inet(n) => {
+                let mut stored = Vec::with_capacity(18);
+                n.encode(&mut stored);
+                put_varlena(out, &stored);
+            }
             _ => return Err(mismatch(ty, v)),
         },
         TypeId::Numeric => match v {
@@ -333,8 +355,16 @@ fn to_value(ty: TypeId, s: Stored<'_>) -> PgResult<Value> {
             TypeId::Timestamp => Value::Timestamp(i64::from_le_bytes(le(b))),
             TypeId::Uuid => Value::Uuid(le(b)),
             TypeId::Interval => Value::Interval(crate::tuple::get_interval(b)),
+            TypeId::MacAddr => Value::MacAddr(le(b)),
+            TypeId::MacAddr8 => Value::MacAddr8(le(b)),
+            TypeId::Money => Value::Money(i64::from_le_bytes(le(b))),
             _ => Value::Timestamptz(i64::from_le_bytes(le(b))),
         },
+        Stored::Var(b) if matches!(ty, TypeId::Inet | TypeId::Cidr) => {
+            Value::Inet(types::network::Inet::decode(b).ok_or_else(|| {
+                PgError::new(SqlState::INDEX_CORRUPTED, "invalid inet in an index tuple")
+            })?)
+        }
         Stored::Var(b) if ty == TypeId::Bytea => Value::Bytea(b.to_vec()),
         Stored::Var(b) if ty.is_array() => {
             Value::array(types::array::storage::decode(b).map_err(|_| {

@@ -111,6 +111,7 @@ fn comparable(fk: TypeId, pk: TypeId) -> bool {
         Text | Varchar | Name => 4,
         Bytea => 5,
         Uuid => 6,
+        Inet | Cidr => 7,
         _ => 0,
     };
     fk == pk

@@ -185,6 +185,7 @@ impl Binder<'_, '_> {
                 TypeId::Float4 => (arg_type, TypeId::Float4),
                 TypeId::Float8 | TypeId::Unknown => (TypeId::Float8, TypeId::Float8),
                 TypeId::Interval => (TypeId::Interval, TypeId::Interval),
+                TypeId::Money => (TypeId::Money, TypeId::Money),
                 t => return Err(no_agg(name, t)),
             },
             AggFunc::Avg => match arg_type {
@@ -200,7 +201,13 @@ impl Binder<'_, '_> {
             AggFunc::Min | AggFunc::Max => match arg_type {
                 TypeId::Unknown => (TypeId::Text, TypeId::Text),
                 // PostgreSQL 15 has no min/max over these.
-                t @ (TypeId::Bool | TypeId::Bytea | TypeId::Uuid) => return Err(no_agg(name, t)),
+                t @ (TypeId::Bool
+                | TypeId::Bytea
+                | TypeId::Uuid
+                | TypeId::MacAddr
+                | TypeId::MacAddr8) => return Err(no_agg(name, t)),
+                // cidr has no min/max of its own: inet's.
+                TypeId::Cidr => (TypeId::Inet, TypeId::Inet),
                 t => (t, t),
             },
             AggFunc::BoolAnd | AggFunc::BoolOr => (TypeId::Bool, TypeId::Bool),

@@ -500,6 +500,13 @@ impl Binder<'_, '_> {
                             _ => return None,
                         })
                     });
+                    if let [sym] | [_, sym] = parts.as_slice() {
+                        if let Some(f) = super::network::custom_operator_function(sym) {
+                            let l = self.bind_expr(left, scope)?;
+                            let r = self.bind_expr(right, scope)?;
+                            return self.call_builtin_exprs(f, vec![l, r]);
+                        }
+                    }
                     let Some(op) = builtin else {
                         return Err(PgError::new(
                             SqlState::UNDEFINED_FUNCTION,
@@ -523,6 +530,14 @@ impl Binder<'_, '_> {
                 }
                 if let Some(f) = super::arrays::operator_function(op, l.type_id(), r.type_id()) {
                     return self.call_builtin_exprs(f, vec![l, r]);
+                }
+                if let Some(f) = super::network::operator_function(op, l.type_id(), r.type_id()) {
+                    return self.call_builtin_exprs(f, vec![l, r]);
+                }
+                if let B::Custom(sym) = op {
+                    if let Some(f) = super::network::custom_operator_function(sym) {
+                        return self.call_builtin_exprs(f, vec![l, r]);
+                    }
                 }
                 let op = match op {
                     B::And | B::Or => {
@@ -604,6 +619,12 @@ impl Binder<'_, '_> {
                         Ok(Expr::Not(Box::new(self.coerce_bool(inner, "NOT")?)))
                     }
                     ast::UnaryOperator::Plus => Ok(inner),
+                    ast::UnaryOperator::BitwiseNot
+                        if super::network::not_function(inner.type_id()).is_some() =>
+                    {
+                        let f = super::network::not_function(inner.type_id()).unwrap_or("inetnot");
+                        self.call_builtin_exprs(f, vec![inner])
+                    }
                     ast::UnaryOperator::Minus => {
                         if let Expr::Const(v, t) = &inner {
                             let folded = types::ops::negate(v);

@@ -20,6 +20,7 @@ mod lock;
 mod locking;
 mod modify;
 mod modify_join;
+mod network;
 use modify::select_into_target;
 mod on_conflict;
 mod portal;

@@ -218,6 +218,8 @@ pub fn type_width(t: DataType) -> usize {
         TypeId::Interval => 16,
         TypeId::Name => 64,
         TypeId::Uuid => 16,
+        TypeId::MacAddr => 6,
+        TypeId::MacAddr8 | TypeId::Money => 8,
         // varchar(n)/bpchar(n): PostgreSQL assumes a bit over half the limit
         // for long limits; short ones are taken at their limit.
         TypeId::Varchar | TypeId::Bpchar if t.typmod > 4 => {

@@ -10,6 +10,8 @@
 //! elements := each non-NULL element in row-major order:
 //!   bool 1 byte; int2 2; int4, oid, date, float4 4; int8, float8,
 //!   timestamp(tz) 8; uuid 16; interval 16 (micros, days, months);
+//!   macaddr 6; macaddr8 8; money 8; inet/cidr: len:varint + family,
+//!   bits and the address bytes (`network::Inet::encode`);
 //!   numeric: len:varint + its binary send form; jsonb: len:varint + its
 //!   stored form (json/storage.rs); every other type: len:varint + UTF-8
 //!   text (bytea: its bytes)
@@ -97,6 +99,25 @@ fn put_element(elem: TypeId, v: &Value, out: &mut Vec<u8>, scratch: &mut String)
             out.extend_from_slice(&iv.micros.to_le_bytes());
             out.extend_from_slice(&iv.days.to_le_bytes());
             out.extend_from_slice(&iv.months.to_le_bytes());
+        }
+        TypeId::MacAddr => match v {
+            Value::MacAddr(m) => out.extend_from_slice(m),
+            _ => out.extend_from_slice(&[0; 6]),
+        },
+        TypeId::MacAddr8 => match v {
+            Value::MacAddr8(m) => out.extend_from_slice(m),
+            _ => out.extend_from_slice(&[0; 8]),
+        },
+        TypeId::Money => match v {
+            Value::Money(m) => out.extend_from_slice(&m.to_le_bytes()),
+            _ => out.extend_from_slice(&0i64.to_le_bytes()),
+        },
+        TypeId::Inet | TypeId::Cidr => {
+            let mut b = Vec::with_capacity(18);
+            if let Value::Inet(n) = v {
+                n.encode(&mut b);
+            }
+            put_bytes(out, &b);
         }
         _ => match v {
             Value::Numeric(n) => {
@@ -221,6 +242,12 @@ fn read_element(elem: TypeId, r: &mut Reader<'_>) -> PgResult<Value> {
             crate::json::storage::decode(r.bytes()?).map_err(|_| corrupt())?,
         ),
         TypeId::Bytea => Value::Bytea(r.bytes()?.to_vec()),
+        TypeId::MacAddr => Value::MacAddr(r.fixed()?),
+        TypeId::MacAddr8 => Value::MacAddr8(r.fixed()?),
+        TypeId::Money => Value::Money(i64::from_le_bytes(r.fixed()?)),
+        TypeId::Inet | TypeId::Cidr => {
+            Value::Inet(crate::network::Inet::decode(r.bytes()?).ok_or_else(corrupt)?)
+        }
         _ => Value::Text(
             std::str::from_utf8(r.bytes()?)
                 .map_err(|_| corrupt())?

@@ -15,6 +15,7 @@ mod interval;
 pub mod json;
 mod math;
 mod math_extra;
+mod network;
 mod regexp;
 mod string;
 #[cfg(test)]
@@ -167,7 +168,7 @@ use TypeId::{
 /// The functions over any array type (PostgreSQL's anyarray and
 /// anyelement), once per array type with its element type.
 macro_rules! array_functions {
-    ($(($arr:ident, $elem:ident)),*) => {
+    ($(($arr:path, $elem:path)),*) => {
         [$(
             fs("array_to_string", &[$arr, Text], Text, crate::array::ops::array_to_string),
             fs("array_to_string", &[$arr, Text, Text], Text, crate::array::ops::array_to_string),
@@ -1066,7 +1067,19 @@ pub fn builtins() -> impl Iterator<Item = &'static BuiltinFunction> {
         .chain(math_extra::BUILTINS.iter())
         .chain(datetime_extra::BUILTINS.iter())
         .chain(to_char::BUILTINS.iter())
+        .chain(network::BUILTINS.iter())
+        .chain(NETWORK_ARRAY_BUILTINS.iter())
 }
+
+/// The array functions over the network and money array types (after the
+/// other tables, so existing pg_proc oids stay put).
+static NETWORK_ARRAY_BUILTINS: &[BuiltinFunction] = &array_functions!(
+    (TypeId::InetArray, TypeId::Inet),
+    (TypeId::CidrArray, TypeId::Cidr),
+    (TypeId::MacAddrArray, TypeId::MacAddr),
+    (TypeId::MacAddr8Array, TypeId::MacAddr8),
+    (TypeId::MoneyArray, TypeId::Money)
+);
 
 /// The first oid of the built-in functions as pg_proc lists them: they are
 /// numbered in registry order here, not with PostgreSQL's oids.
