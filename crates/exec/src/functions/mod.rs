@@ -35,6 +35,9 @@ use crate::{ExecEnv, Row};
 /// binds, plans and runs whole statements on the thread's stack.
 const LEVELS_PER_CALL: u32 = 48;
 
+/// A PL/pgSQL statement bound with these variable names in scope.
+type ScopedStatement = (Vec<String>, Arc<BoundStatement>);
+
 /// What the calling statement has bound of the functions it called.
 #[derive(Default)]
 pub struct FunctionCache {
@@ -43,7 +46,7 @@ pub struct FunctionCache {
     /// A PL/pgSQL function's statements and expressions, by function and
     /// where the text lies in its cached body, for each list of variables
     /// in scope there (record variables' columns may differ by row).
-    plpgsql_statements: HashMap<(Oid, usize), Vec<(Vec<String>, Arc<BoundStatement>)>>,
+    plpgsql_statements: HashMap<(Oid, usize), Vec<ScopedStatement>>,
 }
 
 /// Evaluates a call whose arguments are evaluated already.
