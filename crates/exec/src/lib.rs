@@ -294,6 +294,46 @@ impl Instrumentation {
     }
 }
 
+impl<'a> ExecEnv<'a> {
+    /// An environment for a statement run inside this one (a function's
+    /// statement, a foreign key's check): the same session, transaction
+    /// and settings, with its own snapshot, command id and parameters,
+    /// and fresh per-run state (subquery answers, CTE rows, no
+    /// instrumentation, no parallel scan).
+    pub(crate) fn nested<'s>(
+        &'s mut self,
+        snapshot: &'s Snapshot,
+        cid: u32,
+        params: &'s [Value],
+    ) -> ExecEnv<'s> {
+        ExecEnv {
+            pool: self.pool,
+            tm: self.tm,
+            catalog: self.catalog,
+            db_oid: self.db_oid,
+            db_name: self.db_name,
+            snapshot,
+            xid: self.xid,
+            cid,
+            isolation: self.isolation,
+            params,
+            interrupts: self.interrupts,
+            hooks: &mut *self.hooks,
+            outer: Vec::new(),
+            deadline: self.deadline,
+            checks: Default::default(),
+            instrument: None,
+            settings: self.settings,
+            io: self.io,
+            temp: self.temp,
+            ctes: Default::default(),
+            subplans: Default::default(),
+            parallel_scan: None,
+            functions: Default::default(),
+        }
+    }
+}
+
 impl ExecEnv<'_> {
     /// SERIALIZABLE: after a write to `rel` (at `tid` for an update or a
     /// delete, None for an insert, whose gaps the indexes' leaf pages

@@ -287,33 +287,9 @@ fn with_nested_env<R>(
     snapshot: &txn::Snapshot,
     f: impl FnOnce(&mut ExecEnv) -> R,
 ) -> R {
-    let mut inner = ExecEnv {
-        pool: env.pool,
-        tm: env.tm,
-        catalog: env.catalog,
-        db_oid: env.db_oid,
-        db_name: env.db_name,
-        snapshot,
-        xid: env.xid,
-        cid,
-        isolation: env.isolation,
-        params,
-        interrupts: env.interrupts,
-        hooks: &mut *env.hooks,
-        outer: Vec::new(),
-        deadline: env.deadline,
-        checks: Default::default(),
-        instrument: None,
-        settings: env.settings,
-        io: env.io,
-        temp: env.temp,
-        ctes: Default::default(),
-        subplans: Default::default(),
-        functions: std::mem::take(&mut env.functions),
-        // A function's own statements scan on their own, also when the
-        // call runs in a parallel worker.
-        parallel_scan: None,
-    };
+    let cache = std::mem::take(&mut env.functions);
+    let mut inner = env.nested(snapshot, cid, params);
+    inner.functions = cache;
     let r = f(&mut inner);
     let cache = std::mem::take(&mut inner.functions);
     drop(inner);

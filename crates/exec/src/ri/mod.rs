@@ -419,31 +419,9 @@ fn in_command<R>(
     cid: u32,
     f: impl FnOnce(&mut ExecEnv<'_>) -> R,
 ) -> R {
-    let mut sub = ExecEnv {
-        pool: env.pool,
-        tm: env.tm,
-        catalog: env.catalog,
-        db_oid: env.db_oid,
-        db_name: env.db_name,
-        snapshot,
-        xid: env.xid,
-        cid,
-        isolation: env.isolation,
-        params: &[],
-        interrupts: env.interrupts,
-        hooks: &mut *env.hooks,
-        outer: Vec::new(),
-        deadline: env.deadline,
-        checks: std::cell::Cell::new(env.checks.get()),
-        instrument: None,
-        settings: env.settings,
-        io: env.io,
-        temp: env.temp,
-        ctes: Default::default(),
-        subplans: Default::default(),
-        parallel_scan: None,
-        functions: Default::default(),
-    };
+    let checks = env.checks.get();
+    let mut sub = env.nested(snapshot, cid, &[]);
+    sub.checks.set(checks);
     f(&mut sub)
 }
 
