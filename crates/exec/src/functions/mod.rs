@@ -214,11 +214,15 @@ pub(crate) fn run_statement(
     }
     // Under SERIALIZABLE its reads take SIREAD locks as the caller's do.
     let snapshot = env.snapshot.for_command(command_id);
+    // A SELECT of expressions without FROM (most PL/pgSQL expressions):
+    // evaluated in place, as PostgreSQL's plpgsql "simple expressions".
+    let simple = match stmt {
+        BoundStatement::Query { plan, .. } => simple_expressions(plan),
+        _ => None,
+    };
     with_nested_env(env, params, cid, &snapshot, |inner| match stmt {
-        // A SELECT of expressions without FROM (most PL/pgSQL expressions):
-        // evaluated in place, as PostgreSQL's plpgsql "simple expressions".
-        BoundStatement::Query { plan, .. } if simple_expressions(plan).is_some() => {
-            let exprs = simple_expressions(plan).expect("checked");
+        _ if simple.is_some() => {
+            let exprs = simple.expect("checked");
             let row = exprs
                 .iter()
                 .map(|e| crate::eval::eval(e, &[], inner))
