@@ -12,6 +12,7 @@ mod distinct_on;
 mod explain;
 mod expr;
 mod from;
+mod function_call;
 pub mod functions;
 mod fuzzy;
 mod grouping_sets;
