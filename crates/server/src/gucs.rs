@@ -201,6 +201,15 @@ impl Settings {
         self.generation
     }
 
+    /// Takes `name`'s value from `other` (a transaction's plain SET, kept
+    /// past a SET LOCAL of the same setting).
+    pub fn copy_value(&mut self, other: &Settings, name: &'static str) {
+        if let Some(v) = other.values.get(name) {
+            self.values.insert(name, v.clone());
+            self.generation = next_generation();
+        }
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, &str)> {
         self.values.iter().map(|(k, v)| (*k, v.as_str()))
     }

@@ -10,6 +10,7 @@ mod hooks;
 mod locks;
 mod notify;
 mod roles;
+mod settings_undo;
 mod sql_cursors;
 mod sql_prepared;
 mod temp;
@@ -105,6 +106,8 @@ pub struct Session {
     superuser: bool,
     settings: Settings,
     changed: Vec<(String, String)>,
+    /// What undoes the open transaction's setting changes.
+    settings_undo: settings_undo::SettingsUndo,
     txn: TxnState,
     /// This session in the ProcArray (its xid and advertised snapshot xmin).
     proc: txn::Proc,
@@ -441,6 +444,10 @@ impl Session {
         if !t.savepoints.is_empty() {
             return;
         }
+        self.end_settings(false);
+        let TxnState::Block(t) = &mut self.txn else {
+            unreachable!("matched above");
+        };
         let subxids = std::mem::take(&mut t.subxids);
         if let Some(x) = t.top.take() {
             // A rollback cannot fail: only a commit's log flush can.
@@ -465,6 +472,7 @@ impl Session {
                 crate::log(&format!("could not flush a sequence's log: {}", e.message));
             }
             self.count_xact(committed);
+            self.end_settings(committed);
             if !t.implicit {
                 self.sync_transaction_settings();
             }
@@ -584,34 +592,9 @@ impl Session {
             BoundStatement::Set {
                 name,
                 value,
-                local: _,
+                local,
                 reset,
-            } => {
-                if name == "all" {
-                    self.settings = (*self.reset).clone();
-                    self.sync_transaction_settings();
-                    return sink.complete("RESET");
-                }
-                if let Some(
-                    canonical @ ("transaction_isolation"
-                    | "transaction_read_only"
-                    | "transaction_deferrable"),
-                ) = gucs::lookup(name).map(|d| d.name)
-                {
-                    return self.set_transaction_setting(canonical, value.as_deref(), sink);
-                }
-                let canonical =
-                    self.settings
-                        .set_user(name, value.as_deref(), &self.reset, self.superuser)?;
-                if gucs::lookup(canonical).is_some_and(|d| d.reported) {
-                    let v = self.settings.get(canonical)?.to_string();
-                    self.changed.push((canonical.to_string(), v));
-                }
-                if canonical.starts_with("default_transaction_") {
-                    self.sync_transaction_settings();
-                }
-                return sink.complete(if *reset { "RESET" } else { "SET" });
-            }
+            } => return self.run_set(name, value.as_deref(), *local, *reset, sink),
             BoundStatement::Role(sql::role::RoleStatement::SetRole(role)) => {
                 return self.set_role(role.as_deref(), sink);
             }
@@ -770,6 +753,7 @@ impl Session {
                 result = Err(e);
             }
             self.count_xact(result.is_ok());
+            self.end_settings(result.is_ok());
             self.release_transaction_locks();
             let actions = self.run_on_commit_actions();
             result = result.and(actions);
@@ -939,6 +923,7 @@ impl Session {
             defaults: &base,
             files: &files,
             changed: &mut self.changed,
+            settings_undo: &mut self.settings_undo,
             pid: self.pid,
             superuser: self.superuser,
             sequences: &mut self.sequences,

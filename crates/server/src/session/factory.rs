@@ -198,6 +198,7 @@ impl Factory {
             set_role: None,
             superuser,
             changed: Vec::new(),
+            settings_undo: Default::default(),
             txn: TxnState::Idle,
             proc: self.ctx.tm.register_proc(pid),
             catalog_changes: None,

@@ -21,6 +21,8 @@ pub(super) struct Hooks<'a> {
     /// pending_restart compare with them).
     pub(super) files: &'a Settings,
     pub(super) changed: &'a mut Vec<(String, String)>,
+    /// set_config() changes are undone with the transaction.
+    pub(super) settings_undo: &'a mut super::settings_undo::SettingsUndo,
     pub(super) pid: i32,
     pub(super) superuser: bool,
     pub(super) user: &'a str,
@@ -164,10 +166,11 @@ impl SessionHooks for Hooks<'_> {
             Err(e) => Err(e),
         }
     }
-    fn set_config(&mut self, name: &str, value: &str, _is_local: bool) -> PgResult<String> {
-        let canonical = self
-            .settings
-            .set_user(name, Some(value), self.defaults, self.superuser)?;
+    fn set_config(&mut self, name: &str, value: &str, is_local: bool) -> PgResult<String> {
+        let (defaults, superuser) = (self.defaults, self.superuser);
+        let canonical = self.settings_undo.change(self.settings, is_local, |s| {
+            s.set_user(name, Some(value), defaults, superuser)
+        })?;
         // The value as stored: DateStyle, TimeZone and others are canonicalised.
         let stored = self.settings.get(canonical)?.to_string();
         if gucs::lookup(canonical).is_some_and(|d| d.reported) {

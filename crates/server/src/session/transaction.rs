@@ -628,6 +628,7 @@ impl Session {
                     deferred_events: self.ri.deferred.len(),
                     notify: self.notify.mark(),
                 });
+                self.settings_undo.savepoint();
                 sink.complete("SAVEPOINT")
             }
             TransactionOp::Release(name) => {
@@ -638,6 +639,7 @@ impl Session {
                     return Err(outside_block("RELEASE SAVEPOINT"));
                 }
                 let at = t.find_savepoint(name)?;
+                self.settings_undo.release(at);
                 let released: Vec<Xid> = t
                     .savepoints
                     .drain(at..)
@@ -675,9 +677,15 @@ impl Session {
                 if let Some(b) = modes.deferrable {
                     sets.push(("default_transaction_deferrable", on_off(b)));
                 }
+                let record = matches!(self.txn, TxnState::Block(_));
                 for (name, value) in sets {
-                    self.settings
-                        .set_user(name, Some(value), &self.reset, self.superuser)?;
+                    let (reset, superuser) = (&self.reset, self.superuser);
+                    let set = |s: &mut Settings| s.set_user(name, Some(value), reset, superuser);
+                    if record {
+                        self.settings_undo.change(&mut self.settings, false, set)?;
+                    } else {
+                        set(&mut self.settings)?;
+                    }
                     if gucs::lookup(name).is_some_and(|d| d.reported) {
                         self.changed.push((name.to_string(), value.to_string()));
                     }
@@ -731,6 +739,7 @@ impl Session {
         let locks = level.locks;
         self.ri.deferred.truncate(level.deferred_events);
         self.notify.rollback_to(level.notify);
+        self.rollback_settings_to(at);
         match (&mut self.catalog_changes, mark) {
             (Some(changes), Some(mark)) => {
                 if let Err(e) = self.ctx.catalog.rollback_to(changes, mark) {
