@@ -696,6 +696,13 @@ pub static GUCS: &[GucDef] = &[
         "Sets the TCP port the server listens on.",
     ),
     g(
+        "role",
+        "none",
+        User,
+        false,
+        "Sets the current role.",
+    ),
+    g(
         "search_path",
         "\"$user\", public",
         User,

@@ -923,6 +923,15 @@ pub static GUC_META: &[GucMeta] = &[
         &[],
     ),
     m(
+        "role",
+        None,
+        "Connections and Authentication / Connection Settings",
+        VarType::String,
+        None,
+        None,
+        &[],
+    ),
+    m(
         "session_authorization",
         None,
         "Connections and Authentication / Connection Settings",

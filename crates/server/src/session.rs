@@ -595,11 +595,14 @@ impl Session {
                 local,
                 reset,
             } => return self.run_set(name, value.as_deref(), *local, *reset, sink),
-            BoundStatement::Role(sql::role::RoleStatement::SetRole(role)) => {
-                return self.set_role(role.as_deref(), sink);
+            BoundStatement::Role(sql::role::RoleStatement::SetRole { role, local }) => {
+                return self.set_role(role.as_deref(), *local, sink);
             }
-            BoundStatement::Role(sql::role::RoleStatement::SetSessionAuthorization(role)) => {
-                return self.set_session_authorization(role.as_deref(), sink);
+            BoundStatement::Role(sql::role::RoleStatement::SetSessionAuthorization {
+                role,
+                local,
+            }) => {
+                return self.set_session_authorization(role.as_deref(), *local, sink);
             }
             BoundStatement::Show { name } => {
                 let name = match name.as_str() {
@@ -721,6 +724,8 @@ impl Session {
         let top = st.snapshot.own.top;
         self.ri.next_cid = st.cid + 1;
         let mut result = self.execute_dml_or_query(stmt, params, sink, &st);
+        // set_config('role', …) changes who the session is.
+        self.sync_identity();
         if result.is_ok() {
             self.note_on_commit(stmt);
         }

@@ -58,10 +58,16 @@ pub enum RoleStatement {
         names: Vec<String>,
         if_exists: bool,
     },
-    /// SET ROLE name, or NONE / RESET ROLE (None).
-    SetRole(Option<String>),
-    /// SET SESSION AUTHORIZATION name, or DEFAULT / RESET (None).
-    SetSessionAuthorization(Option<String>),
+    /// SET [LOCAL] ROLE name, or NONE / RESET ROLE (None).
+    SetRole {
+        role: Option<String>,
+        local: bool,
+    },
+    /// SET [LOCAL] SESSION AUTHORIZATION name, or DEFAULT / RESET (None).
+    SetSessionAuthorization {
+        role: Option<String>,
+        local: bool,
+    },
 }
 
 impl RoleStatement {
@@ -276,38 +282,53 @@ fn statement(c: &mut Cursor) -> PgResult<RoleStatement> {
             RoleStatement::Drop { names, if_exists }
         }
         "set" => {
-            c.eat("local");
+            let local = c.eat("local");
             c.eat("session");
             if c.eat("authorization") {
                 if c.eat("default") {
-                    RoleStatement::SetSessionAuthorization(None)
+                    RoleStatement::SetSessionAuthorization { role: None, local }
                 } else {
                     let name = match c.peek() {
                         Some(Tok::Str(_)) => c.string()?,
                         _ => c.name()?,
                     };
-                    RoleStatement::SetSessionAuthorization(Some(name))
+                    RoleStatement::SetSessionAuthorization {
+                        role: Some(name),
+                        local,
+                    }
                 }
             } else {
                 c.expect("role")?;
                 match c.peek() {
                     Some(t) if t.is_kw("none") => {
                         c.next();
-                        RoleStatement::SetRole(None)
+                        RoleStatement::SetRole { role: None, local }
                     }
-                    Some(Tok::Str(_)) => RoleStatement::SetRole(Some(c.string()?)),
-                    _ => RoleStatement::SetRole(Some(c.name()?)),
+                    Some(Tok::Str(_)) => RoleStatement::SetRole {
+                        role: Some(c.string()?),
+                        local,
+                    },
+                    _ => RoleStatement::SetRole {
+                        role: Some(c.name()?),
+                        local,
+                    },
                 }
             }
         }
         _ => {
             // RESET ROLE / RESET SESSION AUTHORIZATION
             if c.eat("role") {
-                RoleStatement::SetRole(None)
+                RoleStatement::SetRole {
+                    role: None,
+                    local: false,
+                }
             } else {
                 c.expect("session")?;
                 c.expect("authorization")?;
-                RoleStatement::SetSessionAuthorization(None)
+                RoleStatement::SetSessionAuthorization {
+                    role: None,
+                    local: false,
+                }
             }
         }
     };
@@ -469,11 +490,26 @@ mod tests {
                 if_exists: true
             }
         );
-        assert_eq!(ok("set role none"), RoleStatement::SetRole(None));
-        assert_eq!(ok("reset role"), RoleStatement::SetRole(None));
+        assert_eq!(
+            ok("set role none"),
+            RoleStatement::SetRole {
+                role: None,
+                local: false
+            }
+        );
+        assert_eq!(
+            ok("reset role"),
+            RoleStatement::SetRole {
+                role: None,
+                local: false
+            }
+        );
         assert_eq!(
             ok("set session authorization 'x'"),
-            RoleStatement::SetSessionAuthorization(Some("x".into()))
+            RoleStatement::SetSessionAuthorization {
+                role: Some("x".into()),
+                local: false
+            }
         );
         assert!(parse("set search_path = a").is_none());
         assert!(parse("alter user mapping for x server y").is_none());

@@ -85,7 +85,7 @@ pub(super) fn run(
         RoleStatement::Alter { role, options } => alter(cx, env, notices, role, options),
         RoleStatement::Rename { name, new_name } => rename(cx, env, notices, name, new_name),
         RoleStatement::Drop { names, if_exists } => drop(cx, env, notices, names, *if_exists),
-        RoleStatement::SetRole(_) | RoleStatement::SetSessionAuthorization(_) => {
+        RoleStatement::SetRole { .. } | RoleStatement::SetSessionAuthorization { .. } => {
             Err(PgError::internal("SET ROLE is run by the session"))
         }
     }

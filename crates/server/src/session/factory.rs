@@ -128,6 +128,9 @@ impl Factory {
         settings
             .set_startup("session_authorization", &params.user)
             .ok();
+        settings
+            .set_startup("is_superuser", if superuser { "on" } else { "off" })
+            .ok();
         let limits = &self.ctx.connection_settings;
         let free = limits.max_connections.saturating_sub(
             self.ctx

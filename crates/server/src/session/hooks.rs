@@ -167,6 +167,10 @@ impl SessionHooks for Hooks<'_> {
         }
     }
     fn set_config(&mut self, name: &str, value: &str, is_local: bool) -> PgResult<String> {
+        if gucs::lookup(name).is_some_and(|d| d.name == "role") {
+            let catalog = self.ctx.catalog.snapshot();
+            super::roles::check_set_role(&catalog, self.session_user, value)?;
+        }
         let (defaults, superuser) = (self.defaults, self.superuser);
         let canonical = self.settings_undo.change(self.settings, is_local, |s| {
             s.set_user(name, Some(value), defaults, superuser)

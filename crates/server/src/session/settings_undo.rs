@@ -54,11 +54,11 @@ impl SettingsUndo {
         Ok(name)
     }
 
-    /// RESET ALL inside a transaction: `current` becomes `reset` (a commit
+    /// RESET ALL inside a transaction: `current` becomes `next` (a commit
     /// keeps it).
-    pub fn reset_all(&mut self, current: &mut Settings, reset: &Settings) {
+    pub fn reset_all(&mut self, current: &mut Settings, next: Settings) {
         self.remember(current);
-        *current = reset.clone();
+        *current = next;
         self.at_commit = None;
     }
 
@@ -147,11 +147,15 @@ impl Session {
         let record = matches!(self.txn, TxnState::Block(_));
         if name == "all" {
             let before = self.settings.clone();
+            let mut next = (*self.reset).clone();
+            // PostgreSQL's GUC_NO_RESET_ALL settings keep their values.
+            for name in ["role", "session_authorization", "is_superuser"] {
+                next.copy_value(&before, name);
+            }
             if record {
-                self.settings_undo
-                    .reset_all(&mut self.settings, &self.reset);
+                self.settings_undo.reset_all(&mut self.settings, next);
             } else {
-                self.settings = (*self.reset).clone();
+                self.settings = next;
             }
             self.changed
                 .extend(reported_changes(&before, &self.settings));
@@ -187,19 +191,23 @@ impl Session {
     /// rollback all its setting changes, are undone.
     pub(super) fn end_settings(&mut self, commit: bool) {
         if let Some(before) = self.settings_undo.end(commit, &mut self.settings) {
-            self.changed
-                .extend(reported_changes(&before, &self.settings));
-            self.sync_transaction_settings();
+            self.after_restore(&before);
         }
+    }
+
+    /// After the settings went back to earlier values: what follows them.
+    fn after_restore(&mut self, before: &Settings) {
+        self.changed
+            .extend(reported_changes(before, &self.settings));
+        self.sync_identity();
+        self.sync_transaction_settings();
     }
 
     /// ROLLBACK TO savepoint `level`: the settings as it found them.
     pub(super) fn rollback_settings_to(&mut self, level: usize) {
         let before = self.settings.clone();
         if self.settings_undo.rollback_to(level, &mut self.settings) {
-            self.changed
-                .extend(reported_changes(&before, &self.settings));
-            self.sync_transaction_settings();
+            self.after_restore(&before);
         }
     }
 }
