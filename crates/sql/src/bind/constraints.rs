@@ -188,6 +188,7 @@ pub fn bind_check(ctx: &mut BindContext<'_>, table: &Table, text: &str) -> PgRes
         modify_target: None,
         modifying: Default::default(),
         system_use: Default::default(),
+        keep_unknown_outputs: false,
     };
     let scope = Binder::table_scope(table, None);
     b.bind_check_expr(&e, &scope)
@@ -211,6 +212,7 @@ pub fn bind_column_default(
         modify_target: None,
         modifying: Default::default(),
         system_use: Default::default(),
+        keep_unknown_outputs: false,
     };
     b.column_default(table, index)
 }

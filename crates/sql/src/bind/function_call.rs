@@ -105,6 +105,12 @@ impl Binder<'_, '_> {
                     ty: TypeId::Name.into(),
                 })
             }
+            // The argument's type is known when binding. (PostgreSQL also
+            // evaluates the argument, which only a volatile one would show.)
+            ("pg_typeof", 1) => {
+                let ty = args[0].data_type().id;
+                return Ok(Expr::Const(Value::Oid(ty.oid()), TypeId::RegType.into()));
+            }
             ("current_database", 0) => return Ok(Expr::Const(Value::Text(self.ctx.db_name.into()), TypeId::Name.into())),
             ("current_user", 0) => return Ok(Expr::Const(Value::Text(self.ctx.user.into()), TypeId::Name.into())),
             ("session_user", 0) => return Ok(Expr::Const(Value::Text(self.ctx.session_user.into()), TypeId::Name.into())),

@@ -177,6 +177,10 @@ pub(crate) struct Binder<'c, 'a> {
     /// Whether the statement names system columns or stored forms, which
     /// its table scans then emit (`system_columns.rs`).
     pub(crate) system_use: system_columns::SystemColumnUse,
+    /// Set for the SELECT of INSERT … SELECT: its untyped literals stay
+    /// unknown, for the INSERT to coerce to the target columns' types as
+    /// PostgreSQL does; taken by the first SELECT bound.
+    pub(crate) keep_unknown_outputs: bool,
 }
 
 /// PostgreSQL's error for a FROM item's alias list longer than its columns.
@@ -208,6 +212,7 @@ pub fn bind_statement(
         modify_target: None,
         modifying: Default::default(),
         system_use: Default::default(),
+        keep_unknown_outputs: false,
     };
     match stmt {
         ParsedStatement::Utility(u) => b.bind_utility(u),
@@ -1054,6 +1059,7 @@ impl Binder<'_, '_> {
             modify_target: None,
             modifying: Default::default(),
             system_use: system_columns::SystemColumnUse::of(q),
+            keep_unknown_outputs: false,
         };
         inner.bind_query(q)
     }
@@ -1203,7 +1209,17 @@ impl Binder<'_, '_> {
             _ => {
                 let (plan, cols) = match srf_row {
                     Some(pc) => pc,
-                    None => self.bind_query(source)?,
+                    None => {
+                        // ORDER BY, DISTINCT and GROUP BY resolve them to
+                        // text first, as in PostgreSQL.
+                        self.keep_unknown_outputs = source.order_by.is_none()
+                            && matches!(source.body.as_ref(), ast::SetExpr::Select(s)
+                                if s.distinct.is_none()
+                                    && matches!(&s.group_by, ast::GroupByExpr::Expressions(g, _) if g.is_empty()));
+                        let bound = self.bind_query(source);
+                        self.keep_unknown_outputs = false;
+                        bound?
+                    }
                 };
                 if cols.len() > targets.len() && !ins.columns.is_empty() {
                     return Err(PgError::syntax(
@@ -1215,6 +1231,11 @@ impl Binder<'_, '_> {
                         "INSERT has more expressions than target columns",
                     ));
                 }
+                let (plan, cols) = self.coerce_unknown_outputs(plan, cols, source, |k| {
+                    targets
+                        .get(k)
+                        .map(|&t| (types[t], table.columns[t].name.as_str()))
+                })?;
                 let mut out: Vec<Option<Expr>> = vec![None; width];
                 for (k, (c, &t)) in cols.iter().zip(&targets).enumerate() {
                     let e = Expr::Column(k, c.ty);
@@ -1244,6 +1265,58 @@ impl Binder<'_, '_> {
             bulk: false,
             on_conflict,
         })
+    }
+}
+
+impl Binder<'_, '_> {
+    /// INSERT … SELECT: the SELECT's untyped literals (left unknown) take
+    /// the types of the columns they fill, folded now as PostgreSQL does, so
+    /// a bad literal fails before anything runs and points at itself.
+    /// `target(k)` is output `k`'s column type and name.
+    fn coerce_unknown_outputs<'t>(
+        &mut self,
+        mut plan: Plan,
+        mut cols: Vec<OutputColumn>,
+        source: &ast::Query,
+        target: impl Fn(usize) -> Option<(DataType, &'t str)>,
+    ) -> PgResult<(Plan, Vec<OutputColumn>)> {
+        let items = match source.body.as_ref() {
+            ast::SetExpr::Select(s) => Some(&s.projection),
+            _ => None,
+        };
+        // Select items match outputs one to one only without a `*`.
+        let item_expr = |k: usize| -> Option<&ast::Expr> {
+            let items = items?;
+            if items.iter().any(|i| {
+                !matches!(
+                    i,
+                    ast::SelectItem::UnnamedExpr(_) | ast::SelectItem::ExprWithAlias { .. }
+                )
+            }) {
+                return None;
+            }
+            match items.get(k)? {
+                ast::SelectItem::UnnamedExpr(e)
+                | ast::SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
+                _ => None,
+            }
+        };
+        if let Plan::Project { exprs, .. } = &mut plan {
+            for (k, c) in cols.iter_mut().enumerate() {
+                let Some((ty, name)) = target(k).filter(|_| c.ty.id == TypeId::Unknown) else {
+                    continue;
+                };
+                let e = std::mem::replace(&mut exprs[k], Expr::Const(Value::Null, ty));
+                exprs[k] = self
+                    .coerce_assign(e, ty, name)
+                    .map_err(|err| match item_expr(k) {
+                        Some(e) => self.locate(err, e),
+                        None => err,
+                    })?;
+                c.ty = ty;
+            }
+        }
+        Ok((plan, cols))
     }
 }
 

@@ -40,11 +40,24 @@ pub(crate) fn literal_span(e: &ast::Expr) -> Option<Span> {
     }
 }
 
+fn is_bare_number(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Value(v) => matches!(v.value, ast::Value::Number(..)),
+        ast::Expr::Nested(x) | ast::Expr::UnaryOp { expr: x, .. } => is_bare_number(x),
+        _ => false,
+    }
+}
+
 /// The literals directly under `e` whose conversion may fail there.
 fn child_literals(e: &ast::Expr) -> Vec<Span> {
     use ast::Expr as E;
     let mut out = Vec::new();
     let mut push = |x: &ast::Expr| {
+        // A bare number is typed already: only a string literal's input
+        // conversion to the other side's type can fail.
+        if is_bare_number(x) {
+            return;
+        }
         if let Some(s) = literal_span(x) {
             out.push(s);
         }

@@ -457,6 +457,7 @@ impl Binder<'_, '_> {
             // A top-level SELECT INTO is CREATE TABLE AS (modify.rs).
             return Err(PgError::syntax("SELECT ... INTO is not allowed here"));
         }
+        let keep_unknown = std::mem::take(&mut self.keep_unknown_outputs);
         // FROM
         let (mut plan, scope) = if s.from.is_empty() {
             (
@@ -619,9 +620,10 @@ impl Binder<'_, '_> {
             let (p, e) = self.window_stage(plan, exprs, &mut sort_keys, s)?;
             (plan, exprs) = (p, e);
         }
-        // Unknown-typed outputs become text.
+        // Unknown-typed outputs become text (INSERT … SELECT coerces them
+        // to its columns' types instead).
         for (e, c) in exprs.iter_mut().zip(cols.iter_mut()) {
-            if c.ty.id == TypeId::Unknown {
+            if c.ty.id == TypeId::Unknown && !keep_unknown {
                 let x = std::mem::replace(e, Expr::Const(Value::Null, TypeId::Text.into()));
                 *e = self.coerce(x, TypeId::Text.into(), CastContext::Implicit)?;
                 c.ty = TypeId::Text.into();
