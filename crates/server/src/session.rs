@@ -1017,6 +1017,11 @@ impl Session {
                 }
                 sink.complete(&format!("SELECT {n}"))
             }
+            BoundStatement::Do { plan } => {
+                let mut op = exec::build(plan, env, None)?;
+                while op.next(env)?.is_some() {}
+                sink.complete("DO")
+            }
             BoundStatement::WithModifying { ctes, statement } => {
                 env.ctes.register_modifying(ctes);
                 // The main statement's completion waits for the WITH

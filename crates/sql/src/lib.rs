@@ -6,6 +6,7 @@ pub mod bind;
 pub mod copy;
 pub mod cursor;
 pub mod describe;
+pub mod do_block;
 pub mod expr;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;

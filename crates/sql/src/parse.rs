@@ -174,6 +174,8 @@ pub enum Utility {
         cascade: bool,
     },
     Checkpoint,
+    /// DO: an anonymous code block (`do_block.rs`).
+    Do(Result<crate::do_block::DoBlock, PgError>),
     DropDatabase {
         name: String,
         if_exists: bool,
@@ -575,6 +577,9 @@ fn parse_alter_sequence(toks: &[(String, bool)], words: &[&str]) -> Option<Utili
 }
 
 pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
+    if first_keyword(text) == "do" {
+        return crate::do_block::parse(text).map(Utility::Do);
+    }
     // Only utility commands go through the pre-parser's tokenizer.
     if !matches!(
         first_keyword(text).as_str(),

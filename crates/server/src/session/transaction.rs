@@ -228,6 +228,7 @@ pub(super) fn write_command_in(
             {
                 Some("")
             }
+            BoundStatement::Do { .. } => Some(""),
             _ => None,
         };
     };

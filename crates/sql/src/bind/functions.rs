@@ -510,3 +510,42 @@ pub fn bind_sql_body(ctx: &BindContext<'_>, f: &Function) -> PgResult<Vec<BoundS
     }
     Ok(out)
 }
+
+impl Binder<'_, '_> {
+    /// DO: the block as a transient PL/pgSQL function of no arguments
+    /// returning void (PostgreSQL's `inline_code_block`, oid 0), called
+    /// once.
+    pub(crate) fn bind_do(&mut self, block: crate::do_block::DoBlock) -> PgResult<BoundStatement> {
+        let function = Function {
+            oid: 0,
+            name: "inline_code_block".into(),
+            namespace: PG_CATALOG_NAMESPACE,
+            db_oid: self.ctx.db_oid,
+            language: FunctionLanguage::Plpgsql,
+            volatility: Volatility::Volatile,
+            parallel: ParallelSafety::Unsafe,
+            strict: false,
+            returns_set: false,
+            return_type: TypeId::Void.oid(),
+            arg_types: Vec::new(),
+            arg_names: Vec::new(),
+            arg_defaults: Vec::new(),
+            source: block.body,
+        };
+        let call = Expr::UserFunc(Box::new(UserFuncCall {
+            function: Arc::new(function),
+            args: Vec::new(),
+            ret: TypeId::Void.into(),
+            volatility: Volatility::Volatile,
+            parallel: ParallelSafety::Unsafe,
+        }));
+        let plan = crate::plan::Plan::Project {
+            input: Box::new(crate::plan::Plan::Values {
+                rows: vec![vec![]],
+                width: 0,
+            }),
+            exprs: vec![call],
+        };
+        Ok(BoundStatement::Do { plan })
+    }
+}

@@ -406,6 +406,7 @@ impl Binder<'_, '_> {
             },
             Utility::Transaction(op) => BoundStatement::Transaction(op.clone()?),
             Utility::Checkpoint => BoundStatement::Checkpoint,
+            Utility::Do(block) => self.bind_do(block.clone()?)?,
             Utility::Fetch(Ok(f)) => BoundStatement::Fetch(f.clone()),
             Utility::Fetch(Err(near)) => {
                 return Err(PgError::syntax(format!(

@@ -889,6 +889,10 @@ pub enum BoundStatement {
     /// built-in). The string is the command tag.
     NoOp(String),
     Checkpoint,
+    /// DO: `plan` evaluates the block's call once (one row, discarded).
+    Do {
+        plan: Plan,
+    },
     /// LISTEN channel (takes effect at commit).
     Listen(String),
     /// UNLISTEN channel, or UNLISTEN * (None).
