@@ -145,9 +145,35 @@ pub(super) fn alter(
 ) -> PgResult<String> {
     let catalog = cx.catalog;
     let mut table = table.clone();
-    for action in actions {
+    for (i, action) in actions.iter().enumerate() {
         let changes = cx.changes(env)?;
         table = match action {
+            AlterTableAction::AddColumn {
+                column,
+                if_not_exists,
+            } => {
+                if *if_not_exists && table.column_index(&column.name).is_some() {
+                    notices(&PgError::new(
+                        SqlState::DUPLICATE_COLUMN,
+                        format!(
+                            "column \"{}\" of relation \"{}\" already exists, skipping",
+                            column.name, table.name
+                        ),
+                    ))?;
+                    table
+                } else {
+                    catalog.add_column(changes, env.cid, table.oid, column.clone())?
+                }
+            }
+            AlterTableAction::FillColumn(update) => {
+                crate::dml::run_statement(update, env)?;
+                // The actions after it (NOT NULL, constraints) check the rows
+                // it wrote: they run as the next command.
+                let cid = env.hooks.next_command_id();
+                let snapshot = env.snapshot.for_command(cid);
+                let mut next = env.nested(&snapshot, cid, &[]);
+                return alter(cx, &mut next, notices, &table, &actions[i + 1..]);
+            }
             AlterTableAction::RenameTable(name) => {
                 let renamed = catalog.rename_table(changes, env.cid, table.oid, name)?;
                 let rename = sql::bind::Rename::Table {

@@ -15,44 +15,109 @@ impl Binder<'_, '_> {
             return Ok(done);
         }
         let table = self.require_table(&parts)?;
-        match at.operations.as_slice() {
-            [ast::AlterTableOperation::AddColumn {
-                if_not_exists,
-                column_def,
-                ..
-            }] => {
-                let mut constraints = Vec::new();
-                let column = self.bind_column_def(column_def, &mut constraints)?;
-                if !constraints.is_empty() {
-                    return Err(PgError::unsupported(
-                        "ADD COLUMN with a constraint is not supported yet",
-                    ));
+        // Each action is bound against the table as the ones before
+        // it leave it (an added column is there for the next).
+        let mut current = (*table).clone();
+        let mut actions = Vec::new();
+        for op in &at.operations {
+            match op {
+                ast::AlterTableOperation::AddColumn {
+                    if_not_exists,
+                    column_def,
+                    ..
+                } => {
+                    self.bind_add_column(&mut current, column_def, *if_not_exists, &mut actions)?
                 }
-                if column.default.is_some() || column.not_null {
-                    return Err(PgError::unsupported(
-                        "ADD COLUMN with DEFAULT or NOT NULL is not supported yet",
-                    ));
-                }
-                target_list::check_table_columns(table.columns.len() + 1)?;
-                Ok(BoundStatement::AddColumn {
-                    table,
-                    column,
-                    if_not_exists: *if_not_exists,
-                })
-            }
-            ops => {
-                let actions = ops
-                    .iter()
-                    .map(|op| self.bind_alter_action(&table, op))
-                    .collect::<PgResult<Vec<_>>>()?;
-                let related = constraints::alter_table_related(self.ctx.catalog, &table, &actions);
-                Ok(BoundStatement::AlterTable {
-                    table,
-                    actions,
-                    related,
-                })
+                op => actions.push(self.bind_alter_action(&current, op)?),
             }
         }
+        if let [AlterTableAction::AddColumn {
+            column,
+            if_not_exists,
+        }] = actions.as_slice()
+        {
+            return Ok(BoundStatement::AddColumn {
+                table,
+                column: column.clone(),
+                if_not_exists: *if_not_exists,
+            });
+        }
+        let related = constraints::alter_table_related(self.ctx.catalog, &table, &actions);
+        Ok(BoundStatement::AlterTable {
+            table,
+            actions,
+            related,
+        })
+    }
+
+    /// ADD COLUMN with a default, NOT NULL or constraints: the bare column,
+    /// then its default set and filled into the existing rows, NOT NULL
+    /// checked, constraints added, in that order (`current` is the table
+    /// as the actions so far leave it, and gains the column).
+    fn bind_add_column(
+        &mut self,
+        current: &mut Table,
+        column_def: &ast::ColumnDef,
+        if_not_exists: bool,
+        actions: &mut Vec<AlterTableAction>,
+    ) -> PgResult<()> {
+        let mut constraints = Vec::new();
+        let mut column = self.bind_column_def(column_def, &mut constraints)?;
+        if if_not_exists && current.column_index(&column.name).is_some() {
+            actions.push(AlterTableAction::AddColumn {
+                column,
+                if_not_exists,
+            });
+            return Ok(());
+        }
+        target_list::check_table_columns(current.columns.len() + 1)?;
+        let default = column.default.take();
+        let not_null = std::mem::take(&mut column.not_null);
+        let index = current.columns.len();
+        actions.push(AlterTableAction::AddColumn {
+            column: column.clone(),
+            if_not_exists,
+        });
+        current.columns.push(column);
+        if let Some(text) = default {
+            actions.push(AlterTableAction::SetDefault {
+                index,
+                default: Some(text.clone()),
+            });
+            current.columns[index].default = Some(text);
+            let value = self.column_default(current, index)?;
+            if !matches!(value, Expr::Const(Value::Null, _)) {
+                actions.push(AlterTableAction::FillColumn(Box::new(
+                    BoundStatement::Update {
+                        table: Arc::new(current.clone()),
+                        alias: None,
+                        qual: Vec::new(),
+                        assignments: vec![(index, value)],
+                        returning: None,
+                        index: None,
+                        join: None,
+                    },
+                )));
+            }
+        }
+        if not_null {
+            actions.push(AlterTableAction::SetNotNull {
+                index,
+                not_null: true,
+            });
+            current.columns[index].not_null = true;
+        }
+        if !constraints.is_empty() {
+            let constraints: Vec<_> = constraints.into_iter().map(|c| (c, false)).collect();
+            let specs = self.bind_constraints(
+                &current.name,
+                Some(current),
+                &current.columns,
+                &constraints,
+            )?;
+            actions.extend(specs.into_iter().map(AlterTableAction::AddConstraint));
+        }
+        Ok(())
     }
 
     /// ALTER TABLE ... ALTER COLUMN c SET STORAGE | SET COMPRESSION, with
@@ -256,11 +321,7 @@ impl Binder<'_, '_> {
                     }
                 }
             }
-            A::AddColumn { .. } => {
-                return Err(PgError::unsupported(
-                    "ADD COLUMN together with other ALTER TABLE actions is not supported yet",
-                ))
-            }
+            A::AddColumn { .. } => unreachable!("bound by bind_add_column"),
             A::AddConstraint {
                 constraint,
                 not_valid,

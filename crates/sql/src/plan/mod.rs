@@ -577,6 +577,18 @@ pub enum ExplainFormat {
 /// One action of ALTER TABLE (columns by 0-based index).
 #[derive(Debug, Clone)]
 pub enum AlterTableAction {
+    /// ADD COLUMN, bare: its default, NOT NULL and constraints follow as
+    /// actions of their own. With IF NOT EXISTS and the column present
+    /// (when bound), a NOTICE and nothing else.
+    AddColumn {
+        column: catalog::Column,
+        if_not_exists: bool,
+    },
+    /// Sets the column just added to its default in every existing row:
+    /// an UPDATE of the table as it is after the ADD COLUMN (PostgreSQL
+    /// rewrites the table instead), run as a command of its own so the
+    /// actions after it see the rows it wrote.
+    FillColumn(Box<BoundStatement>),
     RenameTable(String),
     RenameColumn {
         index: usize,
