@@ -78,10 +78,13 @@ impl TriggerCall<'_> {
                 Value::Null
             };
             vars.push((name.to_string(), DataType::new(TypeId::Unknown), marker));
-            if let (Some(row), true) = (row, present) {
-                for (c, v) in self.table.columns.iter().zip(row) {
-                    vars.push((format!("{name}.{}", c.name), c.data_type(), v.clone()));
-                }
+            // An absent row's fields read as NULL, as in PostgreSQL 11 on.
+            for (i, c) in self.table.columns.iter().enumerate() {
+                let v = match (row, present) {
+                    (Some(row), true) => row[i].clone(),
+                    _ => Value::Null,
+                };
+                vars.push((format!("{name}.{}", c.name), c.data_type(), v));
             }
         }
         let argv = types::array::ArrayValue {
