@@ -304,13 +304,6 @@ impl Cursor {
                     Some(Tok::Str(s)) => s.clone(),
                     Some(Tok::Number(n)) => n.clone(),
                     Some(Tok::Word(w, _)) => w.clone(),
-                    Some(t) if t.is_punct("-") => {
-                        self.pos += 1;
-                        match self.peek() {
-                            Some(Tok::Number(n)) => format!("-{n}"),
-                            _ => return Err(self.error()),
-                        }
-                    }
                     _ => return Err(self.error()),
                 };
                 self.pos += 1;

@@ -1,7 +1,7 @@
 //! pg_trigger: this database's triggers (`catalog::triggers`), with
-//! PostgreSQL 15's columns. Stand-ins: tgargs is text (each argument
-//! followed by `\000`, as bytea's escape output shows it), tgattr int2[],
-//! tgqual the WHEN condition's SQL text.
+//! PostgreSQL 15's columns. tgargs is bytea, each argument followed by a
+//! zero byte, as in PostgreSQL. Stand-ins: tgattr int2[] (int2vector),
+//! tgqual the WHEN condition's SQL text (a node tree in PostgreSQL).
 
 use types::{TypeId, Value};
 
@@ -28,7 +28,7 @@ pub(super) const VIEWS: &[ViewDef] = &[ViewDef {
         ("tginitdeferred", TypeId::Bool),
         ("tgnargs", TypeId::Int2),
         ("tgattr", TypeId::Int2Array),
-        ("tgargs", TypeId::Text),
+        ("tgargs", TypeId::Bytea),
         ("tgqual", TypeId::Text),
         ("tgoldtable", TypeId::Name),
         ("tgnewtable", TypeId::Name),
@@ -58,7 +58,11 @@ fn pg_trigger(cx: &ViewContext<'_>) -> Vec<Row> {
                 },
                 items: t.columns.iter().map(|a| Value::Int2(*a)).collect(),
             };
-            let args: String = t.args.iter().map(|a| format!("{a}\\000")).collect();
+            let mut args = Vec::new();
+            for a in &t.args {
+                args.extend_from_slice(a.as_bytes());
+                args.push(0);
+            }
             vec![
                 Value::Oid(t.oid),
                 Value::Oid(t.table),
@@ -75,7 +79,7 @@ fn pg_trigger(cx: &ViewContext<'_>) -> Vec<Row> {
                 Value::Bool(false),
                 Value::Int2(t.args.len() as i16),
                 Value::array(attr),
-                Value::Text(args),
+                Value::Bytea(args),
                 t.when.clone().map_or(Value::Null, Value::Text),
                 Value::Null,
                 Value::Null,
