@@ -21,7 +21,7 @@ mod server;
 mod session_objects;
 mod stats;
 mod table_stats;
-mod triggers;
+pub(crate) mod triggers;
 
 use common::{Oid, PgError, PgResult};
 use sql::plan::{OutputColumn, ViewScan};

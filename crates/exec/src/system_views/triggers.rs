@@ -87,3 +87,72 @@ fn pg_trigger(cx: &ViewContext<'_>) -> Vec<Row> {
         })
         .collect()
 }
+
+/// A trigger's definition as pg_get_triggerdef prints it: `pretty` names
+/// a table of a schema on the default search path (public) unqualified.
+/// WHEN's condition is printed as written (PostgreSQL deparses it).
+pub(crate) fn triggerdef(
+    catalog: &::catalog::CatalogData,
+    oid: common::Oid,
+    pretty: bool,
+) -> Option<String> {
+    use ::catalog::triggers::{
+        TRIGGER_TYPE_DELETE, TRIGGER_TYPE_INSERT, TRIGGER_TYPE_TRUNCATE, TRIGGER_TYPE_UPDATE,
+    };
+    use sql::plan::explain::quote_ident as quote;
+    let t = catalog.triggers.get(&oid)?;
+    let table = catalog.table_by_oid(t.table)?;
+    let schema = super::catalog::namespace_name(catalog, table.namespace);
+    let table_name = if pretty && schema == "public" {
+        quote(&table.name)
+    } else {
+        format!("{}.{}", quote(schema), quote(&table.name))
+    };
+    let mut events = Vec::new();
+    if t.fires_on(TRIGGER_TYPE_INSERT) {
+        events.push("INSERT".to_string());
+    }
+    if t.fires_on(TRIGGER_TYPE_DELETE) {
+        events.push("DELETE".to_string());
+    }
+    if t.fires_on(TRIGGER_TYPE_UPDATE) {
+        let mut e = "UPDATE".to_string();
+        if !t.columns.is_empty() {
+            let cols: Vec<String> = t
+                .columns
+                .iter()
+                .filter_map(|a| table.columns.get(*a as usize - 1))
+                .map(|c| quote(&c.name))
+                .collect();
+            e.push_str(&format!(" OF {}", cols.join(", ")));
+        }
+        events.push(e);
+    }
+    if t.fires_on(TRIGGER_TYPE_TRUNCATE) {
+        events.push("TRUNCATE".to_string());
+    }
+    let function = catalog.function_by_oid(t.function)?;
+    let fschema = super::catalog::namespace_name(catalog, function.namespace);
+    let fname = if fschema == "public" || fschema == "pg_catalog" {
+        quote(&function.name)
+    } else {
+        format!("{}.{}", quote(fschema), quote(&function.name))
+    };
+    let args: Vec<String> = t
+        .args
+        .iter()
+        .map(|a| format!("'{}'", a.replace('\'', "''")))
+        .collect();
+    let mut def = format!(
+        "CREATE TRIGGER {} {} {} ON {table_name} FOR EACH {}",
+        quote(&t.name),
+        if t.is_before() { "BEFORE" } else { "AFTER" },
+        events.join(" OR "),
+        if t.is_row() { "ROW" } else { "STATEMENT" },
+    );
+    if let Some(w) = &t.when {
+        def.push_str(&format!(" WHEN ({w})"));
+    }
+    def.push_str(&format!(" EXECUTE FUNCTION {fname}({})", args.join(", ")));
+    Some(def)
+}
