@@ -81,7 +81,7 @@ impl TriggerCall<'_> {
             // An absent row's fields read as NULL, as in PostgreSQL 11 on.
             for (i, c) in self.table.columns.iter().enumerate() {
                 let v = match (row, present) {
-                    (Some(row), true) => row[i].clone(),
+                    (Some(row), true) => row.get(i).cloned().unwrap_or(Value::Null),
                     _ => Value::Null,
                 };
                 vars.push((format!("{name}.{}", c.name), c.data_type(), v));
