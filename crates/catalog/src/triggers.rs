@@ -62,7 +62,7 @@ pub struct Trigger {
     pub function: Oid,
     /// tgtype: the `TRIGGER_TYPE_*` bits.
     pub tgtype: i16,
-    /// tgenabled: `O` enabled, `D` disabled.
+    /// tgenabled: `O` enabled, `A` always, `R` replica only, `D` disabled.
     pub enabled: char,
     /// UPDATE OF's columns (attnums); empty: any UPDATE.
     pub columns: Vec<i16>,
@@ -79,8 +79,10 @@ impl Trigger {
     pub fn is_before(&self) -> bool {
         self.tgtype & TRIGGER_TYPE_BEFORE != 0
     }
+    /// Whether it fires: session_replication_role is always `origin` here,
+    /// so ENABLE REPLICA triggers do not.
     pub fn is_enabled(&self) -> bool {
-        self.enabled != 'D'
+        matches!(self.enabled, 'O' | 'A')
     }
     /// Whether it fires on the event (`TRIGGER_TYPE_INSERT`, ...).
     pub fn fires_on(&self, event: i16) -> bool {

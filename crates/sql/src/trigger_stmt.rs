@@ -51,7 +51,9 @@ pub enum TriggerStatement {
         table: Vec<String>,
         if_exists: bool,
         which: TriggerSelector,
-        enabled: bool,
+        /// tgenabled's new value: `O` (ENABLE), `A` (ENABLE ALWAYS), `R`
+        /// (ENABLE REPLICA), `D` (DISABLE).
+        enabled: char,
     },
 }
 
@@ -114,9 +116,11 @@ pub fn parse(text: &str) -> Option<PgResult<TriggerStatement>> {
     let drop = kw(0, "drop") && kw(1, "trigger");
     let alter = kw(0, "alter")
         && kw(1, "table")
-        && toks
-            .windows(2)
-            .any(|w| (w[0].is_kw("enable") || w[0].is_kw("disable")) && w[1].is_kw("trigger"));
+        && toks.windows(3).any(|w| {
+            (w[0].is_kw("enable") || w[0].is_kw("disable"))
+                && (w[1].is_kw("trigger")
+                    || ((w[1].is_kw("always") || w[1].is_kw("replica")) && w[2].is_kw("trigger")))
+        });
     if !(create || drop || alter) {
         return None;
     }
@@ -364,13 +368,26 @@ impl Cursor {
         self.eat("only");
         let table = self.qualified()?;
         let enabled = if self.eat("enable") {
-            true
+            if self.eat("always") {
+                'A'
+            } else if self.eat("replica") {
+                'R'
+            } else {
+                'O'
+            }
         } else {
             self.expect("disable")?;
-            false
+            'D'
         };
         self.expect("trigger")?;
-        let which = if self.eat("all") {
+        let named_only = matches!(enabled, 'A' | 'R');
+        let which = if named_only
+            && self
+                .peek()
+                .is_some_and(|t| t.is_kw("all") || t.is_kw("user"))
+        {
+            return Err(self.error());
+        } else if self.eat("all") {
             TriggerSelector::All
         } else if self.eat("user") {
             TriggerSelector::User

@@ -41,12 +41,12 @@ pub(super) fn set_enabled(
     cx: &mut CommandContext,
     env: &ExecEnv,
     triggers: &[Arc<Trigger>],
-    enabled: bool,
+    enabled: char,
 ) -> PgResult<String> {
     let catalog = cx.catalog;
     for t in triggers {
         let mut t = Trigger::clone(t);
-        t.enabled = if enabled { 'O' } else { 'D' };
+        t.enabled = enabled;
         catalog.alter_trigger(cx.changes(env)?, env.cid, t)?;
     }
     Ok("ALTER TABLE".into())

@@ -859,7 +859,8 @@ pub enum BoundStatement {
     /// ALTER TABLE ... ENABLE/DISABLE TRIGGER: the triggers named.
     SetTriggersEnabled {
         triggers: Vec<Arc<catalog::triggers::Trigger>>,
-        enabled: bool,
+        /// tgenabled's new value (`O`, `A`, `R` or `D`).
+        enabled: char,
     },
     /// ALTER FUNCTION's attribute changes: the definition as it becomes.
     AlterFunction {
