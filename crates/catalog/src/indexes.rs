@@ -618,6 +618,6 @@ impl Catalog {
         for i in indexes {
             self.drop_index(txn, cid, i)?;
         }
-        Ok(())
+        self.drop_triggers_of(txn, cid, table)
     }
 }

@@ -314,6 +314,8 @@ pub struct CatalogData {
     pub comments: BTreeMap<crate::comments::ObjectAddress, String>,
     /// User-defined functions by oid (`functions.rs`).
     pub functions: BTreeMap<Oid, Arc<crate::functions::Function>>,
+    /// Triggers by oid (`triggers.rs`).
+    pub triggers: BTreeMap<Oid, Arc<crate::triggers::Trigger>>,
     /// Where each object's current row version is (to delete or replace it).
     pub(crate) rows: RowIndex,
 }

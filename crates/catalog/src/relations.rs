@@ -125,7 +125,7 @@ pub(crate) const PG_SEQUENCE: SystemRelation = SystemRelation {
     columns: &[OidT, OidT, Int8, Int8, Int8, Int8, Int8, Bool, OidT, Int2],
 };
 
-pub(crate) const ALL: [&SystemRelation; 12] = [
+pub(crate) const ALL: [&SystemRelation; 13] = [
     &PG_DATABASE,
     &PG_AUTHID,
     &PG_NAMESPACE,
@@ -138,6 +138,7 @@ pub(crate) const ALL: [&SystemRelation; 12] = [
     &crate::indexes::PG_INDEX,
     &crate::indexes::PG_CONSTRAINT,
     &crate::functions::PG_PROC,
+    &crate::triggers::PG_TRIGGER,
 ];
 
 /// Where each object's current row version is, so DDL can delete or
@@ -156,6 +157,7 @@ pub(crate) struct RowIndex {
     pub indexes: HashMap<Oid, Tid>,
     pub constraints: HashMap<Oid, Tid>,
     pub functions: crate::functions::FunctionRows,
+    pub triggers: crate::triggers::TriggerRows,
 }
 
 // Rows of each relation.
@@ -651,5 +653,6 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
     crate::indexes::load(pool, tm, &mut d, index_classes)?;
     crate::comments::load(pool, tm, &mut d)?;
     crate::functions::load(pool, tm, &mut d)?;
+    crate::triggers::load(pool, tm, &mut d)?;
     Ok(d)
 }

@@ -16,8 +16,10 @@ use types::{DataType, Value};
 
 use crate::eval::eval;
 use crate::ri::RiQueue;
+use crate::triggers::TableTriggers;
 use crate::writer::TableWriter;
 use crate::{ExecEnv, Row};
+use catalog::triggers::TRIGGER_TYPE_INSERT;
 
 fn bad_format(msg: impl Into<String>) -> PgError {
     PgError::new(SqlState("22P04"), msg)
@@ -465,6 +467,9 @@ pub struct CopyLoader<'t> {
     /// Checks, index entries and foreign key events of the rows written.
     writer: TableWriter,
     queue: RiQueue,
+    /// The table's INSERT triggers, and whether BEFORE STATEMENT ones ran.
+    triggers: Option<TableTriggers>,
+    started: bool,
 }
 
 /// A batch is inserted once it holds this many bytes of tuples (about eight
@@ -484,12 +489,31 @@ impl<'t> CopyLoader<'t> {
             rows: 0,
             writer: TableWriter::new(env, &target.table)?,
             queue: RiQueue::default(),
+            triggers: TableTriggers::for_event(env, &target.table, TRIGGER_TYPE_INSERT, None)?,
+            started: false,
             target,
         })
     }
 
-    /// After the last flush: the foreign key checks of the rows loaded.
+    /// BEFORE STATEMENT triggers, before the first row (or at the end of
+    /// a COPY of none).
+    fn start(&mut self, env: &mut ExecEnv) -> PgResult<()> {
+        if !self.started {
+            self.started = true;
+            if let Some(t) = &self.triggers {
+                t.before_statement(env)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// After the last flush: the foreign key checks and AFTER triggers of
+    /// the rows loaded.
     pub fn finish(&mut self, env: &mut ExecEnv) -> PgResult<()> {
+        self.start(env)?;
+        if let Some(t) = &self.triggers {
+            t.queue_after_statement(env, &mut self.queue);
+        }
         self.queue.run(env)
     }
 
@@ -551,6 +575,16 @@ impl<'t> CopyLoader<'t> {
             let v = eval(expr, &[], env)?;
             self.row[*col] = v;
         }
+        if self.triggers.is_some() {
+            self.start(env)?;
+        }
+        if let Some(trig) = self.triggers.as_ref().filter(|t| t.has_before_row()) {
+            let row = std::mem::take(&mut self.row);
+            match trig.before_row(env, None, Some(row))? {
+                Some(r) => self.row = r,
+                None => return Ok(()),
+            }
+        }
         self.writer
             .check_row(&self.row, env)
             .map_err(|e| e.with_context(context(None)))?;
@@ -558,7 +592,12 @@ impl<'t> CopyLoader<'t> {
         self.writer.form(env, &self.row, &[], &mut buf)?;
         self.batch_bytes += buf.len();
         self.batch.push(buf);
-        if self.writer.acts_after_insert() {
+        if self.writer.acts_after_insert()
+            || self
+                .triggers
+                .as_ref()
+                .is_some_and(TableTriggers::has_after_row)
+        {
             let width = self.row.len();
             self.batch_rows
                 .push(std::mem::replace(&mut self.row, Vec::with_capacity(width)));
@@ -589,6 +628,9 @@ impl<'t> CopyLoader<'t> {
             let (block, offset) = tuple::ctid(t);
             let tid = Tid { block, offset };
             self.writer.inserted(env, row, tid, &mut self.queue)?;
+            if let Some(trig) = self.triggers.as_ref().filter(|t| t.has_after_row()) {
+                trig.queue_after_row(env, &mut self.queue, None, Some(row))?;
+            }
         }
         let c = crate::table_stats::PendingCounts {
             inserted: self.batch.len() as u64,

@@ -2,6 +2,7 @@
 
 use access::heap::{self, HeapScan, InsertTarget, ModifyResult, Tid};
 use access::tuple::deform_tuple;
+use catalog::triggers::{TRIGGER_TYPE_DELETE, TRIGGER_TYPE_INSERT, TRIGGER_TYPE_UPDATE};
 use catalog::Table;
 use common::{PgError, PgResult, SqlState};
 use sql::expr::Expr;
@@ -13,6 +14,7 @@ use crate::indexscan::{fetch_visible, IndexTids};
 use crate::ops::build;
 use crate::ri::RiQueue;
 use crate::table_stats::PendingCounts;
+use crate::triggers::TableTriggers;
 use crate::upsert::{Upsert, Upserter};
 use crate::writer::TableWriter;
 use crate::{ExecEnv, Row};
@@ -155,6 +157,10 @@ pub fn insert(
     } else {
         InsertTarget::new()
     };
+    let triggers = TableTriggers::for_event(env, table, TRIGGER_TYPE_INSERT, None)?;
+    if let Some(t) = &triggers {
+        t.before_statement(env)?;
+    }
     let mut op = build(source, env, None)?;
     let mut writer = TableWriter::new(env, table)?;
     let mut queue = RiQueue::default();
@@ -164,12 +170,21 @@ pub fn insert(
     let mut n = 0u64;
     let mut out = Vec::new();
     let r: PgResult<()> = (|| {
-        while let Some(row) = op.next(env)? {
+        while let Some(mut row) = op.next(env)? {
+            if let Some(t) = triggers.as_ref().filter(|t| t.has_before_row()) {
+                match t.before_row(env, None, Some(row))? {
+                    Some(r) => row = r,
+                    None => continue,
+                }
+            }
             writer.check_row(&row, env)?;
             writer.form(env, &row, &[], &mut buf)?;
             let tid = heap::insert(env.pool, env.tm, table.locator(), &mut buf, &mut target)?;
             env.predicate_write(table.locator(), None)?;
             writer.inserted(env, &row, tid, &mut queue)?;
+            if let Some(t) = triggers.as_ref().filter(|t| t.has_after_row()) {
+                t.queue_after_row(env, &mut queue, None, Some(&row))?;
+            }
             n += 1;
             if n.is_multiple_of(4096) {
                 env.check_cancel()?;
@@ -193,6 +208,9 @@ pub fn insert(
     };
     count_changes(env, table, c);
     r?;
+    if let Some(t) = &triggers {
+        t.queue_after_statement(env, &mut queue);
+    }
     queue.run(env)?;
     Ok((n, out))
 }
@@ -206,17 +224,38 @@ fn insert_on_conflict(
     returning: Option<&[Expr]>,
     env: &mut ExecEnv,
 ) -> PgResult<(u64, Returning)> {
+    let insert_triggers = TableTriggers::for_event(env, table, TRIGGER_TYPE_INSERT, None)?;
+    let update_triggers = match &clause.action {
+        sql::plan::ConflictAction::Update { assignments, .. } => {
+            let assigned: Vec<usize> = assignments.iter().map(|(i, _)| *i).collect();
+            TableTriggers::for_event(env, table, TRIGGER_TYPE_UPDATE, Some(&assigned))?
+        }
+        sql::plan::ConflictAction::Nothing => None,
+    };
+    for t in insert_triggers.iter().chain(&update_triggers) {
+        t.before_statement(env)?;
+    }
     let mut op = build(source, env, None)?;
     let mut writer = TableWriter::new(env, table)?;
     let mut upserter = Upserter::new(clause, &writer);
+    upserter.update_triggers = update_triggers;
     let mut queue = RiQueue::default();
     let mut counts = PendingCounts::default();
     let mut out = Vec::new();
     let r: PgResult<()> = (|| {
-        while let Some(row) = op.next(env)? {
+        while let Some(mut row) = op.next(env)? {
+            if let Some(t) = insert_triggers.as_ref().filter(|t| t.has_before_row()) {
+                match t.before_row(env, None, Some(row))? {
+                    Some(r) => row = r,
+                    None => continue,
+                }
+            }
             match upserter.insert(&mut writer, &row, &mut queue, env)? {
                 Upsert::Inserted => {
                     counts.inserted += 1;
+                    if let Some(t) = insert_triggers.as_ref().filter(|t| t.has_after_row()) {
+                        t.queue_after_row(env, &mut queue, None, Some(&row))?;
+                    }
                     project_returning(returning, &row, env, &mut out)?;
                 }
                 Upsert::Updated { row, heap_only } => {
@@ -233,6 +272,9 @@ fn insert_on_conflict(
     let n = counts.inserted + counts.updated;
     count_changes(env, table, counts);
     r?;
+    for t in upserter.update_triggers.iter().chain(&insert_triggers) {
+        t.queue_after_statement(env, &mut queue);
+    }
     queue.run(env)?;
     Ok((n, out))
 }
@@ -427,9 +469,18 @@ pub fn delete(
     let mut n = 0;
     let mut out = Vec::new();
     let rel = table.locator();
+    let triggers = TableTriggers::for_event(env, table, TRIGGER_TYPE_DELETE, None)?;
+    if let Some(t) = &triggers {
+        t.before_statement(env)?;
+    }
     let writer = TableWriter::new(env, table)?;
     let mut queue = RiQueue::default();
     let r = for_each_match(table, qual, index, env, |mut tid, mut row, env| loop {
+        if let Some(t) = triggers.as_ref().filter(|t| t.has_before_row()) {
+            if t.before_row(env, Some(&row), None)?.is_none() {
+                return Ok(());
+            }
+        }
         let (pool, cid, tm) = (env.pool, env.cid, env.tm);
         let who = env.requester();
         let hooks = &mut *env.hooks;
@@ -442,6 +493,9 @@ pub fn delete(
             ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
                 n += 1;
                 writer.deleted(env, tid, &row, &mut queue)?;
+                if let Some(t) = triggers.as_ref().filter(|t| t.has_after_row()) {
+                    t.queue_after_row(env, &mut queue, Some(&row), None)?;
+                }
                 return project_returning(returning, &row, env, &mut out);
             }
             ModifyResult::SelfModified => return Ok(()),
@@ -461,6 +515,9 @@ pub fn delete(
     };
     count_changes(env, table, c);
     r?;
+    if let Some(t) = &triggers {
+        t.queue_after_statement(env, &mut queue);
+    }
     queue.run(env)?;
     Ok((n, out))
 }
@@ -477,6 +534,11 @@ pub fn update(
     let mut buf = Vec::new();
     let (mut n, mut hot) = (0, 0);
     let mut out = Vec::new();
+    let assigned: Vec<usize> = assignments.iter().map(|(i, _)| *i).collect();
+    let triggers = TableTriggers::for_event(env, table, TRIGGER_TYPE_UPDATE, Some(&assigned))?;
+    if let Some(t) = &triggers {
+        t.before_statement(env)?;
+    }
     let mut writer = TableWriter::new(env, table)?;
     let mut queue = RiQueue::default();
     let r = for_each_match(table, qual, index, env, |mut tid, mut old, env| loop {
@@ -484,19 +546,24 @@ pub fn update(
         for (i, e) in assignments {
             new[*i] = eval(e, &old, env)?;
         }
+        if let Some(t) = triggers.as_ref().filter(|t| t.has_before_row()) {
+            match t.before_row(env, Some(&old), Some(new))? {
+                Some(r) => new = r,
+                None => return Ok(()),
+            }
+        }
         let r = writer.store_update(env, tid, &old, &new, &mut buf, &mut target)?;
         match r {
             // `Done`'s new version needs entries in the table's indexes;
             // a heap-only one needs none.
-            ModifyResult::Done(new_tid) => {
+            ModifyResult::Done(new_tid) | ModifyResult::HeapOnly(new_tid) => {
+                let heap_only = matches!(r, ModifyResult::HeapOnly(_));
                 n += 1;
-                writer.updated(env, (tid, &old), (new_tid, &new), false, &mut queue)?;
-                return project_returning(returning, &new, env, &mut out);
-            }
-            ModifyResult::HeapOnly(new_tid) => {
-                n += 1;
-                hot += 1;
-                writer.updated(env, (tid, &old), (new_tid, &new), true, &mut queue)?;
+                hot += u64::from(heap_only);
+                writer.updated(env, (tid, &old), (new_tid, &new), heap_only, &mut queue)?;
+                if let Some(t) = triggers.as_ref().filter(|t| t.has_after_row()) {
+                    t.queue_after_row(env, &mut queue, Some(&old), Some(&new))?;
+                }
                 return project_returning(returning, &new, env, &mut out);
             }
             ModifyResult::SelfModified => return Ok(()),
@@ -517,6 +584,9 @@ pub fn update(
     };
     count_changes(env, table, c);
     r?;
+    if let Some(t) = &triggers {
+        t.queue_after_statement(env, &mut queue);
+    }
     queue.run(env)?;
     Ok((n, out))
 }

@@ -22,8 +22,10 @@ use crate::lockrows::{pin_scans, tid_of, tid_value};
 use crate::ops::build;
 use crate::ri::RiQueue;
 use crate::table_stats::PendingCounts;
+use crate::triggers::TableTriggers;
 use crate::writer::TableWriter;
 use crate::{ExecEnv, Row};
+use catalog::triggers::{TRIGGER_TYPE_DELETE, TRIGGER_TYPE_UPDATE};
 
 /// What to do with a target row after trying to change it.
 enum Next {
@@ -96,6 +98,11 @@ pub fn update_join(
     let mut buf = Vec::new();
     let mut counts = PendingCounts::default();
     let mut out = Vec::new();
+    let assigned: Vec<usize> = assignments.iter().map(|(i, _)| *i).collect();
+    let triggers = TableTriggers::for_event(env, table, TRIGGER_TYPE_UPDATE, Some(&assigned))?;
+    if let Some(t) = &triggers {
+        t.before_statement(env)?;
+    }
     let mut writer = TableWriter::new(env, table)?;
     let mut queue = RiQueue::default();
     let mut op = build(&join.plan, env, None)?;
@@ -109,6 +116,12 @@ pub fn update_join(
                 new[*i] = eval(e, &row, env)?;
             }
             let old = &row[..width];
+            if let Some(t) = triggers.as_ref().filter(|t| t.has_before_row()) {
+                match t.before_row(env, Some(old), Some(new))? {
+                    Some(r) => new = r,
+                    None => return Ok(()),
+                }
+            }
             let r = writer.store_update(env, tid, old, &new, &mut buf, &mut target)?;
             let next = match r {
                 ModifyResult::Done(new_tid) | ModifyResult::HeapOnly(new_tid) => {
@@ -116,6 +129,9 @@ pub fn update_join(
                     counts.updated += 1;
                     counts.hot_updated += u64::from(heap_only);
                     writer.updated(env, (tid, old), (new_tid, &new), heap_only, &mut queue)?;
+                    if let Some(t) = triggers.as_ref().filter(|t| t.has_after_row()) {
+                        t.queue_after_row(env, &mut queue, Some(old), Some(&new))?;
+                    }
                     // RETURNING sees the new target row beside the others.
                     row.splice(..width, new);
                     crate::system_columns::refresh(env, table, join, new_tid, &mut row)?;
@@ -145,6 +161,9 @@ pub fn update_join(
     drop(op);
     count_changes(env, table, counts);
     r?;
+    if let Some(t) = &triggers {
+        t.queue_after_statement(env, &mut queue);
+    }
     queue.run(env)?;
     Ok((counts.updated, out))
 }
@@ -159,6 +178,10 @@ pub fn delete_join(
     let rel = table.locator();
     let mut n = 0;
     let mut out = Vec::new();
+    let triggers = TableTriggers::for_event(env, table, TRIGGER_TYPE_DELETE, None)?;
+    if let Some(t) = &triggers {
+        t.before_statement(env)?;
+    }
     let writer = TableWriter::new(env, table)?;
     let mut queue = RiQueue::default();
     let mut op = build(&join.plan, env, None)?;
@@ -167,6 +190,11 @@ pub fn delete_join(
             return Ok(());
         };
         loop {
+            if let Some(t) = triggers.as_ref().filter(|t| t.has_before_row()) {
+                if t.before_row(env, Some(&row[..width]), None)?.is_none() {
+                    return Ok(());
+                }
+            }
             let (pool, cid, tm) = (env.pool, env.cid, env.tm);
             let who = env.requester();
             let hooks = &mut *env.hooks;
@@ -179,6 +207,9 @@ pub fn delete_join(
                 ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
                     n += 1;
                     writer.deleted(env, tid, &row[..width], &mut queue)?;
+                    if let Some(t) = triggers.as_ref().filter(|t| t.has_after_row()) {
+                        t.queue_after_row(env, &mut queue, Some(&row[..width]), None)?;
+                    }
                     crate::system_columns::refresh(env, table, join, tid, &mut row)?;
                     return project_returning(returning, &row, env, &mut out);
                 }
@@ -202,6 +233,9 @@ pub fn delete_join(
     };
     count_changes(env, table, c);
     r?;
+    if let Some(t) = &triggers {
+        t.queue_after_statement(env, &mut queue);
+    }
     queue.run(env)?;
     Ok((n, out))
 }

@@ -808,6 +808,14 @@ fn eval_sys(
             }
             _ => Value::Null,
         },
+        SysFunc::GetTriggerdef => match &args[0] {
+            Value::Oid(o) => {
+                let pretty = matches!(args.get(1), Some(Value::Bool(true)));
+                crate::system_views::triggers::triggerdef(env.catalog, *o, pretty)
+                    .map_or(Value::Null, Value::Text)
+            }
+            _ => Value::Null,
+        },
         SysFunc::BtIndexCheck(parent) => match &args[0] {
             Value::Oid(o) => {
                 crate::system_views::indexes::bt_index_check(env, *o, parent)?;

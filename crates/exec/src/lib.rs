@@ -30,6 +30,7 @@ pub mod subplan;
 mod system_columns;
 pub mod system_views;
 pub mod table_stats;
+pub mod triggers;
 mod upsert;
 pub mod vacuum;
 pub(crate) mod window;

@@ -17,6 +17,7 @@ use types::Value;
 use crate::dml::{serialization_check, wait_error};
 use crate::eval::{eval, eval_qual};
 use crate::ri::RiQueue;
+use crate::triggers::TableTriggers;
 use crate::writer::TableWriter;
 use crate::{ExecEnv, Row};
 
@@ -45,6 +46,8 @@ pub(crate) struct Upserter<'p> {
     lock_mode: RowLockMode,
     buf: Vec<u8>,
     target: InsertTarget,
+    /// DO UPDATE's UPDATE triggers (row ones fire here).
+    pub update_triggers: Option<TableTriggers>,
 }
 
 impl<'p> Upserter<'p> {
@@ -64,6 +67,7 @@ impl<'p> Upserter<'p> {
             },
             buf: Vec::new(),
             target: InsertTarget::new(),
+            update_triggers: None,
         }
     }
 
@@ -172,6 +176,12 @@ impl<'p> Upserter<'p> {
         for (i, e) in action.assignments {
             new[*i] = eval(e, &both, env)?;
         }
+        if let Some(trig) = self.update_triggers.as_ref().filter(|t| t.has_before_row()) {
+            match trig.before_row(env, Some(&existing), Some(new))? {
+                Some(r) => new = r,
+                None => return Ok(Some(Upsert::Skipped)),
+            }
+        }
         let r = writer.store_update(
             env,
             conflict.tid,
@@ -195,6 +205,9 @@ impl<'p> Upserter<'p> {
             heap_only,
             queue,
         )?;
+        if let Some(trig) = self.update_triggers.as_ref().filter(|t| t.has_after_row()) {
+            trig.queue_after_row(env, queue, Some(&existing), Some(&new))?;
+        }
         Ok(Some(Upsert::Updated {
             row: new,
             heap_only,

@@ -180,3 +180,50 @@ fn big_load_through_stdin() {
     assert_eq!((n, s), (200_000, 199_999 * 200_000 / 2));
     assert_eq!(l, (0..200_000i64).map(|i| i % 50).sum::<i64>());
 }
+
+/// COPY FROM fires the table's triggers as INSERT does: BEFORE ROW ones may
+/// change or skip rows (a skipped row is not counted), AFTER ROW and
+/// statement ones fire once the rows are in (checked against PostgreSQL 15).
+#[test]
+fn copy_from_fires_triggers() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    c.batch_execute(
+        "create table t (a int, b text);
+         create table log (what text, n bigint);
+         create function t_before() returns trigger language plpgsql as $$
+         begin
+           if new.a < 0 then return null; end if;
+           new.b := upper(new.b);
+           return new;
+         end $$;
+         create function t_after() returns trigger language plpgsql as $$
+         begin
+           insert into log select tg_level || ' ' || coalesce(new.b, ''), count(*) from t;
+           return null;
+         end $$;
+         create trigger t_b before insert on t for each row execute function t_before();
+         create trigger t_a after insert on t for each row execute function t_after();
+         create trigger t_s after insert on t for each statement execute function t_after();",
+    )
+    .unwrap();
+    let mut w = c.copy_in("copy t from stdin").unwrap();
+    w.write_all(b"1\tone\n-1\tskipped\n2\ttwo\n").unwrap();
+    assert_eq!(w.finish().unwrap(), 2);
+    let rows: Vec<(i32, String)> = c
+        .query("select a, b from t order by a", &[])
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(rows, vec![(1, "ONE".to_string()), (2, "TWO".to_string())]);
+    let log: Vec<(String, i64)> = c
+        .query("select what, n from log order by what", &[])
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let expected = [("ROW ONE", 2), ("ROW TWO", 2), ("STATEMENT ", 2)];
+    let expected: Vec<(String, i64)> = expected.iter().map(|(w, n)| (w.to_string(), *n)).collect();
+    assert_eq!(log, expected);
+}

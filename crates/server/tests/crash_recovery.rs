@@ -486,3 +486,38 @@ fn a_bulk_load_killed_midway_leaves_nothing_and_an_earlier_one_everything() {
         "200000|200000|0|199999"
     );
 }
+
+/// A committed trigger is catalog rows like any other (pg_trigger, pg_proc):
+/// it survives a crash and fires after it; one rolled back does not exist.
+#[test]
+fn triggers_survive_a_crash() {
+    let mut server = TestServer::start();
+    let mut c = server.connect();
+    c.batch_execute(
+        "create table t (a int, b text);
+         create function t_upper() returns trigger language plpgsql as $$
+         begin new.b := upper(new.b); return new; end $$;
+         create trigger t_upper before insert on t for each row execute function t_upper();",
+    )
+    .unwrap();
+    c.batch_execute("begin").unwrap();
+    c.batch_execute(
+        "create trigger t_gone before insert on t for each row execute function t_upper()",
+    )
+    .unwrap();
+    c.batch_execute("rollback").unwrap();
+    drop(c);
+    server.kill();
+    server.start_again();
+    let mut c = server.connect();
+    c.batch_execute("insert into t values (1, 'x')").unwrap();
+    let b: String = c.query_one("select b from t", &[]).unwrap().get(0);
+    assert_eq!(b, "X");
+    let names: Vec<String> = c
+        .query("select tgname::text from pg_trigger order by 1", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(names, vec!["t_upper".to_string()]);
+}

@@ -60,6 +60,22 @@ fn describe_commands_print_what_postgres_15_prints() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
+/// `\d` of a table with triggers lists them (pg_trigger and
+/// pg_get_triggerdef), enabled and disabled apart, as PostgreSQL 15 does
+/// (`d_trg.out` from PostgreSQL 15 after `triggers_setup.sql`).
+#[test]
+fn describe_lists_triggers() {
+    let s = TestServer::start();
+    s.psql_file(&describe_dir().join("triggers_setup.sql"));
+    let expected = std::fs::read_to_string(describe_dir().join("d_trg.out")).expect("d_trg.out");
+    let actual = describe(&s, "\\d trg");
+    assert!(
+        actual == expected,
+        "{}\n--- actual ---\n{actual}",
+        first_differences(&expected, &actual)
+    );
+}
+
 #[test]
 fn reg_types_print_and_read_names() {
     let s = TestServer::start();

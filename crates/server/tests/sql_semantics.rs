@@ -172,7 +172,7 @@ fn sql_semantics() {
             "text",
             "int4",
             "int8",
-            "bool",
+            "?column?",
             "?column?",
             "a"
         ]

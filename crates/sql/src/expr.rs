@@ -288,6 +288,8 @@ pub enum SysFunc {
     GetIndexdef,
     /// pg_get_constraintdef(oid [, pretty]).
     GetConstraintdef,
+    /// pg_get_triggerdef(oid [, pretty]): CREATE TRIGGER as PostgreSQL prints it.
+    GetTriggerdef,
     /// amcheck's bt_index_check(regclass) (false) and
     /// bt_index_parent_check(regclass) (true).
     BtIndexCheck(bool),

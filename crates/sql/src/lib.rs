@@ -23,6 +23,7 @@ mod seqopts;
 pub mod srf;
 mod tokens;
 pub mod transaction;
+pub mod trigger_stmt;
 pub mod vacuum;
 pub mod viewdef;
 pub mod window;

@@ -205,6 +205,9 @@ pub enum Utility {
     /// CREATE/ALTER/DROP ROLE, SET ROLE and the like (`role.rs`), or the
     /// error a malformed one fails with.
     Role(Result<crate::role::RoleStatement, PgError>),
+    /// CREATE/DROP TRIGGER, ALTER TABLE ... ENABLE/DISABLE TRIGGER
+    /// (`trigger_stmt.rs`), or the error a malformed one fails with.
+    Trigger(Result<crate::trigger_stmt::TriggerStatement, PgError>),
     /// ALTER TABLE [ONLY] name ALTER [COLUMN] c SET STORAGE s | SET
     /// COMPRESSION m [, ...] (every action one of those two; sqlparser
     /// knows neither).
@@ -612,6 +615,9 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
     }
     if let Some(r) = crate::role::parse(text) {
         return Some(Utility::Role(r));
+    }
+    if let Some(t) = crate::trigger_stmt::parse(text) {
+        return Some(Utility::Trigger(t));
     }
     let toks = tokens(text)?;
     let words: Vec<&str> = toks

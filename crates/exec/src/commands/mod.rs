@@ -12,6 +12,7 @@ mod role;
 mod schema;
 mod sequence;
 mod table;
+mod trigger;
 mod view;
 
 use catalog::{Catalog, CatalogTxn};
@@ -162,6 +163,15 @@ pub fn run(
             function::create(cx, env, function, *replace)?
         }
         BoundStatement::AlterFunction { function } => function::alter(cx, env, function)?,
+        BoundStatement::CreateTrigger { trigger, replace } => {
+            trigger::create(cx, env, trigger, *replace)?
+        }
+        BoundStatement::DropTrigger { trigger, missing } => {
+            trigger::drop(cx, env, notices, trigger.as_ref(), missing.as_deref())?
+        }
+        BoundStatement::SetTriggersEnabled { triggers, enabled } => {
+            trigger::set_enabled(cx, env, triggers, *enabled)?
+        }
         BoundStatement::DropFunction { functions, missing } => {
             function::drop(cx, env, notices, functions, missing)?
         }

@@ -92,7 +92,7 @@ pub(super) fn drop_tables(
 /// are emptied too (named, or found by CASCADE: `cascaded`).
 pub(super) fn truncate(
     cx: &mut CommandContext,
-    env: &ExecEnv,
+    env: &mut ExecEnv,
     notices: &mut Notices,
     tables: &[Arc<Table>],
     cascaded: &[Arc<Table>],
@@ -105,9 +105,19 @@ pub(super) fn truncate(
     }
     let all: Vec<Arc<Table>> = tables.iter().chain(cascaded).cloned().collect();
     super::constraint::refuse_truncate_referenced(env.catalog, &all)?;
+    let mut triggers = Vec::new();
+    for t in &all {
+        if let Some(tr) = crate::triggers::truncate_triggers(env, t)? {
+            tr.before_statement(env)?;
+            triggers.push(tr);
+        }
+    }
     let catalog = cx.catalog;
     for t in &all {
         catalog.new_relfilenode(cx.changes(env)?, env.cid, t.oid)?;
+    }
+    for tr in &triggers {
+        tr.after_statement_now(env)?;
     }
     Ok("TRUNCATE TABLE".into())
 }

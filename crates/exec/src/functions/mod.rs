@@ -47,6 +47,103 @@ pub struct FunctionCache {
     /// where the text lies in its cached body, for each list of variables
     /// in scope there (record variables' columns may differ by row).
     plpgsql_statements: HashMap<(Oid, usize), Vec<ScopedStatement>>,
+    /// Triggers' WHEN conditions, bound, by trigger oid.
+    pub(crate) trigger_conditions: HashMap<Oid, Arc<BoundStatement>>,
+}
+
+/// One firing of a trigger: what its function sees as NEW, OLD and the
+/// TG_ variables.
+pub(crate) struct TriggerCall<'a> {
+    pub trigger: &'a catalog::triggers::Trigger,
+    pub table: &'a catalog::Table,
+    pub schema: &'a str,
+    /// INSERT, UPDATE, DELETE or TRUNCATE.
+    pub op: &'static str,
+    pub old: Option<&'a [Value]>,
+    pub new: Option<&'a [Value]>,
+}
+
+impl TriggerCall<'_> {
+    /// The function's variables: NEW and OLD (records, with a field per
+    /// column; NULL when there is no such row) and the TG_ ones.
+    fn variables(&self) -> Vec<(String, DataType, Value)> {
+        let t = self.trigger;
+        let text = |s: &str| Value::Text(s.to_string());
+        let mut vars = Vec::new();
+        for (name, row) in [("new", self.new), ("old", self.old)] {
+            let present = row.is_some() && t.is_row();
+            let marker = if present {
+                Value::Bool(true)
+            } else {
+                Value::Null
+            };
+            vars.push((name.to_string(), DataType::new(TypeId::Unknown), marker));
+            // An absent row's fields read as NULL, as in PostgreSQL 11 on.
+            for (i, c) in self.table.columns.iter().enumerate() {
+                let v = match (row, present) {
+                    (Some(row), true) => row.get(i).cloned().unwrap_or(Value::Null),
+                    _ => Value::Null,
+                };
+                vars.push((format!("{name}.{}", c.name), c.data_type(), v));
+            }
+        }
+        let argv = types::array::ArrayValue {
+            elem: TypeId::Text,
+            dims: if t.args.is_empty() {
+                Vec::new()
+            } else {
+                vec![types::array::Dim {
+                    len: t.args.len() as i32,
+                    lower: 0,
+                }]
+            },
+            items: t.args.iter().map(|a| text(a)).collect(),
+        };
+        let when = if t.is_before() { "BEFORE" } else { "AFTER" };
+        let level = if t.is_row() { "ROW" } else { "STATEMENT" };
+        let name_type = DataType::new(TypeId::Name);
+        let text_type = DataType::new(TypeId::Text);
+        vars.extend([
+            ("tg_name".to_string(), name_type, text(&t.name)),
+            ("tg_when".to_string(), text_type, text(when)),
+            ("tg_level".to_string(), text_type, text(level)),
+            ("tg_op".to_string(), text_type, text(self.op)),
+            (
+                "tg_relid".to_string(),
+                DataType::new(TypeId::Oid),
+                Value::Oid(self.table.oid),
+            ),
+            ("tg_relname".to_string(), name_type, text(&self.table.name)),
+            (
+                "tg_table_name".to_string(),
+                name_type,
+                text(&self.table.name),
+            ),
+            ("tg_table_schema".to_string(), name_type, text(self.schema)),
+            (
+                "tg_nargs".to_string(),
+                DataType::new(TypeId::Int4),
+                Value::Int4(t.args.len() as i32),
+            ),
+            (
+                "tg_argv".to_string(),
+                DataType::new(TypeId::TextArray),
+                Value::array(argv),
+            ),
+        ]);
+        vars
+    }
+}
+
+/// Runs trigger function `f` for one firing: the row it returned, or None
+/// (RETURN NULL). Only PL/pgSQL functions return trigger.
+pub(crate) fn call_trigger(
+    f: &Arc<Function>,
+    call: &TriggerCall,
+    env: &mut ExecEnv,
+) -> PgResult<Option<Row>> {
+    let _depth = common::stack_depth::enter_levels(LEVELS_PER_CALL)?;
+    plpgsql::run_trigger(f, call, env).map_err(|e| add_context(e, f))
 }
 
 /// Evaluates a call whose arguments are evaluated already.

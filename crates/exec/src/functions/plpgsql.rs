@@ -20,7 +20,7 @@ use sql::plan::BoundStatement;
 use sql::plpgsql::{Block, DeclarationKind, RaiseLevel, Stmt};
 use types::{DataType, TypeId, Value};
 
-use super::{run_statement, to_type, with_function_binder};
+use super::{run_statement, to_type, with_function_binder, TriggerCall};
 use crate::ExecEnv;
 
 struct Var {
@@ -36,6 +36,8 @@ enum Flow {
     Exit(Option<String>),
     Continue(Option<String>),
     Return(Value, TypeId),
+    /// A trigger function's RETURN NEW / OLD: the row's values.
+    ReturnRow(crate::Row),
 }
 
 struct Interp<'f> {
@@ -47,6 +49,9 @@ struct Interp<'f> {
     writes: u64,
     /// The error an EXCEPTION handler is handling (bare RAISE).
     handling: Vec<PgError>,
+    /// In a trigger function, the table's column names: RETURN of a
+    /// record variable returns its fields in this order.
+    row_columns: Vec<String>,
 }
 
 pub(super) fn run(
@@ -54,6 +59,53 @@ pub(super) fn run(
     args: Vec<Value>,
     env: &mut ExecEnv,
 ) -> PgResult<(Value, TypeId)> {
+    match run_body(f, args, None, env)? {
+        Flow::Return(v, t) => Ok((v, t)),
+        Flow::ReturnRow(_) => Err(PgError::unsupported(
+            "returning a record from a function is not supported yet",
+        )),
+        _ => {
+            let ret = TypeId::from_oid(f.return_type).unwrap_or(TypeId::Unknown);
+            if ret == TypeId::Void {
+                Ok((Value::Null, TypeId::Void))
+            } else {
+                Err(PgError::new(
+                    SqlState("2F005"),
+                    "control reached end of function without RETURN",
+                ))
+            }
+        }
+    }
+}
+
+/// Runs a trigger function for one firing: the row it returned (RETURN
+/// NEW / OLD, possibly changed), or None for RETURN NULL.
+pub(super) fn run_trigger(
+    f: &Arc<Function>,
+    call: &TriggerCall,
+    env: &mut ExecEnv,
+) -> PgResult<Option<crate::Row>> {
+    match run_body(f, Vec::new(), Some(call), env)? {
+        Flow::ReturnRow(row) => Ok(Some(row)),
+        Flow::Return(v, _) if v.is_null() => Ok(None),
+        Flow::Return(..) => Err(PgError::new(
+            SqlState::DATATYPE_MISMATCH,
+            "returned row structure does not match the structure of the triggering table",
+        )
+        .with_detail("Returned type does not match the table's row.")),
+        _ => Err(PgError::new(
+            SqlState("2F005"),
+            "control reached end of trigger procedure without RETURN",
+        )),
+    }
+}
+
+fn run_body(
+    f: &Arc<Function>,
+    args: Vec<Value>,
+    trigger: Option<&TriggerCall>,
+    env: &mut ExecEnv,
+) -> PgResult<Flow> {
     let block = match env.functions.plpgsql_bodies.get(&f.oid) {
         Some(b) => b.clone(),
         None => {
@@ -68,6 +120,7 @@ pub(super) fn run(
         row_count: 0,
         writes: 0,
         handling: Vec::new(),
+        row_columns: Vec::new(),
     };
     for (i, (ty, value)) in f.arg_types.iter().zip(args).enumerate() {
         let ty = TypeId::from_oid(*ty).unwrap_or(TypeId::Unknown).into();
@@ -88,26 +141,24 @@ pub(super) fn run(
             });
         }
     }
+    if let Some(call) = trigger {
+        for (name, ty, value) in call.variables() {
+            it.vars.push(Var {
+                name,
+                ty,
+                value,
+                constant: false,
+            });
+        }
+        it.row_columns = call.table.columns.iter().map(|c| c.name.clone()).collect();
+    }
     it.vars.push(Var {
         name: "found".into(),
         ty: TypeId::Bool.into(),
         value: Value::Bool(false),
         constant: false,
     });
-    match it.block(&block, env)? {
-        Flow::Return(v, t) => Ok((v, t)),
-        _ => {
-            let ret = TypeId::from_oid(f.return_type).unwrap_or(TypeId::Unknown);
-            if ret == TypeId::Void {
-                Ok((Value::Null, TypeId::Void))
-            } else {
-                Err(PgError::new(
-                    SqlState("2F005"),
-                    "control reached end of function without RETURN",
-                ))
-            }
-        }
-    }
+    it.block(&block, env)
 }
 
 fn syntax(msg: impl Into<String>) -> PgError {
@@ -415,6 +466,9 @@ impl Interp<'_> {
                     Flow::Exit(label.clone())
                 });
             }
+            Stmt::Return(Some(e)) if !self.row_columns.is_empty() && self.is_record(e.trim()) => {
+                return self.return_record(e.trim());
+            }
             Stmt::Return(e) => {
                 let (v, t) = match e {
                     Some(e) => self.expr(e, env)?,
@@ -503,8 +557,31 @@ impl Interp<'_> {
         Ok(())
     }
 
+    /// RETURN of a record variable in a trigger function: its fields in
+    /// the table's column order, or NULL when it holds no row (NEW in a
+    /// DELETE trigger).
+    fn return_record(&self, name: &str) -> PgResult<Flow> {
+        let name = name.to_ascii_lowercase();
+        let i = self.find(&name).expect("checked by is_record");
+        if self.vars[i].value.is_null() {
+            return Ok(Flow::Return(Value::Null, TypeId::Unknown));
+        }
+        let mut row = Vec::with_capacity(self.row_columns.len());
+        for c in &self.row_columns {
+            let Some(f) = self.find(&format!("{name}.{c}")) else {
+                return Err(PgError::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    "returned row structure does not match the structure of the triggering table",
+                ));
+            };
+            row.push(self.vars[f].value.clone());
+        }
+        Ok(Flow::ReturnRow(row))
+    }
+
     fn is_record(&self, name: &str) -> bool {
-        self.find(name)
+        let name = name.to_ascii_lowercase();
+        self.find(&name)
             .is_some_and(|i| self.vars[i].ty.id == TypeId::Unknown)
     }
 

@@ -20,8 +20,10 @@ use super::{in_command, ForeignKey, RiContext, RiQueue};
 use crate::dml::wait_error;
 use crate::eval::eval;
 use crate::table_stats::PendingCounts;
+use crate::triggers::TableTriggers;
 use crate::writer::TableWriter;
 use crate::ExecEnv;
+use catalog::triggers::{TRIGGER_TYPE_DELETE, TRIGGER_TYPE_UPDATE};
 
 impl RiContext {
     /// A referencing row version written at `tid`: if it is still live,
@@ -186,6 +188,14 @@ impl RiContext {
             Some(w) => w,
             None => TableWriter::new(env, &fk.child)?,
         };
+        // The referencing table's row triggers fire for the rows an action
+        // changes, as for PostgreSQL's RI queries (not its statement ones).
+        let (event, assigned) = match &values {
+            None => (TRIGGER_TYPE_DELETE, None),
+            Some(_) => (TRIGGER_TYPE_UPDATE, Some(fk.child_cols.as_slice())),
+        };
+        let triggers = TableTriggers::for_event(env, &fk.child, event, assigned)?;
+        let triggers = triggers.as_ref();
         let cid = self.cid;
         let r = in_command(env, &snapshot, cid, |env| {
             let mut counts = PendingCounts::default();
@@ -194,8 +204,10 @@ impl RiContext {
                     return Err(serialization_failure());
                 }
                 let changed = match &values {
-                    None => delete_referencing(fk, &mut writer, r, old, queue, env)?,
-                    Some(v) => update_referencing(fk, &mut writer, r, old, v, queue, env)?,
+                    None => delete_referencing(fk, &mut writer, r, old, triggers, queue, env)?,
+                    Some(v) => {
+                        update_referencing(fk, &mut writer, r, (old, v), triggers, queue, env)?
+                    }
                 };
                 if changed {
                     match values {
@@ -241,6 +253,7 @@ fn delete_referencing(
     writer: &mut TableWriter,
     r: Referencing,
     old: &[Value],
+    triggers: Option<&TableTriggers>,
     queue: &mut RiQueue,
     env: &mut ExecEnv,
 ) -> PgResult<bool> {
@@ -249,6 +262,11 @@ fn delete_referencing(
         mut tid, mut row, ..
     } = r;
     loop {
+        if let Some(t) = triggers.filter(|t| t.has_before_row()) {
+            if t.before_row(env, Some(&row), None)?.is_none() {
+                return Ok(false);
+            }
+        }
         let (pool, cid, tm) = (env.pool, env.cid, env.tm);
         let who = env.requester();
         let hooks = &mut *env.hooks;
@@ -260,6 +278,9 @@ fn delete_referencing(
         match r {
             ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
                 writer.deleted(env, tid, &row, queue)?;
+                if let Some(t) = triggers.filter(|t| t.has_after_row()) {
+                    t.queue_after_row(env, queue, Some(&row), None)?;
+                }
                 return Ok(true);
             }
             ModifyResult::SelfModified | ModifyResult::Updated(None) => {
@@ -287,8 +308,8 @@ fn update_referencing(
     fk: &ForeignKey,
     writer: &mut TableWriter,
     r: Referencing,
-    old: &[Value],
-    values: &[Value],
+    (old, values): (&[Value], &[Value]),
+    triggers: Option<&TableTriggers>,
     queue: &mut RiQueue,
     env: &mut ExecEnv,
 ) -> PgResult<bool> {
@@ -302,11 +323,20 @@ fn update_referencing(
         for (&c, v) in fk.child_cols.iter().zip(values) {
             new[c] = v.clone();
         }
+        if let Some(t) = triggers.filter(|t| t.has_before_row()) {
+            match t.before_row(env, Some(&row), Some(new))? {
+                Some(r) => new = r,
+                None => return Ok(false),
+            }
+        }
         let r = writer.store_update(env, tid, &row, &new, &mut buf, &mut target)?;
         match r {
             ModifyResult::Done(new_tid) | ModifyResult::HeapOnly(new_tid) => {
                 let heap_only = matches!(r, ModifyResult::HeapOnly(_));
                 writer.updated(env, (tid, &row), (new_tid, &new), heap_only, queue)?;
+                if let Some(t) = triggers.filter(|t| t.has_after_row()) {
+                    t.queue_after_row(env, queue, Some(&row), Some(&new))?;
+                }
                 return Ok(true);
             }
             ModifyResult::SelfModified | ModifyResult::Updated(None) => {

@@ -237,6 +237,9 @@ pub enum RiEvent {
     /// A referenced row's key went (boxed: a statement may queue millions
     /// of `Check` events, which stay small).
     Removed(Box<KeyRemoved>),
+    /// An AFTER trigger to fire (`crate::triggers`), queued with the
+    /// foreign keys' events so all fire in order when the statement ends.
+    Trigger(Box<crate::triggers::AfterTriggerEvent>),
 }
 
 /// A referenced row with key `old` (the referenced columns' values) was
@@ -253,6 +256,7 @@ impl RiEvent {
         match self {
             RiEvent::Check { constraint, .. } => *constraint,
             RiEvent::Removed(r) => r.constraint,
+            RiEvent::Trigger(_) => 0,
         }
     }
 }
@@ -279,6 +283,7 @@ impl RiQueue {
     pub fn push(&mut self, env: &mut ExecEnv, fk: &ForeignKey, event: RiEvent) {
         let deferrable = match &event {
             RiEvent::Check { .. } => true,
+            RiEvent::Trigger(_) => false,
             RiEvent::Removed(r) => {
                 let action = if r.new.is_some() {
                     fk.on_update
@@ -297,6 +302,11 @@ impl RiQueue {
         } else {
             self.events.push_back(event);
         }
+    }
+
+    /// Queues an AFTER trigger's event (never deferred).
+    pub fn push_trigger(&mut self, _env: &mut ExecEnv, event: RiEvent) {
+        self.events.push_back(event);
     }
 
     /// Fires the queued events, and those their actions queue, in order.
@@ -397,6 +407,12 @@ impl RiContext {
     }
 
     fn fire(&mut self, event: RiEvent, queue: &mut RiQueue, env: &mut ExecEnv) -> PgResult<()> {
+        if let RiEvent::Trigger(t) = event {
+            // Its function's statements take commands of their own; a
+            // foreign key event after it starts a new one to see them.
+            self.wrote = true;
+            return crate::triggers::fire_after(*t, env);
+        }
         let Some(fk) = self.foreign_key(env, event.constraint()) else {
             return Ok(());
         };
@@ -407,6 +423,7 @@ impl RiContext {
         match event {
             RiEvent::Check { tid, .. } => self.fire_check(&fk, tid, env),
             RiEvent::Removed(r) => self.fire_removed(&fk, r.old, r.new, queue, env),
+            RiEvent::Trigger(_) => Ok(()),
         }
     }
 }

@@ -442,7 +442,8 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
                 .catalog
                 .constraints_of(t.oid)
                 .any(|c| c.kind.code() == 'f')
-                || cx.catalog.foreign_keys_referencing(t.oid).next().is_some(),
+                || cx.catalog.foreign_keys_referencing(t.oid).next().is_some()
+                || cx.catalog.has_triggers(t.oid),
             toast: t.toast.map_or(0, |r| r.oid),
         })
     });

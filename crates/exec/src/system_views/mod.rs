@@ -21,6 +21,7 @@ mod server;
 mod session_objects;
 mod stats;
 mod table_stats;
+pub(crate) mod triggers;
 
 use common::{Oid, PgError, PgResult};
 use sql::plan::{OutputColumn, ViewScan};
@@ -114,7 +115,7 @@ impl ViewDef {
 }
 
 /// Every system view, by family.
-fn families() -> [&'static [ViewDef]; 10] {
+fn families() -> [&'static [ViewDef]; 11] {
     [
         catalog::VIEWS,
         describe::VIEWS,
@@ -126,6 +127,7 @@ fn families() -> [&'static [ViewDef]; 10] {
         session_objects::VIEWS,
         roles::VIEWS,
         table_stats::VIEWS,
+        triggers::VIEWS,
     ]
 }
 

@@ -258,6 +258,11 @@ impl Binder<'_, '_> {
                 &[TypeId::Oid, TypeId::Bool],
                 TypeId::Text,
             )),
+            "pg_get_triggerdef" => Some(sys(
+                SysFunc::GetTriggerdef,
+                &[TypeId::Oid, TypeId::Bool],
+                TypeId::Text,
+            )),
             "bt_index_check" => Some(sys(
                 SysFunc::BtIndexCheck(false),
                 &[TypeId::RegClass, TypeId::Bool],
@@ -324,6 +329,7 @@ impl Binder<'_, '_> {
                 | SysFunc::GetViewdef
                 | SysFunc::GetIndexdef
                 | SysFunc::GetConstraintdef
+                | SysFunc::GetTriggerdef
                 | SysFunc::BtIndexCheck(_)
                 | SysFunc::GetViewdefByName
                 | SysFunc::GetRuledef => 1,

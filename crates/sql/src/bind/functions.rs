@@ -20,6 +20,7 @@ use super::types::{format_type, parse_type_name};
 use super::{ident_name, object_name_parts, Binder};
 use crate::expr::{Expr, UserFuncCall};
 use crate::plan::BoundStatement;
+use catalog::triggers::TRIGGER_TYPE_OID;
 use catalog::PG_CATALOG_NAMESPACE;
 
 fn invalid_definition(msg: impl Into<String>) -> PgError {
@@ -92,7 +93,7 @@ impl Binder<'_, '_> {
     }
 
     /// The user functions `parts` may name.
-    fn user_functions_named(&self, parts: &[String]) -> PgResult<Vec<Arc<Function>>> {
+    pub(super) fn user_functions_named(&self, parts: &[String]) -> PgResult<Vec<Arc<Function>>> {
         let (namespaces, name) = self.function_namespaces(parts)?;
         let cat = self.ctx.catalog;
         Ok(namespaces
@@ -170,6 +171,12 @@ impl Binder<'_, '_> {
             let want = TypeId::from_oid(f.arg_types[i]).unwrap_or(TypeId::Unknown);
             bound.push(self.coerce(e, want.into(), CastContext::Assignment)?);
         }
+        if f.return_type == TRIGGER_TYPE_OID {
+            return Err(PgError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "trigger functions can only be called as triggers",
+            ));
+        }
         let ret = TypeId::from_oid(f.return_type).unwrap_or(TypeId::Unknown);
         if f.returns_set {
             return Err(PgError::unsupported(format!(
@@ -240,7 +247,11 @@ impl Binder<'_, '_> {
             arg_types.push(ty);
             arg_names.push(arg_name);
         }
+        let returns_trigger = matches!(&cf.return_type,
+            Some(ast::FunctionReturnType::DataType(t)) if t.to_string().eq_ignore_ascii_case("trigger"));
         let (returns_set, ret) = match &cf.return_type {
+            // The pseudo-type `trigger` has no TypeId: its oid is kept.
+            _ if returns_trigger => (false, TypeId::Void.into()),
             Some(ast::FunctionReturnType::DataType(t)) => (false, signature_type(t)?),
             Some(ast::FunctionReturnType::SetOf(t)) => (true, signature_type(t)?),
             None => return Err(invalid_definition("function result type must be specified")),
@@ -289,13 +300,26 @@ impl Binder<'_, '_> {
                 )
             ),
             returns_set,
-            return_type: ret.id.oid(),
+            return_type: if returns_trigger {
+                TRIGGER_TYPE_OID
+            } else {
+                ret.id.oid()
+            },
             arg_types: arg_types.iter().map(|t| t.id.oid()).collect(),
             arg_names,
             arg_defaults,
             source,
         };
+        if returns_trigger && !arg_types.is_empty() {
+            return Err(invalid_definition("trigger functions cannot have declared arguments")
+                .with_hint("The arguments of the trigger can be accessed through TG_NARGS and TG_ARGV instead."));
+        }
         match language {
+            FunctionLanguage::Sql if returns_trigger => {
+                return Err(invalid_definition(
+                    "SQL functions cannot return type trigger",
+                ))
+            }
             FunctionLanguage::Sql => self.check_sql_body(&function)?,
             FunctionLanguage::Plpgsql => {
                 crate::plpgsql::parse_body(&function.source)?;

@@ -32,6 +32,7 @@ mod srf;
 mod system_columns;
 mod target_list;
 mod temp;
+pub mod triggers;
 mod types;
 mod views;
 mod window;
@@ -420,6 +421,8 @@ impl Binder<'_, '_> {
             Utility::NoOp(tag) => BoundStatement::NoOp(tag.clone()),
             Utility::Role(Ok(r)) => BoundStatement::Role(r.clone()),
             Utility::Role(Err(e)) => return Err(e.clone()),
+            Utility::Trigger(Ok(t)) => self.bind_trigger_statement(t)?,
+            Utility::Trigger(Err(e)) => return Err(e.clone()),
             Utility::DropDatabase { name, if_exists } => BoundStatement::DropDatabase {
                 name: name.clone(),
                 if_exists: *if_exists,

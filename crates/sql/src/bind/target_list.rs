@@ -29,8 +29,7 @@ fn figure_name(e: &ast::Expr) -> Option<String> {
         } => figure_name(expr).or_else(|| type_name(data_type)),
         ast::Expr::TypedString(ts) => type_name(&ts.data_type),
         ast::Expr::Interval(_) => Some("interval".into()),
-        // TRUE and FALSE are casts to boolean in PostgreSQL's grammar.
-        ast::Expr::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => Some("bool".into()),
+        // TRUE and FALSE are constants (?column?) since PostgreSQL 15.
         ast::Expr::Nested(inner) => figure_name(inner),
         // A scalar subquery is named by its single output column.
         ast::Expr::Subquery(q) => match q.body.as_ref() {

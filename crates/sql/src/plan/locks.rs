@@ -49,6 +49,9 @@ pub fn changes_catalog(stmt: &BoundStatement) -> bool {
         | BoundStatement::CreateFunction { .. }
         | BoundStatement::DropFunction { .. }
         | BoundStatement::AlterFunction { .. }
+        | BoundStatement::CreateTrigger { .. }
+        | BoundStatement::DropTrigger { .. }
+        | BoundStatement::SetTriggersEnabled { .. }
         | BoundStatement::CreateSequence { .. }
         | BoundStatement::DropSequence { .. }
         | BoundStatement::AlterSequenceOwnedBy { .. }
@@ -127,6 +130,18 @@ fn collect(stmt: &BoundStatement, out: &mut Vec<(Oid, LockMode)>) {
             }
         }
         BoundStatement::CopyFrom(target) => out.push((target.table.oid, RowExclusive)),
+        // As PostgreSQL's CreateTrigger, RemoveTriggerById and ATExecEnableDisableTrigger.
+        BoundStatement::CreateTrigger { trigger, .. } => {
+            out.push((trigger.table, ShareRowExclusive))
+        }
+        BoundStatement::DropTrigger {
+            trigger: Some(t), ..
+        } => out.push((t.table, AccessExclusive)),
+        BoundStatement::SetTriggersEnabled { triggers, .. } => {
+            if let Some(t) = triggers.first() {
+                out.push((t.table, ShareRowExclusive));
+            }
+        }
         BoundStatement::CopyTo(source) => plan_relations(&source.plan, AccessShare, out),
         BoundStatement::CreateTable {
             source,

@@ -857,6 +857,23 @@ pub enum BoundStatement {
         functions: Vec<Arc<catalog::functions::Function>>,
         missing: Vec<String>,
     },
+    /// CREATE [OR REPLACE] TRIGGER: the definition (its oid not yet
+    /// assigned), checked.
+    CreateTrigger {
+        trigger: catalog::triggers::Trigger,
+        replace: bool,
+    },
+    /// DROP TRIGGER: the trigger, or IF EXISTS's notice.
+    DropTrigger {
+        trigger: Option<Arc<catalog::triggers::Trigger>>,
+        missing: Option<String>,
+    },
+    /// ALTER TABLE ... ENABLE/DISABLE TRIGGER: the triggers named.
+    SetTriggersEnabled {
+        triggers: Vec<Arc<catalog::triggers::Trigger>>,
+        /// tgenabled's new value (`O`, `A`, `R` or `D`).
+        enabled: char,
+    },
     /// ALTER FUNCTION's attribute changes: the definition as it becomes.
     AlterFunction {
         function: catalog::functions::Function,

@@ -404,6 +404,28 @@ impl Parser<'_> {
             return Err(self.error_here());
         };
         let word = if *quoted { String::new() } else { word.clone() };
+        // An assignment to a record's field: `rec.field := expr`.
+        let field = self.tokens.get(self.pos + 2);
+        if self
+            .tokens
+            .get(self.pos + 1)
+            .is_some_and(|n| n.is_punct("."))
+            && field.is_some_and(|f| matches!(f.tok, Tok::Word { .. }))
+            && self
+                .tokens
+                .get(self.pos + 3)
+                .is_some_and(|n| n.is_punct(":=") || n.is_punct("="))
+        {
+            let record = self.ident()?;
+            self.pos += 1;
+            let field = self.ident()?;
+            self.pos += 1;
+            let expr = self.until_semicolon()?;
+            return Ok(Stmt::Assign {
+                target: format!("{record}.{field}"),
+                expr,
+            });
+        }
         // An assignment: `name := expr` or `name = expr`.
         let next = self.tokens.get(self.pos + 1);
         if next.is_some_and(|n| n.is_punct(":=") || n.is_punct("="))

@@ -367,8 +367,7 @@ static BUILTINS: &[BuiltinFunction] = &[
         Text,
         catalog::no_such_object,
     ),
-    // pg_trigger has no rows (foreign keys are no triggers here), so there
-    // is never a trigger to print.
+    // Evaluated by the executor (`SysFunc::GetTriggerdef`).
     f("pg_get_triggerdef", &[Oid], Text, catalog::no_such_object),
     f(
         "pg_get_triggerdef",
