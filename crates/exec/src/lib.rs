@@ -200,6 +200,9 @@ pub struct ExecEnv<'a> {
     pub parallel_scan: Option<std::sync::Arc<access::heap::parallel::ParallelBlocks>>,
     /// User functions' bodies as bound for this statement (`functions`).
     pub functions: functions::FunctionCache,
+    /// Whether DML fires the table's triggers (not while ALTER TABLE fills
+    /// an added column's default into the existing rows).
+    pub fire_triggers: bool,
 }
 
 /// The executor's settings, typed once from the session's GUCs.
@@ -331,6 +334,7 @@ impl<'a> ExecEnv<'a> {
             subplans: Default::default(),
             parallel_scan: None,
             functions: Default::default(),
+            fire_triggers: self.fire_triggers,
         }
     }
 }

@@ -421,6 +421,7 @@ fn worker_main(
         subplans: Default::default(),
         parallel_scan: Some(shared.blocks.clone()),
         functions: Default::default(),
+        fire_triggers: true,
     };
     let outcome = work(shared, &mut env, tx);
     // The counts go to the leader's EXPLAIN ANALYZE whether or not the

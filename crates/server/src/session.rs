@@ -969,6 +969,7 @@ impl Session {
             subplans: Default::default(),
             parallel_scan: None,
             functions: Default::default(),
+            fire_triggers: true,
         };
         f(&mut env)
     }

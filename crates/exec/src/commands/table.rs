@@ -176,7 +176,11 @@ pub(super) fn alter(
                 }
             }
             AlterTableAction::FillColumn(update) => {
-                crate::dml::run_statement(update, env)?;
+                // As PostgreSQL's table rewrite, the fill fires no trigger.
+                env.fire_triggers = false;
+                let filled = crate::dml::run_statement(update, env);
+                env.fire_triggers = true;
+                filled?;
                 // The actions after it (NOT NULL, constraints) check the rows
                 // it wrote: they run as the next command.
                 let cid = env.hooks.next_command_id();

@@ -90,7 +90,7 @@ impl TableTriggers {
         event: i16,
         updated: Option<&[usize]>,
     ) -> PgResult<Option<TableTriggers>> {
-        if env.catalog.triggers.is_empty() {
+        if !env.fire_triggers || env.catalog.triggers.is_empty() {
             return Ok(None);
         }
         let mut found = TableTriggers {
