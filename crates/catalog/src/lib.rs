@@ -35,6 +35,7 @@ mod relations;
 mod roles;
 pub mod stats;
 mod temp;
+pub mod user_types;
 
 pub use access::toast::{Compression, Storage};
 pub use comments::ObjectAddress;

@@ -314,6 +314,8 @@ pub struct CatalogData {
     pub comments: BTreeMap<crate::comments::ObjectAddress, String>,
     /// User-defined functions by oid (`functions.rs`).
     pub functions: BTreeMap<Oid, Arc<crate::functions::Function>>,
+    /// User-defined types by oid (`user_types.rs`).
+    pub user_types: BTreeMap<Oid, Arc<crate::user_types::UserType>>,
     /// Where each object's current row version is (to delete or replace it).
     pub(crate) rows: RowIndex,
 }

@@ -12,6 +12,7 @@ mod role;
 mod schema;
 mod sequence;
 mod table;
+mod user_type;
 mod view;
 
 use catalog::{Catalog, CatalogTxn};
@@ -162,6 +163,20 @@ pub fn run(
             function::create(cx, env, function, *replace)?
         }
         BoundStatement::AlterFunction { function } => function::alter(cx, env, function)?,
+        BoundStatement::CreateEnumType {
+            namespace,
+            name,
+            labels,
+        } => user_type::create_enum(cx, env, *namespace, name, labels)?,
+        BoundStatement::AlterEnumType {
+            type_oid,
+            alteration,
+        } => user_type::alter_enum(cx, env, notices, *type_oid, alteration)?,
+        BoundStatement::DropType {
+            types,
+            missing,
+            cascade,
+        } => user_type::drop(cx, env, notices, types, missing, *cascade)?,
         BoundStatement::DropFunction { functions, missing } => {
             function::drop(cx, env, notices, functions, missing)?
         }
