@@ -192,22 +192,26 @@ fn unknown_type(ty: Oid) -> PgError {
 /// (None: that end of the type). enum_range's core.
 pub fn range(ty: Oid, lower: Option<Oid>, upper: Option<Oid>) -> PgResult<Vec<Value>> {
     let t = lookup(ty).ok_or_else(|| unknown_type(ty))?;
-    let mut out = Vec::new();
-    let mut inside = lower.is_none();
-    for l in &t.labels {
-        if Some(l.oid) == lower {
-            inside = true;
-        }
-        if inside {
-            out.push(Value::Enum(EnumDatum {
+    let position = |oid: Option<Oid>, default: usize| match oid {
+        None => Some(default),
+        Some(o) => t.labels.iter().position(|l| l.oid == o),
+    };
+    let last = t.labels.len().saturating_sub(1);
+    let (Some(from), Some(to)) = (position(lower, 0), position(upper, last)) else {
+        return Ok(Vec::new());
+    };
+    let out = t
+        .labels
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i >= from && *i <= to)
+        .map(|(_, l)| {
+            Value::Enum(EnumDatum {
                 oid: l.oid,
                 sort_order: l.sort_order,
-            }));
-        }
-        if Some(l.oid) == upper {
-            break;
-        }
-    }
+            })
+        })
+        .collect();
     Ok(out)
 }
 

@@ -3,12 +3,14 @@
 
 use std::sync::Arc;
 
-use ::types::DataType;
+use ::types::array::ArrayValue;
+use ::types::{DataType, TypeId, Value};
 use catalog::user_types::{LabelPosition, UserType};
 use common::{PgError, PgResult, SqlState};
 use sqlparser::ast;
 
 use super::{object_name_parts, Binder};
+use crate::expr::Expr;
 use crate::plan::{BoundStatement, EnumAlteration};
 
 fn undefined_type(name: &str) -> PgError {
@@ -186,4 +188,52 @@ impl Binder<'_, '_> {
             cascade,
         })
     }
+}
+
+/// enum_first, enum_last and enum_range over an enum type. They depend on
+/// the type (and constant bounds) alone, so they fold to constants here;
+/// enum DDL changes the catalog, which makes plans bind again.
+pub(super) fn bind_enum_function(name: &str, args: &[Expr]) -> PgResult<Option<Expr>> {
+    if !matches!(name, "enum_first" | "enum_last" | "enum_range") {
+        return Ok(None);
+    }
+    // enum_range(NULL, 'b'::mood): an untyped NULL takes the other's type.
+    let Some(TypeId::Enum(ty)) = args
+        .iter()
+        .map(|a| a.data_type().id)
+        .find(|t| *t != TypeId::Unknown)
+    else {
+        return Ok(None);
+    };
+    let typed = |e: &Expr| {
+        matches!(e.data_type().id, TypeId::Unknown) || e.data_type().id == TypeId::Enum(ty)
+    };
+    let constant = |e: &Expr| match e {
+        Expr::Const(Value::Enum(d), _) => Ok(Some(d.oid)),
+        Expr::Const(Value::Text(s), _) => match ::types::enums::parse(ty, s)? {
+            Value::Enum(d) => Ok(Some(d.oid)),
+            _ => Ok(None),
+        },
+        Expr::Const(Value::Null, _) => Ok(None),
+        _ => Err(PgError::unsupported(
+            "enum_range with bounds that are not constants is not supported",
+        )),
+    };
+    let array = |items: Vec<Value>| {
+        Expr::Const(
+            Value::array(ArrayValue::from_items(TypeId::Enum(ty), items)),
+            DataType::new(TypeId::EnumArray(ty)),
+        )
+    };
+    Ok(Some(match (name, args) {
+        ("enum_first" | "enum_last", [_]) => Expr::Const(
+            ::types::enums::first_or_last(ty, name == "enum_last")?,
+            DataType::new(TypeId::Enum(ty)),
+        ),
+        ("enum_range", [_]) => array(::types::enums::range(ty, None, None)?),
+        ("enum_range", [a, b]) if typed(a) && typed(b) => {
+            array(::types::enums::range(ty, constant(a)?, constant(b)?)?)
+        }
+        _ => return Ok(None),
+    }))
 }
