@@ -655,6 +655,7 @@ impl Catalog {
         for f in functions {
             self.drop_function(txn, cid, f)?;
         }
+        self.drop_namespace_types(txn, cid, oid)?;
         let w = self.writer(txn, cid);
         let d = Arc::make_mut(&mut txn.working);
         let tid = d

@@ -411,6 +411,43 @@ impl Catalog {
         self.drop_comments(txn, cid, PG_TYPE_OID, type_oid)
     }
 
+    /// DROP SCHEMA's part: drops the schema's types once its relations are
+    /// gone; 2BP01 while a column elsewhere still uses one (there is no
+    /// pg_depend to cascade through).
+    pub(crate) fn drop_namespace_types(
+        &self,
+        txn: &mut CatalogTxn,
+        cid: u32,
+        namespace: Oid,
+    ) -> PgResult<()> {
+        let types: Vec<Arc<UserType>> = txn
+            .working
+            .user_types
+            .values()
+            .filter(|t| t.namespace == namespace)
+            .cloned()
+            .collect();
+        for t in types {
+            let used = txn.working.tables.values().any(|table| {
+                table
+                    .columns
+                    .iter()
+                    .any(|c| c.type_oid == t.oid || c.type_oid == t.array_oid)
+            });
+            if used {
+                return Err(PgError::new(
+                    SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+                    format!(
+                        "cannot drop type {} because other objects depend on it",
+                        t.name
+                    ),
+                ));
+            }
+            self.drop_user_type(txn, cid, t.oid)?;
+        }
+        Ok(())
+    }
+
     /// Publishes the enum types of the catalog version a transaction's
     /// changes were rolled back to (or of the committed one).
     pub(crate) fn republish_types(&self, d: &CatalogData) {

@@ -58,6 +58,7 @@ pub fn parse_text(ty: DataType, s: &str, io: &IoSettings) -> PgResult<Value> {
             Value::Text(enforce_string_typmod(s.to_string(), ty, false)?)
         }
         TypeId::Name => Value::Text(truncate_name(s).to_string()),
+        TypeId::Char => Value::Text(s.chars().next().map(String::from).unwrap_or_default()),
         TypeId::Oid => Value::Oid(parse_oid(s)?),
         TypeId::Tid => Value::Int8(crate::tid::parse(s)?),
         TypeId::Xid | TypeId::Cid => Value::Oid(crate::tid::parse_xid(s)),

@@ -104,6 +104,10 @@ pub enum TypeId {
     /// Type of an untyped string literal before resolution.
     Unknown,
     Void,
+    /// `"char"`: one byte, held as a one-character `Value::Text`. Only
+    /// catalog views use it (pg_type.typtype, which drivers read as a byte);
+    /// it is not in `ALL`.
+    Char,
     /// A user-defined enum type, by its pg_type oid (see `enums.rs`).
     Enum(Oid),
     /// The array type over the enum type of this (element) oid.
@@ -174,6 +178,7 @@ impl TypeId {
             TypeId::Cid => 29,
             TypeId::Unknown => 705,
             TypeId::Void => 2278,
+            TypeId::Char => 18,
             TypeId::Enum(oid) => oid,
             TypeId::EnumArray(elem) => enums::array_oid(elem),
         }
@@ -331,6 +336,7 @@ impl TypeId {
             TypeId::Jsonb => "jsonb",
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
+            TypeId::Char => "char",
             TypeId::Enum(oid) => enums::type_name(oid, false),
             TypeId::EnumArray(elem) => enums::type_name(elem, true),
         }
@@ -339,7 +345,7 @@ impl TypeId {
     /// `pg_type.typlen`: fixed size in bytes, or -1 for variable length.
     pub fn typlen(self) -> i16 {
         match self {
-            TypeId::Bool => 1,
+            TypeId::Bool | TypeId::Char => 1,
             TypeId::Int2 => 2,
             TypeId::Int4
             | TypeId::Oid
@@ -430,6 +436,7 @@ impl TypeId {
             TypeId::Jsonb => "jsonb",
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
+            TypeId::Char => "\"char\"",
             TypeId::Enum(oid) => enums::display_name(oid, false),
             TypeId::EnumArray(elem) => enums::display_name(elem, true),
         }
@@ -591,7 +598,12 @@ impl TypeId {
     pub fn is_string(self) -> bool {
         matches!(
             self,
-            TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name | TypeId::Unknown
+            TypeId::Text
+                | TypeId::Varchar
+                | TypeId::Bpchar
+                | TypeId::Name
+                | TypeId::Unknown
+                | TypeId::Char
         )
     }
 

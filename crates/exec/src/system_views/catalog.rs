@@ -187,7 +187,7 @@ pub(super) static VIEWS: &[ViewDef] = &[
             ("typowner", Oid),
             ("typlen", Int2),
             ("typbyval", Bool),
-            ("typtype", Text),
+            ("typtype", Char),
             ("typcategory", Text),
             ("typispreferred", Bool),
             ("typisdefined", Bool),
