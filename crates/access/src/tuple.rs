@@ -139,6 +139,8 @@ pub fn fixed_width(ty: TypeId) -> Option<usize> {
         TypeId::Int2 => Some(2),
         TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid => Some(4),
         t if t.is_reg() => Some(4),
+        // An enum's label oid, as PostgreSQL stores it.
+        TypeId::Enum(_) => Some(4),
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => Some(8),
         TypeId::Uuid => Some(16),
         TypeId::Interval => Some(16),
@@ -314,6 +316,7 @@ pub(crate) fn form_tuple_encoded(
             Value::Int2(x) => out.extend_from_slice(&x.to_le_bytes()),
             Value::Int4(x) | Value::Date(x) => out.extend_from_slice(&x.to_le_bytes()),
             Value::Oid(x) => out.extend_from_slice(&x.to_le_bytes()),
+            Value::Enum(d) => out.extend_from_slice(&d.oid.to_le_bytes()),
             Value::Int8(x) | Value::Timestamp(x) | Value::Timestamptz(x) => {
                 out.extend_from_slice(&x.to_le_bytes())
             }
@@ -435,6 +438,9 @@ impl<'t> Deformer<'t> {
                     TypeId::Date => Value::Date(i32::from_le_bytes(b.try_into().unwrap())),
                     t if t == TypeId::Oid || t.is_reg() => {
                         Value::Oid(u32::from_le_bytes(b.try_into().unwrap()))
+                    }
+                    TypeId::Enum(_) => {
+                        types::enums::datum(u32::from_le_bytes(b.try_into().unwrap()))
                     }
                     TypeId::Float4 => Value::Float4(f32::from_le_bytes(b.try_into().unwrap())),
                     TypeId::Int8 => Value::Int8(i64::from_le_bytes(b.try_into().unwrap())),

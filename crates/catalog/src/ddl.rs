@@ -128,6 +128,9 @@ impl Catalog {
     /// rolled-back sub-transactions' rows are invisible already (their xids
     /// aborted); files they created are removed now, files they dropped stay.
     pub fn rollback_to(&self, txn: &mut CatalogTxn, mark: CatalogMark) -> PgResult<()> {
+        if !Arc::ptr_eq(&txn.working, &mark.working) {
+            self.republish_types(&mark.working);
+        }
         txn.working = mark.working;
         let wal = self.tm.wal();
         let mut result = Ok(());
@@ -150,6 +153,8 @@ impl Catalog {
     pub fn end(&self, txn: CatalogTxn, committed: bool) -> PgResult<()> {
         if committed {
             *self.committed.write() = txn.working;
+        } else if txn.working.user_types != txn.base.user_types {
+            self.republish_types(&txn.base);
         }
         let wal = self.tm.wal();
         let mut result = Ok(());
@@ -650,6 +655,7 @@ impl Catalog {
         for f in functions {
             self.drop_function(txn, cid, f)?;
         }
+        self.drop_namespace_types(txn, cid, oid)?;
         let w = self.writer(txn, cid);
         let d = Arc::make_mut(&mut txn.working);
         let tid = d

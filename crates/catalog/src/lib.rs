@@ -36,6 +36,7 @@ mod roles;
 pub mod stats;
 mod temp;
 pub mod triggers;
+pub mod user_types;
 
 pub use access::toast::{Compression, Storage};
 pub use comments::ObjectAddress;

@@ -316,6 +316,8 @@ pub struct CatalogData {
     pub functions: BTreeMap<Oid, Arc<crate::functions::Function>>,
     /// Triggers by oid (`triggers.rs`).
     pub triggers: BTreeMap<Oid, Arc<crate::triggers::Trigger>>,
+    /// User-defined types by oid (`user_types.rs`).
+    pub user_types: BTreeMap<Oid, Arc<crate::user_types::UserType>>,
     /// Where each object's current row version is (to delete or replace it).
     pub(crate) rows: RowIndex,
 }

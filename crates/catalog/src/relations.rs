@@ -125,7 +125,7 @@ pub(crate) const PG_SEQUENCE: SystemRelation = SystemRelation {
     columns: &[OidT, OidT, Int8, Int8, Int8, Int8, Int8, Bool, OidT, Int2],
 };
 
-pub(crate) const ALL: [&SystemRelation; 13] = [
+pub(crate) const ALL: [&SystemRelation; 15] = [
     &PG_DATABASE,
     &PG_AUTHID,
     &PG_NAMESPACE,
@@ -139,6 +139,8 @@ pub(crate) const ALL: [&SystemRelation; 13] = [
     &crate::indexes::PG_CONSTRAINT,
     &crate::functions::PG_PROC,
     &crate::triggers::PG_TRIGGER,
+    &crate::user_types::PG_TYPE,
+    &crate::user_types::PG_ENUM,
 ];
 
 /// Where each object's current row version is, so DDL can delete or
@@ -158,6 +160,7 @@ pub(crate) struct RowIndex {
     pub constraints: HashMap<Oid, Tid>,
     pub functions: crate::functions::FunctionRows,
     pub triggers: crate::triggers::TriggerRows,
+    pub user_types: crate::user_types::UserTypeRows,
 }
 
 // Rows of each relation.
@@ -581,6 +584,8 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
     if let Some(view) = view_classes.keys().next() {
         return Err(corrupt(&PG_CLASS, &format!("view {view} has no query")));
     }
+    // Columns' types may be user-defined ones.
+    crate::user_types::load(pool, tm, &mut d)?;
     let mut columns: HashMap<Oid, Vec<(i16, Column)>> = HashMap::new();
     for (tid, r) in scan(pool, tm, &PG_ATTRIBUTE)? {
         let rel = oid(&r[0]);

@@ -147,6 +147,11 @@ pub(crate) fn encode_row(row: &[Value], out: &mut Vec<u8>) {
                 out.push(21);
                 out.extend_from_slice(&m.to_le_bytes());
             }
+            Value::Enum(d) => {
+                out.push(22);
+                out.extend_from_slice(&d.oid.to_le_bytes());
+                out.extend_from_slice(&d.sort_order.to_le_bytes());
+            }
         }
     }
 }
@@ -215,6 +220,10 @@ pub(crate) fn decode_row(bytes: &[u8]) -> PgResult<Row> {
             19 => Value::MacAddr(r.take()?),
             20 => Value::MacAddr8(r.take()?),
             21 => Value::Money(i64::from_le_bytes(r.take()?)),
+            22 => Value::Enum(types::enums::EnumDatum {
+                oid: u32::from_le_bytes(r.take()?),
+                sort_order: f32::from_le_bytes(r.take()?),
+            }),
             _ => return Err(corrupt()),
         });
     }

@@ -168,6 +168,12 @@ pub enum Utility {
         names: Vec<Vec<String>>,
         if_exists: bool,
     },
+    /// DROP TYPE [IF EXISTS] names [CASCADE | RESTRICT].
+    DropType {
+        names: Vec<Vec<String>>,
+        if_exists: bool,
+        cascade: bool,
+    },
     DropSchema {
         names: Vec<String>,
         if_exists: bool,
@@ -761,6 +767,16 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             cascade: ends_with_cascade(&toks),
         }),
         ["drop", "table", ..] => Some(Utility::DropTable {
+            names: qualified_names(strip_behavior(&toks[2..]))?,
+            if_exists: false,
+            cascade: ends_with_cascade(&toks),
+        }),
+        ["drop", "type", "if", "exists", ..] => Some(Utility::DropType {
+            names: qualified_names(strip_behavior(&toks[4..]))?,
+            if_exists: true,
+            cascade: ends_with_cascade(&toks),
+        }),
+        ["drop", "type", ..] => Some(Utility::DropType {
             names: qualified_names(strip_behavior(&toks[2..]))?,
             if_exists: false,
             cascade: ends_with_cascade(&toks),

@@ -95,6 +95,28 @@ fn name_parts(s: &str) -> Vec<String> {
 }
 
 impl RegCatalog<'_> {
+    /// A user-defined type (`mood`, `s.mood`, `mood[]`) by name.
+    fn user_type_oid(&self, s: &str) -> Option<Oid> {
+        let (name, array) = match s.trim().strip_suffix("[]") {
+            Some(elem) => (elem, true),
+            None => (s, false),
+        };
+        let mut parts = name_parts(name);
+        let name = parts.pop()?;
+        let t = match parts.as_slice() {
+            [] => self.search_path.iter().find_map(|schema| {
+                let ns = self.catalog.namespace_by_name(self.db_oid, schema)?;
+                self.catalog.user_type_by_name(self.db_oid, ns.oid, &name)
+            }),
+            [schema] => {
+                let ns = self.catalog.namespace_by_name(self.db_oid, schema)?;
+                self.catalog.user_type_by_name(self.db_oid, ns.oid, &name)
+            }
+            _ => None,
+        }?;
+        Some(if array { t.array_oid } else { t.oid })
+    }
+
     /// reg* input: a number is taken as the oid itself, `-` is oid 0, a name
     /// must exist (PostgreSQL's errors otherwise).
     pub fn input(&self, ty: TypeId, s: &str) -> PgResult<Oid> {
@@ -106,7 +128,10 @@ impl RegCatalog<'_> {
         }
         let found = match ty {
             TypeId::RegClass => self.relation_oid(s)?,
-            TypeId::RegType => parse_type_name(s).ok().map(|t| t.id.oid()),
+            TypeId::RegType => parse_type_name(s)
+                .ok()
+                .map(|t| t.id.oid())
+                .or_else(|| self.user_type_oid(s)),
             TypeId::RegNamespace => self.namespace(s),
             TypeId::RegRole => {
                 let name = name_parts(s).pop().unwrap_or_default();

@@ -58,6 +58,7 @@ pub fn parse_text(ty: DataType, s: &str, io: &IoSettings) -> PgResult<Value> {
             Value::Text(enforce_string_typmod(s.to_string(), ty, false)?)
         }
         TypeId::Name => Value::Text(truncate_name(s).to_string()),
+        TypeId::Char => Value::Text(s.chars().next().map(String::from).unwrap_or_default()),
         TypeId::Oid => Value::Oid(parse_oid(s)?),
         TypeId::Tid => Value::Int8(crate::tid::parse(s)?),
         TypeId::Xid | TypeId::Cid => Value::Oid(crate::tid::parse_xid(s)),
@@ -90,6 +91,7 @@ pub fn parse_text(ty: DataType, s: &str, io: &IoSettings) -> PgResult<Value> {
             Value::Text(s.to_string())
         }
         TypeId::Jsonb => crate::json::build::jsonb_value(crate::json::parse::parse_jsonb(s)?),
+        TypeId::Enum(t) => crate::enums::parse(t, s)?,
         _ => Value::Null,
     })
 }
@@ -131,6 +133,7 @@ pub fn format_text(v: &Value, ty: TypeId, io: &IoSettings, out: &mut String) {
         Value::Array(a) => {
             crate::array::text::format(a, ty.array_element().unwrap_or(a.elem), io, out)
         }
+        Value::Enum(d) => out.push_str(&crate::enums::label_of(d.oid)),
     }
 }
 
@@ -197,6 +200,8 @@ pub fn parse_binary(ty: DataType, bytes: &[u8]) -> PgResult<Value> {
             None => return Err(binary_format_error()),
         },
         t if t == TypeId::Oid || t.is_reg() => Value::Oid(u32::from_be_bytes(fixed(bytes)?)),
+        // enum_recv: the label's text.
+        TypeId::Enum(t) => crate::enums::parse(t, utf8_text(bytes)?)?,
         TypeId::Xid | TypeId::Cid => Value::Oid(u32::from_be_bytes(fixed(bytes)?)),
         // tidrecv: the block, then the offset, big-endian.
         TypeId::Tid => {
@@ -357,6 +362,8 @@ pub fn format_binary(v: &Value, ty: TypeId, out: &mut Vec<u8>) {
             out.push(1);
             out.extend_from_slice(j.to_text().as_bytes());
         }
+        // enum_send: the label's text.
+        (_, Value::Enum(d)) => out.extend_from_slice(crate::enums::label_of(d.oid).as_bytes()),
     }
 }
 

@@ -77,6 +77,14 @@ const ARRAY: Quad = [
 ];
 
 fn base_quad(t: TypeId) -> Option<Quad> {
+    if let TypeId::Enum(_) = t {
+        return Some([
+            (3504, "enum_in"),
+            (3505, "enum_out"),
+            (3532, "enum_recv"),
+            (3533, "enum_send"),
+        ]);
+    }
     Some(match t.name() {
         "bool" => [
             (1242, "boolin"),

@@ -104,6 +104,14 @@ pub enum TypeId {
     /// Type of an untyped string literal before resolution.
     Unknown,
     Void,
+    /// `"char"`: one byte, held as a one-character `Value::Text`. Only
+    /// catalog views use it (pg_type.typtype, which drivers read as a byte);
+    /// it is not in `ALL`.
+    Char,
+    /// A user-defined enum type, by its pg_type oid (see `enums.rs`).
+    Enum(Oid),
+    /// The array type over the enum type of this (element) oid.
+    EnumArray(Oid),
 }
 
 impl TypeId {
@@ -170,6 +178,9 @@ impl TypeId {
             TypeId::Cid => 29,
             TypeId::Unknown => 705,
             TypeId::Void => 2278,
+            TypeId::Char => 18,
+            TypeId::Enum(oid) => oid,
+            TypeId::EnumArray(elem) => enums::array_oid(elem),
         }
     }
 
@@ -238,7 +249,27 @@ impl TypeId {
     ];
 
     pub fn from_oid(oid: Oid) -> Option<TypeId> {
-        TypeId::ALL.iter().copied().find(|t| t.oid() == oid)
+        TypeId::ALL
+            .iter()
+            .copied()
+            .find(|t| t.oid() == oid)
+            .or_else(|| Self::user_defined(oid))
+    }
+
+    /// A user-defined type's id (built-in oids are below 16384 and never
+    /// look at the registry).
+    #[cold]
+    fn user_defined(oid: Oid) -> Option<TypeId> {
+        if oid < 16384 {
+            return None;
+        }
+        enums::classify(oid).map(|(elem, array)| {
+            if array {
+                TypeId::EnumArray(elem)
+            } else {
+                TypeId::Enum(elem)
+            }
+        })
     }
 
     /// `pg_type.typname`.
@@ -305,19 +336,23 @@ impl TypeId {
             TypeId::Jsonb => "jsonb",
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
+            TypeId::Char => "char",
+            TypeId::Enum(oid) => enums::type_name(oid, false),
+            TypeId::EnumArray(elem) => enums::type_name(elem, true),
         }
     }
 
     /// `pg_type.typlen`: fixed size in bytes, or -1 for variable length.
     pub fn typlen(self) -> i16 {
         match self {
-            TypeId::Bool => 1,
+            TypeId::Bool | TypeId::Char => 1,
             TypeId::Int2 => 2,
             TypeId::Int4
             | TypeId::Oid
             | TypeId::Date
             | TypeId::Float4
             | TypeId::Xid
+            | TypeId::Enum(_)
             | TypeId::Cid => 4,
             TypeId::Tid | TypeId::MacAddr => 6,
             t if t.is_reg() => 4,
@@ -401,6 +436,9 @@ impl TypeId {
             TypeId::Jsonb => "jsonb",
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
+            TypeId::Char => "\"char\"",
+            TypeId::Enum(oid) => enums::display_name(oid, false),
+            TypeId::EnumArray(elem) => enums::display_name(elem, true),
         }
     }
 
@@ -428,6 +466,7 @@ impl TypeId {
             TypeId::Interval => 'T',
             TypeId::Unknown => 'X',
             TypeId::Json | TypeId::Jsonb => 'U',
+            TypeId::Enum(_) => 'E',
             _ => 'P',
         }
     }
@@ -487,6 +526,7 @@ impl TypeId {
             TypeId::MacAddrArray => TypeId::MacAddr,
             TypeId::MacAddr8Array => TypeId::MacAddr8,
             TypeId::MoneyArray => TypeId::Money,
+            TypeId::EnumArray(elem) => TypeId::Enum(elem),
             _ => return None,
         })
     }
@@ -498,6 +538,9 @@ impl TypeId {
 
     /// The array type over this element type, where one exists here.
     pub fn array_type(self) -> Option<TypeId> {
+        if let TypeId::Enum(elem) = self {
+            return Some(TypeId::EnumArray(elem));
+        }
         TypeId::ALL
             .iter()
             .copied()
@@ -542,6 +585,7 @@ impl TypeId {
             TypeId::Tid => 1010,
             TypeId::Xid => 1011,
             TypeId::Cid => 1012,
+            TypeId::Enum(oid) => enums::array_oid(oid),
             _ => 0,
         }
     }
@@ -554,7 +598,12 @@ impl TypeId {
     pub fn is_string(self) -> bool {
         matches!(
             self,
-            TypeId::Text | TypeId::Varchar | TypeId::Bpchar | TypeId::Name | TypeId::Unknown
+            TypeId::Text
+                | TypeId::Varchar
+                | TypeId::Bpchar
+                | TypeId::Name
+                | TypeId::Unknown
+                | TypeId::Char
         )
     }
 
@@ -639,6 +688,7 @@ pub mod datestyle;
 pub mod datetime;
 pub mod datum_size;
 pub mod encoding;
+pub mod enums;
 pub mod float;
 pub mod interval;
 pub mod io;

@@ -238,7 +238,7 @@ pub fn resolve_binary_op(op: BinaryOp, left: TypeId, right: TypeId) -> Option<Op
         if l == r && l.array_element().is_some() {
             return res(l, l, Bool);
         }
-        if l == r && matches!(l, Bool | Bytea | Uuid | Interval | Jsonb | Tid) {
+        if l == r && matches!(l, Bool | Bytea | Uuid | Interval | Jsonb | Tid | Enum(_)) {
             return res(l, l, Bool);
         }
         // xid and cid have only equality (xideq, xidneq, cideq).
@@ -778,6 +778,7 @@ fn variant_rank(v: &Value) -> u8 {
         Value::MacAddr(_) => 12,
         Value::MacAddr8(_) => 13,
         Value::Money(_) => 14,
+        Value::Enum(_) => 15,
         Value::Null => 10,
     }
 }
@@ -820,6 +821,8 @@ pub fn compare(left: &Value, right: &Value) -> Ordering {
         (Value::MacAddr(a), Value::MacAddr(b)) => a.cmp(b),
         (Value::MacAddr8(a), Value::MacAddr8(b)) => a.cmp(b),
         (Value::Money(a), Value::Money(b)) => a.cmp(b),
+        // enum_cmp: by enumsortorder.
+        (Value::Enum(a), Value::Enum(b)) => cmp_f64(a.sort_order as f64, b.sort_order as f64),
         (Value::Null, Value::Null) => Ordering::Equal,
         _ => compare_mixed(left, right),
     }
@@ -895,6 +898,7 @@ pub fn hash_value<H: std::hash::Hasher>(v: &Value, state: &mut H) {
         Value::MacAddr(m) => state.write(m),
         Value::MacAddr8(m) => state.write(m),
         Value::Money(m) => state.write_i64(*m),
+        Value::Enum(d) => state.write_u32(d.oid),
     }
 }
 

@@ -40,6 +40,8 @@ pub enum Value {
     /// An array of any element type and any number of dimensions, shared
     /// (see `array/`).
     Array(std::sync::Arc<crate::array::ArrayValue>),
+    /// A user-defined enum's value (see `enums.rs`); the static type names the enum.
+    Enum(crate::enums::EnumDatum),
 }
 
 impl Value {
@@ -72,6 +74,7 @@ impl Value {
             Value::Money(_) => TypeId::Money,
             Value::Jsonb(_) => TypeId::Jsonb,
             Value::Array(a) => a.elem.array_type().unwrap_or(TypeId::TextArray),
+            Value::Enum(d) => TypeId::Enum(crate::enums::type_of_label(d.oid)?),
         })
     }
 }

@@ -41,6 +41,8 @@ fn fixed_width(ty: TypeId) -> Option<usize> {
         TypeId::Int2 => Some(2),
         TypeId::Int4 | TypeId::Float4 | TypeId::Date | TypeId::Oid => Some(4),
         t if t.is_reg() => Some(4),
+        // An enum's label oid, as PostgreSQL stores it.
+        TypeId::Enum(_) => Some(4),
         TypeId::Int8 | TypeId::Float8 | TypeId::Timestamp | TypeId::Timestamptz => Some(8),
         TypeId::Uuid => Some(16),
         TypeId::Interval => Some(16),
@@ -108,6 +110,10 @@ fn put_value(out: &mut Vec<u8>, ty: TypeId, v: &Value) -> PgResult<()> {
             let x = u32::try_from(x).map_err(|_| out_of_range(ty))?;
             out.extend_from_slice(&x.to_le_bytes());
         }
+        TypeId::Enum(_) => match v {
+            Value::Enum(d) => out.extend_from_slice(&d.oid.to_le_bytes()),
+            _ => return Err(mismatch(ty, v)),
+        },
         TypeId::Date => match v {
             Value::Date(d) => out.extend_from_slice(&d.to_le_bytes()),
             _ => return Err(mismatch(ty, v)),
@@ -349,6 +355,7 @@ fn to_value(ty: TypeId, s: Stored<'_>) -> PgResult<Value> {
             TypeId::Int4 => Value::Int4(i32::from_le_bytes(le(b))),
             TypeId::Date => Value::Date(i32::from_le_bytes(le(b))),
             t if t == TypeId::Oid || t.is_reg() => Value::Oid(u32::from_le_bytes(le(b))),
+            TypeId::Enum(_) => types::enums::datum(u32::from_le_bytes(le(b))),
             TypeId::Float4 => Value::Float4(f32::from_le_bytes(le(b))),
             TypeId::Int8 => Value::Int8(i64::from_le_bytes(le(b))),
             TypeId::Float8 => Value::Float8(f64::from_le_bytes(le(b))),

@@ -13,6 +13,7 @@ mod schema;
 mod sequence;
 mod table;
 mod trigger;
+mod user_type;
 mod view;
 
 use catalog::{Catalog, CatalogTxn};
@@ -172,6 +173,20 @@ pub fn run(
         BoundStatement::SetTriggersEnabled { triggers, enabled } => {
             trigger::set_enabled(cx, env, triggers, *enabled)?
         }
+        BoundStatement::CreateEnumType {
+            namespace,
+            name,
+            labels,
+        } => user_type::create_enum(cx, env, *namespace, name, labels)?,
+        BoundStatement::AlterEnumType {
+            type_oid,
+            alteration,
+        } => user_type::alter_enum(cx, env, notices, *type_oid, alteration)?,
+        BoundStatement::DropType {
+            types,
+            missing,
+            cascade,
+        } => user_type::drop(cx, env, notices, types, missing, *cascade)?,
         BoundStatement::DropFunction { functions, missing } => {
             function::drop(cx, env, notices, functions, missing)?
         }

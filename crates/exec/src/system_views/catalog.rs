@@ -187,7 +187,7 @@ pub(super) static VIEWS: &[ViewDef] = &[
             ("typowner", Oid),
             ("typlen", Int2),
             ("typbyval", Bool),
-            ("typtype", Text),
+            ("typtype", Char),
             ("typcategory", Text),
             ("typispreferred", Bool),
             ("typisdefined", Bool),
@@ -679,8 +679,8 @@ fn pg_attribute(cx: &ViewContext<'_>) -> Vec<Row> {
         .collect()
 }
 
-fn pg_type(_: &ViewContext<'_>) -> Vec<Row> {
-    TypeId::ALL
+fn pg_type(cx: &ViewContext<'_>) -> Vec<Row> {
+    let mut rows: Vec<Row> = TypeId::ALL
         .iter()
         .map(|&t| {
             let (byval, align, storage) = storage_of(t);
@@ -727,7 +727,9 @@ fn pg_type(_: &ViewContext<'_>) -> Vec<Row> {
                 Value::Null,
             ]
         })
-        .collect()
+        .collect();
+    rows.extend(super::user_types::pg_type_rows(cx));
+    rows
 }
 
 fn pg_collation(_: &ViewContext<'_>) -> Vec<Row> {

@@ -22,6 +22,7 @@ mod session_objects;
 mod stats;
 mod table_stats;
 pub(crate) mod triggers;
+mod user_types;
 
 use common::{Oid, PgError, PgResult};
 use sql::plan::{OutputColumn, ViewScan};
@@ -115,8 +116,9 @@ impl ViewDef {
 }
 
 /// Every system view, by family.
-fn families() -> [&'static [ViewDef]; 11] {
+fn families() -> [&'static [ViewDef]; 12] {
     [
+        user_types::VIEWS,
         catalog::VIEWS,
         describe::VIEWS,
         indexes::VIEWS,
@@ -219,6 +221,7 @@ const RELATION_OIDS: &[(&str, Oid)] = &[
     ("pg_publication_rel", 6106),
     ("pg_publication_namespace", 6237),
     ("pg_sequence", 2224),
+    ("pg_enum", 3501),
     ("pg_roles", 12000),
     ("pg_tables", 12033),
 ];

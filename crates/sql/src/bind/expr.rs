@@ -455,14 +455,14 @@ impl Binder<'_, '_> {
             }
             E::Interval(iv) => self.bind_interval_literal(iv, scope),
             E::TypedString(ts) => {
-                let to = super::types::parse_type_name(&ts.data_type.to_string())?;
+                let to = self.bind_data_type(&ts.data_type)?;
                 let lit = self.bind_value(&ts.value.value)?;
                 self.coerce(lit, to, CastContext::Explicit)
             }
             E::Cast {
                 expr, data_type, ..
             } => {
-                let to = super::types::parse_type_name(&data_type.to_string())?;
+                let to = self.bind_data_type(data_type)?;
                 let inner = match expr.as_ref() {
                     E::Array(a) => self.bind_array_constructor(&a.elem, Some(to), scope)?,
                     _ => self.bind_expr(expr, scope)?,

@@ -62,6 +62,9 @@ impl Binder<'_, '_> {
         if let Some(call) = self.bind_json_builder(name, &args)? {
             return Ok(call);
         }
+        if let Some(call) = super::user_types::bind_enum_function(name, &args)? {
+            return Ok(call);
+        }
         if let Some(agg) = self.bind_aggregate(name, args.clone(), distinct, star)? {
             return Ok(agg);
         }

@@ -34,6 +34,7 @@ mod target_list;
 mod temp;
 pub mod triggers;
 mod types;
+mod user_types;
 mod views;
 mod window;
 
@@ -492,6 +493,11 @@ impl Binder<'_, '_> {
             Utility::DropSequence { names, if_exists } => {
                 self.bind_drop_sequence(names, *if_exists)?
             }
+            Utility::DropType {
+                names,
+                if_exists,
+                cascade,
+            } => self.bind_drop_type(names, *if_exists, *cascade)?,
             Utility::DropIndex {
                 names,
                 if_exists,
@@ -695,6 +701,11 @@ impl Binder<'_, '_> {
             S::CreateView(cv) => self.bind_create_view(cv),
             S::CreateFunction(cf) => self.bind_create_function(cf),
             S::DropFunction(df) => self.bind_drop_function(df),
+            S::CreateType {
+                name,
+                representation,
+            } => self.bind_create_type(name, representation.as_ref()),
+            S::AlterType(at) => self.bind_alter_type(at),
             S::AlterFunction(af) => self.bind_alter_function(af),
             S::CreateSequence {
                 temporary: false,
@@ -792,7 +803,7 @@ impl Binder<'_, '_> {
         cd: &ast::ColumnDef,
         constraints: &mut Vec<ast::TableConstraint>,
     ) -> PgResult<Column> {
-        let ty = parse_type_name(&cd.data_type.to_string())?;
+        let ty = self.bind_data_type(&cd.data_type)?;
         let mut col = Column {
             name: ident_name(&cd.name),
             type_oid: ty.id.oid(),

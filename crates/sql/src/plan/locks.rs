@@ -47,6 +47,9 @@ pub fn changes_catalog(stmt: &BoundStatement) -> bool {
         | BoundStatement::CreateView { .. }
         | BoundStatement::DropView { .. }
         | BoundStatement::CreateFunction { .. }
+        | BoundStatement::CreateEnumType { .. }
+        | BoundStatement::AlterEnumType { .. }
+        | BoundStatement::DropType { .. }
         | BoundStatement::DropFunction { .. }
         | BoundStatement::AlterFunction { .. }
         | BoundStatement::CreateTrigger { .. }

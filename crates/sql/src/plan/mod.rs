@@ -703,6 +703,20 @@ impl ModifyingCte {
     }
 }
 
+/// What ALTER TYPE does to an enum type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EnumAlteration {
+    AddValue {
+        label: String,
+        position: catalog::user_types::LabelPosition,
+        if_not_exists: bool,
+    },
+    RenameValue {
+        from: String,
+        to: String,
+    },
+}
+
 #[derive(Debug, Clone)]
 pub enum BoundStatement {
     /// A statement whose WITH holds data-modifying statements. Each runs
@@ -873,6 +887,23 @@ pub enum BoundStatement {
         triggers: Vec<Arc<catalog::triggers::Trigger>>,
         /// tgenabled's new value (`O`, `A`, `R` or `D`).
         enabled: char,
+    },
+    /// CREATE TYPE name AS ENUM (labels).
+    CreateEnumType {
+        namespace: Oid,
+        name: String,
+        labels: Vec<String>,
+    },
+    /// ALTER TYPE of an enum type.
+    AlterEnumType {
+        type_oid: Oid,
+        alteration: EnumAlteration,
+    },
+    /// DROP TYPE: the types found, the names IF EXISTS found nothing for.
+    DropType {
+        types: Vec<Arc<catalog::user_types::UserType>>,
+        missing: Vec<String>,
+        cascade: bool,
     },
     /// ALTER FUNCTION's attribute changes: the definition as it becomes.
     AlterFunction {

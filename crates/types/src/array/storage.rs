@@ -77,6 +77,10 @@ fn put_element(elem: TypeId, v: &Value, out: &mut Vec<u8>, scratch: &mut String)
         t if t == TypeId::Oid || t.is_reg() => {
             out.extend_from_slice(&(int_of(v) as u32).to_le_bytes())
         }
+        TypeId::Enum(_) => match v {
+            Value::Enum(d) => out.extend_from_slice(&d.oid.to_le_bytes()),
+            _ => out.extend_from_slice(&0u32.to_le_bytes()),
+        },
         TypeId::Float4 => out.extend_from_slice(&(v.as_f64().unwrap_or(0.0) as f32).to_le_bytes()),
         TypeId::Float8 => out.extend_from_slice(&v.as_f64().unwrap_or(0.0).to_le_bytes()),
         TypeId::Date => match v {
@@ -223,6 +227,7 @@ fn read_element(elem: TypeId, r: &mut Reader<'_>) -> PgResult<Value> {
         TypeId::Int4 => Value::Int4(i32::from_le_bytes(r.fixed()?)),
         TypeId::Int8 => Value::Int8(i64::from_le_bytes(r.fixed()?)),
         t if t == TypeId::Oid || t.is_reg() => Value::Oid(u32::from_le_bytes(r.fixed()?)),
+        TypeId::Enum(_) => crate::enums::datum(u32::from_le_bytes(r.fixed()?)),
         TypeId::Float4 => Value::Float4(f32::from_le_bytes(r.fixed()?)),
         TypeId::Float8 => Value::Float8(f64::from_le_bytes(r.fixed()?)),
         TypeId::Date => Value::Date(i32::from_le_bytes(r.fixed()?)),
