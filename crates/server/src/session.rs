@@ -723,9 +723,12 @@ impl Session {
         let st = self.statement_txn(transaction::write_command_in(stmt, &catalog))?;
         let top = st.snapshot.own.top;
         self.ri.next_cid = st.cid + 1;
+        let generation = self.settings.generation();
         let mut result = self.execute_dml_or_query(stmt, params, sink, &st);
         // set_config('role', …) changes who the session is.
-        self.sync_identity();
+        if self.settings.generation() != generation {
+            self.sync_identity();
+        }
         if result.is_ok() {
             self.note_on_commit(stmt);
         }

@@ -33,6 +33,8 @@ pub fn cast_context(from: TypeId, to: TypeId) -> Option<CastContext> {
         (Bool, Int4) => E,
         (Bool, Text | Bpchar | Varchar) => A,
         (Name, Text) => I,
+        // "char" (pg_type.typtype and friends) compares as text.
+        (Char, Text) => I,
         (Name, Bpchar | Varchar) => A,
         (Int8, Int2 | Int4) => A,
         // pg_cast: integers and oid convert to every reg* type implicitly,

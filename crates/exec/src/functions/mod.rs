@@ -35,8 +35,9 @@ use crate::{ExecEnv, Row};
 /// binds, plans and runs whole statements on the thread's stack.
 const LEVELS_PER_CALL: u32 = 48;
 
-/// A PL/pgSQL statement bound with these variable names in scope.
-type ScopedStatement = (Vec<String>, Arc<BoundStatement>);
+/// A PL/pgSQL statement bound with these variables (names and types) in
+/// scope: a trigger function's NEW and OLD columns differ by table.
+type ScopedStatement = (Vec<(String, DataType)>, Arc<BoundStatement>);
 
 /// What the calling statement has bound of the functions it called.
 #[derive(Default)]

@@ -230,9 +230,12 @@ impl Interp<'_> {
         env: &mut ExecEnv,
     ) -> PgResult<Arc<BoundStatement>> {
         let key = (self.function.oid, text.as_ptr() as usize);
-        let in_scope = |names: &[String]| {
-            names.len() == self.vars.len()
-                && names.iter().zip(&self.vars).all(|(n, v)| *n == v.name)
+        let in_scope = |scope: &[(String, DataType)]| {
+            scope.len() == self.vars.len()
+                && scope
+                    .iter()
+                    .zip(&self.vars)
+                    .all(|((n, t), v)| *n == v.name && *t == v.ty)
         };
         if let Some(bound) = env.functions.plpgsql_statements.get(&key) {
             if let Some((_, b)) = bound.iter().find(|(names, _)| in_scope(names)) {
@@ -246,8 +249,9 @@ impl Interp<'_> {
             sql::bind_statement(ctx, &parsed)
         })?;
         let stmt = Arc::new(env.hooks.plan_function_statement(stmt, env.catalog));
+        let scope = self.vars.iter().map(|v| (v.name.clone(), v.ty)).collect();
         let bound = env.functions.plpgsql_statements.entry(key).or_default();
-        bound.push((names, stmt.clone()));
+        bound.push((scope, stmt.clone()));
         Ok(stmt)
     }
 
