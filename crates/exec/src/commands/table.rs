@@ -130,7 +130,21 @@ pub(super) fn add_column(
     column: &Column,
     if_not_exists: bool,
 ) -> PgResult<String> {
-    if table.column_index(&column.name).is_some() && if_not_exists {
+    add_column_to(cx, env, notices, table.clone(), column, if_not_exists)?;
+    Ok("ALTER TABLE".into())
+}
+
+/// ADD COLUMN: the table with `column` added, or with IF NOT EXISTS and a
+/// column of that name already there, a NOTICE and the table unchanged.
+fn add_column_to(
+    cx: &mut CommandContext,
+    env: &ExecEnv,
+    notices: &mut Notices,
+    table: Table,
+    column: &Column,
+    if_not_exists: bool,
+) -> PgResult<Table> {
+    if if_not_exists && table.column_index(&column.name).is_some() {
         notices(&PgError::new(
             SqlState::DUPLICATE_COLUMN,
             format!(
@@ -138,11 +152,10 @@ pub(super) fn add_column(
                 column.name, table.name
             ),
         ))?;
-    } else {
-        let catalog = cx.catalog;
-        catalog.add_column(cx.changes(env)?, env.cid, table.oid, column.clone())?;
+        return Ok(table);
     }
-    Ok("ALTER TABLE".into())
+    let catalog = cx.catalog;
+    catalog.add_column(cx.changes(env)?, env.cid, table.oid, column.clone())
 }
 
 /// ALTER TABLE's actions, in order, each on the table as the previous left it.
@@ -161,20 +174,7 @@ pub(super) fn alter(
             AlterTableAction::AddColumn {
                 column,
                 if_not_exists,
-            } => {
-                if *if_not_exists && table.column_index(&column.name).is_some() {
-                    notices(&PgError::new(
-                        SqlState::DUPLICATE_COLUMN,
-                        format!(
-                            "column \"{}\" of relation \"{}\" already exists, skipping",
-                            column.name, table.name
-                        ),
-                    ))?;
-                    table
-                } else {
-                    catalog.add_column(changes, env.cid, table.oid, column.clone())?
-                }
-            }
+            } => add_column_to(cx, env, notices, table, column, *if_not_exists)?,
             AlterTableAction::FillColumn(update) => {
                 // As PostgreSQL's table rewrite, the fill fires no trigger.
                 env.fire_triggers = false;
