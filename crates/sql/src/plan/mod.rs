@@ -1064,6 +1064,9 @@ pub struct CopyFromTarget {
     pub columns: Vec<usize>,
     /// Columns the input leaves out, with their DEFAULT.
     pub defaults: Vec<(usize, Expr)>,
+    /// Per input field: its domain's checks when the column is of a
+    /// domain, over the row being built.
+    pub domain_checks: Vec<Option<Expr>>,
     /// Per input field: FORCE_NOT_NULL / FORCE_NULL (CSV).
     pub force_not_null: Vec<bool>,
     pub force_null: Vec<bool>,
