@@ -487,6 +487,12 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
     })
 }
 
+fn is_domain(env: &ExecEnv, oid: common::Oid) -> bool {
+    env.catalog
+        .user_type(oid)
+        .is_some_and(|t| t.domain.is_some())
+}
+
 /// 23502 for a NULL of a NOT NULL domain, 23514 for the first of the
 /// domain's CHECKs `v` fails (a NULL result passes), as domain_check_input.
 pub(crate) fn check_domain_value(
@@ -736,6 +742,12 @@ fn eval_sys(
         // Evaluated with its argument's type, in `eval`.
         SysFunc::DatumSize => Value::Null,
         SysFunc::FormatType => match &args[0] {
+            // A domain prints as itself, not as the base type it resolves to.
+            Value::Oid(o) if *o >= 16384 && is_domain(env, *o) => Value::Text(
+                env.catalog
+                    .user_type(*o)
+                    .map_or_else(String::new, |t| t.name.clone()),
+            ),
             Value::Oid(o) => match TypeId::from_oid(*o) {
                 Some(t) => {
                     let typmod = match args.get(1) {

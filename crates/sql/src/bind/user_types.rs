@@ -37,7 +37,11 @@ impl Binder<'_, '_> {
         Ok(match dt {
             ast::DataType::Custom(name, modifiers) if modifiers.is_empty() => self
                 .lookup_user_type(&object_name_parts(name)?)?
-                .map(|t| DataType::new(t.type_id())),
+                .map(|t| match &t.domain {
+                    // A domain is its base type, modifier included (varchar(3)).
+                    Some(d) => DataType::with_typmod(t.type_id(), d.base_typmod),
+                    None => DataType::new(t.type_id()),
+                }),
             ast::DataType::Array(
                 ast::ArrayElemTypeDef::SquareBracket(inner, _)
                 | ast::ArrayElemTypeDef::AngleBracket(inner),
