@@ -457,20 +457,27 @@ impl Catalog {
         cid: u32,
         namespace: Oid,
     ) -> PgResult<()> {
-        let types: Vec<Arc<UserType>> = txn
+        let mut types: Vec<Arc<UserType>> = txn
             .working
             .user_types
             .values()
             .filter(|t| t.namespace == namespace)
             .cloned()
             .collect();
+        // A domain goes before the types it is based on (a domain's base
+        // always has the lower oid).
+        types.sort_by_key(|t| std::cmp::Reverse(t.oid));
         for t in types {
             let used = txn.working.tables.values().any(|table| {
                 table
                     .columns
                     .iter()
                     .any(|c| c.type_oid == t.oid || c.type_oid == t.array_oid)
-            });
+            }) || txn
+                .working
+                .user_types
+                .values()
+                .any(|d| d.domain.as_ref().is_some_and(|d| d.base_oid == t.oid));
             if used {
                 return Err(PgError::new(
                     SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
