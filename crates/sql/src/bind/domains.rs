@@ -317,16 +317,25 @@ impl Binder<'_, '_> {
         not_null: bool,
         checks: Vec<(String, Expr)>,
     ) -> DomainValidation {
-        let columns = self
-            .ctx
-            .catalog
+        let cat = self.ctx.catalog;
+        // Columns of the domain or of a domain based on it, at any depth.
+        let of_domain = |mut oid: u32| loop {
+            if oid == ty.oid {
+                return true;
+            }
+            match cat.user_type(oid).and_then(|t| t.domain.as_ref()) {
+                Some(d) => oid = d.base_oid,
+                None => return false,
+            }
+        };
+        let columns = cat
             .tables
             .values()
             .flat_map(|t| {
                 t.columns
                     .iter()
                     .enumerate()
-                    .filter(|(_, c)| c.type_oid == ty.oid)
+                    .filter(|(_, c)| c.type_oid >= FIRST_USER_OID && of_domain(c.type_oid))
                     .map(move |(i, _)| (t.clone(), i))
             })
             .collect();
