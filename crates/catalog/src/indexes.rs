@@ -183,15 +183,20 @@ pub(crate) const PG_INDEX: SystemRelation = SystemRelation {
 
 /// oid, conname, connamespace, contype, condeferrable, condeferred,
 /// convalidated, conrelid, conindid, confrelid, confupdtype, confdeltype,
-/// confmatchtype, conkey, confkey (int2vector text), the CHECK expression.
+/// confmatchtype, conkey, confkey (int2vector text), the CHECK expression,
+/// contypid (a domain's CHECK: `user_types.rs` loads those; NULL in rows
+/// written before domains existed).
 pub(crate) const PG_CONSTRAINT: SystemRelation = SystemRelation {
     name: "pg_constraint",
     rel_number: 2606,
     columns: &[
         OidT, Name, OidT, Text, Bool, Bool, Bool, OidT, OidT, OidT, Text, Text, Text, Text, Text,
-        Text,
+        Text, OidT,
     ],
 };
+
+/// pg_constraint's contypid column.
+pub(crate) const CONTYPID: usize = 16;
 
 fn text(s: impl Into<String>) -> Value {
     Value::Text(s.into())
@@ -275,6 +280,7 @@ pub(crate) fn constraint_row(c: &Constraint) -> Vec<Value> {
             ConstraintKind::Check { expr } => text(expr.clone()),
             _ => Value::Null,
         },
+        Value::Oid(0),
     ]
 }
 
@@ -346,6 +352,9 @@ pub(crate) fn load(
         ));
     }
     for (tid, r) in relations::scan(pool, tm, &PG_CONSTRAINT)? {
+        if matches!(r[CONTYPID], Value::Oid(o) if o != 0) {
+            continue; // a domain's, loaded with its type
+        }
         let code = str_of(&r[3]).chars().next().unwrap_or(' ');
         let kind = match code {
             'c' => ConstraintKind::Check {

@@ -27,6 +27,7 @@ use txn::TransactionManager;
 
 pub mod comments;
 mod ddl;
+pub mod domains;
 pub mod functions;
 pub mod indexes;
 mod model;

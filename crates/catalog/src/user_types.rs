@@ -1,5 +1,5 @@
-//! User-defined types: enums (CREATE TYPE ... AS ENUM), pg_type's and
-//! pg_enum's rows.
+//! User-defined types: enums (CREATE TYPE ... AS ENUM) and domains
+//! (CREATE DOMAIN, `domains.rs`), pg_type's and pg_enum's rows.
 //!
 //! Two heap relations hold them, written under the changing transaction's
 //! xid like every catalog row: 1247 (pg_type's oid), one row per type, and
@@ -34,7 +34,9 @@ pub const PG_ENUM_OID: Oid = 3501;
 /// Longest enum label in bytes (NAMEDATALEN - 1).
 const MAX_LABEL_BYTES: usize = 63;
 
-/// oid, typname, typnamespace, database, typtype, typarray.
+/// oid, typname, typnamespace, database, typtype, typarray, and a
+/// domain's typbasetype, typtypmod, typnotnull, typdefault (NULL for an
+/// enum, and in rows written before domains existed).
 pub(crate) const PG_TYPE: SystemRelation = SystemRelation {
     name: "pg_type",
     rel_number: PG_TYPE_OID,
@@ -45,6 +47,10 @@ pub(crate) const PG_TYPE: SystemRelation = SystemRelation {
         TypeId::Oid,
         TypeId::Text,
         TypeId::Oid,
+        TypeId::Oid,
+        TypeId::Int4,
+        TypeId::Bool,
+        TypeId::Text,
     ],
 };
 
@@ -64,14 +70,19 @@ pub struct UserType {
     pub db_oid: Oid,
     /// typarray: the oid of `_name`.
     pub array_oid: Oid,
-    /// The labels, in sort order.
+    /// The labels, in sort order (none for a domain).
     pub labels: Vec<EnumLabel>,
+    /// Set for a domain (typtype 'd').
+    pub domain: Option<crate::domains::Domain>,
 }
 
 impl UserType {
-    /// The type as `TypeId` names it.
+    /// The type as `TypeId` names it: a domain is its base type.
     pub fn type_id(&self) -> TypeId {
-        TypeId::Enum(self.oid)
+        match &self.domain {
+            Some(d) => TypeId::from_oid(d.base_oid).expect("a domain's base type is known"),
+            None => TypeId::Enum(self.oid),
+        }
     }
     pub fn label(&self, label: &str) -> Option<&EnumLabel> {
         self.labels.iter().find(|l| l.label == label)
@@ -81,19 +92,31 @@ impl UserType {
 /// Where the rows of types and labels are.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct UserTypeRows {
-    types: HashMap<Oid, Tid>,
+    pub(crate) types: HashMap<Oid, Tid>,
     labels: HashMap<Oid, Tid>,
+    /// A domain's CHECK constraints' pg_constraint rows.
+    pub(crate) domain_checks: HashMap<Oid, Tid>,
 }
 
-fn type_row(t: &UserType) -> Vec<Value> {
-    vec![
+pub(crate) fn type_row(t: &UserType) -> Vec<Value> {
+    let mut row = vec![
         Value::Oid(t.oid),
         Value::Text(t.name.clone()),
         Value::Oid(t.namespace),
         Value::Oid(t.db_oid),
-        Value::Text("e".into()),
+        Value::Text(if t.domain.is_some() { "d" } else { "e" }.into()),
         Value::Oid(t.array_oid),
-    ]
+    ];
+    match &t.domain {
+        Some(d) => row.extend([
+            Value::Oid(d.base_oid),
+            Value::Int4(d.base_typmod),
+            Value::Bool(d.not_null),
+            d.default.clone().map_or(Value::Null, Value::Text),
+        ]),
+        None => row.extend([Value::Null, Value::Null, Value::Null, Value::Null]),
+    }
+    row
 }
 
 fn label_row(type_oid: Oid, l: &EnumLabel) -> Vec<Value> {
@@ -129,6 +152,7 @@ pub(crate) fn load(
             db_oid: oid(&PG_TYPE, &r[3])?,
             array_oid: oid(&PG_TYPE, &r[5])?,
             labels: Vec::new(),
+            domain: crate::domains::domain_of_row(&r)?,
         };
         d.rows.user_types.types.insert(t.oid, tid);
         types.insert(t.oid, t);
@@ -151,6 +175,7 @@ pub(crate) fn load(
             .labels
             .push(l);
     }
+    crate::domains::load_checks(pool, tm, d, &mut types)?;
     for (oid, mut t) in types {
         sort_labels(&mut t.labels);
         d.user_types.insert(oid, Arc::new(t));
@@ -165,9 +190,15 @@ fn sort_labels(labels: &mut [EnumLabel]) {
 
 /// Makes `d`'s enum types the ones values are read and written with.
 pub(crate) fn publish(d: &CatalogData) {
+    types::domains::publish(
+        d.user_types
+            .values()
+            .filter_map(|t| Some((t.oid, t.domain.as_ref()?.base_oid))),
+    );
     types::enums::publish(
         d.user_types
             .values()
+            .filter(|t| t.domain.is_none())
             .map(|t| (t.name.clone(), t.oid, t.array_oid, t.labels.clone())),
     );
 }
@@ -214,7 +245,7 @@ pub enum LabelPosition {
 }
 
 impl Catalog {
-    fn type_writer(&self, txn: &CatalogTxn, cid: u32) -> RowWriter<'_> {
+    pub(crate) fn type_writer(&self, txn: &CatalogTxn, cid: u32) -> RowWriter<'_> {
         RowWriter {
             pool: self.pool,
             tm: self.tm,
@@ -246,6 +277,7 @@ impl Catalog {
             db_oid,
             array_oid,
             labels: Vec::new(),
+            domain: None,
         };
         let w = self.type_writer(txn, cid);
         let type_tid = w.insert(&PG_TYPE, &type_row(&t))?;
@@ -403,6 +435,11 @@ impl Catalog {
                     w.delete(&PG_ENUM, tid)?;
                 }
             }
+            for c in t.domain.iter().flat_map(|d| &d.checks) {
+                if let Some(tid) = d.rows.user_types.domain_checks.remove(&c.oid) {
+                    w.delete(&crate::indexes::PG_CONSTRAINT, tid)?;
+                }
+            }
         }
         if let Some(tid) = d.rows.user_types.types.remove(&type_oid) {
             w.delete(&PG_TYPE, tid)?;
@@ -420,20 +457,27 @@ impl Catalog {
         cid: u32,
         namespace: Oid,
     ) -> PgResult<()> {
-        let types: Vec<Arc<UserType>> = txn
+        let mut types: Vec<Arc<UserType>> = txn
             .working
             .user_types
             .values()
             .filter(|t| t.namespace == namespace)
             .cloned()
             .collect();
+        // A domain goes before the types it is based on (a domain's base
+        // always has the lower oid).
+        types.sort_by_key(|t| std::cmp::Reverse(t.oid));
         for t in types {
             let used = txn.working.tables.values().any(|table| {
                 table
                     .columns
                     .iter()
                     .any(|c| c.type_oid == t.oid || c.type_oid == t.array_oid)
-            });
+            }) || txn
+                .working
+                .user_types
+                .values()
+                .any(|d| d.domain.as_ref().is_some_and(|d| d.base_oid == t.oid));
             if used {
                 return Err(PgError::new(
                     SqlState::DEPENDENT_OBJECTS_STILL_EXIST,

@@ -564,10 +564,17 @@ impl<'t> CopyLoader<'t> {
                 }
                 f => f,
             };
-            if let Some(text) = field {
+            if let Some(text) = &field {
                 let ty = self.types[col];
-                self.row[col] = parse_text(ty, &text, &env.io).map_err(|e| {
-                    e.with_context(context(Some((&self.table().columns[col].name, &text))))
+                self.row[col] = parse_text(ty, text, &env.io).map_err(|e| {
+                    e.with_context(context(Some((&self.table().columns[col].name, text))))
+                })?;
+            }
+            // A domain's checks run as its input function would.
+            if let Some(check) = &t.domain_checks[i] {
+                eval(check, &self.row, env).map_err(|e| {
+                    let name = &self.table().columns[col].name;
+                    e.with_context(context(field.as_deref().map(|f| (name.as_str(), f))))
                 })?;
             }
         }

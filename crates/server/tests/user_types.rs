@@ -3,7 +3,9 @@
 //! text), looks the type up by its RowDescription oid in pg_type and
 //! pg_enum (its labels in sort order), and sends an enum parameter in
 //! binary (enum_recv); an enum type, its labels (one added BEFORE another)
-//! and the column values survive a restart.
+//! and the column values survive a restart. Domains: COPY FROM checks a
+//! domain column's values, and a domain (its NOT NULL, DEFAULT and CHECKs)
+//! survives a restart.
 
 mod support;
 
@@ -124,4 +126,86 @@ fn enum_type_survives_restart() {
         .unwrap()
         .get(0);
     assert_eq!(n, 2);
+}
+
+#[test]
+fn copy_from_checks_domain_columns() {
+    use std::io::Write;
+    let server = TestServer::start();
+    let mut c = server.connect();
+    c.batch_execute(
+        "create domain posint as int check (value > 0);
+         create table counts (id int, n posint)",
+    )
+    .unwrap();
+    let mut w = c.copy_in("copy counts from stdin").unwrap();
+    w.write_all(b"1\t5\n2\t-1\n").unwrap();
+    let err = w
+        .finish()
+        .expect_err("a value the domain rejects fails the COPY");
+    let db = err.as_db_error().expect("a server error");
+    assert_eq!(db.code().code(), "23514");
+    assert_eq!(
+        db.message(),
+        "value for domain posint violates check constraint \"posint_check\""
+    );
+    assert_eq!(db.where_(), Some("COPY counts, line 2, column n: \"-1\""));
+    let mut w = c.copy_in("copy counts from stdin").unwrap();
+    w.write_all(b"1\t5\n2\t\\N\n").unwrap();
+    assert_eq!(w.finish().unwrap(), 2);
+}
+
+#[test]
+fn domain_survives_restart() {
+    let mut server = TestServer::start();
+    let mut client = server.connect();
+    client
+        .batch_execute(
+            "create domain code as text not null default 'none'
+                 constraint code_short check (length(value) < 5);
+             alter domain code add check (value <> 'bad');
+             create table items (id int, c code);
+             insert into items (id) values (1)",
+        )
+        .unwrap();
+    drop(client);
+    server.restart();
+    let mut client = server.connect();
+    let code = |client: &mut postgres::Client, sql: &str| {
+        client
+            .batch_execute(sql)
+            .unwrap_err()
+            .code()
+            .map(|c| c.code().to_string())
+    };
+    assert_eq!(
+        code(&mut client, "insert into items values (2, 'toolong')").as_deref(),
+        Some("23514")
+    );
+    assert_eq!(
+        code(&mut client, "insert into items values (2, 'bad')").as_deref(),
+        Some("23514")
+    );
+    assert_eq!(
+        code(&mut client, "insert into items values (2, null)").as_deref(),
+        Some("23502")
+    );
+    client
+        .batch_execute("insert into items (id) values (3)")
+        .unwrap();
+    let rows: Vec<String> = client
+        .query("select c from items order by id", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(rows, ["none", "none"]);
+    let checks: i64 = client
+        .query_one(
+            "select count(*) from pg_constraint where contypid = 'code'::regtype",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(checks, 2);
 }

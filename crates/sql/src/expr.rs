@@ -27,6 +27,19 @@ pub struct UserFuncCall {
     pub parallel: ParallelSafety,
 }
 
+/// A value coerced to a domain: the domain's NOT NULL and CHECK
+/// constraints, bound with the value as column 0 of a one-column row (the
+/// checks are no children of the node: they read no row of the plan).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DomainCheck {
+    /// The value, already of the domain's base type.
+    pub arg: Expr,
+    pub domain: String,
+    pub not_null: bool,
+    /// (constraint name, boolean expression over the value).
+    pub checks: Vec<(String, Expr)>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AggFunc {
     CountStar,
@@ -577,6 +590,8 @@ pub enum Expr {
     RegClassName(Oid),
     /// A user-defined function's call.
     UserFunc(Box<UserFuncCall>),
+    /// A value coerced to a domain (its base type's value, checked).
+    DomainCheck(Box<DomainCheck>),
 }
 
 impl Expr {
@@ -601,6 +616,7 @@ impl Expr {
             Srf(c) => c.value_type(),
             RegClassName(_) => DataType::new(TypeId::Text),
             UserFunc(c) => c.ret,
+            DomainCheck(d) => d.arg.data_type(),
         }
     }
 
@@ -747,6 +763,7 @@ impl Expr {
             Window(w) => w.children().for_each(|e| e.visit(f)),
             Srf(c) => c.args.iter().for_each(|e| e.visit(f)),
             UserFunc(c) => c.args.iter().for_each(|e| e.visit(f)),
+            DomainCheck(d) => d.arg.visit(f),
         }
     }
 
@@ -894,6 +911,11 @@ impl Expr {
                     .map(&mut *f)
                     .collect::<Result<_, _>>()?;
                 UserFunc(c)
+            }
+            DomainCheck(mut d) => {
+                let placeholder = Const(Value::Null, d.arg.data_type());
+                d.arg = f(std::mem::replace(&mut d.arg, placeholder))?;
+                DomainCheck(d)
             }
             other => other,
         };

@@ -7,6 +7,7 @@ pub mod copy;
 pub mod cursor;
 pub mod describe;
 pub mod do_block;
+pub mod domain_stmt;
 pub mod expr;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzz;

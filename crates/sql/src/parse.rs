@@ -168,12 +168,15 @@ pub enum Utility {
         names: Vec<Vec<String>>,
         if_exists: bool,
     },
-    /// DROP TYPE [IF EXISTS] names [CASCADE | RESTRICT].
+    /// DROP TYPE | DOMAIN [IF EXISTS] names [CASCADE | RESTRICT].
     DropType {
         names: Vec<Vec<String>>,
         if_exists: bool,
         cascade: bool,
+        domain: bool,
     },
+    /// CREATE DOMAIN, ALTER DOMAIN (`domain_stmt.rs`).
+    Domain(Result<Box<crate::domain_stmt::DomainStatement>, PgError>),
     DropSchema {
         names: Vec<String>,
         if_exists: bool,
@@ -625,6 +628,11 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
     if let Some(t) = crate::trigger_stmt::parse(text) {
         return Some(Utility::Trigger(t));
     }
+    if matches!(first_keyword(text).as_str(), "create" | "alter") {
+        if let Some(d) = crate::domain_stmt::parse(text) {
+            return Some(Utility::Domain(d.map(Box::new)));
+        }
+    }
     let toks = tokens(text)?;
     let words: Vec<&str> = toks
         .iter()
@@ -771,15 +779,17 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
             if_exists: false,
             cascade: ends_with_cascade(&toks),
         }),
-        ["drop", "type", "if", "exists", ..] => Some(Utility::DropType {
+        ["drop", kind @ ("type" | "domain"), "if", "exists", ..] => Some(Utility::DropType {
             names: qualified_names(strip_behavior(&toks[4..]))?,
             if_exists: true,
             cascade: ends_with_cascade(&toks),
+            domain: *kind == "domain",
         }),
-        ["drop", "type", ..] => Some(Utility::DropType {
+        ["drop", kind @ ("type" | "domain"), ..] => Some(Utility::DropType {
             names: qualified_names(strip_behavior(&toks[2..]))?,
             if_exists: false,
             cascade: ends_with_cascade(&toks),
+            domain: *kind == "domain",
         }),
         ["drop", "sequence", "if", "exists", ..] => Some(Utility::DropSequence {
             names: qualified_names(strip_behavior(&toks[4..]))?,

@@ -263,13 +263,16 @@ impl TypeId {
         if oid < 16384 {
             return None;
         }
-        enums::classify(oid).map(|(elem, array)| {
-            if array {
-                TypeId::EnumArray(elem)
-            } else {
-                TypeId::Enum(elem)
-            }
-        })
+        enums::classify(oid)
+            .map(|(elem, array)| {
+                if array {
+                    TypeId::EnumArray(elem)
+                } else {
+                    TypeId::Enum(elem)
+                }
+            })
+            // A domain is its base type to everything below the binder.
+            .or_else(|| domains::base_type_oid(oid).and_then(TypeId::from_oid))
     }
 
     /// `pg_type.typname`.
@@ -687,6 +690,7 @@ pub mod cast;
 pub mod datestyle;
 pub mod datetime;
 pub mod datum_size;
+pub mod domains;
 pub mod encoding;
 pub mod enums;
 pub mod float;

@@ -6,6 +6,7 @@
 mod comment;
 mod constraint;
 mod database;
+mod domain;
 mod function;
 mod index;
 mod role;
@@ -186,7 +187,27 @@ pub fn run(
             types,
             missing,
             cascade,
-        } => user_type::drop(cx, env, notices, types, missing, *cascade)?,
+            domain,
+        } => user_type::drop(cx, env, notices, types, missing, *cascade, *domain)?,
+        BoundStatement::CreateDomain {
+            namespace,
+            name,
+            domain,
+        } => domain::create(cx, env, *namespace, name, domain)?,
+        BoundStatement::AlterDomain {
+            type_oid,
+            domain,
+            validate,
+            notice,
+        } => domain::alter(
+            cx,
+            env,
+            notices,
+            *type_oid,
+            domain,
+            validate.as_ref(),
+            notice.as_deref(),
+        )?,
         BoundStatement::DropFunction { functions, missing } => {
             function::drop(cx, env, notices, functions, missing)?
         }

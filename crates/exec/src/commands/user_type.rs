@@ -60,6 +60,7 @@ pub(super) fn drop(
     types: &[Arc<UserType>],
     missing: &[String],
     cascade: bool,
+    domain: bool,
 ) -> PgResult<String> {
     super::notice_missing(notices, "type", missing)?;
     let catalog = cx.catalog;
@@ -67,10 +68,13 @@ pub(super) fn drop(
     for t in types {
         // No pg_depend: the columns of the catalog are the dependents.
         let cat = txn.catalog().clone();
-        let users: Vec<String> = cat
-            .tables
+        let domains = cat
+            .user_types
             .values()
-            .flat_map(|table| {
+            .filter(|d| d.domain.as_ref().is_some_and(|d| d.base_oid == t.oid))
+            .map(|d| format!("type {} depends on type {}", d.name, t.name));
+        let users: Vec<String> = domains
+            .chain(cat.tables.values().flat_map(|table| {
                 table
                     .columns
                     .iter()
@@ -81,7 +85,7 @@ pub(super) fn drop(
                             c.name, table.name, t.name
                         )
                     })
-            })
+            }))
             .collect();
         if !users.is_empty() {
             if cascade {
@@ -101,5 +105,5 @@ pub(super) fn drop(
         }
         catalog.drop_user_type(txn, env.cid, t.oid)?;
     }
-    Ok("DROP TYPE".into())
+    Ok(if domain { "DROP DOMAIN" } else { "DROP TYPE" }.into())
 }

@@ -289,7 +289,41 @@ fn pg_constraint(cx: &ViewContext<'_>) -> Vec<Row> {
                 },
             ]
         })
+        .chain(domain_constraints(cx))
         .collect()
+}
+
+/// The CHECK constraints of the database's domains (conrelid 0, contypid
+/// the domain).
+fn domain_constraints<'a>(cx: &'a ViewContext<'_>) -> impl Iterator<Item = Row> + 'a {
+    cx.catalog.user_types_of(cx.db_oid).flat_map(|t| {
+        let checks = t.domain.iter().flat_map(|d| d.checks.iter());
+        checks.map(|c| {
+            let mut row = vec![
+                Value::Oid(c.oid),
+                text(&c.name),
+                Value::Oid(t.namespace),
+                text("c"),
+                Value::Bool(false),
+                Value::Bool(false),
+                Value::Bool(true),
+                Value::Oid(0),
+                Value::Oid(t.oid),
+                Value::Oid(0),
+                Value::Oid(0),
+                Value::Oid(0),
+                text(" "),
+                text(" "),
+                text(" "),
+                Value::Bool(true),
+                Value::Int4(0),
+                Value::Bool(false),
+            ];
+            row.extend(std::iter::repeat_n(Value::Null, 7));
+            row.push(text(&c.expr));
+            row
+        })
+    })
 }
 
 fn pg_indexes(cx: &ViewContext<'_>) -> Vec<Row> {

@@ -41,6 +41,10 @@ fn pg_enum(cx: &ViewContext<'_>) -> Vec<Row> {
 pub(super) fn pg_type_rows(cx: &ViewContext<'_>) -> Vec<Row> {
     let mut rows = Vec::new();
     for t in cx.catalog.user_types_of(cx.db_oid) {
+        if t.domain.is_some() {
+            rows.push(domain_row(t));
+            continue;
+        }
         rows.push(type_row(t, t.type_id(), false));
         rows.push(type_row(t, TypeId::EnumArray(t.oid), true));
     }
@@ -90,4 +94,23 @@ fn type_row(t: &UserType, id: TypeId, array: bool) -> Row {
         Value::Null,
         Value::Null,
     ]
+}
+
+/// A domain's row: its base type's layout and output, typtype 'd',
+/// domain_in/domain_recv as input functions, and the domain's own columns.
+fn domain_row(t: &UserType) -> Row {
+    let d = t.domain.as_ref().expect("domain_row of a domain");
+    let base = t.type_id();
+    let mut row = type_row(t, base, false);
+    row[4] = Value::Int2(base.typlen());
+    row[6] = text("d");
+    row[7] = text(&base.category().to_string());
+    row[14] = Value::Oid(0); // typarray: arrays of domains are not supported
+    row[15] = Value::Oid(2597); // domain_in
+    row[17] = Value::Oid(2598); // domain_recv
+    row[24] = Value::Bool(d.not_null);
+    row[25] = Value::Oid(d.base_oid);
+    row[26] = Value::Int4(d.base_typmod);
+    row[30] = d.default.as_deref().map_or(Value::Null, text);
+    row
 }

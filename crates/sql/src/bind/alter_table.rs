@@ -78,13 +78,18 @@ impl Binder<'_, '_> {
             column: column.clone(),
             if_not_exists,
         });
+        let of_domain = self.column_domain(&column).is_some();
         current.columns.push(column);
-        if let Some(text) = default {
-            actions.push(AlterTableAction::SetDefault {
-                index,
-                default: Some(text.clone()),
-            });
-            current.columns[index].default = Some(text);
+        if default.is_some() || of_domain {
+            if let Some(text) = default {
+                actions.push(AlterTableAction::SetDefault {
+                    index,
+                    default: Some(text.clone()),
+                });
+                current.columns[index].default = Some(text);
+            }
+            // A domain column's rows take the domain's default (NULL too,
+            // which its NOT NULL and CHECKs see), as PostgreSQL's rewrite.
             let value = self.column_default(current, index)?;
             if !matches!(value, Expr::Const(Value::Null, _)) {
                 actions.push(AlterTableAction::FillColumn(Box::new(

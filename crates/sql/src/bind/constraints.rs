@@ -330,7 +330,11 @@ impl Binder<'_, '_> {
 
     /// A CHECK expression over one table's row: boolean, without
     /// subqueries or aggregates (PostgreSQL's messages).
-    fn bind_check_expr(&mut self, e: &ast::Expr, scope: &super::Scope) -> PgResult<Expr> {
+    pub(super) fn bind_check_expr(
+        &mut self,
+        e: &ast::Expr,
+        scope: &super::Scope,
+    ) -> PgResult<Expr> {
         let bound = self.bind_expr(e, scope)?;
         let mut subquery = false;
         bound.visit(&mut |x| {

@@ -48,10 +48,19 @@ impl Binder<'_, '_> {
                         defaults.push((i, self.column_default(&table, i)?));
                     }
                 }
+                let mut domain_checks = Vec::new();
+                for &i in &targets {
+                    let col = &table.columns[i];
+                    domain_checks.push(match self.column_domain(col) {
+                        Some(d) => Some(self.check_domain(Expr::Column(i, col.data_type()), &d)?),
+                        None => None,
+                    });
+                }
                 Ok(BoundStatement::CopyFrom(Box::new(CopyFromTarget {
                     table,
                     columns: targets,
                     defaults,
+                    domain_checks,
                     force_not_null,
                     force_null,
                     options: c.options.clone(),

@@ -457,7 +457,11 @@ impl Binder<'_, '_> {
             E::TypedString(ts) => {
                 let to = self.bind_data_type(&ts.data_type)?;
                 let lit = self.bind_value(&ts.value.value)?;
-                self.coerce(lit, to, CastContext::Explicit)
+                let cast = self.coerce(lit, to, CastContext::Explicit)?;
+                match self.domain_named(&ts.data_type)? {
+                    Some(d) => self.check_domain(cast, &d),
+                    None => Ok(cast),
+                }
             }
             E::Cast {
                 expr, data_type, ..
@@ -467,7 +471,11 @@ impl Binder<'_, '_> {
                     E::Array(a) => self.bind_array_constructor(&a.elem, Some(to), scope)?,
                     _ => self.bind_expr(expr, scope)?,
                 };
-                self.coerce(inner, to, CastContext::Explicit)
+                let cast = self.coerce(inner, to, CastContext::Explicit)?;
+                match self.domain_named(data_type)? {
+                    Some(d) => self.check_domain(cast, &d),
+                    None => Ok(cast),
+                }
             }
             E::Array(a) => self.bind_array_constructor(&a.elem, None, scope),
             E::BinaryOp { left, op, right } => {

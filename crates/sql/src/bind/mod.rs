@@ -23,6 +23,7 @@ mod modify;
 mod modify_join;
 mod network;
 use modify::select_into_target;
+mod domains;
 mod on_conflict;
 mod portal;
 mod pos;
@@ -497,7 +498,9 @@ impl Binder<'_, '_> {
                 names,
                 if_exists,
                 cascade,
-            } => self.bind_drop_type(names, *if_exists, *cascade)?,
+                domain,
+            } => self.bind_drop_type(names, *if_exists, *cascade, *domain)?,
+            Utility::Domain(d) => self.bind_domain_statement(*d.clone()?)?,
             Utility::DropIndex {
                 names,
                 if_exists,
@@ -804,9 +807,11 @@ impl Binder<'_, '_> {
         constraints: &mut Vec<ast::TableConstraint>,
     ) -> PgResult<Column> {
         let ty = self.bind_data_type(&cd.data_type)?;
+        // A domain column keeps the domain's oid; its values are the base type's.
+        let domain = self.domain_named(&cd.data_type)?;
         let mut col = Column {
             name: ident_name(&cd.name),
-            type_oid: ty.id.oid(),
+            type_oid: domain.map_or(ty.id.oid(), |d| d.oid),
             typmod: ty.typmod,
             not_null: false,
             default: None,
@@ -1098,8 +1103,8 @@ impl Binder<'_, '_> {
     /// The DEFAULT of column `i` (NULL when none), coerced to the column type.
     pub(crate) fn column_default(&mut self, table: &Table, i: usize) -> PgResult<Expr> {
         let col = &table.columns[i];
-        match &col.default {
-            None => Ok(Expr::Const(Value::Null, col.data_type())),
+        let value = match &self.effective_default(col) {
+            None => Expr::Const(Value::Null, col.data_type()),
             Some(text) => {
                 let dialect = sqlparser::dialect::PostgreSqlDialect {};
                 let e = sqlparser::parser::Parser::new(&dialect)
@@ -1109,8 +1114,12 @@ impl Binder<'_, '_> {
                         PgError::internal(format!("stored default does not parse: {e}"))
                     })?;
                 let bound = self.bind_expr(&e, &Vec::new())?;
-                self.coerce(bound, col.data_type(), CastContext::Assignment)
+                self.coerce(bound, col.data_type(), CastContext::Assignment)?
             }
+        };
+        match self.column_domain(col) {
+            Some(d) => self.check_domain(value, &d),
+            None => Ok(value),
         }
     }
 
@@ -1205,7 +1214,7 @@ impl Binder<'_, '_> {
                             let b = self.in_window_context(Some("VALUES"), |x| {
                                 x.bind_expr(e, &Vec::new())
                             })?;
-                            self.coerce_assign(b, types[t], &table.columns[t].name)
+                            self.assign_to_column(b, &table, t)
                                 .map_err(|err| self.locate(err, e))?
                         };
                         out[t] = Some(bound);
@@ -1254,7 +1263,7 @@ impl Binder<'_, '_> {
                 let mut out: Vec<Option<Expr>> = vec![None; width];
                 for (k, (c, &t)) in cols.iter().zip(&targets).enumerate() {
                     let e = Expr::Column(k, c.ty);
-                    out[t] = Some(self.coerce_assign(e, types[t], &table.columns[t].name)?);
+                    out[t] = Some(self.assign_to_column(e, &table, t)?);
                 }
                 let mut exprs = Vec::with_capacity(width);
                 for (i, o) in out.into_iter().enumerate() {

@@ -121,11 +121,9 @@ impl Binder<'_, '_> {
                     Source::Value(v) => {
                         let b = self.bind_expr(v, scope)?;
                         no_aggregates(&b, "UPDATE")?;
-                        self.coerce_assign(b, table.columns[i].data_type(), cname)?
+                        self.assign_to_column(b, table, i)?
                     }
-                    Source::Bound(b) => {
-                        self.coerce_assign(b, table.columns[i].data_type(), cname)?
-                    }
+                    Source::Bound(b) => self.assign_to_column(b, table, i)?,
                 };
                 assignments.push((i, e));
             }

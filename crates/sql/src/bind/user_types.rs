@@ -37,7 +37,11 @@ impl Binder<'_, '_> {
         Ok(match dt {
             ast::DataType::Custom(name, modifiers) if modifiers.is_empty() => self
                 .lookup_user_type(&object_name_parts(name)?)?
-                .map(|t| DataType::new(t.type_id())),
+                .map(|t| match &t.domain {
+                    // A domain is its base type, modifier included (varchar(3)).
+                    Some(d) => DataType::with_typmod(t.type_id(), d.base_typmod),
+                    None => DataType::new(t.type_id()),
+                }),
             ast::DataType::Array(
                 ast::ArrayElemTypeDef::SquareBracket(inner, _)
                 | ast::ArrayElemTypeDef::AngleBracket(inner),
@@ -111,11 +115,12 @@ impl Binder<'_, '_> {
     /// The enum type ALTER TYPE names (42809 for another kind of type).
     fn enum_type_named(&self, name: &ast::ObjectName) -> PgResult<Arc<UserType>> {
         let parts = object_name_parts(name)?;
-        if let Some(t) = self.lookup_user_type(&parts)? {
-            return Ok(t);
+        let found = self.lookup_user_type(&parts)?;
+        if let Some(t) = found.as_ref().filter(|t| t.domain.is_none()) {
+            return Ok(t.clone());
         }
         let joined = parts.join(".");
-        if super::types::parse_type_name(&joined).is_ok() {
+        if found.is_some() || super::types::parse_type_name(&joined).is_ok() {
             return Err(PgError::new(
                 SqlState::WRONG_OBJECT_TYPE,
                 format!("{joined} is not an enum"),
@@ -163,11 +168,18 @@ impl Binder<'_, '_> {
         names: &[Vec<String>],
         if_exists: bool,
         cascade: bool,
+        domain: bool,
     ) -> PgResult<BoundStatement> {
         let mut types = Vec::new();
         let mut missing = Vec::new();
         for n in names {
             match self.lookup_user_type(n)? {
+                Some(t) if domain && t.domain.is_none() => {
+                    return Err(PgError::new(
+                        SqlState::WRONG_OBJECT_TYPE,
+                        format!("\"{}\" is not a domain", n.join(".")),
+                    ))
+                }
                 Some(t) => types.push(t),
                 None if if_exists => missing.push(n.join(".")),
                 None if super::types::parse_type_name(&n.join(".")).is_ok() => {
@@ -186,6 +198,7 @@ impl Binder<'_, '_> {
             types,
             missing,
             cascade,
+            domain,
         })
     }
 }

@@ -1305,6 +1305,8 @@ impl Explainer<'_> {
                 c.function.name,
                 c.args.iter().map(d).collect::<Vec<_>>().join(", ")
             ),
+            // PostgreSQL's CoerceToDomain prints as its argument.
+            Expr::DomainCheck(c) => d(&c.arg),
         }
     }
 }

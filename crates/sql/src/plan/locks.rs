@@ -50,6 +50,8 @@ pub fn changes_catalog(stmt: &BoundStatement) -> bool {
         | BoundStatement::CreateEnumType { .. }
         | BoundStatement::AlterEnumType { .. }
         | BoundStatement::DropType { .. }
+        | BoundStatement::CreateDomain { .. }
+        | BoundStatement::AlterDomain { .. }
         | BoundStatement::DropFunction { .. }
         | BoundStatement::AlterFunction { .. }
         | BoundStatement::CreateTrigger { .. }

@@ -703,6 +703,14 @@ impl ModifyingCte {
     }
 }
 
+/// The table columns declared with a domain, and the check their stored
+/// values must pass (its argument: column 0 of a one-column row).
+#[derive(Debug, Clone)]
+pub struct DomainValidation {
+    pub columns: Vec<(catalog::Table, usize)>,
+    pub check: crate::expr::DomainCheck,
+}
+
 /// What ALTER TYPE does to an enum type.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EnumAlteration {
@@ -899,11 +907,28 @@ pub enum BoundStatement {
         type_oid: Oid,
         alteration: EnumAlteration,
     },
-    /// DROP TYPE: the types found, the names IF EXISTS found nothing for.
+    /// DROP TYPE or DROP DOMAIN: the types found, the names IF EXISTS
+    /// found nothing for.
     DropType {
         types: Vec<Arc<catalog::user_types::UserType>>,
         missing: Vec<String>,
         cascade: bool,
+        domain: bool,
+    },
+    /// CREATE DOMAIN.
+    CreateDomain {
+        namespace: Oid,
+        name: String,
+        domain: catalog::domains::Domain,
+    },
+    /// ALTER DOMAIN: what the domain becomes, the stored values to check
+    /// first (SET NOT NULL, ADD CHECK), and a notice (DROP CONSTRAINT IF
+    /// EXISTS of a missing one).
+    AlterDomain {
+        type_oid: Oid,
+        domain: catalog::domains::Domain,
+        validate: Option<DomainValidation>,
+        notice: Option<String>,
     },
     /// ALTER FUNCTION's attribute changes: the definition as it becomes.
     AlterFunction {
@@ -1039,6 +1064,9 @@ pub struct CopyFromTarget {
     pub columns: Vec<usize>,
     /// Columns the input leaves out, with their DEFAULT.
     pub defaults: Vec<(usize, Expr)>,
+    /// Per input field: its domain's checks when the column is of a
+    /// domain, over the row being built.
+    pub domain_checks: Vec<Option<Expr>>,
     /// Per input field: FORCE_NOT_NULL / FORCE_NULL (CSV).
     pub force_not_null: Vec<bool>,
     pub force_null: Vec<bool>,
