@@ -219,8 +219,10 @@ impl Binder<'_, '_> {
             }
             Expr::Const(Value::Text(ref s), t) if t.id == TypeId::Unknown => {
                 // An array literal takes its elements' typmod as a cast
-                // would (an explicit one truncates).
-                let v = if to.id.is_array() && to.typmod >= 0 {
+                // would, and an explicit cast truncates ('abcd'::varchar(3)
+                // is 'abc', as in PostgreSQL).
+                let v = if to.typmod >= 0 && (to.id.is_array() || context == CastContext::Explicit)
+                {
                     let v = parse_text(DataType::new(to.id), s, &self.ctx.io)?;
                     ::types::cast::apply_typmod(v, to, context == CastContext::Explicit)?
                 } else {
