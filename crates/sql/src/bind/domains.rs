@@ -137,25 +137,7 @@ impl Binder<'_, '_> {
         not_null: Option<bool>,
         checks: Vec<DomainCheckDef>,
     ) -> PgResult<BoundStatement> {
-        let parts = object_name_parts(name)?;
-        let (namespace, name) = self.creation_namespace(&parts)?;
-        if namespace == catalog::PG_CATALOG_NAMESPACE {
-            return Err(PgError::new(
-                SqlState::INSUFFICIENT_PRIVILEGE,
-                "permission denied for schema pg_catalog",
-            ));
-        }
-        let cat = self.ctx.catalog;
-        if cat
-            .user_type_by_name(self.ctx.db_oid, namespace, &name)
-            .is_some()
-            || cat.relation_exists(self.ctx.db_oid, namespace, &name)
-        {
-            return Err(PgError::new(
-                SqlState::DUPLICATE_OBJECT,
-                format!("type \"{name}\" already exists"),
-            ));
-        }
+        let (namespace, name) = self.new_type_name(name)?;
         let base = self.bind_data_type(data_type)?;
         let base_oid = match self.domain_named(data_type)? {
             Some(d) => d.oid,

@@ -86,25 +86,7 @@ impl Binder<'_, '_> {
                 "CREATE TYPE is supported only for enum types (AS ENUM)",
             ));
         };
-        let parts = object_name_parts(name)?;
-        let (namespace, name) = self.creation_namespace(&parts)?;
-        if namespace == catalog::PG_CATALOG_NAMESPACE {
-            return Err(PgError::new(
-                SqlState::INSUFFICIENT_PRIVILEGE,
-                "permission denied for schema pg_catalog",
-            ));
-        }
-        let cat = self.ctx.catalog;
-        if cat
-            .user_type_by_name(self.ctx.db_oid, namespace, &name)
-            .is_some()
-            || cat.relation_exists(self.ctx.db_oid, namespace, &name)
-        {
-            return Err(PgError::new(
-                SqlState::DUPLICATE_OBJECT,
-                format!("type \"{name}\" already exists"),
-            ));
-        }
+        let (namespace, name) = self.new_type_name(name)?;
         Ok(BoundStatement::CreateEnumType {
             namespace,
             name,
@@ -249,4 +231,32 @@ pub(super) fn bind_enum_function(name: &str, args: &[Expr]) -> PgResult<Option<E
         }
         _ => return Ok(None),
     }))
+}
+
+impl Binder<'_, '_> {
+    /// Where CREATE TYPE / CREATE DOMAIN puts `name`: its schema (not
+    /// pg_catalog, 42501) and its unqualified name, which no type or
+    /// relation there may have already (42710: a table's row type has it).
+    pub(super) fn new_type_name(&self, name: &ast::ObjectName) -> PgResult<(common::Oid, String)> {
+        let parts = object_name_parts(name)?;
+        let (namespace, name) = self.creation_namespace(&parts)?;
+        if namespace == catalog::PG_CATALOG_NAMESPACE {
+            return Err(PgError::new(
+                SqlState::INSUFFICIENT_PRIVILEGE,
+                "permission denied for schema pg_catalog",
+            ));
+        }
+        let cat = self.ctx.catalog;
+        if cat
+            .user_type_by_name(self.ctx.db_oid, namespace, &name)
+            .is_some()
+            || cat.relation_exists(self.ctx.db_oid, namespace, &name)
+        {
+            return Err(PgError::new(
+                SqlState::DUPLICATE_OBJECT,
+                format!("type \"{name}\" already exists"),
+            ));
+        }
+        Ok((namespace, name))
+    }
 }
