@@ -177,12 +177,7 @@ impl Catalog {
         type_oid: Oid,
         domain: Domain,
     ) -> PgResult<()> {
-        let mut t = (**txn
-            .working
-            .user_types
-            .get(&type_oid)
-            .ok_or_else(|| crate::ddl::vanished(type_oid))?)
-        .clone();
+        let mut t = crate::user_types::working_type(txn, type_oid)?;
         let old_checks = t
             .domain
             .as_ref()
@@ -210,12 +205,7 @@ impl Catalog {
         type_oid: Oid,
         old: &[DomainCheck],
     ) -> PgResult<()> {
-        let mut t = (**txn
-            .working
-            .user_types
-            .get(&type_oid)
-            .ok_or_else(|| crate::ddl::vanished(type_oid))?)
-        .clone();
+        let mut t = crate::user_types::working_type(txn, type_oid)?;
         let w = self.type_writer(txn, cid);
         let mut written = Vec::new();
         let namespace = t.namespace;

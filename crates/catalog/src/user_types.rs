@@ -319,12 +319,7 @@ impl Catalog {
         position: &LabelPosition,
         if_not_exists: bool,
     ) -> PgResult<bool> {
-        let mut t = (**txn
-            .working
-            .user_types
-            .get(&type_oid)
-            .ok_or_else(|| crate::ddl::vanished(type_oid))?)
-        .clone();
+        let mut t = crate::user_types::working_type(txn, type_oid)?;
         check_label(label)?;
         if t.label(label).is_some() {
             if if_not_exists {
@@ -392,12 +387,7 @@ impl Catalog {
         old: &str,
         new: &str,
     ) -> PgResult<()> {
-        let mut t = (**txn
-            .working
-            .user_types
-            .get(&type_oid)
-            .ok_or_else(|| crate::ddl::vanished(type_oid))?)
-        .clone();
+        let mut t = crate::user_types::working_type(txn, type_oid)?;
         check_label(new)?;
         let Some(i) = t.labels.iter().position(|l| l.label == old) else {
             return Err(PgError::new(
@@ -509,4 +499,14 @@ fn midpoint(lo: f32, hi: f32) -> PgResult<f32> {
         ));
     }
     Ok(mid)
+}
+
+/// A copy of the user type `type_oid` as the transaction's catalog has it,
+/// to change and write back.
+pub(crate) fn working_type(txn: &CatalogTxn, type_oid: Oid) -> PgResult<UserType> {
+    txn.working
+        .user_types
+        .get(&type_oid)
+        .map(|t| (**t).clone())
+        .ok_or_else(|| crate::ddl::vanished(type_oid))
 }

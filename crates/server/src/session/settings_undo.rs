@@ -87,18 +87,13 @@ impl SettingsUndo {
         self.savepoints.truncate(level);
     }
 
-    /// ROLLBACK TO savepoint `level`: the settings as it found them. True
-    /// when `current` changed.
-    pub fn rollback_to(&mut self, level: usize, current: &mut Settings) -> bool {
+    /// ROLLBACK TO savepoint `level`: the settings as it found them.
+    /// Returns the settings replaced, where anything changed since it began.
+    pub fn rollback_to(&mut self, level: usize, current: &mut Settings) -> Option<Settings> {
         self.savepoints.truncate(level + 1);
-        match &self.savepoints[level] {
-            Some(saved) => {
-                *current = saved.current.clone();
-                self.at_commit = saved.at_commit.clone();
-                true
-            }
-            None => false,
-        }
+        let saved = self.savepoints[level].as_ref()?;
+        self.at_commit = saved.at_commit.clone();
+        Some(std::mem::replace(current, saved.current.clone()))
     }
 
     /// The transaction ends: a commit keeps the plain SETs, a rollback
@@ -205,8 +200,9 @@ impl Session {
 
     /// ROLLBACK TO savepoint `level`: the settings as it found them.
     pub(super) fn rollback_settings_to(&mut self, level: usize) {
-        let before = self.settings.clone();
-        if self.settings_undo.rollback_to(level, &mut self.settings) {
+        // JDBC's autosave issues a ROLLBACK TO per failed statement: nothing
+        // is copied unless the savepoint's settings changed.
+        if let Some(before) = self.settings_undo.rollback_to(level, &mut self.settings) {
             self.after_restore(&before);
         }
     }
@@ -270,7 +266,7 @@ mod tests {
         undo.savepoint();
         undo.savepoint();
         set(&mut undo, &mut s, "16MB", true);
-        assert!(undo.rollback_to(1, &mut s));
+        assert!(undo.rollback_to(1, &mut s).is_some());
         assert_eq!(work_mem(&s), "8MB");
         set(&mut undo, &mut s, "32MB", false);
         undo.release(0);
