@@ -89,7 +89,7 @@ impl CatalogTxn {
 
 /// The names of the system columns every table has (ctid, xmin, ...),
 /// which no user column may take.
-const SYSTEM_COLUMN_NAMES: [&str; 6] = ["ctid", "xmin", "cmin", "xmax", "cmax", "tableoid"];
+pub const SYSTEM_COLUMN_NAMES: [&str; 6] = ["ctid", "xmin", "cmin", "xmax", "cmax", "tableoid"];
 
 /// PostgreSQL's error for a user column named like a system column.
 fn check_not_system_name(name: &str) -> PgResult<()> {
@@ -243,7 +243,11 @@ impl Catalog {
 
     /// Gives `t` a TOAST relation: a new, empty file, gone at rollback. The
     /// caller writes `t`'s pg_class row.
-    fn create_toast_relation(&self, txn: &mut CatalogTxn, t: &mut Table) -> PgResult<()> {
+    pub(crate) fn create_toast_relation(
+        &self,
+        txn: &mut CatalogTxn,
+        t: &mut Table,
+    ) -> PgResult<()> {
         let oid = self.oids.next()?;
         t.toast = Some(crate::model::ToastRelation {
             oid,
@@ -297,7 +301,12 @@ impl Catalog {
         self.remove_table(txn, cid, oid)
     }
 
-    fn replace_class_row(&self, txn: &mut CatalogTxn, cid: u32, t: &Table) -> PgResult<()> {
+    pub(crate) fn replace_class_row(
+        &self,
+        txn: &mut CatalogTxn,
+        cid: u32,
+        t: &Table,
+    ) -> PgResult<()> {
         let w = self.writer(txn, cid);
         let d = Arc::make_mut(&mut txn.working);
         let old = d

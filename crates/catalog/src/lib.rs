@@ -25,6 +25,7 @@ use parking_lot::RwLock;
 use storage::buffer::BufferPool;
 use txn::TransactionManager;
 
+mod columns;
 pub mod comments;
 mod ddl;
 pub mod domains;
@@ -41,7 +42,7 @@ pub mod user_types;
 
 pub use access::toast::{Compression, Storage};
 pub use comments::ObjectAddress;
-pub use ddl::{CatalogMark, CatalogTxn};
+pub use ddl::{CatalogMark, CatalogTxn, SYSTEM_COLUMN_NAMES};
 pub use indexes::{Constraint, ConstraintKind, Index, IndexKey, ReferentialAction};
 pub use model::{
     is_temp_schema_name, needs_toast, CatalogData, ClassSizes, Column, Database, Namespace, Role,

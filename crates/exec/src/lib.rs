@@ -310,10 +310,24 @@ impl<'a> ExecEnv<'a> {
         cid: u32,
         params: &'s [Value],
     ) -> ExecEnv<'s> {
+        let catalog = self.catalog;
+        self.nested_in(catalog, snapshot, cid, params)
+    }
+
+    /// `nested`, over `catalog`: a DDL statement's own version of the
+    /// catalog, for the rows it writes itself (a table rewrite's inserts
+    /// find the indexes as the statement left them).
+    pub(crate) fn nested_in<'s>(
+        &'s mut self,
+        catalog: &'s std::sync::Arc<catalog::CatalogData>,
+        snapshot: &'s Snapshot,
+        cid: u32,
+        params: &'s [Value],
+    ) -> ExecEnv<'s> {
         ExecEnv {
             pool: self.pool,
             tm: self.tm,
-            catalog: self.catalog,
+            catalog,
             db_oid: self.db_oid,
             db_name: self.db_name,
             snapshot,

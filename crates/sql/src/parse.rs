@@ -152,6 +152,8 @@ pub enum Utility {
     DropView {
         names: Vec<Vec<String>>,
         if_exists: bool,
+        /// CASCADE: views reading the dropped ones go too.
+        cascade: bool,
     },
     DropIndex {
         names: Vec<Vec<String>>,
@@ -831,14 +833,15 @@ pub(crate) fn parse_utility(text: &str) -> Option<Utility> {
                 name: names.remove(0),
             })
         }
-        ["drop", "view", "if", "exists", ..] => Some(Utility::DropView {
-            names: qualified_names(strip_behavior(&toks[4..]))?,
-            if_exists: true,
-        }),
-        ["drop", "view", ..] => Some(Utility::DropView {
-            names: qualified_names(strip_behavior(&toks[2..]))?,
-            if_exists: false,
-        }),
+        ["drop", "view", ..] => {
+            let if_exists = words.get(2..4) == Some(&["if", "exists"]);
+            let rest = &toks[if if_exists { 4 } else { 2 }..];
+            Some(Utility::DropView {
+                names: qualified_names(strip_behavior(rest))?,
+                if_exists,
+                cascade: rest.last().is_some_and(|t| !t.1 && t.0 == "cascade"),
+            })
+        }
         ["drop", "schema", ..] => {
             let (if_exists, rest) = match words.get(2..4) {
                 Some(["if", "exists"]) => (true, &toks[4..]),

@@ -356,7 +356,7 @@ fn describe(catalog: &CatalogData, c: &Constraint) -> String {
 }
 
 /// The NOTICE for objects dropped along (one named, several counted).
-fn cascade_notice(dropped: &[String]) -> PgError {
+pub(super) fn cascade_notice(dropped: &[String]) -> PgError {
     match dropped {
         [one] => PgError::new(
             SqlState::SUCCESSFUL_COMPLETION,

@@ -3,6 +3,7 @@
 //! changes (and the relation files they create or drop) go through
 //! `catalog::Catalog` as part of the session's transaction (`CatalogTxn`).
 
+mod alter_column;
 mod comment;
 mod constraint;
 mod database;
@@ -138,8 +139,12 @@ pub fn run(
             tables,
             missing,
             cascade,
+            views,
             ..
-        } => table::drop_tables(cx, env, notices, tables, missing, *cascade)?,
+        } => {
+            view::drop_dependents(cx, env, notices, views)?;
+            table::drop_tables(cx, env, notices, tables, missing, *cascade)?
+        }
         BoundStatement::Truncate {
             tables, cascaded, ..
         } => table::truncate(cx, env, notices, tables, cascaded)?,
@@ -158,7 +163,12 @@ pub fn run(
             columns,
             replace,
         } => view::create(cx, env, name, *namespace, query, columns, *replace)?,
-        BoundStatement::DropView { views, missing } => {
+        BoundStatement::DropView {
+            views,
+            missing,
+            dependents,
+        } => {
+            view::drop_dependents(cx, env, notices, dependents)?;
             view::drop(cx, env, notices, views, missing)?
         }
         BoundStatement::CreateFunction { function, replace } => {

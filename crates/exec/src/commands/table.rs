@@ -188,6 +188,41 @@ pub(super) fn alter(
                 let mut next = env.nested(&snapshot, cid, &[]);
                 return alter(cx, &mut next, notices, &table, &actions[i + 1..]);
             }
+            AlterTableAction::DropColumn {
+                name, index: None, ..
+            } => {
+                notices(&PgError::new(
+                    SqlState::SUCCESSFUL_COMPLETION,
+                    format!(
+                        "column \"{name}\" of relation \"{}\" does not exist, skipping",
+                        table.name
+                    ),
+                ))?;
+                table
+            }
+            AlterTableAction::DropColumn {
+                index: Some(index),
+                views,
+                ..
+            } => {
+                let rest = &actions[i + 1..];
+                return super::alter_column::drop_column(
+                    cx, env, notices, &table, *index, views, rest,
+                );
+            }
+            AlterTableAction::AlterColumnType {
+                index,
+                column,
+                using,
+            } => {
+                let rest = &actions[i + 1..];
+                let retype = super::alter_column::Retype {
+                    index: *index,
+                    column,
+                    using,
+                };
+                return super::alter_column::alter_type(cx, env, notices, &table, retype, rest);
+            }
             AlterTableAction::RenameTable(name) => {
                 let renamed = catalog.rename_table(changes, env.cid, table.oid, name)?;
                 let rename = sql::bind::Rename::Table {

@@ -45,3 +45,24 @@ pub(super) fn drop(
     }
     Ok("DROP VIEW".into())
 }
+
+/// Views a CASCADE drop or change takes along (`sql::bind::view_deps`
+/// found them, each before the views reading it): dropped with PostgreSQL's
+/// NOTICE, the views reading others first.
+pub(super) fn drop_dependents(
+    cx: &mut CommandContext,
+    env: &ExecEnv,
+    notices: &mut Notices,
+    views: &[Arc<View>],
+) -> PgResult<()> {
+    if views.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = views.iter().map(|v| format!("view {}", v.name)).collect();
+    notices(&super::constraint::cascade_notice(&names))?;
+    let catalog = cx.catalog;
+    for v in views.iter().rev() {
+        catalog.drop_view(cx.changes(env)?, env.cid, v.oid)?;
+    }
+    Ok(())
+}

@@ -28,7 +28,54 @@ impl Binder<'_, '_> {
                 } => {
                     self.bind_add_column(&mut current, column_def, *if_not_exists, &mut actions)?
                 }
-                op => actions.push(self.bind_alter_action(&current, op)?),
+                ast::AlterTableOperation::DropColumn {
+                    column_names,
+                    if_exists,
+                    drop_behavior,
+                    ..
+                } => {
+                    let cascade = matches!(drop_behavior, Some(ast::DropBehavior::Cascade));
+                    for name in column_names {
+                        actions.push(self.bind_drop_column(
+                            &mut current,
+                            name,
+                            *if_exists,
+                            cascade,
+                        )?);
+                    }
+                }
+                ast::AlterTableOperation::AlterColumn {
+                    column_name,
+                    op:
+                        ast::AlterColumnOperation::SetDataType {
+                            data_type, using, ..
+                        },
+                } => {
+                    let index = Self::column_position(&current, column_name)?;
+                    actions.push(self.bind_alter_column_type(
+                        &mut current,
+                        index,
+                        data_type,
+                        using.as_ref(),
+                    )?);
+                }
+                op => {
+                    let action = self.bind_alter_action(&current, op)?;
+                    // The actions after it see the column as it leaves it.
+                    match &action {
+                        AlterTableAction::SetDefault { index, default } => {
+                            current.columns[*index].default = default.clone()
+                        }
+                        AlterTableAction::SetNotNull { index, not_null } => {
+                            current.columns[*index].not_null = *not_null
+                        }
+                        AlterTableAction::RenameColumn { index, name } => {
+                            current.columns[*index].name = name.clone()
+                        }
+                        _ => {}
+                    }
+                    actions.push(action)
+                }
             }
         }
         if let [AlterTableAction::AddColumn {

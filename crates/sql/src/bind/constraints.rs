@@ -177,19 +177,7 @@ pub(super) fn parse_stored_expr(text: &str, what: &str) -> PgResult<ast::Expr> {
 /// executor binds each check of a table once per statement that writes it.
 pub fn bind_check(ctx: &mut BindContext<'_>, table: &Table, text: &str) -> PgResult<Expr> {
     let e = parse_stored_expr(text, "check constraint")?;
-    let mut b = Binder {
-        ctx,
-        outer: Vec::new(),
-        src: None,
-        locking: None,
-        ctes: Vec::new(),
-        window: Default::default(),
-        outermost_ref: std::cell::Cell::new(usize::MAX),
-        modify_target: None,
-        modifying: Default::default(),
-        system_use: Default::default(),
-        keep_unknown_outputs: false,
-    };
+    let mut b = Binder::new(ctx);
     let scope = Binder::table_scope(table, None);
     b.bind_check_expr(&e, &scope)
 }
@@ -201,19 +189,7 @@ pub fn bind_column_default(
     table: &Table,
     index: usize,
 ) -> PgResult<Expr> {
-    let mut b = Binder {
-        ctx,
-        outer: Vec::new(),
-        src: None,
-        locking: None,
-        ctes: Vec::new(),
-        window: Default::default(),
-        outermost_ref: std::cell::Cell::new(usize::MAX),
-        modify_target: None,
-        modifying: Default::default(),
-        system_use: Default::default(),
-        keep_unknown_outputs: false,
-    };
+    let mut b = Binder::new(ctx);
     b.column_default(table, index)
 }
 
@@ -718,6 +694,33 @@ pub(super) fn alter_table_related(
                         }
                     }
                     _ => {}
+                }
+            }
+            // The other ends of foreign keys on the column and the views
+            // reading it go with it.
+            AlterTableAction::DropColumn {
+                index: Some(index),
+                views,
+                ..
+            } => {
+                let attnum = *index as i16 + 1;
+                for c in catalog.constraints.values() {
+                    if let catalog::ConstraintKind::ForeignKey {
+                        ref_table,
+                        ref_columns,
+                        ..
+                    } = &c.kind
+                    {
+                        if c.table == table.oid && c.columns.contains(&attnum) {
+                            add(*ref_table, LockMode::AccessExclusive);
+                        }
+                        if *ref_table == table.oid && ref_columns.contains(&attnum) {
+                            add(c.table, LockMode::AccessExclusive);
+                        }
+                    }
+                }
+                for v in views {
+                    add(v.oid, LockMode::AccessExclusive);
                 }
             }
             AlterTableAction::ValidateConstraint(name) => {

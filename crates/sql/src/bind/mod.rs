@@ -2,6 +2,7 @@
 //! expression, and plans queries (see `query.rs`) and DML/DDL statements.
 
 mod aggregates;
+mod alter_column;
 mod alter_table;
 mod arrays;
 mod comment;
@@ -36,6 +37,7 @@ mod temp;
 pub mod triggers;
 mod types;
 mod user_types;
+mod view_deps;
 mod views;
 mod window;
 
@@ -204,19 +206,7 @@ pub fn bind_statement(
     ctx: &mut BindContext<'_>,
     stmt: &ParsedStatement,
 ) -> PgResult<BoundStatement> {
-    let mut b = Binder {
-        ctx,
-        outer: Vec::new(),
-        src: None,
-        locking: None,
-        ctes: Vec::new(),
-        window: Default::default(),
-        outermost_ref: std::cell::Cell::new(usize::MAX),
-        modify_target: None,
-        modifying: Default::default(),
-        system_use: Default::default(),
-        keep_unknown_outputs: false,
-    };
+    let mut b = Binder::new(ctx);
     match stmt {
         ParsedStatement::Utility(u) => b.bind_utility(u),
         ParsedStatement::Sql(s, src) => {
@@ -225,6 +215,25 @@ pub fn bind_statement(
             b.bind_sql(s)
         }
         ParsedStatement::Copy(c) => b.bind_copy(c),
+    }
+}
+
+impl<'a, 'c> Binder<'a, 'c> {
+    /// A binder for a statement of its own (no outer query, no CTEs).
+    fn new(ctx: &'a mut BindContext<'c>) -> Self {
+        Binder {
+            ctx,
+            outer: Vec::new(),
+            src: None,
+            locking: None,
+            ctes: Vec::new(),
+            window: Default::default(),
+            outermost_ref: std::cell::Cell::new(usize::MAX),
+            modify_target: None,
+            modifying: Default::default(),
+            system_use: Default::default(),
+            keep_unknown_outputs: false,
+        }
     }
 }
 
@@ -467,11 +476,13 @@ impl Binder<'_, '_> {
                     }
                 }
                 let related = constraints::drop_table_related(self.ctx.catalog, &tables, *cascade);
+                let views = self.views_on_dropped(&tables, &[], *cascade)?;
                 BoundStatement::DropTable {
                     tables,
                     missing,
                     cascade: *cascade,
                     related,
+                    views,
                 }
             }
             Utility::Analyze {
@@ -508,7 +519,11 @@ impl Binder<'_, '_> {
             } => self.bind_drop_index(names, *if_exists, *cascade)?,
             Utility::Reindex { table, name } => self.bind_reindex(*table, name)?,
             Utility::AlterSequence { name, action } => self.bind_alter_sequence(name, action)?,
-            Utility::DropView { names, if_exists } => {
+            Utility::DropView {
+                names,
+                if_exists,
+                cascade,
+            } => {
                 let mut views = Vec::new();
                 let mut missing = Vec::new();
                 for n in names {
@@ -527,7 +542,12 @@ impl Binder<'_, '_> {
                         }
                     }
                 }
-                BoundStatement::DropView { views, missing }
+                let dependents = self.views_on_dropped(&[], &views, *cascade)?;
+                BoundStatement::DropView {
+                    views,
+                    missing,
+                    dependents,
+                }
             }
             Utility::DropSchema {
                 names,

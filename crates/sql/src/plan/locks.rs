@@ -166,10 +166,14 @@ fn collect(stmt: &BoundStatement, out: &mut Vec<(Oid, LockMode)>) {
             }
         }
         BoundStatement::DropTable {
-            tables, related, ..
+            tables,
+            related,
+            views,
+            ..
         } => {
             out.extend(tables.iter().map(|t| (t.oid, AccessExclusive)));
             out.extend(related.iter().map(|&t| (t, AccessExclusive)));
+            out.extend(views.iter().map(|v| (v.oid, AccessExclusive)));
         }
         BoundStatement::Truncate {
             tables, cascaded, ..
@@ -206,9 +210,14 @@ fn collect(stmt: &BoundStatement, out: &mut Vec<(Oid, LockMode)>) {
                 out.push((i.oid, AccessExclusive));
             }
         }
-        BoundStatement::DropView { views, .. } => {
-            out.extend(views.iter().map(|v| (v.oid, AccessExclusive)))
-        }
+        BoundStatement::DropView {
+            views, dependents, ..
+        } => out.extend(
+            views
+                .iter()
+                .chain(dependents)
+                .map(|v| (v.oid, AccessExclusive)),
+        ),
         BoundStatement::DropSequence { sequences, .. } => {
             out.extend(sequences.iter().map(|s| (s.oid, AccessExclusive)))
         }

@@ -589,6 +589,27 @@ pub enum AlterTableAction {
     /// rewrites the table instead), run as a command of its own so the
     /// actions after it see the rows it wrote.
     FillColumn(Box<BoundStatement>),
+    /// DROP COLUMN (`index` None: IF EXISTS found no column `name`, a
+    /// NOTICE). What lives on the column goes first: its indexes and this
+    /// table's constraints on it silently, and with CASCADE the views,
+    /// triggers and other tables' foreign keys that use it (without
+    /// CASCADE those refuse the drop, 2BP01); then the column, and the
+    /// rows are rewritten without it.
+    DropColumn {
+        name: String,
+        index: Option<usize>,
+        cascade: bool,
+        /// Views reading the column (found by the binder; CASCADE).
+        views: Vec<Arc<catalog::View>>,
+    },
+    /// ALTER COLUMN ... TYPE: the column as it becomes, and each row's new
+    /// value, computed from the row as it was (USING, or a cast of the
+    /// column); the rows are rewritten.
+    AlterColumnType {
+        index: usize,
+        column: catalog::Column,
+        using: Expr,
+    },
     RenameTable(String),
     RenameColumn {
         index: usize,
@@ -818,6 +839,8 @@ pub enum BoundStatement {
         /// dropped tables reference, and with CASCADE those referencing
         /// them): locked AccessExclusive, as PostgreSQL does.
         related: Vec<Oid>,
+        /// Views reading the dropped tables (CASCADE), dropped first.
+        views: Vec<Arc<catalog::View>>,
     },
     Truncate {
         tables: Vec<Arc<Table>>,
@@ -862,6 +885,8 @@ pub enum BoundStatement {
     DropView {
         views: Vec<Arc<catalog::View>>,
         missing: Vec<String>,
+        /// Views reading the dropped ones (CASCADE), dropped first.
+        dependents: Vec<Arc<catalog::View>>,
     },
     CreateSequence {
         seq: catalog::Sequence,
