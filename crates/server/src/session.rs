@@ -1162,12 +1162,14 @@ impl SessionHandler for Session {
         // Several statements in one Query run in one implicit transaction, as
         // PostgreSQL's: an error rolls back the whole string (unless a COMMIT
         // in it ended the block first), and BEGIN in it makes the block explicit.
-        if stmts.len() > 1 && matches!(self.txn, TxnState::Idle) {
-            self.txn = TxnState::Block(transaction::Transaction::new(&self.settings, true));
-        }
+        // A COMMIT or ROLLBACK in the string ends the block; the statements
+        // after it run in a new implicit one.
         let mut result = Ok(true);
         self.cursors.in_multi_statement_query = stmts.len() > 1;
         for st in &stmts {
+            if stmts.len() > 1 && matches!(self.txn, TxnState::Idle) {
+                self.txn = TxnState::Block(transaction::Transaction::new(&self.settings, true));
+            }
             if let Err(e) = self.run_parsed(sql, st, sink) {
                 self.fail();
                 result = Err(e);

@@ -120,9 +120,51 @@ fn multi_statement_query_is_atomic() {
         .unwrap_err();
     assert_eq!(err.code().map(|c| c.code()), Some("22012"), "{err}");
     assert_eq!(server.psql("select sum(a) from t").trim(), "13");
+    // The statements after a COMMIT run in a new implicit block: an error
+    // after it rolls them back.
+    let err = c
+        .batch_execute("insert into t values (7); commit; insert into t values (8); select 1/0")
+        .unwrap_err();
+    assert_eq!(err.code().map(|c| c.code()), Some("22012"), "{err}");
+    assert_eq!(server.psql("select sum(a) from t").trim(), "20");
+    // ... and that block is a transaction block: VACUUM refuses it.
+    let err = c.batch_execute("select 1; commit; vacuum t").unwrap_err();
+    assert_eq!(err.code().map(|c| c.code()), Some("25001"), "{err}");
     // BEGIN inside makes it explicit: the block stays open after the string.
     c.batch_execute("insert into t values (100); begin; insert into t values (1000)")
         .unwrap();
     c.batch_execute("rollback").unwrap();
-    assert_eq!(server.psql("select sum(a) from t").trim(), "13");
+    assert_eq!(server.psql("select sum(a) from t").trim(), "20");
+}
+
+/// SET TRANSACTION READ ONLY in a savepoint lasts until the savepoint is
+/// released or rolled back to; a cursor declared in a savepoint that is
+/// rolled back to is closed (PostgreSQL's AtSubAbort_Portals).
+#[test]
+fn savepoints_scope_read_only_and_cursors() {
+    let server = TestServer::start();
+    let mut c = server.connect();
+    let read_only = |c: &mut postgres::Client| -> String {
+        c.query_one("show transaction_read_only", &[])
+            .unwrap()
+            .get(0)
+    };
+    c.batch_execute("begin; savepoint x; set transaction read only")
+        .unwrap();
+    assert_eq!(read_only(&mut c), "on");
+    c.batch_execute("rollback to savepoint x").unwrap();
+    assert_eq!(read_only(&mut c), "off");
+    c.batch_execute("savepoint y; set transaction read only; release savepoint y")
+        .unwrap();
+    assert_eq!(read_only(&mut c), "off");
+    c.batch_execute("declare kept_c cursor for select 3")
+        .unwrap();
+    c.batch_execute("savepoint z; declare inner_c cursor for select 1")
+        .unwrap();
+    c.batch_execute("rollback to savepoint z").unwrap();
+    let kept: i32 = c.query_one("fetch kept_c", &[]).unwrap().get(0);
+    assert_eq!(kept, 3);
+    let err = c.batch_execute("fetch inner_c").unwrap_err();
+    assert_eq!(err.code().map(|c| c.code()), Some("34000"), "{err}");
+    c.batch_execute("rollback").unwrap();
 }

@@ -47,6 +47,10 @@ struct SqlCursor {
     columns: Vec<ColumnDesc>,
     /// Declared in the transaction still open: a rollback drops it.
     declared_in_open_transaction: bool,
+    /// How many savepoints were open at its DECLARE: rolling back to one
+    /// of those (0-based index below this) closes it, as PostgreSQL's
+    /// AtSubAbort_Portals; releasing one moves it out to the parent.
+    savepoint_depth: usize,
     /// Its rows are all kept (WITH HOLD after its commit).
     persisted: bool,
     /// An error happened while it ran (PostgreSQL's failed portal).
@@ -300,6 +304,10 @@ impl Session {
             },
             columns: columns.iter().map(column_desc).collect(),
             declared_in_open_transaction: !persisted,
+            savepoint_depth: match &self.txn {
+                TxnState::Block(t) => t.savepoints.len(),
+                TxnState::Idle => 0,
+            },
             persisted,
             failed: false,
             pos: Position::default(),
@@ -423,6 +431,22 @@ impl Session {
         });
         for c in self.cursors.open.values_mut() {
             c.declared_in_open_transaction = false;
+        }
+    }
+
+    /// ROLLBACK TO the savepoint at index `at`: the cursors declared since
+    /// it began are closed (their FETCHes are not undone for the others).
+    pub(super) fn close_cursors_after_savepoint(&mut self, at: usize) {
+        self.cursors
+            .open
+            .retain(|_, c| !(c.declared_in_open_transaction && c.savepoint_depth > at));
+    }
+
+    /// RELEASE of the savepoint at index `at`: its cursors belong to the
+    /// savepoint (or transaction) around it now.
+    pub(super) fn release_cursors_to(&mut self, at: usize) {
+        for c in self.cursors.open.values_mut() {
+            c.savepoint_depth = c.savepoint_depth.min(at);
         }
     }
 

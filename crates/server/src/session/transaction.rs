@@ -71,6 +71,10 @@ pub(super) struct Savepoint {
     pub deferred_events: usize,
     /// Where the transaction's pending LISTEN/NOTIFY stood when it began.
     pub notify: (usize, usize),
+    /// The block's READ ONLY mode when it began: SET TRANSACTION in the
+    /// savepoint lasts until it is released or rolled back to, as
+    /// PostgreSQL restores XactReadOnly at the end of a subtransaction.
+    pub read_only: bool,
 }
 
 impl Transaction {
@@ -178,6 +182,9 @@ pub(super) fn write_command(stmt: &BoundStatement) -> Option<&'static str> {
         BoundStatement::Update { .. } => "UPDATE",
         BoundStatement::Delete { .. } => "DELETE",
         BoundStatement::CopyFrom(_) => "COPY FROM",
+        BoundStatement::CreateTable {
+            source: Some(_), ..
+        } => "CREATE TABLE AS",
         BoundStatement::CreateTable { .. } => "CREATE TABLE",
         BoundStatement::CreateIndex { .. } => "CREATE INDEX",
         BoundStatement::DropIndex { .. } => "DROP INDEX",
@@ -612,7 +619,9 @@ impl Session {
             }
             TransactionOp::Rollback { chain } => {
                 let modes = self.chain_modes(*chain, "ROLLBACK")?;
-                if matches!(self.txn, TxnState::Idle) {
+                if matches!(&self.txn, TxnState::Idle)
+                    || matches!(&self.txn, TxnState::Block(t) if t.implicit)
+                {
                     sink.notice(&no_transaction_warning())?;
                 }
                 self.end_block(false);
@@ -637,6 +646,7 @@ impl Session {
                     locks: self.locks.mark(),
                     deferred_events: self.ri.deferred.len(),
                     notify: self.notify.mark(),
+                    read_only: t.read_only,
                 });
                 self.settings_undo.savepoint();
                 sink.complete("SAVEPOINT")
@@ -649,6 +659,7 @@ impl Session {
                     return Err(outside_block("RELEASE SAVEPOINT"));
                 }
                 let at = t.find_savepoint(name)?;
+                t.read_only = t.savepoints[at].read_only;
                 self.settings_undo.release(at);
                 let released: Vec<Xid> = t
                     .savepoints
@@ -659,6 +670,8 @@ impl Session {
                     Some(parent) => parent.xids.extend(released),
                     None => t.subxids.extend(released),
                 }
+                self.release_cursors_to(at);
+                self.sync_transaction_settings();
                 sink.complete("RELEASE")
             }
             TransactionOp::RollbackTo(name) => {
@@ -667,7 +680,10 @@ impl Session {
             }
             TransactionOp::SetTransaction(modes) => {
                 match &self.txn {
-                    TxnState::Block(t) if !t.implicit => self.set_transaction(modes)?,
+                    // A multi-statement Query's implicit block is a block.
+                    TxnState::Block(t) if !(t.implicit && t.lone_execute) => {
+                        self.set_transaction(modes)?
+                    }
                     _ => sink.notice(&PgError {
                         severity: common::error::Severity::Warning,
                         ..outside_block("SET TRANSACTION")
@@ -745,11 +761,14 @@ impl Session {
         level.xid = None;
         level.xids.clear();
         t.failed = false;
+        t.read_only = level.read_only;
         let mark = level.catalog.clone();
         let locks = level.locks;
         self.ri.deferred.truncate(level.deferred_events);
         self.notify.rollback_to(level.notify);
         self.rollback_settings_to(at);
+        self.sync_transaction_settings();
+        self.close_cursors_after_savepoint(at);
         match (&mut self.catalog_changes, mark) {
             (Some(changes), Some(mark)) => {
                 if let Err(e) = self.ctx.catalog.rollback_to(changes, mark) {
