@@ -232,6 +232,10 @@ pub(super) fn alter(
                 super::constraint::rename_in_checks(cx, env, table.oid, &rename)?;
                 renamed
             }
+            AlterTableAction::RewriteViews(views) => {
+                super::view::rewrite_queries(cx, env, views)?;
+                table
+            }
             AlterTableAction::RenameColumn { index, name } => {
                 let mut c = table.columns[*index].clone();
                 c.name = name.clone();

@@ -66,3 +66,28 @@ pub(super) fn drop_dependents(
     }
     Ok(())
 }
+
+/// Views whose query a rename rewrote: the new text, same columns.
+pub(super) fn rewrite_queries(
+    cx: &mut CommandContext,
+    env: &ExecEnv,
+    views: &[(Arc<View>, String)],
+) -> PgResult<()> {
+    let catalog = cx.catalog;
+    for (v, query) in views {
+        if *query == v.query {
+            continue;
+        }
+        catalog.create_view(
+            cx.changes(env)?,
+            env.cid,
+            v.db_oid,
+            v.namespace,
+            &v.name,
+            query.clone(),
+            v.columns.clone(),
+            true,
+        )?;
+    }
+    Ok(())
+}

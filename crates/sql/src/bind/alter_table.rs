@@ -74,7 +74,11 @@ impl Binder<'_, '_> {
                         }
                         _ => {}
                     }
-                    actions.push(action)
+                    let views = self.rename_in_views(&mut current, &action)?;
+                    actions.push(action);
+                    if !views.is_empty() {
+                        actions.push(AlterTableAction::RewriteViews(views));
+                    }
                 }
             }
         }
@@ -170,6 +174,50 @@ impl Binder<'_, '_> {
             actions.extend(specs.into_iter().map(AlterTableAction::AddConstraint));
         }
         Ok(())
+    }
+
+    /// A rename's effect on views: `current` (as the actions before left
+    /// it, the column renamed already) takes a table's new name, and the
+    /// views reading what was renamed get their query rewritten.
+    fn rename_in_views(
+        &self,
+        current: &mut Table,
+        action: &AlterTableAction,
+    ) -> PgResult<Vec<(Arc<catalog::View>, String)>> {
+        let before = current.clone();
+        let (old, rename_new);
+        let rename = match action {
+            AlterTableAction::RenameTable(name) => {
+                current.name = name.clone();
+                old = before.name.clone();
+                rename_new = name.clone();
+                constraints::Rename::Table {
+                    old: &old,
+                    new: &rename_new,
+                }
+            }
+            AlterTableAction::RenameColumn { index, name } => {
+                old = self
+                    .ctx
+                    .catalog
+                    .table_by_oid(current.oid)
+                    .and_then(|t| t.columns.get(*index))
+                    .map_or_else(String::new, |c| c.name.clone());
+                rename_new = name.clone();
+                constraints::Rename::Column {
+                    old: &old,
+                    new: &rename_new,
+                }
+            }
+            _ => return Ok(Vec::new()),
+        };
+        let mut after = self.ctx.catalog.clone();
+        after.tables.insert(current.oid, current.clone());
+        let mut named = before;
+        if let AlterTableAction::RenameTable(_) = action {
+            named.name = old.clone();
+        }
+        self.views_for_rename(&named, &rename, after)
     }
 
     /// ALTER TABLE ... ALTER COLUMN c SET STORAGE | SET COMPRESSION, with

@@ -38,6 +38,7 @@ pub mod triggers;
 mod types;
 mod user_types;
 mod view_deps;
+mod view_rename;
 mod views;
 mod window;
 

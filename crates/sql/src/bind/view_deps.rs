@@ -116,7 +116,7 @@ impl Binder<'_, '_> {
     }
 
     /// Whether view `v` binds in `catalog` to the columns it was made with.
-    fn binds_alike(&self, catalog: &CatalogData, v: &View) -> bool {
+    pub(super) fn binds_alike(&self, catalog: &CatalogData, v: &View) -> bool {
         let ctx = &self.ctx;
         let mut ctx = BindContext {
             catalog,

@@ -611,6 +611,9 @@ pub enum AlterTableAction {
         using: Expr,
     },
     RenameTable(String),
+    /// The views a rename before it would break, with their query text
+    /// rewritten to the new name (`bind/view_rename.rs`).
+    RewriteViews(Vec<(Arc<catalog::View>, String)>),
     RenameColumn {
         index: usize,
         name: String,
