@@ -197,6 +197,11 @@ impl Binder<'_, '_> {
                 }
             }
             AlterTableAction::RenameColumn { index, name } => {
+                // A name the column cannot take fails when the rename runs.
+                let taken = current.columns.iter().filter(|c| c.name == *name).count() > 1;
+                if taken || catalog::SYSTEM_COLUMN_NAMES.contains(&name.as_str()) {
+                    return Ok(Vec::new());
+                }
                 old = self
                     .ctx
                     .catalog
