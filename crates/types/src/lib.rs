@@ -534,6 +534,16 @@ impl TypeId {
         })
     }
 
+    /// Whether values of this type have a collation (pg_type.typcollation
+    /// is set): the string types and arrays of them.
+    pub fn is_collatable(self) -> bool {
+        use TypeId::*;
+        matches!(
+            self,
+            Text | Varchar | Bpchar | Name | TextArray | VarcharArray | BpcharArray | NameArray
+        )
+    }
+
     /// Whether this is an array type.
     pub fn is_array(self) -> bool {
         self.array_element().is_some()

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use ::types::{DataType, TypeId};
 use catalog::{Column, IndexKey, ReferentialAction, Table};
 use common::{Oid, PgError, PgResult, SqlState};
 use sqlparser::ast;
@@ -81,12 +82,10 @@ fn index_keys(
                 )))
             }
         };
-        if c.operator_class.is_some() {
-            return Err(PgError::unsupported(
-                "operator classes are not supported yet",
-            ));
-        }
         let pos = column_position(columns, in_constraint, ident)?;
+        if let Some(class) = &c.operator_class {
+            check_operator_class(class, columns[pos].data_type().id)?;
+        }
         let descending = match &c.column.options.sort {
             None | Some(ast::OrderBySort::Asc) => false,
             Some(ast::OrderBySort::Desc) => true,
@@ -109,6 +108,86 @@ fn index_keys(
         ));
     }
     Ok(keys)
+}
+
+/// PostgreSQL's B-tree operator classes and the types each accepts. Every
+/// index here orders by its type's default comparison; under the C
+/// collation every database has, the `*_pattern_ops` classes (byte-wise
+/// comparison for LIKE prefixes, which Django creates for indexed text
+/// columns) order the same way, so each named class is accepted where
+/// PostgreSQL accepts it and the index built as the default.
+fn operator_class_types(name: &str) -> Option<&'static [TypeId]> {
+    use TypeId::*;
+    const TEXTS: &[TypeId] = &[Text, Varchar];
+    Some(match name {
+        "text_ops" | "varchar_ops" | "text_pattern_ops" | "varchar_pattern_ops" => TEXTS,
+        "bpchar_ops" | "bpchar_pattern_ops" => &[Bpchar],
+        "bool_ops" => &[Bool],
+        "int2_ops" => &[Int2],
+        "int4_ops" => &[Int4],
+        "int8_ops" => &[Int8],
+        "float4_ops" => &[Float4],
+        "float8_ops" => &[Float8],
+        "numeric_ops" => &[Numeric],
+        "name_ops" => &[Name],
+        "oid_ops" => &[
+            TypeId::Oid,
+            RegClass,
+            RegType,
+            RegProc,
+            RegProcedure,
+            RegNamespace,
+            RegRole,
+        ],
+        "date_ops" => &[Date],
+        "timestamp_ops" => &[Timestamp],
+        "timestamptz_ops" => &[Timestamptz],
+        "interval_ops" => &[Interval],
+        "bytea_ops" => &[Bytea],
+        "uuid_ops" => &[Uuid],
+        "jsonb_ops" => &[Jsonb],
+        "inet_ops" | "network_ops" => &[Inet, Cidr],
+        "macaddr_ops" => &[MacAddr],
+        "macaddr8_ops" => &[MacAddr8],
+        "money_ops" => &[Money],
+        "tid_ops" => &[Tid],
+        "char_ops" => &[Char],
+        // The polymorphic classes: checked by kind below.
+        "enum_ops" | "array_ops" => &[],
+        _ => return None,
+    })
+}
+
+/// An index key's operator class: one PostgreSQL's B-tree has for the
+/// column's type (42704 for an unknown class, 42804 for another type's).
+fn check_operator_class(class: &ast::ObjectName, ty: TypeId) -> PgResult<()> {
+    let parts = super::object_name_parts(class)?;
+    let name = parts.last().map_or("", String::as_str);
+    let in_catalog = parts.len() == 1 || parts[0] == "pg_catalog";
+    let Some(types) = operator_class_types(name).filter(|_| in_catalog) else {
+        return Err(PgError::new(
+            SqlState::UNDEFINED_OBJECT,
+            format!(
+                "operator class \"{}\" does not exist for access method \"btree\"",
+                parts.join(".")
+            ),
+        ));
+    };
+    let accepted = match name {
+        "enum_ops" => matches!(ty, TypeId::Enum(_)),
+        "array_ops" => ty.is_array(),
+        _ => types.contains(&ty),
+    };
+    if accepted {
+        return Ok(());
+    }
+    Err(PgError::new(
+        SqlState::DATATYPE_MISMATCH,
+        format!(
+            "operator class \"{name}\" does not accept data type {}",
+            super::format_type(DataType::new(ty))
+        ),
+    ))
 }
 
 /// DEFERRABLE and INITIALLY DEFERRED (which implies DEFERRABLE).

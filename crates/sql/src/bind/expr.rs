@@ -27,6 +27,23 @@ fn with_hint(err: PgError, hint: Option<String>) -> PgError {
     }
 }
 
+/// A COLLATE clause's collation: strings compare bytewise, which is what
+/// the default, C and POSIX collations mean here (every database is
+/// created with the C collation); other collations are not supported.
+pub(super) fn check_collation(collation: &ast::ObjectName) -> PgResult<()> {
+    let name = object_name_parts(collation)?;
+    match name.last().map(String::as_str) {
+        Some("default" | "C" | "c" | "POSIX" | "posix" | "ucs_basic") => Ok(()),
+        _ => Err(PgError::new(
+            SqlState::UNDEFINED_OBJECT,
+            format!(
+                "collation \"{}\" for encoding \"UTF8\" does not exist",
+                name.join(".")
+            ),
+        )),
+    }
+}
+
 fn type_mismatch(msg: String) -> PgError {
     PgError::new(SqlState::DATATYPE_MISMATCH, msg)
 }
@@ -438,22 +455,9 @@ impl Binder<'_, '_> {
             }
             E::Value(v) => self.bind_value(&v.value),
             E::Nested(inner) => self.bind_expr(inner, scope),
-            // Strings compare bytewise, which is what the default, C and POSIX
-            // collations mean here; other collations are not supported.
             E::Collate { expr, collation } => {
-                let name = object_name_parts(collation)?;
-                match name.last().map(String::as_str) {
-                    Some("default" | "C" | "c" | "POSIX" | "posix" | "ucs_basic") => {
-                        self.bind_expr(expr, scope)
-                    }
-                    _ => Err(PgError::new(
-                        SqlState::UNDEFINED_OBJECT,
-                        format!(
-                            "collation \"{}\" for encoding \"UTF8\" does not exist",
-                            name.join(".")
-                        ),
-                    )),
-                }
+                check_collation(collation)?;
+                self.bind_expr(expr, scope)
             }
             E::Interval(iv) => self.bind_interval_literal(iv, scope),
             E::TypedString(ts) => {

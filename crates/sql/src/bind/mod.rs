@@ -849,6 +849,15 @@ impl Binder<'_, '_> {
                     self.coerce(bound, ty, CastContext::Assignment)?;
                     col.default = Some(e.to_string());
                 }
+                ast::ColumnOption::Collation(name) => {
+                    expr::check_collation(name)?;
+                    if !ty.id.is_collatable() {
+                        return Err(PgError::new(
+                            SqlState::DATATYPE_MISMATCH,
+                            format!("collations are not supported by type {}", format_type(ty)),
+                        ));
+                    }
+                }
                 ast::ColumnOption::PrimaryKey(_)
                 | ast::ColumnOption::Unique(_)
                 | ast::ColumnOption::Check(_)
