@@ -45,8 +45,8 @@ pub use comments::ObjectAddress;
 pub use ddl::{CatalogMark, CatalogTxn, SYSTEM_COLUMN_NAMES};
 pub use indexes::{Constraint, ConstraintKind, Index, IndexKey, ReferentialAction};
 pub use model::{
-    is_temp_schema_name, needs_toast, CatalogData, ClassSizes, Column, Database, Namespace, Role,
-    RoleAttributes, Sequence, Table, ToastRelation, View,
+    is_temp_schema_name, needs_toast, CatalogData, ClassSizes, Column, Database, Identity,
+    Namespace, Role, RoleAttributes, Sequence, Table, ToastRelation, View,
 };
 
 pub const PG_CATALOG_NAMESPACE: Oid = 11;
@@ -187,6 +187,7 @@ mod tests {
             default: Some("1".into()),
             storage: None,
             compression: None,
+            identity: None,
         }
     }
 

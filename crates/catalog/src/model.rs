@@ -29,6 +29,36 @@ pub struct Column {
     pub storage: Option<Storage>,
     /// pg_attribute.attcompression (None: default_toast_compression).
     pub compression: Option<Compression>,
+    /// pg_attribute.attidentity: an identity column takes its values from
+    /// the sequence it owns, through `default` (nextval, as a serial
+    /// column's), which the catalog views do not show as a default.
+    pub identity: Option<Identity>,
+}
+
+/// GENERATED { ALWAYS | BY DEFAULT } AS IDENTITY.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identity {
+    /// Values given in INSERT or UPDATE are refused (428C9) unless
+    /// OVERRIDING SYSTEM VALUE.
+    Always,
+    ByDefault,
+}
+
+impl Identity {
+    /// pg_attribute.attidentity's code.
+    pub fn code(self) -> char {
+        match self {
+            Identity::Always => 'a',
+            Identity::ByDefault => 'd',
+        }
+    }
+    pub fn from_code(c: char) -> Option<Identity> {
+        match c {
+            'a' => Some(Identity::Always),
+            'd' => Some(Identity::ByDefault),
+            _ => None,
+        }
+    }
 }
 
 impl Column {
@@ -42,6 +72,7 @@ impl Column {
             default: None,
             storage: None,
             compression: None,
+            identity: None,
         }
     }
     /// The storage its values are written with.

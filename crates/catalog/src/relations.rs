@@ -96,11 +96,11 @@ pub(crate) const PG_CLASS: SystemRelation = SystemRelation {
     ],
 };
 /// attrelid, attnum, attname, atttypid, atttypmod, attnotnull, the default's SQL text,
-/// attstorage and attcompression when set (NULL: the defaults).
+/// attstorage and attcompression when set (NULL: the defaults), attidentity.
 pub(crate) const PG_ATTRIBUTE: SystemRelation = SystemRelation {
     name: "pg_attribute",
     rel_number: 1249,
-    columns: &[OidT, Int2, Name, OidT, Int4, Bool, Text, Text, Text],
+    columns: &[OidT, Int2, Name, OidT, Int4, Bool, Text, Text, Text, Text],
 };
 /// starelid, staattnum, the column's statistics (JSON, see `stats.rs`).
 pub(crate) const PG_STATISTIC: SystemRelation = SystemRelation {
@@ -319,6 +319,8 @@ pub(crate) fn attribute_row(rel: Oid, attnum: i16, c: &Column) -> Vec<Value> {
             .map_or(Value::Null, |s| Value::Text(s.code().to_string())),
         c.compression
             .map_or(Value::Null, |m| Value::Text(m.code().to_string())),
+        c.identity
+            .map_or(Value::Null, |i| Value::Text(i.code().to_string())),
     ]
 }
 
@@ -613,6 +615,12 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
                 .and_then(opt_string)
                 .and_then(|s| s.chars().next())
                 .and_then(access::toast::Compression::from_code),
+            // Rows written before identity columns have no tenth column.
+            identity: r
+                .get(9)
+                .and_then(opt_string)
+                .and_then(|s| s.chars().next())
+                .and_then(crate::model::Identity::from_code),
         };
         d.rows.attributes.insert((rel, attnum), tid);
         columns.entry(rel).or_default().push((attnum, c));

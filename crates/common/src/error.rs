@@ -70,6 +70,7 @@ impl SqlState {
     pub const RESERVED_NAME: SqlState = SqlState("42939");
     pub const INVALID_TABLE_DEFINITION: SqlState = SqlState("42P16");
     pub const DEPENDENT_OBJECTS_STILL_EXIST: SqlState = SqlState("2BP01");
+    pub const GENERATED_ALWAYS: SqlState = SqlState("428C9");
     pub const DUPLICATE_CURSOR: SqlState = SqlState("42P03");
     pub const DUPLICATE_COLUMN: SqlState = SqlState("42701");
     pub const DUPLICATE_DATABASE: SqlState = SqlState("42P04");

@@ -17,6 +17,10 @@ use crate::bind::format_type;
 
 /// The default of `column` as pg_get_expr prints it; None without one.
 pub fn default_sql(column: &Column) -> Option<String> {
+    // An identity column's nextval is no default to SQL (pg_attrdef).
+    if column.identity.is_some() {
+        return None;
+    }
     let text = column.default.as_deref()?;
     let parsed = Parser::new(&PostgreSqlDialect {})
         .try_with_sql(text)
@@ -149,6 +153,7 @@ mod tests {
             default: Some(default.into()),
             storage: None,
             compression: None,
+            identity: None,
         }
     }
 

@@ -1123,13 +1123,13 @@ pub(crate) fn parse_sql(full: &str, stmt: &StatementText<'_>) -> PgResult<Parsed
             .tokenize_with_location()?;
         Parser::new(&dialect)
             .with_recursion_limit(common::stack_depth::max_levels())
-            .with_tokens_with_locations(crate::seqopts::reorder_sequence_options(
-                crate::window::rewrite_exclusions(crate::group_by::rewrite_tokens(
-                    crate::group_by::flatten_nested_grouping_sets(
+            .with_tokens_with_locations(crate::seqopts::reorder_identity_options(
+                crate::seqopts::reorder_sequence_options(crate::window::rewrite_exclusions(
+                    crate::group_by::rewrite_tokens(crate::group_by::flatten_nested_grouping_sets(
                         crate::group_by::rewrite_fetch_sign(crate::locking::rewrite_tokens(
                             crate::srf::rewrite_rows_from(pad_table_query(tokens)),
                         )),
-                    ),
+                    )),
                 )),
             ))
             .parse_statements()

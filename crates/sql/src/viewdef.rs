@@ -794,6 +794,7 @@ mod tests {
             default: None,
             storage: None,
             compression: None,
+            identity: None,
         };
         for (oid, name, cols) in [
             (20000, "vt", vec!["a", "b", "c"]),
@@ -836,6 +837,7 @@ mod tests {
                     default: None,
                     storage: None,
                     compression: None,
+                    identity: None,
                 })
                 .collect(),
         };

@@ -662,9 +662,10 @@ fn pg_attribute(cx: &ViewContext<'_>) -> Vec<Row> {
                 // '\0' (empty): default_toast_compression.
                 text(&compression),
                 Value::Bool(c.not_null),
-                Value::Bool(c.default.is_some()),
+                // An identity column's nextval is no default to SQL.
+                Value::Bool(c.default.is_some() && c.identity.is_none()),
                 Value::Bool(false),
-                text(""),
+                text(&c.identity.map_or(String::new(), |i| i.code().to_string())),
                 text(""),
                 Value::Bool(false),
                 Value::Bool(true),

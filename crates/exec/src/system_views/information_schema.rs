@@ -61,6 +61,8 @@ pub(super) static VIEWS: &[ViewDef] = &[
             ("character_maximum_length", Int4),
             ("numeric_precision", Int4),
             ("numeric_scale", Int4),
+            ("is_identity", Text),
+            ("identity_generation", Text),
         ],
         rows: is_columns,
     },
@@ -131,12 +133,21 @@ fn is_columns(cx: &ViewContext<'_>) -> Vec<Row> {
                 text(&t.name),
                 text(&c.name),
                 opt_int(Some(i as i32 + 1)),
-                c.default.as_deref().map_or(Value::Null, text),
+                c.default
+                    .as_deref()
+                    .filter(|_| c.identity.is_none())
+                    .map_or(Value::Null, text),
                 text(if c.not_null { "NO" } else { "YES" }),
                 text(ty.id.display_name()),
                 opt_int(ty.char_length().map(|n| n as i32)),
                 opt_int(precision),
                 opt_int(scale),
+                text(if c.identity.is_some() { "YES" } else { "NO" }),
+                match c.identity {
+                    Some(::catalog::Identity::Always) => text("ALWAYS"),
+                    Some(::catalog::Identity::ByDefault) => text("BY DEFAULT"),
+                    None => Value::Null,
+                },
             ]
         })
         .collect()

@@ -17,6 +17,7 @@ mod function_call;
 pub mod functions;
 mod fuzzy;
 mod grouping_sets;
+mod identity;
 mod json;
 mod lock;
 mod locking;
@@ -838,6 +839,7 @@ impl Binder<'_, '_> {
             default: None,
             storage: None,
             compression: None,
+            identity: None,
         };
         for opt in &cd.options {
             match &opt.option {
@@ -848,6 +850,16 @@ impl Binder<'_, '_> {
                     let bound = self.bind_expr(e, &Vec::new())?;
                     self.coerce(bound, ty, CastContext::Assignment)?;
                     col.default = Some(e.to_string());
+                }
+                ast::ColumnOption::Generated {
+                    generated_as,
+                    generation_expr: None,
+                    ..
+                } => {
+                    col.identity = Some(match generated_as {
+                        ast::GeneratedAs::Always => catalog::Identity::Always,
+                        _ => catalog::Identity::ByDefault,
+                    });
                 }
                 ast::ColumnOption::Collation(name) => {
                     expr::check_collation(name)?;
@@ -930,7 +942,18 @@ impl Binder<'_, '_> {
         for cd in &ct.columns {
             let serial = sequence::serial_type(&cd.data_type.to_string().to_lowercase());
             let c = match serial {
-                None => self.bind_column_def(cd, &mut column_constraints)?,
+                None => {
+                    let mut c = self.bind_column_def(cd, &mut column_constraints)?;
+                    if c.identity.is_some() {
+                        let taken: Vec<String> = sequences.iter().map(|q| q.name.clone()).collect();
+                        let mut seq =
+                            self.identity_sequence(&name, namespace, cd, &mut c, &taken)?;
+                        seq.owned_by = Some((0, columns.len() as i16 + 1));
+                        c.default = Some(sequence::nextval_default(&schema, &seq.name));
+                        sequences.push(seq);
+                    }
+                    c
+                }
                 Some(ty) => {
                     let mut real = cd.clone();
                     real.data_type = match ty {
@@ -980,6 +1003,7 @@ impl Binder<'_, '_> {
                             default: None,
                             storage: None,
                             compression: None,
+                            identity: None,
                         });
                     }
                 }
@@ -1074,6 +1098,7 @@ impl Binder<'_, '_> {
                 default: None,
                 storage: None,
                 compression: None,
+                identity: None,
             });
         }
         target_list::check_table_columns(columns.len())?;
@@ -1241,6 +1266,7 @@ impl Binder<'_, '_> {
                         let bound = if is_default_keyword(e) {
                             self.column_default(&table, t)?
                         } else {
+                            identity::refuse_insert_into(&table, t)?;
                             let b = self.in_window_context(Some("VALUES"), |x| {
                                 x.bind_expr(e, &Vec::new())
                             })?;
@@ -1292,6 +1318,7 @@ impl Binder<'_, '_> {
                 })?;
                 let mut out: Vec<Option<Expr>> = vec![None; width];
                 for (k, (c, &t)) in cols.iter().zip(&targets).enumerate() {
+                    identity::refuse_insert_into(&table, t)?;
                     let e = Expr::Column(k, c.ty);
                     out[t] = Some(self.assign_to_column(e, &table, t)?);
                 }

@@ -119,11 +119,15 @@ impl Binder<'_, '_> {
                 let e = match source {
                     Source::Value(v) if is_default_keyword(v) => self.column_default(table, i)?,
                     Source::Value(v) => {
+                        super::identity::refuse_update_of(table, i)?;
                         let b = self.bind_expr(v, scope)?;
                         no_aggregates(&b, "UPDATE")?;
                         self.assign_to_column(b, table, i)?
                     }
-                    Source::Bound(b) => self.assign_to_column(b, table, i)?,
+                    Source::Bound(b) => {
+                        super::identity::refuse_update_of(table, i)?;
+                        self.assign_to_column(b, table, i)?
+                    }
                 };
                 assignments.push((i, e));
             }

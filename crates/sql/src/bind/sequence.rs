@@ -164,6 +164,28 @@ impl Binder<'_, '_> {
         })
     }
 
+    /// CREATE SEQUENCE's (or an identity column's) options.
+    fn sequence_options(&mut self, options: &[ast::SequenceOptions]) -> PgResult<SequenceOptions> {
+        let mut o = SequenceOptions::default();
+        for opt in options {
+            match opt {
+                ast::SequenceOptions::IncrementBy(e, _) => {
+                    o.increment = Some(self.sequence_number(e)?)
+                }
+                ast::SequenceOptions::MinValue(e) => {
+                    o.min = Some(e.as_ref().map(|e| self.sequence_number(e)).transpose()?)
+                }
+                ast::SequenceOptions::MaxValue(e) => {
+                    o.max = Some(e.as_ref().map(|e| self.sequence_number(e)).transpose()?)
+                }
+                ast::SequenceOptions::StartWith(e, _) => o.start = Some(self.sequence_number(e)?),
+                ast::SequenceOptions::Cache(e) => o.cache = Some(self.sequence_number(e)?),
+                ast::SequenceOptions::Cycle(no) => o.cycle = Some(!no),
+            }
+        }
+        Ok(o)
+    }
+
     pub(crate) fn bind_create_sequence(
         &mut self,
         name: &ast::ObjectName,
@@ -186,23 +208,7 @@ impl Binder<'_, '_> {
                 ty
             }
         };
-        let mut o = SequenceOptions::default();
-        for opt in options {
-            match opt {
-                ast::SequenceOptions::IncrementBy(e, _) => {
-                    o.increment = Some(self.sequence_number(e)?)
-                }
-                ast::SequenceOptions::MinValue(e) => {
-                    o.min = Some(e.as_ref().map(|e| self.sequence_number(e)).transpose()?)
-                }
-                ast::SequenceOptions::MaxValue(e) => {
-                    o.max = Some(e.as_ref().map(|e| self.sequence_number(e)).transpose()?)
-                }
-                ast::SequenceOptions::StartWith(e, _) => o.start = Some(self.sequence_number(e)?),
-                ast::SequenceOptions::Cache(e) => o.cache = Some(self.sequence_number(e)?),
-                ast::SequenceOptions::Cycle(no) => o.cycle = Some(!no),
-            }
-        }
+        let o = self.sequence_options(options)?;
         let mut seq = settle(&name, ty, &o)?;
         seq.namespace = namespace;
         seq.db_oid = self.ctx.db_oid;
@@ -332,12 +338,26 @@ impl Binder<'_, '_> {
     /// The sequence a serial column gets: `table_column_seq`, with a number
     /// appended while that name is taken (PostgreSQL's ChooseRelationName).
     pub(crate) fn serial_sequence(
-        &self,
+        &mut self,
         table: &str,
         namespace: Oid,
         column: &str,
         ty: TypeId,
         taken: &[String],
+    ) -> PgResult<Sequence> {
+        self.owned_sequence(table, namespace, column, ty, taken, &[])
+    }
+
+    /// The sequence of a serial or identity column, named as PostgreSQL
+    /// names it (`t_c_seq`, numbered when taken), with `options`.
+    pub(crate) fn owned_sequence(
+        &mut self,
+        table: &str,
+        namespace: Oid,
+        column: &str,
+        ty: TypeId,
+        taken: &[String],
+        options: &[ast::SequenceOptions],
     ) -> PgResult<Sequence> {
         let base = format!("{table}_{column}_seq");
         let mut name = base.clone();
@@ -351,7 +371,7 @@ impl Binder<'_, '_> {
             n += 1;
             name = format!("{base}{n}");
         }
-        let mut seq = settle(&name, ty, &SequenceOptions::default())?;
+        let mut seq = settle(&name, ty, &self.sequence_options(options)?)?;
         seq.namespace = namespace;
         seq.db_oid = self.ctx.db_oid;
         Ok(seq)

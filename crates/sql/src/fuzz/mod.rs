@@ -245,6 +245,7 @@ fn column(name: &str, ty: DataType) -> Column {
         default: None,
         storage: None,
         compression: None,
+        identity: None,
     }
 }
 
