@@ -40,6 +40,22 @@ pub struct DomainCheck {
     pub checks: Vec<(String, Expr)>,
 }
 
+/// A built-in variadic function called with `VARIADIC arr`: the array's
+/// elements (all dimensions, in storage order) become the function's
+/// trailing arguments when the call runs. `element` converts one element,
+/// bound as column 0 of a one-column row (no child of the node, as a
+/// domain's checks), to what the function takes (text for `"any"`, json).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VariadicSpread {
+    pub func: Builtin,
+    /// The arguments before the array, converted to the function's types,
+    /// then the array.
+    pub args: Vec<Expr>,
+    pub element: Expr,
+    /// A NULL array stands for no arguments (format), else the result is NULL.
+    pub null_is_empty: bool,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AggFunc {
     CountStar,
@@ -592,6 +608,8 @@ pub enum Expr {
     UserFunc(Box<UserFuncCall>),
     /// A value coerced to a domain (its base type's value, checked).
     DomainCheck(Box<DomainCheck>),
+    /// A built-in variadic function's call with `VARIADIC arr`.
+    VariadicSpread(Box<VariadicSpread>),
 }
 
 impl Expr {
@@ -617,6 +635,7 @@ impl Expr {
             RegClassName(_) => DataType::new(TypeId::Text),
             UserFunc(c) => c.ret,
             DomainCheck(d) => d.arg.data_type(),
+            VariadicSpread(v) => DataType::new(v.func.0.ret),
         }
     }
 
@@ -764,6 +783,7 @@ impl Expr {
             Srf(c) => c.args.iter().for_each(|e| e.visit(f)),
             UserFunc(c) => c.args.iter().for_each(|e| e.visit(f)),
             DomainCheck(d) => d.arg.visit(f),
+            VariadicSpread(v) => v.args.iter().for_each(|e| e.visit(f)),
         }
     }
 
@@ -916,6 +936,13 @@ impl Expr {
                 let placeholder = Const(Value::Null, d.arg.data_type());
                 d.arg = f(std::mem::replace(&mut d.arg, placeholder))?;
                 DomainCheck(d)
+            }
+            VariadicSpread(mut v) => {
+                v.args = std::mem::take(&mut v.args)
+                    .into_iter()
+                    .map(&mut *f)
+                    .collect::<Result<_, _>>()?;
+                VariadicSpread(v)
             }
             other => other,
         };

@@ -26,6 +26,7 @@ mod tokens;
 pub mod transaction;
 pub mod trigger_stmt;
 pub mod vacuum;
+mod variadic;
 pub mod viewdef;
 pub mod window;
 

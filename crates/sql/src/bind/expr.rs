@@ -1096,7 +1096,7 @@ impl Binder<'_, '_> {
     /// `e` converted to text by its type's output function (a cast to text
     /// for every type but boolean, whose cast spells `true`, not `t`, and
     /// character(n), whose cast trims the padding its output keeps).
-    fn output_text(&mut self, e: Expr) -> PgResult<Expr> {
+    pub(super) fn output_text(&mut self, e: Expr) -> PgResult<Expr> {
         if e.type_id() == TypeId::Bool {
             return self.call_builtin_exprs("boolout", vec![e]);
         }
@@ -1129,6 +1129,11 @@ impl Binder<'_, '_> {
                             out.push(self.bind_expr(e, scope)?)
                         }
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
+                        // `VARIADIC arr` (see bind/variadic.rs): the array.
+                        a if crate::variadic::variadic_arg(a).is_some() => {
+                            let e = crate::variadic::variadic_arg(a).expect("checked");
+                            out.push(self.bind_expr(e, scope)?)
+                        }
                         _ => {
                             return Err(PgError::unsupported(
                                 "named or qualified-wildcard function arguments",

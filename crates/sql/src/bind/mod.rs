@@ -36,6 +36,7 @@ mod temp;
 pub mod triggers;
 mod types;
 mod user_types;
+mod variadic;
 mod views;
 mod window;
 
