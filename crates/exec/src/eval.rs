@@ -950,6 +950,9 @@ fn eval_sys(
             ty.id.array_element().unwrap_or(TypeId::Text),
             args.to_vec(),
         )),
+        SysFunc::SearchPath | SysFunc::SearchBreadth | SysFunc::CycleMark => {
+            crate::search_cycle::eval(func, args)
+        }
         SysFunc::ArrayConstructNested => {
             stack_arrays(ty.id.array_element().unwrap_or(TypeId::Text), args.to_vec())?
         }

@@ -382,6 +382,16 @@ pub enum SysFunc {
     /// pg_column_size(x) of a value that is no stored column: the size of
     /// PostgreSQL's datum for it (`bind/system_columns.rs`).
     DatumSize,
+    /// SEARCH DEPTH FIRST's sequence and CYCLE's path (`bind/cte_search.rs`):
+    /// the previous path (args[0], NULL to start one) with `ROW(args[1..])`
+    /// appended; record[].
+    SearchPath,
+    /// SEARCH BREADTH FIRST's `ROW(depth, args[1..])`, the depth one more
+    /// than args[0]'s (0 when NULL).
+    SearchBreadth,
+    /// CYCLE's mark: args[1] (TO) when `ROW(args[3..])` is on the path
+    /// args[0], else args[2] (DEFAULT).
+    CycleMark,
 }
 
 /// Which subscripts of an `array[...]` slice are slices and which of
@@ -403,6 +413,9 @@ impl SysFunc {
                 | SysFunc::ArraySlice(_)
                 | SysFunc::ArrayConstruct
                 | SysFunc::ArrayConstructNested
+                | SysFunc::SearchPath
+                | SysFunc::SearchBreadth
+                | SysFunc::CycleMark
         )
     }
 }

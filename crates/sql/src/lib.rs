@@ -4,6 +4,7 @@
 
 pub mod bind;
 pub mod copy;
+mod cte_search;
 pub mod cursor;
 pub mod describe;
 pub mod do_block;

@@ -1125,7 +1125,9 @@ pub(crate) fn parse_sql(full: &str, stmt: &StatementText<'_>) -> PgResult<Parsed
                     crate::group_by::flatten_nested_grouping_sets(
                         crate::group_by::rewrite_fetch_sign(crate::locking::rewrite_tokens(
                             crate::srf::rewrite_rows_from(crate::variadic::rewrite_variadic_args(
-                                pad_table_query(tokens),
+                                crate::cte_search::rewrite_search_cycle(
+                                    pad_table_query(tokens),
+                                ),
                             )),
                         )),
                     ),

@@ -23,6 +23,12 @@ impl Binder<'_, '_> {
         let parts = object_name_parts(&f.name)?;
         let name = parts.last().unwrap().as_str();
         let variadic = super::variadic::has_variadic_arg(f)?;
+        if name.starts_with('\u{1}') {
+            let (args, _, _) = self.function_args(f, scope)?;
+            if let Some(call) = self.bind_search_function(name, args)? {
+                return Ok(call);
+            }
+        }
         if f.over.is_none() && self.has_user_function(&parts) {
             let (args, _, _) = self.function_args(f, scope)?;
             if let Some(call) = self.bind_user_function_call(&parts, args, variadic)? {
