@@ -26,6 +26,7 @@ pub mod srf;
 mod tokens;
 pub mod transaction;
 pub mod trigger_stmt;
+mod unicode_ident;
 pub mod vacuum;
 mod variadic;
 pub mod viewdef;

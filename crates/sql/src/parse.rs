@@ -1126,7 +1126,9 @@ pub(crate) fn parse_sql(full: &str, stmt: &StatementText<'_>) -> PgResult<Parsed
                         crate::group_by::rewrite_fetch_sign(crate::locking::rewrite_tokens(
                             crate::srf::rewrite_rows_from(crate::variadic::rewrite_variadic_args(
                                 crate::cte_search::rewrite_search_cycle(
-                                    pad_table_query(tokens),
+                                    crate::unicode_ident::rewrite_unicode_identifiers(
+                                        pad_table_query(tokens),
+                                    ),
                                 ),
                             )),
                         )),

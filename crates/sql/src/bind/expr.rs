@@ -321,13 +321,8 @@ impl Binder<'_, '_> {
 
     pub(crate) fn bind_binary(&mut self, op: BinaryOp, l: Expr, r: Expr) -> PgResult<Expr> {
         let (lt, rt) = (l.type_id(), r.type_id());
-        let res = resolve_binary_op(op, lt, rt).ok_or_else(|| {
-            PgError::new(
-                SqlState::UNDEFINED_FUNCTION,
-                format!("operator does not exist: {} {} {}", lt.display_name(), op.symbol(), rt.display_name()),
-            )
-            .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
-        })?;
+        let res = resolve_binary_op(op, lt, rt)
+            .ok_or_else(|| ::types::ops::operator_not_exist_error(op, lt, rt))?;
         // `||` with a non-string side converts it with its output function
         // (PostgreSQL's anytextcat / textanycat).
         let ctx_for = |t: TypeId| {
