@@ -160,6 +160,9 @@ pub struct Function {
     pub arg_names: Vec<String>,
     /// The SQL text of the trailing arguments' defaults.
     pub arg_defaults: Vec<String>,
+    /// The last argument is VARIADIC (an array; pg_proc.provariadic is its
+    /// element type).
+    pub variadic: bool,
     /// The body as written (prosrc).
     pub source: String,
 }
@@ -169,6 +172,8 @@ struct Details {
     arg_types: Vec<Oid>,
     arg_names: Vec<String>,
     arg_defaults: Vec<String>,
+    #[serde(default)]
+    variadic: bool,
 }
 
 fn proc_row(f: &Function) -> Vec<Value> {
@@ -176,6 +181,7 @@ fn proc_row(f: &Function) -> Vec<Value> {
         arg_types: f.arg_types.clone(),
         arg_names: f.arg_names.clone(),
         arg_defaults: f.arg_defaults.clone(),
+        variadic: f.variadic,
     };
     vec![
         Value::Oid(f.oid),
@@ -219,6 +225,7 @@ fn read_row(r: &[Value]) -> PgResult<Function> {
         arg_types: details.arg_types,
         arg_names: details.arg_names,
         arg_defaults: details.arg_defaults,
+        variadic: details.variadic,
         source: text(&r[11])?,
     })
 }

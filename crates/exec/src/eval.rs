@@ -484,7 +484,32 @@ pub fn eval(e: &Expr, row: &[Value], env: &mut ExecEnv) -> PgResult<Value> {
             check_domain_value(d, &v, env)?;
             v
         }
+        Expr::VariadicSpread(v) => eval_variadic_spread(v, row, env)?,
     })
+}
+
+/// `f(fixed..., VARIADIC arr)` of a built-in: the array's elements, each
+/// converted by `element`, follow the fixed arguments.
+fn eval_variadic_spread(
+    call: &sql::expr::VariadicSpread,
+    row: &[Value],
+    env: &mut ExecEnv,
+) -> PgResult<Value> {
+    let mut args = call
+        .args
+        .iter()
+        .map(|a| eval(a, row, env))
+        .collect::<PgResult<Vec<_>>>()?;
+    match args.pop() {
+        Some(Value::Array(arr)) => {
+            for item in &arr.items {
+                args.push(eval(&call.element, std::slice::from_ref(item), env)?);
+            }
+        }
+        _ if call.null_is_empty => {}
+        _ => return Ok(Value::Null),
+    }
+    call.func.0.call(&args, &env.io)
 }
 
 fn is_domain(env: &ExecEnv, oid: common::Oid) -> bool {
@@ -925,6 +950,9 @@ fn eval_sys(
             ty.id.array_element().unwrap_or(TypeId::Text),
             args.to_vec(),
         )),
+        SysFunc::SearchPath | SysFunc::SearchBreadth | SysFunc::CycleMark => {
+            crate::search_cycle::eval(func, args)
+        }
         SysFunc::ArrayConstructNested => {
             stack_arrays(ty.id.array_element().unwrap_or(TypeId::Text), args.to_vec())?
         }

@@ -22,6 +22,7 @@ mod lockrows;
 pub mod ops;
 mod parallel;
 pub mod ri;
+mod search_cycle;
 mod sequence_funcs;
 mod sort;
 mod spill;

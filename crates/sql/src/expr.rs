@@ -40,6 +40,22 @@ pub struct DomainCheck {
     pub checks: Vec<(String, Expr)>,
 }
 
+/// A built-in variadic function called with `VARIADIC arr`: the array's
+/// elements (all dimensions, in storage order) become the function's
+/// trailing arguments when the call runs. `element` converts one element,
+/// bound as column 0 of a one-column row (no child of the node, as a
+/// domain's checks), to what the function takes (text for `"any"`, json).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VariadicSpread {
+    pub func: Builtin,
+    /// The arguments before the array, converted to the function's types,
+    /// then the array.
+    pub args: Vec<Expr>,
+    pub element: Expr,
+    /// A NULL array stands for no arguments (format), else the result is NULL.
+    pub null_is_empty: bool,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AggFunc {
     CountStar,
@@ -366,6 +382,16 @@ pub enum SysFunc {
     /// pg_column_size(x) of a value that is no stored column: the size of
     /// PostgreSQL's datum for it (`bind/system_columns.rs`).
     DatumSize,
+    /// SEARCH DEPTH FIRST's sequence and CYCLE's path (`bind/cte_search.rs`):
+    /// the previous path (args[0], NULL to start one) with `ROW(args[1..])`
+    /// appended; record[].
+    SearchPath,
+    /// SEARCH BREADTH FIRST's `ROW(depth, args[1..])`, the depth one more
+    /// than args[0]'s (0 when NULL).
+    SearchBreadth,
+    /// CYCLE's mark: args[1] (TO) when `ROW(args[3..])` is on the path
+    /// args[0], else args[2] (DEFAULT).
+    CycleMark,
 }
 
 /// Which subscripts of an `array[...]` slice are slices and which of
@@ -387,6 +413,9 @@ impl SysFunc {
                 | SysFunc::ArraySlice(_)
                 | SysFunc::ArrayConstruct
                 | SysFunc::ArrayConstructNested
+                | SysFunc::SearchPath
+                | SysFunc::SearchBreadth
+                | SysFunc::CycleMark
         )
     }
 }
@@ -592,6 +621,8 @@ pub enum Expr {
     UserFunc(Box<UserFuncCall>),
     /// A value coerced to a domain (its base type's value, checked).
     DomainCheck(Box<DomainCheck>),
+    /// A built-in variadic function's call with `VARIADIC arr`.
+    VariadicSpread(Box<VariadicSpread>),
 }
 
 impl Expr {
@@ -617,6 +648,7 @@ impl Expr {
             RegClassName(_) => DataType::new(TypeId::Text),
             UserFunc(c) => c.ret,
             DomainCheck(d) => d.arg.data_type(),
+            VariadicSpread(v) => DataType::new(v.func.0.ret),
         }
     }
 
@@ -764,6 +796,7 @@ impl Expr {
             Srf(c) => c.args.iter().for_each(|e| e.visit(f)),
             UserFunc(c) => c.args.iter().for_each(|e| e.visit(f)),
             DomainCheck(d) => d.arg.visit(f),
+            VariadicSpread(v) => v.args.iter().for_each(|e| e.visit(f)),
         }
     }
 
@@ -916,6 +949,13 @@ impl Expr {
                 let placeholder = Const(Value::Null, d.arg.data_type());
                 d.arg = f(std::mem::replace(&mut d.arg, placeholder))?;
                 DomainCheck(d)
+            }
+            VariadicSpread(mut v) => {
+                v.args = std::mem::take(&mut v.args)
+                    .into_iter()
+                    .map(&mut *f)
+                    .collect::<Result<_, _>>()?;
+                VariadicSpread(v)
             }
             other => other,
         };

@@ -4,6 +4,7 @@
 
 pub mod bind;
 pub mod copy;
+mod cte_search;
 pub mod cursor;
 pub mod describe;
 pub mod do_block;
@@ -25,7 +26,9 @@ pub mod srf;
 mod tokens;
 pub mod transaction;
 pub mod trigger_stmt;
+mod unicode_ident;
 pub mod vacuum;
+mod variadic;
 pub mod viewdef;
 pub mod window;
 

@@ -124,6 +124,7 @@ mod tests {
             arg_types: vec![],
             arg_names: vec![],
             arg_defaults: vec![],
+            variadic: false,
             source: "select 1".into(),
         };
         Expr::UserFunc(Box::new(crate::expr::UserFuncCall {

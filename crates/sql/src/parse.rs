@@ -1127,7 +1127,13 @@ pub(crate) fn parse_sql(full: &str, stmt: &StatementText<'_>) -> PgResult<Parsed
                 crate::seqopts::reorder_sequence_options(crate::window::rewrite_exclusions(
                     crate::group_by::rewrite_tokens(crate::group_by::flatten_nested_grouping_sets(
                         crate::group_by::rewrite_fetch_sign(crate::locking::rewrite_tokens(
-                            crate::srf::rewrite_rows_from(pad_table_query(tokens)),
+                            crate::srf::rewrite_rows_from(crate::variadic::rewrite_variadic_args(
+                                crate::cte_search::rewrite_search_cycle(
+                                    crate::unicode_ident::rewrite_unicode_identifiers(
+                                        pad_table_query(tokens),
+                                    ),
+                                ),
+                            )),
                         )),
                     )),
                 )),

@@ -726,6 +726,10 @@ impl Printer<'_> {
                                 ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => {
                                     "*".into()
                                 }
+                                a if crate::variadic::variadic_arg(a).is_some() => {
+                                    let x = crate::variadic::variadic_arg(a).expect("checked");
+                                    format!("VARIADIC {}", self.expr(x, scope, Ctx::Top))
+                                }
                                 other => other.to_string(),
                             })
                             .collect();

@@ -130,6 +130,7 @@ pub fn format_text(v: &Value, ty: TypeId, io: &IoSettings, out: &mut String) {
         Value::Money(m) => crate::money::format(*m, out),
         Value::Interval(iv) => crate::interval::write_interval(iv, io.interval_style, out),
         Value::Jsonb(j) => j.write_text(out),
+        Value::Array(a) if ty == TypeId::Record => crate::array::text::format_record(a, io, out),
         Value::Array(a) => {
             crate::array::text::format(a, ty.array_element().unwrap_or(a.elem), io, out)
         }

@@ -108,6 +108,14 @@ pub enum TypeId {
     /// catalog views use it (pg_type.typtype, which drivers read as a byte);
     /// it is not in `ALL`.
     Char,
+    /// `record`: an anonymous row, held as `Value::Array` of its fields
+    /// (an `ArrayValue` whose `elem` is `Record`), each printed by its own
+    /// value's type. Only WITH RECURSIVE's SEARCH and CYCLE columns make
+    /// them; not in `ALL`.
+    Record,
+    /// `record[]`: an array of records (SEARCH DEPTH FIRST's and CYCLE's
+    /// path columns).
+    RecordArray,
     /// A user-defined enum type, by its pg_type oid (see `enums.rs`).
     Enum(Oid),
     /// The array type over the enum type of this (element) oid.
@@ -179,6 +187,8 @@ impl TypeId {
             TypeId::Unknown => 705,
             TypeId::Void => 2278,
             TypeId::Char => 18,
+            TypeId::Record => 2249,
+            TypeId::RecordArray => 2287,
             TypeId::Enum(oid) => oid,
             TypeId::EnumArray(elem) => enums::array_oid(elem),
         }
@@ -253,6 +263,11 @@ impl TypeId {
             .iter()
             .copied()
             .find(|t| t.oid() == oid)
+            .or_else(|| {
+                [TypeId::Record, TypeId::RecordArray]
+                    .into_iter()
+                    .find(|t| t.oid() == oid)
+            })
             .or_else(|| Self::user_defined(oid))
     }
 
@@ -340,6 +355,8 @@ impl TypeId {
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
             TypeId::Char => "char",
+            TypeId::Record => "record",
+            TypeId::RecordArray => "_record",
             TypeId::Enum(oid) => enums::type_name(oid, false),
             TypeId::EnumArray(elem) => enums::type_name(elem, true),
         }
@@ -440,6 +457,8 @@ impl TypeId {
             TypeId::Unknown => "unknown",
             TypeId::Void => "void",
             TypeId::Char => "\"char\"",
+            TypeId::Record => "record",
+            TypeId::RecordArray => "record[]",
             TypeId::Enum(oid) => enums::display_name(oid, false),
             TypeId::EnumArray(elem) => enums::display_name(elem, true),
         }
@@ -530,6 +549,7 @@ impl TypeId {
             TypeId::MacAddr8Array => TypeId::MacAddr8,
             TypeId::MoneyArray => TypeId::Money,
             TypeId::EnumArray(elem) => TypeId::Enum(elem),
+            TypeId::RecordArray => TypeId::Record,
             _ => return None,
         })
     }
@@ -553,6 +573,9 @@ impl TypeId {
     pub fn array_type(self) -> Option<TypeId> {
         if let TypeId::Enum(elem) = self {
             return Some(TypeId::EnumArray(elem));
+        }
+        if self == TypeId::Record {
+            return Some(TypeId::RecordArray);
         }
         TypeId::ALL
             .iter()
@@ -599,6 +622,7 @@ impl TypeId {
             TypeId::Xid => 1011,
             TypeId::Cid => 1012,
             TypeId::Enum(oid) => enums::array_oid(oid),
+            TypeId::Record => 2287,
             _ => 0,
         }
     }

@@ -84,6 +84,29 @@ pub struct OpResolution {
 
 /// 42883 "operator does not exist: integer || integer" with PostgreSQL's hint.
 pub fn operator_not_exist_error(op: BinaryOp, left: TypeId, right: TypeId) -> PgError {
+    // Two untyped literals fit every numeric (or bit-string) variant of
+    // these operators alike: PostgreSQL finds several and picks none (^ has
+    // a preferred float8 variant).
+    let arithmetic = !matches!(
+        op,
+        BinaryOp::Pow
+            | BinaryOp::Concat
+            | BinaryOp::Eq
+            | BinaryOp::NotEq
+            | BinaryOp::Lt
+            | BinaryOp::LtEq
+            | BinaryOp::Gt
+            | BinaryOp::GtEq
+    );
+    if arithmetic && left == TypeId::Unknown && right == TypeId::Unknown {
+        return PgError::new(
+            SqlState::AMBIGUOUS_FUNCTION,
+            format!("operator is not unique: unknown {} unknown", op.symbol()),
+        )
+        .with_hint(
+            "Could not choose a best candidate operator. You might need to add explicit type casts.",
+        );
+    }
     PgError::new(
         SqlState::UNDEFINED_FUNCTION,
         format!(

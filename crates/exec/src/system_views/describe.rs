@@ -12,7 +12,7 @@
 use ::catalog::{BOOTSTRAP_SUPERUSER, PG_CATALOG_NAMESPACE};
 use types::functions::{builtins, BuiltinImpl, FIRST_BUILTIN_OID};
 use types::TypeId::*;
-use types::Value;
+use types::{TypeId, Value};
 
 use super::catalog::{sequences, user_columns, DEFAULT_TABLESPACE};
 use super::{text, Schema, Source, ViewContext, ViewDef};
@@ -385,6 +385,22 @@ fn user_proc_row(f: &::catalog::functions::Function) -> Row {
     row[14] = text(&f.volatility.code().to_string());
     row[15] = text(&f.parallel.code().to_string());
     row[17] = Value::Int2(f.arg_defaults.len() as i16);
+    if f.variadic {
+        // provariadic: the array's element type; proargmodes: 'v' last.
+        let last = f.arg_types.last().copied().unwrap_or(0);
+        row[7] = Value::Oid(
+            TypeId::from_oid(last)
+                .and_then(TypeId::array_element)
+                .map_or(0, TypeId::oid),
+        );
+        let mut modes = vec![text("i"); f.arg_types.len() - 1];
+        modes.push(text("v"));
+        row[21] = Value::array(types::array::ArrayValue::from_items(TypeId::Text, modes));
+    }
+    if !f.arg_names.is_empty() {
+        let names = f.arg_names.iter().map(|n| text(n)).collect();
+        row[22] = Value::array(types::array::ArrayValue::from_items(TypeId::Text, names));
+    }
     row[25] = text(&f.source);
     row
 }

@@ -211,6 +211,24 @@ impl Binder<'_, '_> {
     ) -> PgResult<()> {
         for (i, cte) in with.cte_tables.iter().enumerate() {
             let name = ident_name(&cte.alias.name);
+            // SEARCH and CYCLE arrive as markers in the column list.
+            let (plain_alias, search, cycle) = crate::cte_search::split_alias(&cte.alias);
+            let cleaned;
+            let cte = if search.is_some() || cycle.is_some() {
+                if !with.recursive || count_refs(cte.query.as_ref(), &name) == 0 {
+                    return Err(PgError::new(
+                        SqlState::SYNTAX_ERROR,
+                        "WITH query is not recursive",
+                    ));
+                }
+                cleaned = ast::Cte {
+                    alias: plain_alias,
+                    ..cte.clone()
+                };
+                &cleaned
+            } else {
+                cte
+            };
             if with.cte_tables[..i]
                 .iter()
                 .any(|c| ident_name(&c.alias.name) == name)
@@ -264,7 +282,8 @@ impl Binder<'_, '_> {
                     },
                 });
                 *pushed += 1;
-                let (p, c) = self.bind_recursive_cte(cte, &name, id)?;
+                let (p, c) =
+                    self.bind_recursive_cte(cte, &name, id, search.as_ref(), cycle.as_ref())?;
                 (p, c, true)
             } else {
                 let (p, c) = self.bind_query(&cte.query)?;
@@ -365,6 +384,8 @@ impl Binder<'_, '_> {
         cte: &ast::Cte,
         name: &str,
         id: usize,
+        search: Option<&crate::cte_search::SearchClause>,
+        cycle: Option<&crate::cte_search::CycleClause>,
     ) -> PgResult<(Plan, Vec<OutputColumn>)> {
         let q = cte.query.as_ref();
         let ast::SetExpr::SetOperation {
@@ -396,8 +417,20 @@ impl Binder<'_, '_> {
                 "a WITH clause inside a recursive query is not supported yet",
             ));
         }
-        let (base, base_cols) = self.bind_set_expr(left)?;
-        let base_cols = self.alias_columns(name, base_cols, &cte.alias)?;
+        let (mut base, base_cols) = self.bind_set_expr(left)?;
+        let mut base_cols = self.alias_columns(name, base_cols, &cte.alias)?;
+        let rewritten_right;
+        let mut right: &ast::SetExpr = right;
+        if search.is_some() || cycle.is_some() {
+            // Bound again with the added columns (their names are the CTE's).
+            let names: Vec<String> = base_cols.iter().map(|c| c.name.clone()).collect();
+            super::cte_search::check_clauses(&names, search, cycle)?;
+            let (new_left, new_right) =
+                super::cte_search::rewrite_terms(left, right, name, &names, search, cycle)?;
+            (base, base_cols) = self.bind_set_expr(&new_left)?;
+            rewritten_right = new_right;
+            right = &rewritten_right;
+        }
         let types: Vec<DataType> = base_cols
             .iter()
             .map(|c| {

@@ -338,13 +338,8 @@ impl Binder<'_, '_> {
 
     pub(crate) fn bind_binary(&mut self, op: BinaryOp, l: Expr, r: Expr) -> PgResult<Expr> {
         let (lt, rt) = (l.type_id(), r.type_id());
-        let res = resolve_binary_op(op, lt, rt).ok_or_else(|| {
-            PgError::new(
-                SqlState::UNDEFINED_FUNCTION,
-                format!("operator does not exist: {} {} {}", lt.display_name(), op.symbol(), rt.display_name()),
-            )
-            .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
-        })?;
+        let res = resolve_binary_op(op, lt, rt)
+            .ok_or_else(|| ::types::ops::operator_not_exist_error(op, lt, rt))?;
         // `||` with a non-string side converts it with its output function
         // (PostgreSQL's anytextcat / textanycat).
         let ctx_for = |t: TypeId| {
@@ -1100,7 +1095,7 @@ impl Binder<'_, '_> {
     /// `e` converted to text by its type's output function (a cast to text
     /// for every type but boolean, whose cast spells `true`, not `t`, and
     /// character(n), whose cast trims the padding its output keeps).
-    fn output_text(&mut self, e: Expr) -> PgResult<Expr> {
+    pub(super) fn output_text(&mut self, e: Expr) -> PgResult<Expr> {
         if e.type_id() == TypeId::Bool {
             return self.call_builtin_exprs("boolout", vec![e]);
         }
@@ -1133,6 +1128,11 @@ impl Binder<'_, '_> {
                             out.push(self.bind_expr(e, scope)?)
                         }
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
+                        // `VARIADIC arr` (see bind/variadic.rs): the array.
+                        a if crate::variadic::variadic_arg(a).is_some() => {
+                            let e = crate::variadic::variadic_arg(a).expect("checked");
+                            out.push(self.bind_expr(e, scope)?)
+                        }
                         _ => {
                             return Err(PgError::unsupported(
                                 "named or qualified-wildcard function arguments",

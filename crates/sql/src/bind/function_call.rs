@@ -22,9 +22,16 @@ impl Binder<'_, '_> {
         }
         let parts = object_name_parts(&f.name)?;
         let name = parts.last().unwrap().as_str();
+        let variadic = super::variadic::has_variadic_arg(f)?;
+        if name.starts_with('\u{1}') {
+            let (args, _, _) = self.function_args(f, scope)?;
+            if let Some(call) = self.bind_search_function(name, args)? {
+                return Ok(call);
+            }
+        }
         if f.over.is_none() && self.has_user_function(&parts) {
             let (args, _, _) = self.function_args(f, scope)?;
-            if let Some(call) = self.bind_user_function_call(&parts, args)? {
+            if let Some(call) = self.bind_user_function_call(&parts, args, variadic)? {
                 return Ok(call);
             }
         }
@@ -44,6 +51,11 @@ impl Binder<'_, '_> {
             return self.bind_array_subquery(q, scope);
         }
         let (args, distinct, star) = self.function_args(f, scope)?;
+        if variadic {
+            if let Some(call) = self.bind_variadic_builtin(name, &args)? {
+                return Ok(call);
+            }
+        }
         if let Some(call) = self.bind_stored_form(name, &args, scope)? {
             return Ok(call);
         }

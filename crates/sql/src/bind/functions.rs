@@ -13,8 +13,9 @@ use std::sync::Arc;
 use catalog::functions::{Function, FunctionLanguage, ParallelSafety, Volatility};
 use common::{Oid, PgError, PgResult, SqlState};
 use sqlparser::ast;
+use types::array::ArrayValue;
 use types::cast::{can_cast, CastContext};
-use types::{DataType, TypeId};
+use types::{DataType, TypeId, Value};
 
 use super::types::{format_type, parse_type_name};
 use super::{ident_name, object_name_parts, Binder};
@@ -119,33 +120,41 @@ impl Binder<'_, '_> {
         &mut self,
         parts: &[String],
         args: Vec<Expr>,
+        variadic_given: bool,
     ) -> PgResult<Option<Expr>> {
         let candidates = self.user_functions_named(parts)?;
         let given: Vec<TypeId> = args.iter().map(Expr::type_id).collect();
-        let mut best: Vec<(usize, Arc<Function>)> = Vec::new();
+        let mut best: Vec<(CandidateRank, Arc<Function>)> = Vec::new();
         for f in candidates {
-            let n = f.arg_types.len();
-            if given.len() > n || given.len() + f.arg_defaults.len() < n {
+            let Some(want) = candidate_types(&f, given.len(), variadic_given) else {
                 continue;
-            }
-            let mut exact = 0;
-            let fits = given.iter().zip(&f.arg_types).all(|(g, want)| {
-                let want = TypeId::from_oid(*want).unwrap_or(TypeId::Unknown);
-                if *g == want {
-                    exact += 1;
+            };
+            let mut rank = CandidateRank {
+                exact: 0,
+                plain: !(f.variadic && !variadic_given && given.len() >= f.arg_types.len()),
+                unknown_as_text: 0,
+            };
+            let fits = given.iter().zip(&want).all(|(g, want)| {
+                if g == want {
+                    rank.exact += 1;
+                    true
+                } else if *g == TypeId::Unknown {
+                    rank.unknown_as_text += usize::from(want.is_string());
                     true
                 } else {
-                    *g == TypeId::Unknown || can_cast(*g, want, CastContext::Implicit)
+                    can_cast(*g, *want, CastContext::Implicit)
                 }
             });
             if fits {
-                best.push((exact, f));
+                best.push((rank, f));
             }
         }
-        let Some(top) = best.iter().map(|(e, _)| *e).max() else {
+        // As func_select_candidate: most exact matches, then (for the same
+        // types) a function that is not variadic, then unknowns as strings.
+        let Some(top) = best.iter().map(|(r, _)| *r).max() else {
             return Ok(None);
         };
-        best.retain(|(e, _)| *e == top);
+        best.retain(|(r, _)| *r == top);
         if best.len() > 1 {
             let name = parts.last().expect("a name");
             let types: Vec<&str> = given.iter().map(|t| t.display_name()).collect();
@@ -157,11 +166,16 @@ impl Binder<'_, '_> {
                 "Could not choose a best candidate function. You might need to add explicit type casts.",
             ));
         }
-        let (_, f) = best.pop().expect("one left");
+        let (rank, f) = best.pop().expect("one left");
+        let want = candidate_types(&f, given.len(), variadic_given).expect("a candidate");
         let mut bound = Vec::with_capacity(f.arg_types.len());
-        for (a, want) in args.into_iter().zip(&f.arg_types) {
-            let want = TypeId::from_oid(*want).unwrap_or(TypeId::Unknown);
+        for (a, want) in args.into_iter().zip(want) {
             bound.push(self.coerce(a, want.into(), CastContext::Implicit)?);
+        }
+        if !rank.plain {
+            // The variadic arguments, collected into the declared array.
+            let items = bound.split_off(f.arg_types.len() - 1);
+            bound.push(self.variadic_array(&f, items));
         }
         // Missing trailing arguments take their defaults.
         let first_default = f.arg_types.len() - f.arg_defaults.len();
@@ -193,6 +207,31 @@ impl Binder<'_, '_> {
         }))))
     }
 
+    /// `ARRAY[items]` of a variadic function's last argument type.
+    fn variadic_array(&mut self, f: &Function, items: Vec<Expr>) -> Expr {
+        let ty =
+            TypeId::from_oid(*f.arg_types.last().expect("variadic")).unwrap_or(TypeId::Unknown);
+        let elem = ty.array_element().unwrap_or(TypeId::Unknown);
+        if items.iter().all(|a| matches!(a, Expr::Const(..))) {
+            let values = items
+                .into_iter()
+                .map(|a| match a {
+                    Expr::Const(v, _) => v,
+                    _ => Value::Null,
+                })
+                .collect();
+            return Expr::Const(
+                Value::array(ArrayValue::from_items(elem, values)),
+                ty.into(),
+            );
+        }
+        Expr::Sys {
+            func: crate::expr::SysFunc::ArrayConstruct,
+            args: items,
+            ty: ty.into(),
+        }
+    }
+
     /// A stored default's SQL text, bound with no columns in scope.
     fn bind_default_text(&mut self, text: &str) -> PgResult<Expr> {
         let dialect = sqlparser::dialect::PostgreSqlDialect {};
@@ -219,16 +258,25 @@ impl Binder<'_, '_> {
         let mut arg_types = Vec::new();
         let mut arg_names = Vec::new();
         let mut arg_defaults = Vec::new();
+        let mut variadic = false;
         for a in cf.args.iter().flatten() {
-            if matches!(
-                a.mode,
-                Some(ast::ArgMode::Out | ast::ArgMode::InOut | ast::ArgMode::Variadic)
-            ) {
+            if matches!(a.mode, Some(ast::ArgMode::Out | ast::ArgMode::InOut)) {
                 return Err(PgError::unsupported(
-                    "OUT, INOUT and VARIADIC arguments are not supported yet",
+                    "OUT and INOUT arguments are not supported yet",
+                ));
+            }
+            if variadic {
+                return Err(invalid_definition(
+                    "VARIADIC parameter must be the last input parameter",
                 ));
             }
             let ty = signature_type(&a.data_type)?;
+            if matches!(a.mode, Some(ast::ArgMode::Variadic)) {
+                if !ty.id.is_array() {
+                    return Err(invalid_definition("VARIADIC parameter must be an array"));
+                }
+                variadic = true;
+            }
             let arg_name = a.name.as_ref().map(ident_name).unwrap_or_default();
             if !arg_name.is_empty() && arg_names.contains(&arg_name) {
                 return Err(invalid_definition(format!(
@@ -308,6 +356,7 @@ impl Binder<'_, '_> {
             arg_types: arg_types.iter().map(|t| t.id.oid()).collect(),
             arg_names,
             arg_defaults,
+            variadic,
             source,
         };
         if returns_trigger && !arg_types.is_empty() {
@@ -493,6 +542,42 @@ impl Binder<'_, '_> {
 }
 
 /// Types a function may take or return here.
+/// How well a user function fits a call, best highest (field order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct CandidateRank {
+    /// Arguments of exactly the declared type.
+    exact: usize,
+    /// Called without collecting variadic arguments into the array.
+    plain: bool,
+    /// Untyped literals going to a string type (PostgreSQL's preferred
+    /// category for them).
+    unknown_as_text: usize,
+}
+
+/// The argument types `f` takes for a call with `n` arguments, None when it
+/// takes no such call: its declared types (trailing ones with defaults may
+/// be left out), or for a variadic function called without VARIADIC and at
+/// least one variadic argument, the declared types before the array and its
+/// element type for each argument from there (PostgreSQL's expanded form).
+fn candidate_types(f: &Function, n: usize, variadic_given: bool) -> Option<Vec<TypeId>> {
+    let declared: Vec<TypeId> = f
+        .arg_types
+        .iter()
+        .map(|t| TypeId::from_oid(*t).unwrap_or(TypeId::Unknown))
+        .collect();
+    let count = declared.len();
+    if f.variadic && !variadic_given && n >= count {
+        let elem = declared[count - 1].array_element()?;
+        let mut want = declared[..count - 1].to_vec();
+        want.resize(n, elem);
+        return Some(want);
+    }
+    if n > count || n + f.arg_defaults.len() < count {
+        return None;
+    }
+    Some(declared)
+}
+
 fn check_supported_type(t: DataType) -> PgResult<()> {
     if t.id == TypeId::Unknown {
         return Err(PgError::unsupported("functions of type unknown"));
@@ -554,6 +639,7 @@ impl Binder<'_, '_> {
             arg_types: Vec::new(),
             arg_names: Vec::new(),
             arg_defaults: Vec::new(),
+            variadic: false,
             source: block.body,
         };
         let call = Expr::UserFunc(Box::new(UserFuncCall {

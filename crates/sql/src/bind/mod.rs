@@ -9,6 +9,7 @@ mod comment;
 mod constraints;
 mod copy;
 mod cte;
+mod cte_search;
 mod distinct_on;
 mod explain;
 mod expr;
@@ -38,6 +39,7 @@ mod temp;
 pub mod triggers;
 mod types;
 mod user_types;
+mod variadic;
 mod view_deps;
 mod view_rename;
 mod views;
@@ -829,6 +831,7 @@ impl Binder<'_, '_> {
         constraints: &mut Vec<ast::TableConstraint>,
     ) -> PgResult<Column> {
         let ty = self.bind_data_type(&cd.data_type)?;
+        check_column_type(&ident_name(&cd.name), ty.id)?;
         // A domain column keeps the domain's oid; its values are the base type's.
         let domain = self.domain_named(&cd.data_type)?;
         let mut col = Column {
@@ -995,6 +998,7 @@ impl Binder<'_, '_> {
                         } else {
                             c.ty
                         };
+                        check_column_type(&c.name, ty.id)?;
                         columns.push(Column {
                             name: c.name.clone(),
                             type_oid: ty.id.oid(),
@@ -1090,6 +1094,7 @@ impl Binder<'_, '_> {
             } else {
                 c.ty
             };
+            check_column_type(&name, ty.id)?;
             columns.push(Column {
                 name,
                 type_oid: ty.id.oid(),
@@ -1436,4 +1441,19 @@ fn reject_unsupported_table_kind(ct: &ast::CreateTable) -> PgResult<()> {
         return Err(PgError::unsupported("table inheritance is not supported"));
     }
     Ok(())
+}
+
+/// Types no table column may have: record (a pseudo-type, 42P16, as
+/// PostgreSQL) and those storage does not hold yet ("char").
+fn check_column_type(name: &str, ty: TypeId) -> PgResult<()> {
+    match ty {
+        TypeId::Record | TypeId::RecordArray => Err(PgError::new(
+            SqlState::INVALID_TABLE_DEFINITION,
+            format!("column \"{name}\" has pseudo-type {}", ty.display_name()),
+        )),
+        TypeId::Char => Err(PgError::unsupported(
+            "type \"char\" is not supported for table columns yet",
+        )),
+        _ => Ok(()),
+    }
 }

@@ -115,6 +115,8 @@ pub fn parse_type_name(name: &str) -> PgResult<DataType> {
         "interval" => TypeId::Interval,
         "json" => TypeId::Json,
         "jsonb" => TypeId::Jsonb,
+        // The quoted name is the one-byte type, not character(1).
+        "\"char\"" | "pg_catalog.\"char\"" => TypeId::Char,
         _ => {
             return Err(PgError::new(
                 SqlState::UNDEFINED_OBJECT,

@@ -1307,6 +1307,11 @@ impl Explainer<'_> {
             ),
             // PostgreSQL's CoerceToDomain prints as its argument.
             Expr::DomainCheck(c) => d(&c.arg),
+            Expr::VariadicSpread(v) => {
+                let (array, fixed) = v.args.split_last().expect("the array is last");
+                let fixed: String = fixed.iter().map(|a| format!("{}, ", d(a))).collect();
+                format!("{}({fixed}VARIADIC {})", v.func.0.name, d(array))
+            }
         }
     }
 }

@@ -425,6 +425,44 @@ fn write_level(
     out.push('}');
 }
 
+/// record_out of a record held as an `ArrayValue` of its fields: `(a,b)`,
+/// a NULL field empty, a field quoted (quotes and backslashes doubled)
+/// where record_in would misread it.
+pub fn format_record(a: &ArrayValue, io: &IoSettings, out: &mut String) {
+    out.push('(');
+    let mut field = String::new();
+    for (i, v) in a.items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let Some(ty) = v.type_id() else { continue };
+        field.clear();
+        let ty = if matches!(v, Value::Array(f) if f.elem == TypeId::Record) {
+            TypeId::Record
+        } else {
+            ty
+        };
+        format_text(v, ty, io, &mut field);
+        let quote = field.is_empty()
+            || field
+                .chars()
+                .any(|c| matches!(c, '"' | '\\' | '(' | ')' | ',') || is_space(c));
+        if !quote {
+            out.push_str(&field);
+            continue;
+        }
+        out.push('"');
+        for c in field.chars() {
+            if c == '"' || c == '\\' {
+                out.push(c);
+            }
+            out.push(c);
+        }
+        out.push('"');
+    }
+    out.push(')');
+}
+
 /// The text of `a`.
 pub fn to_text(a: &ArrayValue, elem: TypeId, io: &IoSettings) -> String {
     let mut s = String::new();
