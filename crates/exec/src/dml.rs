@@ -149,6 +149,14 @@ pub fn insert(
     returning: Option<&[Expr]>,
     env: &mut ExecEnv,
 ) -> PgResult<(u64, Returning)> {
+    if table.is_partitioned() {
+        if on_conflict.is_some() {
+            return Err(PgError::unsupported(
+                "INSERT ... ON CONFLICT into a partitioned table is not supported",
+            ));
+        }
+        return crate::partition_dml::insert_routed(table, source, bulk, returning, env);
+    }
     if let Some(clause) = on_conflict {
         return insert_on_conflict(table, source, clause, returning, env);
     }

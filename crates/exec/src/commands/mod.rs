@@ -9,6 +9,7 @@ mod database;
 mod domain;
 mod function;
 mod index;
+mod partition;
 mod role;
 mod schema;
 mod sequence;
@@ -99,6 +100,7 @@ pub fn run(
             sequences,
             constraints,
             on_commit: _,
+            partitioning,
         } => table::create_table(
             cx,
             env,
@@ -111,6 +113,7 @@ pub fn run(
                 source: source.as_ref().map(|(plan, _)| plan),
                 sequences,
                 constraints,
+                partitioning: partitioning.as_deref(),
             },
         )?,
         BoundStatement::CreateIndex { table, spec } => {
