@@ -327,7 +327,7 @@ pub fn partkey_sql(key: &PartitionKey, table: &Table) -> String {
         .parts
         .iter()
         .map(|p| match &p.expr {
-            Some(e) => format!("({e})"),
+            Some(e) => parenthesized_unless_call(e),
             None => table
                 .columns
                 .get(p.attnum as usize - 1)
@@ -335,6 +335,36 @@ pub fn partkey_sql(key: &PartitionKey, table: &Table) -> String {
         })
         .collect();
     format!("{} ({})", key.strategy.keyword(), parts.join(", "))
+}
+
+/// A key expression as PostgreSQL prints it: a function call bare,
+/// anything else in parentheses.
+fn parenthesized_unless_call(e: &str) -> String {
+    let call = e.ends_with(')')
+        && e.find('(').is_some_and(|open| {
+            let name = &e[..open];
+            !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+                && {
+                    // The first parenthesis closes at the end.
+                    let mut depth = 0i32;
+                    e[open..].char_indices().all(|(i, c)| {
+                        match c {
+                            '(' => depth += 1,
+                            ')' => depth -= 1,
+                            _ => {}
+                        }
+                        depth > 0 || open + i == e.len() - 1
+                    })
+                }
+        });
+    if call {
+        e.to_owned()
+    } else {
+        format!("({e})")
+    }
 }
 
 fn quote_ident(name: &str) -> String {
@@ -350,4 +380,195 @@ fn quote_ident(name: &str) -> String {
     } else {
         format!("\"{}\"", name.replace('"', "\"\""))
     }
+}
+
+/// A constant in a partition constraint as PostgreSQL deparses it:
+/// integers bare, anything else a literal with its type (`'x'::text`).
+fn typed_literal(text: &str, ty: types::DataType) -> String {
+    if ty.id == TypeId::Int4 && !text.starts_with('-') {
+        return text.to_owned();
+    }
+    format!("{}::{}", bound_literal_quoted(text), ty.display_name())
+}
+
+fn bound_literal_quoted(text: &str) -> String {
+    let escaped = text.replace('\'', "''");
+    if escaped.contains('\\') {
+        format!("E'{}'", escaped.replace('\\', "\\\\"))
+    } else {
+        format!("'{escaped}'")
+    }
+}
+
+/// The key parts' terms as written in a constraint: `a`, or `(expr)`.
+fn key_terms(key: &PartitionKey, parent: &Table) -> Vec<String> {
+    key.parts
+        .iter()
+        .map(|p| match &p.expr {
+            Some(e) => parenthesized_unless_call(e),
+            None => parent
+                .columns
+                .get(p.attnum as usize - 1)
+                .map_or_else(|| "?".to_owned(), |c| quote_ident(&c.name)),
+        })
+        .collect()
+}
+
+fn and_of(parts: Vec<String>) -> String {
+    if parts.len() == 1 {
+        parts.into_iter().next().expect("one")
+    } else {
+        format!("({})", parts.join(" AND "))
+    }
+}
+
+/// A non-default bound's conjuncts over `terms`.
+fn bound_conjuncts(
+    bound: &PartitionBound,
+    key: &PartitionKey,
+    terms: &[String],
+    parent_oid: Oid,
+) -> Vec<String> {
+    let ty = |i: usize| key.parts[i].data_type();
+    match bound {
+        PartitionBound::Hash { modulus, remainder } => vec![format!(
+            "satisfies_hash_partition('{parent_oid}'::oid, {modulus}, {remainder}, {})",
+            terms.join(", ")
+        )],
+        PartitionBound::List(values) => {
+            let has_null = values.iter().any(Option::is_none);
+            let lits: Vec<String> = values
+                .iter()
+                .flatten()
+                .map(|v| typed_literal(v, ty(0)))
+                .collect();
+            let test = match lits.len() {
+                0 => None,
+                1 => Some(format!("({} = {})", terms[0], lits[0])),
+                _ => Some(format!("({} = ANY (ARRAY[{}]))", terms[0], lits.join(", "))),
+            };
+            match (has_null, test) {
+                (true, Some(t)) => vec![format!("(({} IS NULL) OR {t})", terms[0])],
+                (true, None) => vec![format!("({} IS NULL)", terms[0])],
+                (false, Some(t)) => vec![format!("({} IS NOT NULL)", terms[0]), t],
+                (false, None) => vec!["false".to_owned()],
+            }
+        }
+        PartitionBound::Range { from, to } => {
+            let mut out: Vec<String> = terms.iter().map(|t| format!("({t} IS NOT NULL)")).collect();
+            if terms.len() == 1 {
+                if let Some(RangeDatum::Value(v)) = from.first() {
+                    out.push(format!("({} >= {})", terms[0], typed_literal(v, ty(0))));
+                }
+                if let Some(RangeDatum::Value(v)) = to.first() {
+                    out.push(format!("({} < {})", terms[0], typed_literal(v, ty(0))));
+                }
+            } else {
+                let row = |ds: &[RangeDatum]| -> Option<String> {
+                    let vals: Vec<String> = ds
+                        .iter()
+                        .enumerate()
+                        .map_while(|(i, d)| match d {
+                            RangeDatum::Value(v) => Some(typed_literal(v, ty(i))),
+                            _ => None,
+                        })
+                        .collect();
+                    (!vals.is_empty()).then(|| {
+                        format!(
+                            "ROW({}) OP ROW({})",
+                            terms[..vals.len()].join(", "),
+                            vals.join(", ")
+                        )
+                    })
+                };
+                if let Some(r) = row(from) {
+                    out.push(format!("({})", r.replace(" OP ", " >= ")));
+                }
+                if let Some(r) = row(to) {
+                    out.push(format!("({})", r.replace(" OP ", " < ")));
+                }
+            }
+            out
+        }
+        PartitionBound::Default => Vec::new(),
+    }
+}
+
+/// pg_get_partition_constraintdef: the conditions a partition's rows meet,
+/// its ancestors' first, as PostgreSQL deparses them (multi-column range
+/// bounds as row comparisons).
+pub fn partition_constraint_sql(d: &CatalogData, table: Oid) -> Option<String> {
+    let mut levels = Vec::new();
+    for t in d.partition_ancestors(table) {
+        let Some(of) = t.partition_of.as_deref() else {
+            break;
+        };
+        let parent = d.tables.get(&of.parent)?;
+        let key = parent.partition_key.as_deref()?;
+        let terms = key_terms(key, parent);
+        let conjuncts = match &of.bound {
+            PartitionBound::Default => {
+                let mut others: Vec<Vec<String>> = Vec::new();
+                let mut list_values: Vec<Option<String>> = Vec::new();
+                for s in d.partitions_of(parent.oid) {
+                    let Some(sof) = s.partition_of.as_deref() else {
+                        continue;
+                    };
+                    match &sof.bound {
+                        PartitionBound::Default => {}
+                        PartitionBound::List(v) => list_values.extend(v.iter().cloned()),
+                        b => others.push(bound_conjuncts(b, key, &terms, parent.oid)),
+                    }
+                }
+                if key.strategy == PartitionStrategy::List {
+                    let ty = key.parts[0].data_type();
+                    let parsed = |s: &String| {
+                        types::io::parse_text(ty, s, &types::IoSettings::default()).ok()
+                    };
+                    list_values.sort_by(|a, b| match (a, b) {
+                        (Some(x), Some(y)) => match (parsed(x), parsed(y)) {
+                            (Some(p), Some(q)) => types::ops::compare_typed(ty.id, &p, &q),
+                            _ => x.cmp(y),
+                        },
+                        (None, Some(_)) => std::cmp::Ordering::Greater,
+                        (Some(_), None) => std::cmp::Ordering::Less,
+                        (None, None) => std::cmp::Ordering::Equal,
+                    });
+                    list_values.dedup();
+                    let all = bound_conjuncts(
+                        &PartitionBound::List(list_values),
+                        key,
+                        &terms,
+                        parent.oid,
+                    );
+                    vec![format!("(NOT {})", and_of(all))]
+                } else if others.is_empty() {
+                    Vec::new()
+                } else {
+                    // Every sibling requires the key non-null: PostgreSQL
+                    // factors that out.
+                    let not_null: Vec<String> =
+                        terms.iter().map(|t| format!("({t} IS NOT NULL)")).collect();
+                    let ors: Vec<String> = others
+                        .into_iter()
+                        .map(|c| and_of(c.into_iter().filter(|x| !not_null.contains(x)).collect()))
+                        .collect();
+                    let mut inner = not_null;
+                    inner.push(if ors.len() == 1 {
+                        ors[0].clone()
+                    } else {
+                        format!("({})", ors.join(" OR "))
+                    });
+                    vec![format!("(NOT {})", and_of(inner))]
+                }
+            }
+            b => bound_conjuncts(b, key, &terms, parent.oid),
+        };
+        levels.push(conjuncts);
+    }
+    let all: Vec<String> = levels.into_iter().rev().flatten().collect();
+    if all.is_empty() {
+        return None;
+    }
+    Some(and_of(all))
 }

@@ -162,3 +162,108 @@ pub(crate) fn insert_routed(
     queue.run(env)?;
     Ok((n, out))
 }
+
+/// Moves rows an UPDATE of a partitioned table puts outside their
+/// partition: routes them from the statement's target.
+pub(crate) struct RowMover {
+    routed: RoutedInserts,
+}
+
+impl RowMover {
+    /// Whether the new version `row` stays in the writer's partition.
+    pub fn stays(&self, writer: &TableWriter, row: &[Value], env: &mut ExecEnv) -> PgResult<bool> {
+        match &writer.partition {
+            Some(p) => p.accepts(row, env),
+            None => Ok(true),
+        }
+    }
+
+    /// Inserts `row` of partition `from` where the target's routing puts it.
+    pub fn insert(
+        &mut self,
+        env: &mut ExecEnv,
+        from: &Table,
+        row: &[Value],
+        queue: &mut RiQueue,
+    ) -> PgResult<()> {
+        let root_row = map_row(row, &column_map(from, &self.routed.root));
+        self.routed.insert(env, root_row, queue, false)?;
+        Ok(())
+    }
+}
+
+/// The leaves an UPDATE or DELETE of partitioned `table` under `qual`
+/// reaches, each with the statement's expressions over its columns.
+fn leaves_of(env: &ExecEnv, table: &Table, qual: &[Expr]) -> Vec<(Arc<Table>, Vec<Option<usize>>)> {
+    sql::plan::partitions::pruned_leaves(env.catalog, table, qual)
+}
+
+fn remap_all(exprs: &[Expr], map: &[Option<usize>], width: usize) -> Vec<Expr> {
+    exprs
+        .iter()
+        .map(|e| sql::plan::partitions::remap_columns(e.clone(), map, width))
+        .collect()
+}
+
+/// UPDATE of partitioned `table`: each leaf partition the quals reach is
+/// updated in turn, rows whose key changes moving to their new partition.
+pub(crate) fn update_partitioned(
+    table: &Table,
+    qual: &[Expr],
+    assignments: &[(usize, Expr)],
+    returning: Option<&[Expr]>,
+    env: &mut ExecEnv,
+) -> PgResult<(u64, Returning)> {
+    let width = table.columns.len();
+    let mut mover = RowMover {
+        routed: RoutedInserts::new(env, table, false)?,
+    };
+    let (mut n, mut out) = (0, Vec::new());
+    for (leaf, map) in leaves_of(env, table, qual) {
+        let leaf_qual = remap_all(qual, &map, width);
+        let leaf_assign: Vec<(usize, Expr)> = assignments
+            .iter()
+            .filter_map(|(i, e)| {
+                let target = map.iter().position(|m| *m == Some(*i))?;
+                Some((
+                    target,
+                    sql::plan::partitions::remap_columns(e.clone(), &map, width),
+                ))
+            })
+            .collect();
+        let leaf_returning = returning.map(|r| remap_all(r, &map, width));
+        let (k, rows) = crate::dml::update_moving(
+            &leaf,
+            &leaf_qual,
+            None,
+            &leaf_assign,
+            leaf_returning.as_deref(),
+            Some(&mut mover),
+            env,
+        )?;
+        n += k;
+        out.extend(rows);
+    }
+    mover.routed.finish(env);
+    Ok((n, out))
+}
+
+/// DELETE from partitioned `table`: from each leaf the quals reach.
+pub(crate) fn delete_partitioned(
+    table: &Table,
+    qual: &[Expr],
+    returning: Option<&[Expr]>,
+    env: &mut ExecEnv,
+) -> PgResult<(u64, Returning)> {
+    let width = table.columns.len();
+    let (mut n, mut out) = (0, Vec::new());
+    for (leaf, map) in leaves_of(env, table, qual) {
+        let leaf_qual = remap_all(qual, &map, width);
+        let leaf_returning = returning.map(|r| remap_all(r, &map, width));
+        let (k, rows) =
+            crate::dml::delete(&leaf, &leaf_qual, None, leaf_returning.as_deref(), env)?;
+        n += k;
+        out.extend(rows);
+    }
+    Ok((n, out))
+}

@@ -467,6 +467,7 @@ impl Binder<'_, '_> {
                         }
                     }
                 }
+                let tables = partition::with_partitions(self.ctx.catalog, tables);
                 let related = constraints::drop_table_related(self.ctx.catalog, &tables, *cascade);
                 BoundStatement::DropTable {
                     tables,
@@ -568,6 +569,7 @@ impl Binder<'_, '_> {
                     .iter()
                     .map(|n| self.require_table(n))
                     .collect::<PgResult<_>>()?;
+                let tables = partition::with_partitions(self.ctx.catalog, tables);
                 let cascaded = if *cascade {
                     constraints::truncate_cascade(self.ctx.catalog, &tables)
                 } else {

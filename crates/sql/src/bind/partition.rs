@@ -334,12 +334,14 @@ fn check_infinities(list: &[BoundExpr]) -> PgResult<()> {
         match (seen, d) {
             (Some(true), BoundExpr::Min) | (Some(false), BoundExpr::Max) => {}
             (Some(true), _) => {
-                return Err(invalid(
+                return Err(PgError::new(
+                    SqlState::DATATYPE_MISMATCH,
                     "every bound following MINVALUE must also be MINVALUE",
                 ))
             }
             (Some(false), _) => {
-                return Err(invalid(
+                return Err(PgError::new(
+                    SqlState::DATATYPE_MISMATCH,
                     "every bound following MAXVALUE must also be MAXVALUE",
                 ))
             }
@@ -399,4 +401,24 @@ pub fn check_index_covers_key(
         }
     }
     Ok(())
+}
+
+/// `tables` followed by every partition under the partitioned ones (DROP
+/// TABLE and TRUNCATE of a partitioned table reach its partitions).
+pub(super) fn with_partitions(
+    catalog: &catalog::CatalogData,
+    tables: Vec<Arc<Table>>,
+) -> Vec<Arc<Table>> {
+    let mut out = tables;
+    let mut i = 0;
+    while i < out.len() {
+        let oid = out[i].oid;
+        for child in catalog.partitions_of(oid) {
+            if !out.iter().any(|t| t.oid == child.oid) {
+                out.push(Arc::new(child.clone()));
+            }
+        }
+        i += 1;
+    }
+    out
 }
