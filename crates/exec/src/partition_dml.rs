@@ -110,8 +110,8 @@ impl RoutedInserts {
     }
 
     /// Tells the session how many rows each leaf got.
-    pub fn finish(self, env: &mut ExecEnv) {
-        for t in self.leaves.into_values() {
+    pub fn finish(&mut self, env: &mut ExecEnv) {
+        for (_, t) in self.leaves.drain() {
             let c = PendingCounts {
                 inserted: t.inserted,
                 ..Default::default()

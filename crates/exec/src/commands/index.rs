@@ -272,6 +272,39 @@ pub(super) fn add_constraint(
                     validated: true,
                 },
             )?;
+            if let Some(key) = table.partition_key.as_deref() {
+                let what = if primary { "PRIMARY KEY" } else { "UNIQUE" };
+                let attnums = keys.iter().map(|k| k.attnum);
+                sql::bind::partition::check_index_covers_key(
+                    &table.name,
+                    key,
+                    &table.columns,
+                    attnums,
+                    what,
+                )?;
+                // Each partition enforces the key on its own rows.
+                let partitions: Vec<Table> = current.partitions_of(table.oid).cloned().collect();
+                for part in partitions {
+                    let keys = keys
+                        .iter()
+                        .map(|k| {
+                            let name = &table.columns[k.attnum as usize - 1].name;
+                            let attnum = part.column_index(name).map_or(k.attnum, |i| i as i16 + 1);
+                            IndexKey { attnum, ..*k }
+                        })
+                        .collect();
+                    let child = ConstraintSpec {
+                        name: None,
+                        kind: if primary {
+                            ConstraintSpecKind::PrimaryKey { keys }
+                        } else {
+                            ConstraintSpecKind::Unique { keys }
+                        },
+                        ..spec.clone()
+                    };
+                    add_constraint(cx, env, &part, &child, creating)?;
+                }
+            }
         }
         ConstraintSpecKind::Check { .. } => {
             super::constraint::add_check(cx, env, &table, spec, creating)?
