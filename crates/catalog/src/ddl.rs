@@ -216,6 +216,8 @@ impl Catalog {
             relallvisible: 0,
             statistics: Arc::default(),
             toast: None,
+            partition_key: None,
+            partition_of: None,
         };
         if crate::model::needs_toast(&t.columns) {
             self.create_toast_relation(txn, &mut t)?;
@@ -264,6 +266,7 @@ impl Catalog {
             return Ok(None);
         };
         self.drop_table_dependents(txn, cid, oid)?;
+        self.drop_partitioning(txn, cid, oid)?;
         let w = self.writer(txn, cid);
         let d = Arc::make_mut(&mut txn.working);
         let class = d.rows.classes.remove(&oid).ok_or_else(|| vanished(oid))?;

@@ -33,6 +33,7 @@ pub mod functions;
 pub mod indexes;
 mod model;
 mod oids;
+pub mod partition;
 mod relations;
 mod roles;
 pub mod stats;

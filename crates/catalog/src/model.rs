@@ -118,6 +118,11 @@ pub struct Table {
     /// Its TOAST relation (pg_class.reltoastrelid), made with the table
     /// when a column's values can be toasted.
     pub toast: Option<ToastRelation>,
+    /// PARTITION BY's key: the table is partitioned (relkind 'p'), its rows
+    /// live in its partitions (its own file stays empty).
+    pub partition_key: Option<Arc<crate::partition::PartitionKey>>,
+    /// PARTITION OF: the parent and bound of a partition (relispartition).
+    pub partition_of: Option<Arc<crate::partition::PartitionOf>>,
 }
 
 /// A table's TOAST relation: no pg_class row of its own here (the table's
@@ -180,6 +185,18 @@ impl Table {
     /// Whether ANALYZE has run on the table (reltuples is known).
     pub fn analysed(&self) -> bool {
         self.reltuples >= 0.0
+    }
+    /// Whether it is a partitioned table (relkind 'p').
+    pub fn is_partitioned(&self) -> bool {
+        self.partition_key.is_some()
+    }
+    /// pg_class.relkind: 'p' for a partitioned table, else 'r'.
+    pub fn relkind(&self) -> char {
+        if self.is_partitioned() {
+            'p'
+        } else {
+            'r'
+        }
     }
 }
 

@@ -125,7 +125,7 @@ pub(crate) const PG_SEQUENCE: SystemRelation = SystemRelation {
     columns: &[OidT, OidT, Int8, Int8, Int8, Int8, Int8, Bool, OidT, Int2],
 };
 
-pub(crate) const ALL: [&SystemRelation; 15] = [
+pub(crate) const ALL: [&SystemRelation; 16] = [
     &PG_DATABASE,
     &PG_AUTHID,
     &PG_NAMESPACE,
@@ -141,6 +141,7 @@ pub(crate) const ALL: [&SystemRelation; 15] = [
     &crate::triggers::PG_TRIGGER,
     &crate::user_types::PG_TYPE,
     &crate::user_types::PG_ENUM,
+    &crate::partition::PG_PARTITION,
 ];
 
 /// Where each object's current row version is, so DDL can delete or
@@ -161,6 +162,7 @@ pub(crate) struct RowIndex {
     pub functions: crate::functions::FunctionRows,
     pub triggers: crate::triggers::TriggerRows,
     pub user_types: crate::user_types::UserTypeRows,
+    pub partitions: HashMap<Oid, Tid>,
 }
 
 // Rows of each relation.
@@ -245,7 +247,7 @@ pub(crate) fn class_row(t: &Table) -> Vec<Value> {
         Value::Oid(t.namespace),
         Value::Oid(t.db_oid),
         Value::Oid(t.relfilenode),
-        text("r"),
+        text(&t.relkind().to_string()),
         Value::Float8(t.reltuples),
         Value::Int4(t.relpages as i32),
         Value::Int4(t.relallvisible as i32),
@@ -521,6 +523,8 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
                 }
                 _ => None,
             },
+            partition_key: None,
+            partition_of: None,
         };
         d.rows.classes.insert(t.oid, tid);
         d.tables.insert(t.oid, t);
@@ -667,5 +671,6 @@ pub(crate) fn load(pool: &'static BufferPool, tm: &TransactionManager) -> PgResu
     crate::comments::load(pool, tm, &mut d)?;
     crate::functions::load(pool, tm, &mut d)?;
     crate::triggers::load(pool, tm, &mut d)?;
+    crate::partition::load(pool, tm, &mut d)?;
     Ok(d)
 }

@@ -69,6 +69,7 @@ impl SqlState {
     pub const DUPLICATE_SCHEMA: SqlState = SqlState("42P06");
     pub const RESERVED_NAME: SqlState = SqlState("42939");
     pub const INVALID_TABLE_DEFINITION: SqlState = SqlState("42P16");
+    pub const INVALID_OBJECT_DEFINITION: SqlState = SqlState("42P17");
     pub const DEPENDENT_OBJECTS_STILL_EXIST: SqlState = SqlState("2BP01");
     pub const GENERATED_ALWAYS: SqlState = SqlState("428C9");
     pub const DUPLICATE_CURSOR: SqlState = SqlState("42P03");
@@ -222,6 +223,16 @@ impl PgError {
             schema: schema.into(),
             table: table.into(),
             column: Some(column.into()),
+            constraint: None,
+        }));
+        self
+    }
+    /// Names the table `schema.table` the error is about.
+    pub fn with_table(mut self, schema: &str, table: &str) -> Self {
+        self.object = Some(Box::new(ErrorObject {
+            schema: schema.into(),
+            table: table.into(),
+            column: None,
             constraint: None,
         }));
         self

@@ -470,6 +470,8 @@ pub struct CopyLoader<'t> {
     /// The table's INSERT triggers, and whether BEFORE STATEMENT ones ran.
     triggers: Option<TableTriggers>,
     started: bool,
+    /// COPY into a partitioned table: each row routed to its leaf.
+    routed: Option<crate::partition_dml::RoutedInserts>,
 }
 
 /// A batch is inserted once it holds this many bytes of tuples (about eight
@@ -488,6 +490,15 @@ impl<'t> CopyLoader<'t> {
             row: Vec::new(),
             rows: 0,
             writer: TableWriter::new(env, &target.table)?,
+            routed: if target.table.is_partitioned() {
+                Some(crate::partition_dml::RoutedInserts::new(
+                    env,
+                    &target.table,
+                    true,
+                )?)
+            } else {
+                None
+            },
             queue: RiQueue::default(),
             triggers: TableTriggers::for_event(env, &target.table, TRIGGER_TYPE_INSERT, None)?,
             started: false,
@@ -511,6 +522,9 @@ impl<'t> CopyLoader<'t> {
     /// the rows loaded.
     pub fn finish(&mut self, env: &mut ExecEnv) -> PgResult<()> {
         self.start(env)?;
+        if let Some(r) = self.routed.as_mut() {
+            r.finish(env);
+        }
         if let Some(t) = &self.triggers {
             t.queue_after_statement(env, &mut self.queue);
         }
@@ -591,6 +605,14 @@ impl<'t> CopyLoader<'t> {
                 Some(r) => self.row = r,
                 None => return Ok(()),
             }
+        }
+        if let Some(routed) = self.routed.as_mut() {
+            let row = std::mem::take(&mut self.row);
+            routed
+                .insert(env, row, &mut self.queue, false)
+                .map_err(|e| e.with_context(context(None)))?;
+            self.rows += 1;
+            return Ok(());
         }
         self.writer
             .check_row(&self.row, env)

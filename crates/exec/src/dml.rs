@@ -116,7 +116,17 @@ pub fn run_statement(stmt: &BoundStatement, env: &mut ExecEnv) -> PgResult<(u64,
             join,
             ..
         } => match join {
+            Some(_) if table.is_partitioned() => Err(PgError::unsupported(
+                "UPDATE of a partitioned table with FROM or system columns is not supported",
+            )),
             Some(j) => crate::dml_join::update_join(table, j, assignments, exprs(returning), env),
+            None if table.is_partitioned() => crate::partition_dml::update_partitioned(
+                table,
+                qual,
+                assignments,
+                exprs(returning),
+                env,
+            ),
             None => update(
                 table,
                 qual,
@@ -134,7 +144,13 @@ pub fn run_statement(stmt: &BoundStatement, env: &mut ExecEnv) -> PgResult<(u64,
             join,
             ..
         } => match join {
+            Some(_) if table.is_partitioned() => Err(PgError::unsupported(
+                "DELETE from a partitioned table with USING or system columns is not supported",
+            )),
             Some(j) => crate::dml_join::delete_join(table, j, exprs(returning), env),
+            None if table.is_partitioned() => {
+                crate::partition_dml::delete_partitioned(table, qual, exprs(returning), env)
+            }
             None => delete(table, qual, index.as_deref(), exprs(returning), env),
         },
         _ => Err(PgError::internal("not an INSERT, UPDATE or DELETE")),
@@ -149,6 +165,14 @@ pub fn insert(
     returning: Option<&[Expr]>,
     env: &mut ExecEnv,
 ) -> PgResult<(u64, Returning)> {
+    if table.is_partitioned() {
+        if on_conflict.is_some() {
+            return Err(PgError::unsupported(
+                "INSERT ... ON CONFLICT into a partitioned table is not supported",
+            ));
+        }
+        return crate::partition_dml::insert_routed(table, source, bulk, returning, env);
+    }
     if let Some(clause) = on_conflict {
         return insert_on_conflict(table, source, clause, returning, env);
     }
@@ -530,6 +554,22 @@ pub fn update(
     returning: Option<&[Expr]>,
     env: &mut ExecEnv,
 ) -> PgResult<(u64, Returning)> {
+    update_moving(table, qual, index, assignments, returning, None, env)
+}
+
+/// `update`; with `mover` (an UPDATE of a partitioned table reaching this
+/// partition), a new version outside the partition's bound moves to the
+/// partition that takes it: the old version is deleted and the new row
+/// routed from the statement's target (PostgreSQL 11+).
+pub(crate) fn update_moving(
+    table: &Table,
+    qual: &[Expr],
+    index: Option<&IndexPath>,
+    assignments: &[(usize, Expr)],
+    returning: Option<&[Expr]>,
+    mut mover: Option<&mut crate::partition_dml::RowMover>,
+    env: &mut ExecEnv,
+) -> PgResult<(u64, Returning)> {
     let mut target = InsertTarget::new();
     let mut buf = Vec::new();
     let (mut n, mut hot) = (0, 0);
@@ -550,6 +590,36 @@ pub fn update(
             match t.before_row(env, Some(&old), Some(new))? {
                 Some(r) => new = r,
                 None => return Ok(()),
+            }
+        }
+        if let Some(m) = mover.as_deref_mut() {
+            if !m.stays(&writer, &new, env)? {
+                let (pool, cid, tm) = (env.pool, env.cid, env.tm);
+                let who = env.requester();
+                let hooks = &mut *env.hooks;
+                let r = heap::delete(pool, table.locator(), tid, who, cid, tm, &mut |x| {
+                    hooks.wait_for_transaction(x)
+                })
+                .map_err(|e| wait_error(env, e))?;
+                env.predicate_write(table.locator(), Some(tid))?;
+                match r {
+                    ModifyResult::Done(_) | ModifyResult::HeapOnly(_) => {
+                        writer.deleted(env, tid, &old, &mut queue)?;
+                        m.insert(env, table, &new, &mut queue)?;
+                        n += 1;
+                        return project_returning(returning, &new, env, &mut out);
+                    }
+                    ModifyResult::SelfModified => return Ok(()),
+                    ModifyResult::Updated(None) => return serialization_check(env, "delete"),
+                    ModifyResult::Updated(Some(next)) => {
+                        serialization_check(env, "update")?;
+                        if !recheck(table, qual, next, &mut old, env)? {
+                            return Ok(());
+                        }
+                        tid = next.0;
+                        continue;
+                    }
+                }
             }
         }
         let r = writer.store_update(env, tid, &old, &new, &mut buf, &mut target)?;

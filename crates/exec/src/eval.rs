@@ -879,6 +879,23 @@ fn eval_sys(
             }
             _ => Value::Null,
         },
+        SysFunc::GetPartitionConstraintdef => match &args[0] {
+            Value::Oid(o) => catalog::partition::partition_constraint_sql(env.catalog, *o)
+                .map_or(Value::Null, Value::Text),
+            _ => Value::Null,
+        },
+        SysFunc::GetPartkeydef => match &args[0] {
+            Value::Oid(o) => env
+                .catalog
+                .tables
+                .get(o)
+                .and_then(|t| {
+                    let key = t.partition_key.as_deref()?;
+                    Some(Value::Text(catalog::partition::partkey_sql(key, t)))
+                })
+                .unwrap_or(Value::Null),
+            _ => Value::Null,
+        },
         SysFunc::GetTriggerdef => match &args[0] {
             Value::Oid(o) => {
                 let pretty = matches!(args.get(1), Some(Value::Bool(true)));

@@ -21,6 +21,8 @@ mod lateral;
 mod lockrows;
 pub mod ops;
 mod parallel;
+pub(crate) mod partition;
+mod partition_dml;
 pub mod ri;
 mod search_cycle;
 mod sequence_funcs;

@@ -43,6 +43,8 @@ pub(crate) struct TableWriter {
     toast_columns: Vec<ColumnToast>,
     /// Where the statement's chunks go in the TOAST relation.
     toast_insert: heap::InsertTarget,
+    /// A partition's partition constraint (its bound and its ancestors').
+    pub partition: Option<crate::partition::PartitionConstraint>,
 }
 
 /// Whether two values are the same for a foreign key's change test (NULL
@@ -78,6 +80,7 @@ impl TableWriter {
             types: table.column_types(),
             toast_columns: table.column_toast(env.settings.default_toast_compression),
             toast_insert: heap::InsertTarget::new(),
+            partition: crate::partition::PartitionConstraint::of(env, table)?,
             table: table.clone(),
         })
     }
@@ -180,11 +183,15 @@ impl TableWriter {
         !self.indexes.is_empty() || !self.outgoing.is_empty()
     }
 
-    /// NOT NULL, then the CHECK constraints, on a row about to be stored.
+    /// NOT NULL, then the CHECK constraints, then a partition's partition
+    /// constraint, on a row about to be stored.
     pub fn check_row(&self, row: &[Value], env: &mut ExecEnv) -> PgResult<()> {
         check_not_null(&self.table, &self.schema, row, &env.io)?;
         if !self.checks.is_empty() {
             self.checks.check(&self.table, &self.schema, row, env)?;
+        }
+        if let Some(p) = &self.partition {
+            p.check(&self.table, &self.schema, row, env)?;
         }
         Ok(())
     }

@@ -35,7 +35,15 @@ impl<'c> PoolSizes<'c> {
 }
 
 impl sql::plan::RelationSizes for PoolSizes<'_> {
+    fn catalog(&self) -> Option<&catalog::CatalogData> {
+        Some(self.catalog)
+    }
+
     fn indexes(&self, table: &Table) -> Vec<sql::plan::IndexInfo> {
+        // A partitioned table's own (empty) indexes are never read.
+        if table.is_partitioned() {
+            return Vec::new();
+        }
         self.catalog
             .indexes_of(table.oid)
             .map(|i| sql::plan::IndexInfo {
@@ -47,6 +55,9 @@ impl sql::plan::RelationSizes for PoolSizes<'_> {
     }
 
     fn index_defs(&self, table: &Table) -> Vec<std::sync::Arc<catalog::Index>> {
+        if table.is_partitioned() {
+            return Vec::new();
+        }
         self.catalog
             .indexes_of(table.oid)
             .map(|i| std::sync::Arc::new(i.clone()))
@@ -54,6 +65,15 @@ impl sql::plan::RelationSizes for PoolSizes<'_> {
     }
 
     fn blocks(&self, table: &Table) -> u64 {
+        if table.is_partitioned() {
+            // Its rows are its leaves'.
+            return self
+                .catalog
+                .leaf_partitions(table.oid)
+                .into_iter()
+                .map(|leaf| self.blocks(leaf))
+                .sum();
+        }
         let rel = table.locator();
         if let Some(&(_, n)) = self.known.borrow().iter().find(|(r, _)| *r == rel) {
             return n;

@@ -319,6 +319,10 @@ pub enum SysFunc {
     GetConstraintdef,
     /// pg_get_triggerdef(oid [, pretty]): CREATE TRIGGER as PostgreSQL prints it.
     GetTriggerdef,
+    /// pg_get_partkeydef(oid): a partitioned table's `RANGE (a)`.
+    GetPartkeydef,
+    /// pg_get_partition_constraintdef(oid): a partition's constraint.
+    GetPartitionConstraintdef,
     /// amcheck's bt_index_check(regclass) (false) and
     /// bt_index_parent_check(regclass) (true).
     BtIndexCheck(bool),

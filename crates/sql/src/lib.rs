@@ -17,6 +17,7 @@ mod locking;
 pub mod parallel_safety;
 pub mod parse;
 pub mod parse_cache;
+pub mod partition;
 pub mod plan;
 pub mod plpgsql;
 pub mod reg;

@@ -818,6 +818,8 @@ mod tests {
                     relallvisible: 0,
                     statistics: Default::default(),
                     toast: None,
+                    partition_key: None,
+                    partition_of: None,
                 },
             );
         }

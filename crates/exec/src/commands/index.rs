@@ -167,7 +167,38 @@ pub(super) fn create_index(
             )
         }
     };
+    if let (true, Some(key)) = (spec.unique, table.partition_key.as_deref()) {
+        sql::bind::partition::check_index_covers_key(
+            &table.name,
+            key,
+            &table.columns,
+            spec.keys.iter().map(|k| k.attnum),
+            "UNIQUE",
+        )?;
+    }
     make_index(cx, env, table, name, spec.keys.clone(), spec.unique, false)?;
+    if table.is_partitioned() {
+        // Each partition gets its own index, as partitions created later do.
+        let partitions: Vec<Table> = current.partitions_of(table.oid).cloned().collect();
+        for part in partitions {
+            let keys = spec
+                .keys
+                .iter()
+                .map(|k| {
+                    let name = &table.columns[k.attnum as usize - 1].name;
+                    let attnum = part.column_index(name).map_or(k.attnum, |i| i as i16 + 1);
+                    catalog::IndexKey { attnum, ..*k }
+                })
+                .collect();
+            let child = IndexSpec {
+                name: None,
+                keys,
+                unique: spec.unique,
+                if_not_exists: false,
+            };
+            create_index(cx, env, notices, &part, &child)?;
+        }
+    }
     Ok("CREATE INDEX".into())
 }
 
@@ -241,6 +272,39 @@ pub(super) fn add_constraint(
                     validated: true,
                 },
             )?;
+            if let Some(key) = table.partition_key.as_deref() {
+                let what = if primary { "PRIMARY KEY" } else { "UNIQUE" };
+                let attnums = keys.iter().map(|k| k.attnum);
+                sql::bind::partition::check_index_covers_key(
+                    &table.name,
+                    key,
+                    &table.columns,
+                    attnums,
+                    what,
+                )?;
+                // Each partition enforces the key on its own rows.
+                let partitions: Vec<Table> = current.partitions_of(table.oid).cloned().collect();
+                for part in partitions {
+                    let keys = keys
+                        .iter()
+                        .map(|k| {
+                            let name = &table.columns[k.attnum as usize - 1].name;
+                            let attnum = part.column_index(name).map_or(k.attnum, |i| i as i16 + 1);
+                            IndexKey { attnum, ..*k }
+                        })
+                        .collect();
+                    let child = ConstraintSpec {
+                        name: None,
+                        kind: if primary {
+                            ConstraintSpecKind::PrimaryKey { keys }
+                        } else {
+                            ConstraintSpecKind::Unique { keys }
+                        },
+                        ..spec.clone()
+                    };
+                    add_constraint(cx, env, &part, &child, creating)?;
+                }
+            }
         }
         ConstraintSpecKind::Check { .. } => {
             super::constraint::add_check(cx, env, &table, spec, creating)?

@@ -10,6 +10,7 @@ mod database;
 mod domain;
 mod function;
 mod index;
+mod partition;
 mod role;
 mod schema;
 mod sequence;
@@ -100,6 +101,7 @@ pub fn run(
             sequences,
             constraints,
             on_commit: _,
+            partitioning,
         } => table::create_table(
             cx,
             env,
@@ -112,6 +114,7 @@ pub fn run(
                 source: source.as_ref().map(|(plan, _)| plan),
                 sequences,
                 constraints,
+                partitioning: partitioning.as_deref(),
             },
         )?,
         BoundStatement::CreateIndex { table, spec } => {

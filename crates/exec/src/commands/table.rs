@@ -20,6 +20,8 @@ pub(super) struct CreateTable<'s> {
     /// Serial columns' sequences (owned by table 0, filled in here).
     pub sequences: &'s [catalog::Sequence],
     pub constraints: &'s [sql::plan::ConstraintSpec],
+    /// PARTITION BY / PARTITION OF.
+    pub partitioning: Option<&'s sql::bind::partition::PartitionSpec>,
 }
 
 pub(super) fn create_table(
@@ -60,6 +62,9 @@ pub(super) fn create_table(
     let mut ordered: Vec<&ConstraintSpec> = stmt.constraints.iter().collect();
     ordered.sort_by_key(rank);
     let mut table = table;
+    if let Some(spec) = stmt.partitioning {
+        table = super::partition::apply(cx, env, notices, table, spec)?;
+    }
     for c in ordered {
         table = super::index::add_constraint(cx, env, &table, c, true)?;
     }

@@ -375,6 +375,10 @@ struct ClassRow<'a> {
     hastriggers: bool,
     /// reltoastrelid.
     toast: u32,
+    /// relhassubclass: a partitioned table with partitions.
+    hassubclass: bool,
+    /// relpartbound as pg_get_expr prints it, for a partition.
+    partbound: Option<String>,
 }
 
 fn class_row(c: ClassRow<'_>) -> Row {
@@ -402,18 +406,18 @@ fn class_row(c: ClassRow<'_>) -> Row {
         Value::Int2(c.checks as i16),
         Value::Bool(c.hasrules),
         Value::Bool(c.hastriggers),
-        Value::Bool(false),
+        Value::Bool(c.hassubclass),
         Value::Bool(false),
         Value::Bool(false),
         Value::Bool(true),
         text(if c.relkind == "v" { "n" } else { "d" }),
-        Value::Bool(false),
+        Value::Bool(c.partbound.is_some()),
         Value::Oid(0),
         Value::Oid(0),
         Value::Oid(0),
         Value::Null,
         Value::Null,
-        Value::Null,
+        c.partbound.map_or(Value::Null, Value::Text),
     ]
 }
 
@@ -424,12 +428,13 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
             temp: cx.catalog.is_temp_namespace(t.namespace),
             name: &t.name,
             namespace: t.namespace,
-            relam: HEAP_AM,
-            relfilenode: t.relfilenode,
+            // A partitioned table has no storage of its own to show.
+            relam: if t.is_partitioned() { 0 } else { HEAP_AM },
+            relfilenode: if t.is_partitioned() { 0 } else { t.relfilenode },
             relpages: t.relpages as i32,
             reltuples: t.reltuples as f32,
             relallvisible: t.relallvisible as i32,
-            relkind: "r",
+            relkind: if t.is_partitioned() { "p" } else { "r" },
             natts: t.columns.len(),
             hasrules: false,
             hasindex: cx.catalog.indexes_of(t.oid).next().is_some(),
@@ -445,6 +450,12 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
                 || cx.catalog.foreign_keys_referencing(t.oid).next().is_some()
                 || cx.catalog.has_triggers(t.oid),
             toast: t.toast.map_or(0, |r| r.oid),
+            hassubclass: cx.catalog.partitions_of(t.oid).next().is_some(),
+            partbound: t.partition_of.as_deref().and_then(|of| {
+                let parent = cx.catalog.tables.get(&of.parent)?;
+                let key = parent.partition_key.as_deref()?;
+                Some(catalog::partition::bound_sql(&of.bound, key))
+            }),
         })
     });
     // A TOAST relation has no catalog row of its own here (its table's
@@ -475,6 +486,8 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
                 checks: 0,
                 hastriggers: false,
                 toast: 0,
+                hassubclass: false,
+                partbound: None,
             })
         })
         .collect();
@@ -502,6 +515,8 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
                 checks: 0,
                 hastriggers: false,
                 toast: 0,
+                hassubclass: false,
+                partbound: None,
             })
         });
     let views = views(cx).map(|v| {
@@ -522,6 +537,8 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
             checks: 0,
             hastriggers: false,
             toast: 0,
+            hassubclass: false,
+            partbound: None,
         })
     });
     let sequences = sequences(cx).map(|q| {
@@ -542,6 +559,8 @@ fn pg_class(cx: &ViewContext<'_>) -> Vec<Row> {
             checks: 0,
             hastriggers: false,
             toast: 0,
+            hassubclass: false,
+            partbound: None,
         })
     });
     tables

@@ -155,15 +155,34 @@ pub(super) static VIEWS: &[ViewDef] = &[
             ("admin_option", Bool),
         ],
     ),
-    empty_catalog(
-        "pg_inherits",
-        &[
+    ViewDef {
+        schema: Schema::PgCatalog,
+        name: "pg_inherits",
+        source: Source::Relation("pg_inherits"),
+        columns: &[
             ("inhrelid", Oid),
             ("inhparent", Oid),
             ("inhseqno", Int4),
             ("inhdetachpending", Bool),
         ],
-    ),
+        rows: pg_inherits,
+    },
+    ViewDef {
+        schema: Schema::PgCatalog,
+        name: "pg_partitioned_table",
+        source: Source::Relation("pg_partitioned_table"),
+        columns: &[
+            ("partrelid", Oid),
+            ("partstrat", Text),
+            ("partnatts", Int2),
+            ("partdefid", Oid),
+            ("partattrs", Int2Array),
+            ("partclass", OidArray),
+            ("partcollation", OidArray),
+            ("partexprs", Text),
+        ],
+        rows: pg_partitioned_table,
+    },
     ViewDef {
         schema: Schema::PgCatalog,
         name: "pg_description",
@@ -647,6 +666,65 @@ fn pg_sequences(cx: &ViewContext<'_>) -> Vec<Row> {
                 Value::Int8(q.cache),
                 last,
             ]
+        })
+        .collect()
+}
+
+/// One row per partition: its parent (PostgreSQL also lists legacy
+/// inheritance, which does not exist here).
+fn pg_inherits(cx: &ViewContext<'_>) -> Vec<Row> {
+    super::catalog::tables(cx)
+        .filter_map(|t| {
+            let of = t.partition_of.as_deref()?;
+            Some(vec![
+                Value::Oid(t.oid),
+                Value::Oid(of.parent),
+                Value::Int4(1),
+                Value::Bool(false),
+            ])
+        })
+        .collect()
+}
+
+/// One row per partitioned table: its strategy, key columns (0 for an
+/// expression) and default partition.
+fn pg_partitioned_table(cx: &ViewContext<'_>) -> Vec<Row> {
+    super::catalog::tables(cx)
+        .filter_map(|t| {
+            let key = t.partition_key.as_deref()?;
+            let default = cx
+                .catalog
+                .partitions_of(t.oid)
+                .find(|c| {
+                    c.partition_of
+                        .as_ref()
+                        .is_some_and(|p| p.bound == ::catalog::partition::PartitionBound::Default)
+                })
+                .map_or(0, |c| c.oid);
+            let attrs: Vec<Value> = key.parts.iter().map(|p| Value::Int2(p.attnum)).collect();
+            let zeros: Vec<Value> = key.parts.iter().map(|_| Value::Oid(0)).collect();
+            let exprs: Vec<String> = key.parts.iter().filter_map(|p| p.expr.clone()).collect();
+            Some(vec![
+                Value::Oid(t.oid),
+                text(&key.strategy.code().to_string()),
+                Value::Int2(key.parts.len() as i16),
+                Value::Oid(default),
+                Value::Array(std::sync::Arc::new(types::array::ArrayValue::from_items(
+                    Int2, attrs,
+                ))),
+                Value::Array(std::sync::Arc::new(types::array::ArrayValue::from_items(
+                    Oid,
+                    zeros.clone(),
+                ))),
+                Value::Array(std::sync::Arc::new(types::array::ArrayValue::from_items(
+                    Oid, zeros,
+                ))),
+                if exprs.is_empty() {
+                    Value::Null
+                } else {
+                    text(&exprs.join(", "))
+                },
+            ])
         })
         .collect()
 }

@@ -205,6 +205,7 @@ const RELATION_OIDS: &[(&str, Oid)] = &[
     ("pg_attrdef", 2604),
     ("pg_constraint", 2606),
     ("pg_inherits", 2611),
+    ("pg_partitioned_table", 3350),
     ("pg_index", 2610),
     ("pg_operator", 2617),
     ("pg_depend", 2608),

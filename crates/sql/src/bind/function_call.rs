@@ -273,6 +273,12 @@ impl Binder<'_, '_> {
                 &[TypeId::Oid, TypeId::Bool],
                 TypeId::Text,
             )),
+            "pg_get_partition_constraintdef" => Some(sys(
+                SysFunc::GetPartitionConstraintdef,
+                &[TypeId::Oid],
+                TypeId::Text,
+            )),
+            "pg_get_partkeydef" => Some(sys(SysFunc::GetPartkeydef, &[TypeId::Oid], TypeId::Text)),
             "pg_get_triggerdef" => Some(sys(
                 SysFunc::GetTriggerdef,
                 &[TypeId::Oid, TypeId::Bool],

@@ -299,6 +299,13 @@ impl Binder<'_, '_> {
                     ),
                 ));
             }
+            if let Some((strength, _)) = taken.filter(|_| rel.table.is_partitioned()) {
+                // The rows are the partitions', which a mark cannot name yet.
+                return Err(PgError::unsupported(format!(
+                    "{} is not supported on a partitioned table",
+                    strength.as_sql()
+                )));
+            }
             exprs.push(Expr::Column(i, c.ty));
             marks.push(RowMark {
                 table: rel.table.clone(),

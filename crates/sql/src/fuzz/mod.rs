@@ -313,6 +313,8 @@ pub fn fixture_catalog() -> Arc<CatalogData> {
                 relallvisible: 0,
                 statistics: Default::default(),
                 toast: None,
+                partition_key: None,
+                partition_of: None,
             },
         );
     }

@@ -22,6 +22,11 @@ use crate::expr::Expr;
 pub trait RelationSizes {
     /// The relation's main-fork size in blocks.
     fn blocks(&self, table: &Table) -> u64;
+    /// The catalog the statement was bound against (partitioned tables'
+    /// partitions), when planning has one.
+    fn catalog(&self) -> Option<&catalog::CatalogData> {
+        None
+    }
     /// The table's indexes, with their sizes.
     fn indexes(&self, table: &Table) -> Vec<super::IndexInfo> {
         let _ = table;
@@ -67,6 +72,9 @@ impl WorkTableSizes<'_> {
 impl RelationSizes for WorkTableSizes<'_> {
     fn blocks(&self, table: &Table) -> u64 {
         self.inner.blocks(table)
+    }
+    fn catalog(&self) -> Option<&catalog::CatalogData> {
+        self.inner.catalog()
     }
     fn indexes(&self, table: &Table) -> Vec<super::IndexInfo> {
         self.inner.indexes(table)

@@ -316,6 +316,22 @@ fn count_relations(p: &Plan) -> usize {
         .sum::<usize>()
 }
 
+/// The inputs of a UNION ALL chain, nested ones flattened.
+fn append_inputs<'p>(p: &'p Plan, out: &mut Vec<&'p Plan>) {
+    match p {
+        Plan::SetOp {
+            left,
+            right,
+            op: SetOpKind::Union,
+            all: true,
+        } => {
+            append_inputs(left, out);
+            append_inputs(right, out);
+        }
+        other => out.push(other),
+    }
+}
+
 pub fn children(p: &Plan) -> Vec<&Plan> {
     match p {
         Plan::SeqScan { .. }
@@ -834,11 +850,16 @@ impl Explainer<'_> {
                         format!("HashSetOp Except{}", if *a { " All" } else { "" })
                     }
                 };
-                (
-                    name,
-                    Vec::new(),
-                    vec![Child::Plain(left), Child::Plain(right)],
-                )
+                let children = if matches!((op, all), (SetOpKind::Union, true)) {
+                    // Nested UNION ALLs are one Append, as PostgreSQL flattens them.
+                    let mut inputs = Vec::new();
+                    append_inputs(left, &mut inputs);
+                    append_inputs(right, &mut inputs);
+                    inputs.into_iter().map(Child::Plain).collect()
+                } else {
+                    vec![Child::Plain(left), Child::Plain(right)]
+                };
+                (name, Vec::new(), children)
             }
             Plan::CteScan { name, .. } | Plan::WorkTableScan { name, .. } => {
                 let kind = if matches!(p, Plan::CteScan { .. }) {

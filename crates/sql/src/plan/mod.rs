@@ -16,6 +16,7 @@ pub mod locks;
 pub mod needed;
 pub mod parallel;
 mod params;
+pub mod partitions;
 mod planner;
 pub mod selfuncs;
 mod system_columns;
@@ -816,6 +817,8 @@ pub enum BoundStatement {
         /// A temporary table's ON COMMIT: what the session does with it at
         /// each transaction's end (`server::session::temp`).
         on_commit: OnCommit,
+        /// PARTITION BY / PARTITION OF.
+        partitioning: Option<Box<crate::bind::partition::PartitionSpec>>,
     },
     CreateIndex {
         table: Arc<Table>,

@@ -108,6 +108,7 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             sequences,
             constraints,
             on_commit,
+            partitioning,
         } => B::CreateTable {
             name,
             namespace,
@@ -117,6 +118,7 @@ pub fn plan_statement(stmt: BoundStatement, cx: &PlannerContext) -> BoundStateme
             sequences,
             constraints,
             on_commit,
+            partitioning,
         },
         B::CopyTo(mut c) => {
             let plan = std::mem::replace(
@@ -330,7 +332,7 @@ fn modify_access(
 /// Plans a whole query tree (a statement's, a subquery's): its shape,
 /// then index-only scans where its columns allow (`indexonly.rs`).
 pub(crate) fn plan_query(plan: Plan, cx: &PlannerContext) -> Plan {
-    super::indexonly::apply(plan_tree(plan, cx), cx)
+    super::partitions::expand(super::indexonly::apply(plan_tree(plan, cx), cx), cx)
 }
 
 /// Plans a query tree.
