@@ -33,6 +33,7 @@ impl Binder<'_, '_> {
         cascade: bool,
     ) -> PgResult<AlterTableAction> {
         let name = ident_name(name);
+        refuse_partitioned(current, "DROP COLUMN")?;
         if catalog::SYSTEM_COLUMN_NAMES.contains(&name.as_str()) {
             return Err(PgError::new(
                 SqlState::FEATURE_NOT_SUPPORTED,
@@ -129,6 +130,7 @@ impl Binder<'_, '_> {
         data_type: &ast::DataType,
         using: Option<&ast::Expr>,
     ) -> PgResult<AlterTableAction> {
+        refuse_partitioned(current, "ALTER COLUMN ... TYPE")?;
         let old = current.columns[index].clone();
         let ty = self.bind_data_type(data_type)?;
         let domain = self.domain_named(data_type)?;
@@ -240,6 +242,17 @@ impl Binder<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// The rewrite does not reach a partitioned table's partitions (whose
+/// columns must stay the parent's) yet.
+fn refuse_partitioned(table: &Table, action: &str) -> PgResult<()> {
+    if table.partition_key.is_some() || table.partition_of.is_some() {
+        return Err(PgError::unsupported(format!(
+            "ALTER TABLE ... {action} on a partitioned table or a partition is not supported yet"
+        )));
+    }
+    Ok(())
 }
 
 /// Whether a coercion failed for want of a cast (remapped to ALTER
