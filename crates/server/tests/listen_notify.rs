@@ -179,7 +179,12 @@ fn bad_arguments_fail_as_in_postgresql() {
     c.batch_execute("BEGIN").unwrap();
     let e = c.batch_execute("DISCARD ALL").unwrap_err();
     assert_eq!(e.code(), Some(&SqlState::ACTIVE_SQL_TRANSACTION));
-    c.batch_execute("ROLLBACK; DISCARD ALL").unwrap();
+    c.batch_execute("ROLLBACK").unwrap();
+    c.batch_execute("DISCARD ALL").unwrap();
+    // After a ROLLBACK in a multi-statement Query the rest is an implicit
+    // block again, which DISCARD ALL refuses, as PostgreSQL does.
+    let e = c.batch_execute("ROLLBACK; DISCARD ALL").unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::ACTIVE_SQL_TRANSACTION));
 }
 
 #[test]
