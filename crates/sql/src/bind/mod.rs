@@ -1168,19 +1168,8 @@ impl Binder<'_, '_> {
                 "views must not contain data-modifying statements in WITH",
             ));
         }
-        let mut inner = Binder {
-            ctx: &mut *self.ctx,
-            outer: Vec::new(),
-            src: None,
-            locking: None,
-            ctes: Vec::new(),
-            window: Default::default(),
-            outermost_ref: std::cell::Cell::new(usize::MAX),
-            modify_target: None,
-            modifying: Default::default(),
-            system_use: system_columns::SystemColumnUse::of(q),
-            keep_unknown_outputs: false,
-        };
+        let mut inner = Binder::new(&mut *self.ctx);
+        inner.system_use = system_columns::SystemColumnUse::of(q);
         inner.bind_query(q)
     }
 

@@ -75,19 +75,7 @@ pub(crate) fn scratch_table(name: &str, columns: &[Column]) -> Table {
 /// (the executor routes rows by it).
 pub fn bind_partition_expr(ctx: &mut BindContext<'_>, table: &Table, text: &str) -> PgResult<Expr> {
     let e = super::constraints::parse_stored_expr(text, "partition key expression")?;
-    let mut b = Binder {
-        ctx,
-        outer: Vec::new(),
-        src: None,
-        locking: None,
-        ctes: Vec::new(),
-        window: Default::default(),
-        outermost_ref: std::cell::Cell::new(usize::MAX),
-        modify_target: None,
-        modifying: Default::default(),
-        system_use: Default::default(),
-        keep_unknown_outputs: false,
-    };
+    let mut b = Binder::new(ctx);
     let scope = Binder::table_scope(table, None);
     b.bind_expr(&e, &scope)
 }
