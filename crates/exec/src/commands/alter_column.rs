@@ -15,19 +15,17 @@ use sql::plan::{AlterTableAction, Plan};
 use super::{CommandContext, Notices};
 use crate::ExecEnv;
 
-/// DROP COLUMN `index` of `table` (the table as the actions before left
-/// it), then the actions after it; `views` are those the binder found
-/// reading the column (dropped with CASCADE).
+/// DROP COLUMN (`action`, of `table` as the actions before left it),
+/// then the actions after it.
 pub(super) fn drop_column(
     cx: &mut CommandContext,
     env: &mut ExecEnv,
     notices: &mut Notices,
     table: &Table,
-    index: usize,
-    views: &[Arc<catalog::View>],
+    action: &AlterTableAction,
     rest: &[AlterTableAction],
 ) -> PgResult<String> {
-    drop_dependents(cx, env, notices, table, index, views)?;
+    let index = drop_dependents(cx, env, notices, table, action)?;
     let catalog = cx.catalog;
     catalog.drop_column(cx.changes(env)?, env.cid, table.oid, index)?;
     let exprs = (0..table.columns.len())
@@ -74,50 +72,33 @@ pub(super) fn alter_type(
 }
 
 /// What goes with the column: with CASCADE the views, triggers and other
-/// tables' foreign keys using it (one NOTICE, as PostgreSQL's), and always
-/// its indexes (with the PRIMARY KEY or UNIQUE constraints owning them),
-/// this table's constraints on it and the sequences it owns.
+/// tables' foreign keys using it that the binder found (one NOTICE, as
+/// PostgreSQL's), and always its indexes (with the PRIMARY KEY or UNIQUE
+/// constraints owning them), this table's constraints on it and the
+/// sequences it owns.
+/// Returns the column's index.
 fn drop_dependents(
     cx: &mut CommandContext,
     env: &ExecEnv,
     notices: &mut Notices,
     table: &Table,
-    index: usize,
-    views: &[Arc<catalog::View>],
-) -> PgResult<()> {
+    action: &AlterTableAction,
+) -> PgResult<usize> {
+    let AlterTableAction::DropColumn {
+        index: Some(index),
+        views,
+        triggers,
+        foreign_keys,
+        ..
+    } = action
+    else {
+        unreachable!("the caller matched a DROP COLUMN of a column");
+    };
+    let index = *index;
     let attnum = index as i16 + 1;
     let name = &table.columns[index].name;
-    let current = Arc::clone(cx.changes(env)?.catalog());
-    let triggers: Vec<_> = current
-        .triggers_of(table.oid)
-        .into_iter()
-        .filter(|t| {
-            t.columns.contains(&attnum)
-                || t.when
-                    .as_deref()
-                    .is_some_and(|w| w.to_lowercase().contains(name.as_str()))
-        })
-        .collect();
-    let foreign_keys: Vec<_> = current
-        .foreign_keys_referencing(table.oid)
-        .filter(|c| {
-            c.table != table.oid
-                && matches!(&c.kind, ConstraintKind::ForeignKey { ref_columns, .. }
-                    if ref_columns.contains(&attnum))
-        })
-        .collect();
     let mut cascaded: Vec<String> = views.iter().map(|v| format!("view {}", v.name)).collect();
-    cascaded.extend(
-        triggers
-            .iter()
-            .map(|t| format!("trigger {} on table {}", t.name, table.name)),
-    );
-    cascaded.extend(foreign_keys.iter().map(|c| {
-        let on = current
-            .table_by_oid(c.table)
-            .map_or("", |t| t.name.as_str());
-        format!("constraint {} on table {on}", c.name)
-    }));
+    cascaded.extend(triggers.iter().chain(foreign_keys).map(|(_, d)| d.clone()));
     if !cascaded.is_empty() {
         notices(&super::constraint::cascade_notice(&cascaded))?;
     }
@@ -125,12 +106,13 @@ fn drop_dependents(
     for v in views.iter().rev() {
         catalog.drop_view(cx.changes(env)?, env.cid, v.oid)?;
     }
-    for t in &triggers {
-        catalog.drop_trigger(cx.changes(env)?, env.cid, t.oid)?;
+    for (t, _) in triggers {
+        catalog.drop_trigger(cx.changes(env)?, env.cid, *t)?;
     }
-    for c in &foreign_keys {
-        catalog.drop_constraint(cx.changes(env)?, env.cid, c.oid)?;
+    for (c, _) in foreign_keys {
+        catalog.drop_constraint(cx.changes(env)?, env.cid, *c)?;
     }
+    let current = Arc::clone(cx.changes(env)?.catalog());
     // Foreign keys relying on an index that goes through other columns
     // (a two-column key) go as PostgreSQL's would: refused without CASCADE.
     for i in current.indexes_of(table.oid) {
@@ -139,7 +121,6 @@ fn drop_dependents(
         }
         let relies = current.constraints.values().any(|c| {
             matches!(c.kind, ConstraintKind::ForeignKey { ref_index, .. } if ref_index == i.oid)
-                && !foreign_keys.iter().any(|f| f.oid == c.oid)
         });
         if relies {
             return Err(PgError::new(
@@ -177,7 +158,7 @@ fn drop_dependents(
     for q in sequences {
         catalog.drop_sequence(cx.changes(env)?, env.cid, q)?;
     }
-    Ok(())
+    Ok(index)
 }
 
 /// Gives the table new files and fills them with `exprs` computed over

@@ -205,15 +205,9 @@ pub(super) fn alter(
                 ))?;
                 table
             }
-            AlterTableAction::DropColumn {
-                index: Some(index),
-                views,
-                ..
-            } => {
+            AlterTableAction::DropColumn { index: Some(_), .. } => {
                 let rest = &actions[i + 1..];
-                return super::alter_column::drop_column(
-                    cx, env, notices, &table, *index, views, rest,
-                );
+                return super::alter_column::drop_column(cx, env, notices, &table, action, rest);
             }
             AlterTableAction::AlterColumnType {
                 index,

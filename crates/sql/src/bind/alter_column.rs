@@ -5,7 +5,7 @@
 //! conversion of each row bound over the table as it was.
 
 use catalog::{ConstraintKind, Table};
-use common::{PgError, PgResult, SqlState};
+use common::{Oid, PgError, PgResult, SqlState};
 use sqlparser::ast;
 
 use super::view_deps::BrokenView;
@@ -47,6 +47,8 @@ impl Binder<'_, '_> {
                     index: None,
                     cascade,
                     views: Vec::new(),
+                    triggers: Vec::new(),
+                    foreign_keys: Vec::new(),
                 });
             }
             return Err(PgError::new(
@@ -58,13 +60,18 @@ impl Binder<'_, '_> {
             ));
         };
         let what = format!("column {name} of table {}", current.name);
-        let mut others = self.column_triggers(current, index);
-        others.extend(self.column_foreign_keys(current, index));
+        let triggers = self.column_triggers(current, index);
+        let foreign_keys = self.column_foreign_keys(current, index);
         let mut after_table = current.clone();
         after_table.columns.remove(index);
         let mut after = self.ctx.catalog.clone();
         after.tables.insert(current.oid, after_table.clone());
         let views = self.views_broken_by(after, &[current.name.as_str()], &[]);
+        let others: Vec<&String> = triggers
+            .iter()
+            .chain(&foreign_keys)
+            .map(|(_, d)| d)
+            .collect();
         let unused = views.is_empty() && others.is_empty();
         let refused = !cascade && !unused;
         if refused {
@@ -85,12 +92,14 @@ impl Binder<'_, '_> {
             index: Some(index),
             cascade,
             views: views.into_iter().map(|b| b.view).collect(),
+            triggers,
+            foreign_keys,
         })
     }
 
     /// Triggers whose UPDATE OF list or WHEN names column `index`, as
     /// PostgreSQL describes them (`trigger tr on table t`).
-    fn column_triggers(&self, table: &Table, index: usize) -> Vec<String> {
+    fn column_triggers(&self, table: &Table, index: usize) -> Vec<(Oid, String)> {
         let attnum = index as i16 + 1;
         let name = &table.columns[index].name;
         self.ctx
@@ -100,12 +109,12 @@ impl Binder<'_, '_> {
             .filter(|t| {
                 t.columns.contains(&attnum) || t.when.as_deref().is_some_and(|w| mentions(w, name))
             })
-            .map(|t| format!("trigger {} on table {}", t.name, table.name))
+            .map(|t| (t.oid, format!("trigger {} on table {}", t.name, table.name)))
             .collect()
     }
 
     /// Other tables' foreign keys referencing column `index`.
-    fn column_foreign_keys(&self, table: &Table, index: usize) -> Vec<String> {
+    fn column_foreign_keys(&self, table: &Table, index: usize) -> Vec<(Oid, String)> {
         let attnum = index as i16 + 1;
         let cat = self.ctx.catalog;
         cat.foreign_keys_referencing(table.oid)
@@ -116,7 +125,7 @@ impl Binder<'_, '_> {
             })
             .map(|c| {
                 let on = cat.table_by_oid(c.table).map_or("", |t| t.name.as_str());
-                format!("constraint {} on table {on}", c.name)
+                (c.oid, format!("constraint {} on table {on}", c.name))
             })
             .collect()
     }
@@ -139,51 +148,28 @@ impl Binder<'_, '_> {
         column.typmod = ty.typmod;
         self.refuse_retype_dependents(current, index)?;
         let target = column.data_type();
+        let name = &old.name;
+        let to = format_type(target);
         let using = match using {
             Some(e) => {
                 let scope = Binder::table_scope(current, None);
                 let bound = self.bind_expr(e, &scope)?;
-                let from = bound.data_type();
+                let hint = format!(
+                    "You might need to add an explicit cast. ({} to {to})",
+                    format_type(bound.data_type())
+                );
                 self.coerce(bound, target, CastContext::Assignment)
                     .map_err(|e| {
-                        if !cannot_coerce(&e) {
-                            return e;
-                        }
-                        PgError::new(
-                            SqlState::DATATYPE_MISMATCH,
-                            format!(
-                                "result of USING clause for column \"{}\" cannot be cast automatically to type {}",
-                                old.name,
-                                format_type(target)
-                            ),
-                        )
-                        .with_hint(format!(
-                            "You might need to add an explicit cast. ({} to {})",
-                            format_type(from),
-                            format_type(target)
-                        ))
+                        let what = format!("result of USING clause for column \"{name}\"");
+                        no_cast(e, what, &to, Some(hint))
                     })?
             }
             None => {
                 let value = Expr::Column(index, old.data_type());
                 self.coerce(value, target, CastContext::Assignment)
                     .map_err(|e| {
-                        if !cannot_coerce(&e) {
-                            return e;
-                        }
-                        PgError::new(
-                            SqlState::DATATYPE_MISMATCH,
-                            format!(
-                                "column \"{}\" cannot be cast automatically to type {}",
-                                old.name,
-                                format_type(target)
-                            ),
-                        )
-                        .with_hint(format!(
-                            "You might need to specify \"USING {}::{}\".",
-                            old.name,
-                            format_type(target)
-                        ))
+                        let hint = format!("You might need to specify \"USING {name}::{to}\".");
+                        no_cast(e, format!("column \"{name}\""), &to, Some(hint))
                     })?
             }
         };
@@ -192,19 +178,7 @@ impl Binder<'_, '_> {
             // coerced), which must cast to the new one by assignment.
             let as_stored = self.column_default(current, index)?;
             self.coerce(as_stored, target, CastContext::Assignment)
-                .map_err(|e| {
-                    if !cannot_coerce(&e) {
-                        return e;
-                    }
-                    PgError::new(
-                        SqlState::DATATYPE_MISMATCH,
-                        format!(
-                            "default for column \"{}\" cannot be cast automatically to type {}",
-                            old.name,
-                            format_type(target)
-                        ),
-                    )
-                })?;
+                .map_err(|e| no_cast(e, format!("default for column \"{name}\""), &to, None))?;
         }
         current.columns[index] = column.clone();
         Ok(AlterTableAction::AlterColumnType {
@@ -218,7 +192,7 @@ impl Binder<'_, '_> {
     /// trigger uses (0A000), CASCADE or not.
     fn refuse_retype_dependents(&self, table: &Table, index: usize) -> PgResult<()> {
         let name = &table.columns[index].name;
-        if let Some(t) = self.column_triggers(table, index).first() {
+        if let Some((_, t)) = self.column_triggers(table, index).first() {
             return Err(PgError::unsupported(
                 "cannot alter type of a column used in a trigger definition",
             )
@@ -255,10 +229,20 @@ fn refuse_partitioned(table: &Table, action: &str) -> PgResult<()> {
     Ok(())
 }
 
-/// Whether a coercion failed for want of a cast (remapped to ALTER
-/// TYPE's own message), not on a value (an error of its own).
-fn cannot_coerce(e: &PgError) -> bool {
-    e.code == SqlState::DATATYPE_MISMATCH || e.code == SqlState::CANNOT_COERCE
+/// ALTER TYPE's 42804 (with `hint`) for `what` having no assignment cast
+/// to `to`; a coercion that failed on a value keeps its own error.
+fn no_cast(e: PgError, what: String, to: &str, hint: Option<String>) -> PgError {
+    if e.code != SqlState::DATATYPE_MISMATCH && e.code != SqlState::CANNOT_COERCE {
+        return e;
+    }
+    let err = PgError::new(
+        SqlState::DATATYPE_MISMATCH,
+        format!("{what} cannot be cast automatically to type {to}"),
+    );
+    match hint {
+        Some(h) => err.with_hint(h),
+        None => err,
+    }
 }
 
 /// DETAIL lines for views a change breaks.

@@ -13,6 +13,7 @@ mod json;
 use std::collections::HashMap;
 use std::fmt::Write;
 
+pub use super::walk::children;
 pub use json::{buffer_fields, J};
 use std::time::Duration;
 
@@ -329,34 +330,6 @@ fn append_inputs<'p>(p: &'p Plan, out: &mut Vec<&'p Plan>) {
             append_inputs(right, out);
         }
         other => out.push(other),
-    }
-}
-
-pub fn children(p: &Plan) -> Vec<&Plan> {
-    match p {
-        Plan::SeqScan { .. }
-        | Plan::Values { .. }
-        | Plan::FunctionScan { .. }
-        | Plan::SystemView { .. } => Vec::new(),
-        Plan::Filter { input, .. }
-        | Plan::Project { input, .. }
-        | Plan::ProjectSet { input, .. }
-        | Plan::Aggregate { input, .. }
-        | Plan::WindowAgg { input, .. }
-        | Plan::Sort { input, .. }
-        | Plan::Limit { input, .. }
-        | Plan::LockRows { input, .. }
-        | Plan::Gather { input, .. }
-        | Plan::Distinct { input } => vec![input],
-        Plan::NestedLoop { left, right, .. }
-        | Plan::HashJoin { left, right, .. }
-        | Plan::LateralJoin { left, right, .. }
-        | Plan::SetOp { left, right, .. } => vec![left, right],
-        Plan::CteScan { plan, .. } => vec![plan],
-        Plan::RecursiveUnion {
-            base, recursive, ..
-        } => vec![base, recursive],
-        Plan::WorkTableScan { .. } | Plan::ModifyingCteRows { .. } => Vec::new(),
     }
 }
 

@@ -602,6 +602,10 @@ pub enum AlterTableAction {
         cascade: bool,
         /// Views reading the column (found by the binder; CASCADE).
         views: Vec<Arc<catalog::View>>,
+        /// Triggers naming the column and other tables' foreign keys
+        /// referencing it (CASCADE), each with its description.
+        triggers: Vec<(Oid, String)>,
+        foreign_keys: Vec<(Oid, String)>,
     },
     /// ALTER COLUMN ... TYPE: the column as it becomes, and each row's new
     /// value, computed from the row as it was (USING, or a cast of the

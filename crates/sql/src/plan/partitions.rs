@@ -11,38 +11,9 @@ use std::sync::Arc;
 
 use catalog::{CatalogData, Table};
 
+use super::walk::children_mut;
 use super::{Plan, PlannerContext, SetOpKind};
 use crate::expr::Expr;
-
-/// Mutable access to a node's inputs (those `explain::children` lists).
-fn children_mut(p: &mut Plan) -> Vec<&mut Plan> {
-    match p {
-        Plan::SeqScan { .. }
-        | Plan::Values { .. }
-        | Plan::FunctionScan { .. }
-        | Plan::SystemView { .. }
-        | Plan::WorkTableScan { .. }
-        | Plan::ModifyingCteRows { .. } => Vec::new(),
-        Plan::Filter { input, .. }
-        | Plan::Project { input, .. }
-        | Plan::ProjectSet { input, .. }
-        | Plan::Aggregate { input, .. }
-        | Plan::WindowAgg { input, .. }
-        | Plan::Sort { input, .. }
-        | Plan::Limit { input, .. }
-        | Plan::LockRows { input, .. }
-        | Plan::Gather { input, .. }
-        | Plan::Distinct { input } => vec![input],
-        Plan::NestedLoop { left, right, .. }
-        | Plan::HashJoin { left, right, .. }
-        | Plan::LateralJoin { left, right, .. }
-        | Plan::SetOp { left, right, .. } => vec![left, right],
-        Plan::CteScan { plan, .. } => vec![plan],
-        Plan::RecursiveUnion {
-            base, recursive, ..
-        } => vec![base, recursive],
-    }
-}
 
 /// Replaces every scan of a partitioned table in `plan` by its Append.
 pub(crate) fn expand(mut plan: Plan, cx: &PlannerContext) -> Plan {

@@ -1,4 +1,4 @@
-//! Read-only walks over a plan's expressions.
+//! Walks over a plan: a node's inputs, and its expressions.
 
 use super::Plan;
 use crate::expr::Expr;
@@ -73,9 +73,7 @@ fn reads_beyond(plan: &Plan, levels: usize) -> bool {
         Plan::CteScan {
             outer_rows, plan, ..
         } => *outer_rows > 0 || reads_beyond(plan, levels),
-        _ => super::explain::children(plan)
-            .into_iter()
-            .any(|c| reads_beyond(c, levels)),
+        _ => children(plan).into_iter().any(|c| reads_beyond(c, levels)),
     }
 }
 
@@ -92,4 +90,63 @@ fn expr_reads_beyond(e: &Expr, levels: usize) -> bool {
         }
     });
     found
+}
+
+/// A node's inputs, in EXPLAIN's order.
+pub fn children(p: &Plan) -> Vec<&Plan> {
+    match p {
+        Plan::SeqScan { .. }
+        | Plan::Values { .. }
+        | Plan::FunctionScan { .. }
+        | Plan::SystemView { .. } => Vec::new(),
+        Plan::Filter { input, .. }
+        | Plan::Project { input, .. }
+        | Plan::ProjectSet { input, .. }
+        | Plan::Aggregate { input, .. }
+        | Plan::WindowAgg { input, .. }
+        | Plan::Sort { input, .. }
+        | Plan::Limit { input, .. }
+        | Plan::LockRows { input, .. }
+        | Plan::Gather { input, .. }
+        | Plan::Distinct { input } => vec![input],
+        Plan::NestedLoop { left, right, .. }
+        | Plan::HashJoin { left, right, .. }
+        | Plan::LateralJoin { left, right, .. }
+        | Plan::SetOp { left, right, .. } => vec![left, right],
+        Plan::CteScan { plan, .. } => vec![plan],
+        Plan::RecursiveUnion {
+            base, recursive, ..
+        } => vec![base, recursive],
+        Plan::WorkTableScan { .. } | Plan::ModifyingCteRows { .. } => Vec::new(),
+    }
+}
+
+/// Mutable access to a node's inputs (those `children` lists).
+pub(crate) fn children_mut(p: &mut Plan) -> Vec<&mut Plan> {
+    match p {
+        Plan::SeqScan { .. }
+        | Plan::Values { .. }
+        | Plan::FunctionScan { .. }
+        | Plan::SystemView { .. }
+        | Plan::WorkTableScan { .. }
+        | Plan::ModifyingCteRows { .. } => Vec::new(),
+        Plan::Filter { input, .. }
+        | Plan::Project { input, .. }
+        | Plan::ProjectSet { input, .. }
+        | Plan::Aggregate { input, .. }
+        | Plan::WindowAgg { input, .. }
+        | Plan::Sort { input, .. }
+        | Plan::Limit { input, .. }
+        | Plan::LockRows { input, .. }
+        | Plan::Gather { input, .. }
+        | Plan::Distinct { input } => vec![input],
+        Plan::NestedLoop { left, right, .. }
+        | Plan::HashJoin { left, right, .. }
+        | Plan::LateralJoin { left, right, .. }
+        | Plan::SetOp { left, right, .. } => vec![left, right],
+        Plan::CteScan { plan, .. } => vec![plan],
+        Plan::RecursiveUnion {
+            base, recursive, ..
+        } => vec![base, recursive],
+    }
 }
