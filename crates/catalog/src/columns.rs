@@ -43,12 +43,7 @@ impl Catalog {
         oid: Oid,
         index: usize,
     ) -> PgResult<Table> {
-        let mut t = txn
-            .working
-            .tables
-            .get(&oid)
-            .cloned()
-            .ok_or_else(|| vanished(oid))?;
+        let mut t = txn.working_table(oid)?;
         let dropped = index as i16 + 1;
         let last = t.columns.len() as i16;
         t.columns.remove(index);

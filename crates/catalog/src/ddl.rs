@@ -62,6 +62,15 @@ impl CatalogTxn {
     pub fn catalog(&self) -> &Arc<CatalogData> {
         &self.working
     }
+    /// A table as this transaction's catalog has it (a copy to change).
+    pub(crate) fn working_table(&self, oid: Oid) -> PgResult<Table> {
+        self.working
+            .tables
+            .get(&oid)
+            .cloned()
+            .ok_or_else(|| vanished(oid))
+    }
+
     pub fn xid(&self) -> Xid {
         self.xid
     }
@@ -327,12 +336,7 @@ impl Catalog {
     /// Gives the table a new, empty file (TRUNCATE): the old file goes at
     /// commit, the new one at rollback. Returns the table as it is now.
     pub fn new_relfilenode(&self, txn: &mut CatalogTxn, cid: u32, oid: Oid) -> PgResult<Table> {
-        let mut t = txn
-            .working
-            .tables
-            .get(&oid)
-            .cloned()
-            .ok_or_else(|| vanished(oid))?;
+        let mut t = txn.working_table(oid)?;
         let old = t.locator();
         t.relfilenode = self.oids.next()?;
         txn.pending.push(Pending::Created(t.locator()));
@@ -403,12 +407,7 @@ impl Catalog {
         oid: Oid,
         column: Column,
     ) -> PgResult<Table> {
-        let mut t = txn
-            .working
-            .tables
-            .get(&oid)
-            .cloned()
-            .ok_or_else(|| vanished(oid))?;
+        let mut t = txn.working_table(oid)?;
         check_not_system_name(&column.name)?;
         if t.column_index(&column.name).is_some() {
             return Err(PgError::new(
@@ -560,12 +559,7 @@ impl Catalog {
         oid: Oid,
         name: &str,
     ) -> PgResult<Table> {
-        let mut t = txn
-            .working
-            .tables
-            .get(&oid)
-            .cloned()
-            .ok_or_else(|| vanished(oid))?;
+        let mut t = txn.working_table(oid)?;
         if txn.working.relation_exists(t.db_oid, t.namespace, name) {
             return Err(PgError::new(
                 SqlState::DUPLICATE_TABLE,
@@ -587,12 +581,7 @@ impl Catalog {
         index: usize,
         column: Column,
     ) -> PgResult<Table> {
-        let mut t = txn
-            .working
-            .tables
-            .get(&oid)
-            .cloned()
-            .ok_or_else(|| vanished(oid))?;
+        let mut t = txn.working_table(oid)?;
         if t.columns[index].name != column.name {
             check_not_system_name(&column.name)?;
         }

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use txn::TransactionManager;
 use types::{TypeId, Value};
 
-use crate::ddl::{vanished, CatalogTxn};
+use crate::ddl::CatalogTxn;
 use crate::model::{CatalogData, Table};
 use crate::relations::{self, SystemRelation};
 use crate::Catalog;
@@ -170,12 +170,7 @@ impl Catalog {
         key: Option<PartitionKey>,
         partition_of: Option<PartitionOf>,
     ) -> PgResult<Table> {
-        let mut t = txn
-            .working
-            .tables
-            .get(&oid)
-            .cloned()
-            .ok_or_else(|| vanished(oid))?;
+        let mut t = txn.working_table(oid)?;
         t.partition_key = key.map(Arc::new);
         t.partition_of = partition_of.map(Arc::new);
         let info = PartitionInfo::of(&t);
